@@ -1,0 +1,76 @@
+# The front door. `make demo` and `make test` set everything up from a fresh clone:
+# system packages for the C++ runner (apt-get, when root), .venv/, Python packages,
+# code generated from proto/, and build/graphrun-cc.
+
+PYTHON ?= python3
+VENV   := .venv
+VPY    := $(VENV)/bin/python
+BUILD  := build
+GEN_CC := $(BUILD)/gen
+PROTOS := $(wildcard proto/*.proto)
+PY_GEN := $(patsubst proto/%.proto,graphdef/_proto/%_pb2.py,$(PROTOS))
+CC_GEN := $(patsubst proto/%.proto,$(GEN_CC)/%.pb.cc,$(PROTOS))
+RUNNER_SRC := $(shell find runner -name '*.cc' 2>/dev/null)
+RUNNER_HDR := $(shell find runner -name '*.h' 2>/dev/null)
+SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev
+CXXFLAGS ?= -O2 -g0
+CXXFLAGS += -std=c++17 -Wall -Wextra -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3
+RUNNER := $(BUILD)/graphrun-cc
+
+.PHONY: all setup sysdeps venv proto cc demo test bench clean
+
+all: setup
+
+setup: venv proto cc
+
+# The C++ runner's build needs protoc, libprotobuf, Eigen and nlohmann-json.
+sysdeps: $(BUILD)/.sysdeps
+$(BUILD)/.sysdeps:
+	@mkdir -p $(BUILD)
+	@missing=$$(for p in $(SYS_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "installing system packages:" $$missing; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else \
+	    echo "The C++ runner needs these system packages; install them and run make again:"; \
+	    echo "  sudo apt-get install $$missing"; exit 1; \
+	  fi; \
+	fi
+	@touch $@
+
+venv: $(VENV)/.installed
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VPY) -m pip install -q --upgrade pip
+	$(VPY) -m pip install -q -e '.[dev]'
+	@touch $@
+
+# Test-only oracles (TensorFlow, TensorBoard): large, so only `make test` installs them.
+$(VENV)/.oracles: $(VENV)/.installed
+	$(VPY) -m pip install -q -e '.[oracle]'
+	@touch $@
+
+proto: $(PY_GEN)
+graphdef/_proto/%_pb2.py: proto/%.proto $(VENV)/.installed
+	$(VPY) -m grpc_tools.protoc -Iproto --python_out=graphdef/_proto $<
+
+$(GEN_CC)/%.pb.cc: proto/%.proto $(BUILD)/.sysdeps
+	@mkdir -p $(GEN_CC)
+	protoc -Iproto --cpp_out=$(GEN_CC) $<
+
+cc: $(RUNNER)
+$(RUNNER): $(CC_GEN) $(RUNNER_SRC) $(RUNNER_HDR)
+	$(CXX) $(CXXFLAGS) -o $@ $(CC_GEN) $(RUNNER_SRC) $$(pkg-config --cflags --libs protobuf) -lpthread
+
+demo: setup
+	$(VPY) -m graphdef.demo
+
+test: setup $(VENV)/.oracles
+	$(VPY) -m pytest -q tests
+
+bench: setup $(VENV)/.oracles
+	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(VPY) $$f || exit 1; done
+
+clean:
+	rm -rf $(BUILD) graphdef/_proto/*_pb2.py

@@ -1,0 +1,28 @@
+"""graphdef: TensorFlow 1.x's graph model (tf.compat.v1) with a portable GraphDef.
+
+    import graphdef as tf
+    a = tf.constant(15, name="a"); b = tf.constant(5, name="b")
+    res = tf.divide(a * b, a + b, name="Divide")
+    with tf.Session() as sess:
+        print(sess.run(res))          # 3.75
+"""
+
+from graphdef import dtypes, errors
+from graphdef.dtypes import (DType, as_dtype, bool_ as bool, double, float16, float32, float64, half,  # noqa: A004
+                             int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+from graphdef.graph import (Graph, Operation, Tensor, control_dependencies, get_default_graph, name_scope,
+                            reset_default_graph)
+from graphdef.ops.array import (Constant, Placeholder, constant, fill, group, identity, no_op, ones,
+                                placeholder, placeholder_with_default, reshape, stop_gradient, transpose, zeros)
+from graphdef.ops.math import (abs, add, cast, divide, exp, log, matmul, maximum, minimum, multiply,  # noqa: A004
+                               negative, pow, reduce_max, reduce_mean, reduce_sum, relu, sigmoid, sqrt, square,
+                               subtract, tanh, truediv)
+from graphdef.ops.registry import convert_to_tensor
+from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
+                                global_variables_initializer, trainable_variables, variables_initializer)
+from graphdef.serialize import import_graph_def, load, save, write_graph
+from graphdef.session import InteractiveSession, Session, get_default_session
+from graphdef.shapes import TensorShape
+from graphdef import nn, io, train  # noqa: E402  (namespaces that mirror tf.nn, tf.io, tf.train)
+
+__version__ = "0.1.0"

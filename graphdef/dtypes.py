@@ -1,0 +1,97 @@
+"""The one table of element types: graphdef DType <-> GraphDef enum <-> numpy."""
+
+import numpy as np
+
+from graphdef._proto import graph_pb2
+
+
+class DType:
+    """An element type; one instance per type, so `is` and `==` agree."""
+
+    __slots__ = ("name", "enum", "np", "is_floating", "is_integer", "is_bool", "is_unsigned")
+
+    def __init__(self, name, enum, np_type):
+        self.name = name
+        self.enum = enum
+        self.np = np.dtype(np_type)
+        kind = self.np.kind
+        self.is_floating = kind == "f"
+        self.is_integer = kind in "iu"
+        self.is_unsigned = kind == "u"
+        self.is_bool = kind == "b"
+
+    @property
+    def as_numpy_dtype(self):
+        return self.np.type
+
+    @property
+    def base_dtype(self):
+        return self
+
+    @property
+    def min(self):
+        return np.finfo(self.np).min if self.is_floating else np.iinfo(self.np).min
+
+    @property
+    def max(self):
+        return np.finfo(self.np).max if self.is_floating else np.iinfo(self.np).max
+
+    def __repr__(self):
+        return f"tf.{self.name}"
+
+    def __str__(self):
+        return self.name
+
+    def __reduce__(self):
+        return as_dtype, (self.name,)
+
+
+DT = graph_pb2.DataType
+float16 = half = DType("float16", DT.DT_HALF, np.float16)
+float32 = DType("float32", DT.DT_FLOAT, np.float32)
+float64 = double = DType("float64", DT.DT_DOUBLE, np.float64)
+int8 = DType("int8", DT.DT_INT8, np.int8)
+int16 = DType("int16", DT.DT_INT16, np.int16)
+int32 = DType("int32", DT.DT_INT32, np.int32)
+int64 = DType("int64", DT.DT_INT64, np.int64)
+uint8 = DType("uint8", DT.DT_UINT8, np.uint8)
+uint16 = DType("uint16", DT.DT_UINT16, np.uint16)
+uint32 = DType("uint32", DT.DT_UINT32, np.uint32)
+uint64 = DType("uint64", DT.DT_UINT64, np.uint64)
+bool_ = DType("bool", DT.DT_BOOL, np.bool_)
+
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool_)
+FLOATS = frozenset((float16, float32, float64))
+INTEGERS = frozenset((int8, int16, int32, int64, uint8, uint16, uint32, uint64))
+NUMERIC = FLOATS | INTEGERS
+SIGNED = FLOATS | frozenset((int8, int16, int32, int64))
+INDEX = frozenset((int32, int64))
+
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME.update({"float": float32, "double": float64, "half": float16})
+_BY_ENUM = {d.enum: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL}
+
+
+def as_dtype(value):
+    """Converts a DType, numpy dtype or type, name ("float32") or GraphDef enum to a DType."""
+    if isinstance(value, DType):
+        return value
+    if isinstance(value, str):
+        found = _BY_NAME.get(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        found = _BY_ENUM.get(value % 100)  # reference types (base + 100) name their base
+    elif value is bool:
+        found = bool_
+    elif value is float:
+        found = float64
+    elif value is int:
+        found = int64
+    else:
+        try:
+            found = _BY_NP.get(np.dtype(value))
+        except TypeError:
+            found = None
+    if found is None:
+        raise TypeError(f"unsupported dtype {value!r}; supported: {', '.join(d.name for d in ALL)}")
+    return found

@@ -1,0 +1,256 @@
+"""Sources and shape ops: Const, Placeholder, Identity, Reshape, Transpose, Fill, NoOp."""
+
+import numpy as np
+
+from graphdef import dtypes
+from graphdef.errors import InvalidArgumentError
+from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, constant_value, define,
+                                   python_to_numpy, same_as_input)
+from graphdef.shapes import TensorShape, show
+
+
+def frozen(array):
+    """Graph-owned arrays are read-only, so a fetched value can never alias and corrupt them."""
+    array = np.asarray(array)
+    if array.flags.writeable:
+        array = array.copy()
+        array.flags.writeable = False
+    return array
+
+
+def _infer_const(ctx):
+    value = ctx.attrs["value"]
+    if dtypes.as_dtype(value.dtype) is not ctx.attrs["dtype"]:
+        raise ctx.error(f"attr dtype is {ctx.attrs['dtype'].name} but its value is {value.dtype}")
+    return TensorShape(value.shape)
+
+
+def _const_kernel(*, value):
+    return value
+
+
+CONST = define(
+    "Const", "-> output: dtype",
+    doc="A tensor whose value is stored in the graph.",
+    attrs={"value": Attr("tensor"), "dtype": Attr("type")},
+    infer=lambda ctx: [_infer_const(ctx)],
+    kernel=_const_kernel, grad=NOT_DIFFERENTIABLE)
+
+
+def _must_feed(*, node):
+    raise InvalidArgumentError(f"placeholder '{node}' was not fed")
+
+
+PLACEHOLDER = define(
+    "Placeholder", "-> output: dtype",
+    doc="An input whose value must be fed to Session.run.",
+    attrs={"dtype": Attr("type"), "shape": Attr("shape", TensorShape(None))},
+    infer=lambda ctx: [ctx.attrs["shape"]],
+    kernel=_must_feed, grad=NOT_DIFFERENTIABLE)
+
+
+def _infer_placeholder_with_default(ctx):
+    declared = ctx.attrs["shape"]
+    if not declared.is_compatible_with(ctx.shape(0)):
+        raise ctx.error(f"default value's shape {show(ctx.shape(0))} does not match shape {show(declared)}")
+    return [declared]
+
+
+PLACEHOLDER_WITH_DEFAULT = define(
+    "PlaceholderWithDefault", "input: dtype -> output: dtype",
+    doc="An input that takes its default value unless fed.",
+    attrs={"dtype": Attr("type"), "shape": Attr("shape")},
+    infer=_infer_placeholder_with_default,
+    kernel=lambda x: x, grad=None)
+
+IDENTITY = define(
+    "Identity", "input: T -> output: T",
+    doc="Returns its input unchanged.",
+    attrs={"T": Attr("type")}, infer=same_as_input(), kernel=lambda x: x)
+
+STOP_GRADIENT = define(
+    "StopGradient", "input: T -> output: T",
+    doc="Returns its input; gradients do not flow through it.",
+    attrs={"T": Attr("type")}, infer=same_as_input(), kernel=lambda x: x,
+    grad=NOT_DIFFERENTIABLE)
+
+
+def _no_op():
+    return ()
+
+
+NO_OP = define("NoOp", "->", doc="Does nothing; groups control dependencies.",
+               infer=lambda ctx: [], kernel=_no_op, grad=NOT_DIFFERENTIABLE)
+
+
+def _infer_reshape(ctx):
+    target = constant_value(ctx.inputs[1])
+    if target is None:
+        n = ctx.shape(1)[0] if ctx.shape(1).ndims == 1 else None
+        return [TensorShape(None if n is None else [None] * n)]
+    target = [int(d) for d in np.ravel(target)]
+    if sum(d == -1 for d in target) > 1 or any(d < -1 for d in target):
+        raise ctx.error(f"shape {target} may hold at most one -1 and no other negative size")
+    have = ctx.shape(0).num_elements()
+    known = int(np.prod([d for d in target if d != -1]))
+    if -1 in target:
+        if have is None or known == 0:
+            return [TensorShape([None if d == -1 else d for d in target])]
+        if have % known:
+            raise ctx.error(f"cannot reshape {show(ctx.shape(0))} ({have} elements) into {target}")
+        return [TensorShape([have // known if d == -1 else d for d in target])]
+    if have is not None and have != known:
+        raise ctx.error(f"cannot reshape {show(ctx.shape(0))} ({have} elements) into {target} ({known} elements)")
+    return [TensorShape(target)]
+
+
+RESHAPE = define(
+    "Reshape", "tensor: T, shape: Tshape -> output: T",
+    doc="The same elements in row-major order, with a new shape (one dim may be -1).",
+    attrs={"T": Attr("type"), "Tshape": Attr("type", dtypes.int32, dtypes.INDEX)},
+    infer=_infer_reshape,
+    kernel=lambda x, shape: np.reshape(x, shape))
+
+
+def _infer_transpose(ctx):
+    perm = constant_value(ctx.inputs[1])
+    x = ctx.shape(0)
+    if perm is None:
+        return [TensorShape(None if x.ndims is None else [None] * x.ndims)]
+    perm = [int(p) for p in np.ravel(perm)]
+    if x.ndims is not None and sorted(perm) != list(range(x.ndims)):
+        raise ctx.error(f"perm {perm} is not a permutation of the {x.ndims} dims of {show(x)}")
+    if x.ndims is None:
+        return [TensorShape([None] * len(perm))]
+    return [TensorShape([x.dims[p] for p in perm])]
+
+
+TRANSPOSE = define(
+    "Transpose", "x: T, perm: Tperm -> y: T",
+    doc="Permutes the dims: output dim i is input dim perm[i].",
+    attrs={"T": Attr("type"), "Tperm": Attr("type", dtypes.int32, dtypes.INDEX)},
+    infer=_infer_transpose,
+    kernel=lambda x, perm: np.transpose(x, perm))
+
+
+def _infer_fill(ctx):
+    if ctx.shape(1).ndims not in (None, 0):
+        raise ctx.error(f"value must be a scalar, got shape {show(ctx.shape(1))}")
+    dims = constant_value(ctx.inputs[0])
+    if dims is None:
+        n = ctx.shape(0)[0] if ctx.shape(0).ndims == 1 else None
+        return [TensorShape(None if n is None else [None] * n)]
+    dims = [int(d) for d in np.ravel(dims)]
+    if any(d < 0 for d in dims):
+        raise ctx.error(f"dims {dims} must not be negative")
+    return [TensorShape(dims)]
+
+
+def _fill(dims, value):
+    dims = tuple(int(d) for d in np.ravel(dims))
+    if any(d < 0 for d in dims):
+        raise ValueError(f"dims {list(dims)} must not be negative")
+    return np.full(dims, value, dtype=np.asarray(value).dtype)
+
+
+FILL = define(
+    "Fill", "dims: index_type, value: T -> output: T",
+    doc="A tensor of shape `dims` with every element `value`; nothing is allocated until it runs.",
+    attrs={"T": Attr("type"), "index_type": Attr("type", dtypes.int32, dtypes.INDEX)},
+    infer=_infer_fill, kernel=_fill)
+
+
+# -- builders -------------------------------------------------------------------------
+
+def constant(value, dtype=None, shape=None, name="Const"):
+    """A Const node holding `value` (Python ints become int32, floats float32, as in TF)."""
+    array = python_to_numpy(value, dtype)
+    if shape is not None:
+        shape = [int(d) for d in shape]
+        if array.size == 1:
+            array = np.broadcast_to(array.reshape(()), shape)
+        elif array.size == int(np.prod(shape)):
+            array = array.reshape(shape)
+        else:
+            raise ValueError(f"constant: {array.size} values cannot fill shape {shape}")
+    array = frozen(array)
+    return build("Const", [], name=name, default_name="Const",
+                 attrs={"value": array, "dtype": dtypes.as_dtype(array.dtype)}).outputs[0]
+
+
+def Constant(value, dtype=None, shape=None, name="Const"):  # noqa: N802 - the seed listing's spelling
+    """The seed listing's `tf.Constant(15)`: the same as `constant`."""
+    return constant(value, dtype=dtype, shape=shape, name=name)
+
+
+def placeholder(dtype=dtypes.float32, shape=None, name=None):
+    """An input fed at run time; `shape` may have None dims, or be None for any shape."""
+    return build("Placeholder", [], name=name, default_name="Placeholder",
+                 attrs={"dtype": dtypes.as_dtype(dtype), "shape": TensorShape(shape)}).outputs[0]
+
+
+def Placeholder(dtype=dtypes.float32, shape=None, name=None):  # noqa: N802 - the seed listing's spelling
+    """The seed listing's `Placeholder()`: float32 and any shape unless told otherwise."""
+    return placeholder(dtype, shape, name)
+
+
+def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TF's argument name
+    from graphdef.ops.registry import convert_to_tensor
+    value = convert_to_tensor(input)
+    return build("PlaceholderWithDefault", [value], name=name, default_name="PlaceholderWithDefault",
+                 attrs={"dtype": value.dtype, "shape": TensorShape(shape)}).outputs[0]
+
+
+def identity(input, name=None):  # noqa: A002
+    return build("Identity", [input], name=name, default_name="Identity").outputs[0]
+
+
+def stop_gradient(input, name=None):  # noqa: A002
+    return build("StopGradient", [input], name=name, default_name="StopGradient").outputs[0]
+
+
+def no_op(name=None):
+    return build("NoOp", [], name=name, default_name="NoOp")
+
+
+def group(*inputs, name=None):
+    """A NoOp that runs only after every input has run."""
+    return build("NoOp", [], name=name, default_name="group_deps",
+                 control_inputs=[getattr(i, "op", i) for i in inputs])
+
+
+def reshape(tensor, shape, name=None):
+    return build("Reshape", [tensor, shape], name=name, default_name="Reshape").outputs[0]
+
+
+def transpose(a, perm=None, name="transpose"):
+    """Reverses the dims when `perm` is None (the input's rank must then be known)."""
+    if perm is None:
+        from graphdef.ops.registry import convert_to_tensor
+        a = convert_to_tensor(a)
+        if a.shape.ndims is None:
+            raise ValueError(f"transpose: '{a.name}' has unknown rank; pass perm explicitly")
+        perm = list(range(a.shape.ndims - 1, -1, -1))
+    return build("Transpose", [a, perm], name=name, default_name="transpose").outputs[0]
+
+
+def fill(dims, value, name=None):
+    return build("Fill", [dims, value], name=name, default_name="Fill").outputs[0]
+
+
+def _filled(shape, dtype, scalar, name):
+    dtype = dtypes.as_dtype(dtype)
+    from graphdef.graph import get_default_graph
+    with get_default_graph().name_scope(name) as scope:
+        dims = constant([int(d) for d in np.ravel(shape)], dtype=dtypes.int32, name="shape_as_tensor")
+        value = constant(scalar, dtype=dtype, name="Const")
+        return fill(dims, value, name=scope)
+
+
+def zeros(shape, dtype=dtypes.float32, name="zeros"):
+    """A Fill node: `zeros([10**12, 10**12])` builds a node and allocates nothing."""
+    return _filled(shape, dtype, 0, name)
+
+
+def ones(shape, dtype=dtypes.float32, name="ones"):
+    return _filled(shape, dtype, 1, name)

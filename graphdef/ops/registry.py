@@ -1,0 +1,329 @@
+"""How an op is declared, checked and built.
+
+An op is declared once with `define(...)`: its TF type name, a signature in TF's own
+notation ("x: T, y: T -> z: T"), attrs with defaults, a shape-inference function, a
+numpy kernel and a gradient slot. The declaration is checked at import time. `build`
+turns Python values and Tensors into a checked node of the default graph; `create`
+does the same for a node read from a GraphDef, so both paths share every check.
+"""
+
+import inspect
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from graphdef import dtypes
+from graphdef.graph import Tensor, get_default_graph
+from graphdef.shapes import TensorShape, show
+
+REQUIRED = object()           # an attr with no default
+NOT_DIFFERENTIABLE = "not differentiable"
+
+ATTR_KINDS = ("type", "int", "float", "bool", "string", "shape", "tensor",
+              "list(int)", "list(type)", "list(shape)", "list(float)", "list(string)")
+
+# keyword-only kernel parameters that are not attrs but come from the runtime
+RUNTIME_PARAMS = frozenset(("state", "node", "ref"))
+
+
+@dataclass(frozen=True)
+class Attr:
+    kind: str
+    default: object = REQUIRED
+    allowed: frozenset = None  # for "type" attrs: the DTypes accepted
+
+
+@dataclass(frozen=True)
+class Arg:
+    name: str
+    type_attr: str = None      # the attr giving this arg's dtype ...
+    dtype: object = None       # ... or a fixed DType
+    number_attr: str = None    # "N*T": a list of N tensors
+    is_ref: bool = False
+
+
+@dataclass
+class OpDef:
+    type: str
+    doc: str
+    inputs: tuple
+    outputs: tuple
+    attrs: dict
+    infer: object
+    kernel: object
+    grad: object = None        # filled in by the gradients issue; NOT_DIFFERENTIABLE where none exists
+    stateful: bool = False
+    kernel_params: tuple = field(default=())
+
+    def num_outputs(self, attrs):
+        n = 0
+        for arg in self.outputs:
+            n += attrs[arg.number_attr] if arg.number_attr else 1
+        return n
+
+    def output_dtypes(self, attrs):
+        out = []
+        for arg in self.outputs:
+            dtype = arg.dtype or attrs[arg.type_attr]
+            out.extend([dtype] * (attrs[arg.number_attr] if arg.number_attr else 1))
+        return out
+
+    @property
+    def ref_inputs(self):
+        return tuple(i for i, a in enumerate(self.inputs) if a.is_ref)
+
+
+REGISTRY = {}
+
+_ARG = re.compile(r"^(\w+):\s*(?:(Ref)\((\w+)\)|(?:(\w+)\*)?(\w+))$")
+
+
+def _parse_args(text):
+    args = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        m = _ARG.match(part)
+        if not m:
+            raise ValueError(f"bad argument spec {part!r}")
+        name, ref, ref_type, number, type_name = m.groups()
+        type_name = ref_type or type_name
+        try:
+            fixed = dtypes.as_dtype(type_name) if type_name[0].islower() else None
+        except TypeError:
+            fixed = None
+        args.append(Arg(name, type_attr=None if fixed else type_name, dtype=fixed,
+                        number_attr=number, is_ref=bool(ref)))
+    return tuple(args)
+
+
+def define(type_name, signature, *, doc, infer, kernel, attrs=None, grad=None, stateful=False):
+    """Declares an op; every mistake in the declaration fails here, at import."""
+    if type_name in REGISTRY:
+        raise ValueError(f"op {type_name} is defined twice")
+    ins, _, outs = signature.partition("->")
+    opdef = OpDef(type_name, doc, _parse_args(ins), _parse_args(outs), dict(attrs or {}),
+                  infer, kernel, grad, stateful)
+    for name, attr in opdef.attrs.items():
+        if attr.kind not in ATTR_KINDS:
+            raise ValueError(f"{type_name}: attr {name} has unknown kind {attr.kind!r}")
+    for arg in opdef.inputs + opdef.outputs:
+        for attr_name, kind in ((arg.type_attr, "type"), (arg.number_attr, "int")):
+            if attr_name and opdef.attrs.get(attr_name, Attr(None)).kind != kind:
+                raise ValueError(f"{type_name}: arg {arg.name} needs a {kind} attr {attr_name}")
+    if not isinstance(kernel, np.ufunc):  # a ufunc's keywords (out=, where=) are not attrs
+        params = inspect.signature(kernel).parameters.values()
+        opdef.kernel_params = tuple(p.name for p in params if p.kind is p.KEYWORD_ONLY)
+    for name in opdef.kernel_params:
+        if name not in opdef.attrs and name not in RUNTIME_PARAMS:
+            raise ValueError(f"{type_name}: kernel parameter {name} is neither an attr nor a runtime value")
+    if not doc:
+        raise ValueError(f"{type_name}: every op needs a one-line doc")
+    REGISTRY[type_name] = opdef
+    return opdef
+
+
+def lookup(type_name):
+    try:
+        return REGISTRY[type_name]
+    except KeyError:
+        raise KeyError(f"no op named {type_name}") from None
+
+
+# -- building -------------------------------------------------------------------------
+
+class InferenceContext:
+    """What shape inference sees: the input Tensors, the attrs, and the node name for errors."""
+
+    __slots__ = ("op_type", "name", "inputs", "attrs")
+
+    def __init__(self, op_type, name, inputs, attrs):
+        self.op_type, self.name, self.inputs, self.attrs = op_type, name, inputs, attrs
+
+    def shape(self, i):
+        return self.inputs[i].shape
+
+    def error(self, message):
+        return ValueError(f"{self.op_type} '{self.name}': {message}")
+
+
+def constant_value(tensor):
+    """The value of a tensor known at build time (a Const's output), else None."""
+    if tensor.op.type == "Const":
+        return tensor.op.attrs["value"]
+    return None
+
+
+def python_to_numpy(value, dtype=None):
+    """Python or numpy data -> ndarray, with TF's defaults (int -> int32, float -> float32)."""
+    if dtype is not None:
+        dtype = dtypes.as_dtype(dtype)
+        arr = np.asarray(value)
+        if arr.dtype.kind not in "biuf":
+            raise TypeError(f"cannot convert {value!r} to {dtype.name}")
+        if arr.dtype != dtype.np:
+            out = arr.astype(dtype.np)
+            lossless = (arr.dtype.kind == "f" and dtype.is_floating) or np.array_equal(
+                out.astype(arr.dtype), arr)
+            if not lossless:
+                raise TypeError(f"cannot convert {value!r} to {dtype.name} without changing its value")
+            arr = out
+        return arr
+    arr = np.asarray(value)
+    if not isinstance(value, (np.ndarray, np.generic)):
+        if arr.dtype == np.float64:
+            arr = arr.astype(np.float32)
+        elif arr.dtype == np.int64 and (arr.size == 0 or (arr.min() >= -2**31 and arr.max() < 2**31)):
+            arr = arr.astype(np.int32)
+    dtypes.as_dtype(arr.dtype)  # raises for types the graph cannot carry
+    return arr
+
+
+def convert_to_tensor(value, dtype=None, name=None):
+    """A Tensor as is (its dtype must match), anything with `_to_tensor`, or a new Const."""
+    if hasattr(value, "_to_tensor"):
+        value = value._to_tensor()
+    if isinstance(value, Tensor):
+        if dtype is not None and value.dtype is not dtypes.as_dtype(dtype):
+            raise TypeError(f"tensor '{value.name}' is {value.dtype.name}, expected {dtypes.as_dtype(dtype).name}")
+        return value
+    from graphdef.ops.array import constant
+    return constant(value, dtype=dtype, name=name or "Const")
+
+
+def build(op_type, inputs, *, name=None, default_name=None, attrs=None, control_inputs=()):
+    """Adds an op of `op_type` to the default graph and returns its Operation."""
+    opdef = lookup(op_type)
+    graph = get_default_graph()
+    attrs = dict(attrs or {})
+    flat = _convert_inputs(opdef, list(inputs), attrs, name or default_name or op_type)
+    if graph is not get_default_graph():  # converting inputs must not switch graphs
+        raise RuntimeError("the default graph changed while building an op")
+    for t in flat:
+        if t.graph is not graph:
+            raise ValueError(f"{op_type}: input '{t.name}' is from another graph; "
+                             "build every op of a model inside one `with graph.as_default()`")
+    node_name = graph.op_name(name, default_name or op_type)
+    return create(graph, opdef, node_name, flat, attrs, control_inputs)
+
+
+def _convert_inputs(opdef, inputs, attrs, label):
+    if len(inputs) != len(opdef.inputs):
+        raise TypeError(f"{opdef.type} takes {len(opdef.inputs)} inputs, got {len(inputs)}")
+    # pass 1: dtypes fixed by tensors already in the graph (or by explicit attrs)
+    for arg, value in zip(opdef.inputs, inputs):
+        if not arg.type_attr:
+            continue
+        items = value if arg.number_attr else [value]
+        for item in items:
+            if hasattr(item, "_to_tensor"):
+                item = item._to_tensor()
+            if isinstance(item, Tensor):
+                seen = attrs.get(arg.type_attr)
+                if seen is None:
+                    attrs[arg.type_attr] = item.dtype
+                elif seen is not item.dtype:
+                    raise TypeError(f"{opdef.type} '{label}': input '{arg.name}' is {item.dtype.name} "
+                                    f"('{item.name}') but {arg.type_attr} is {seen.name}; "
+                                    f"cast one side with tf.cast")
+    # pass 2: everything else becomes a Const of the dtype its arg needs
+    flat = []
+    for arg, value in zip(opdef.inputs, inputs):
+        if arg.number_attr:
+            value = list(value)
+            attrs.setdefault(arg.number_attr, len(value))
+            items = value
+        else:
+            items = [value]
+        for item in items:
+            dtype = arg.dtype or attrs.get(arg.type_attr)
+            if dtype is None:
+                dtype = _default_attr_dtype(opdef, arg)
+            t = convert_to_tensor(item, dtype=dtype)
+            if arg.type_attr and attrs.get(arg.type_attr) is None:
+                attrs[arg.type_attr] = t.dtype
+            flat.append(t)
+    return flat
+
+
+def _default_attr_dtype(opdef, arg):
+    attr = opdef.attrs.get(arg.type_attr)
+    if attr is not None and attr.default is not REQUIRED:
+        return attr.default
+    return None
+
+
+def create(graph, opdef, name, inputs, attrs, control_inputs=()):
+    """Checks attrs and input dtypes, infers output shapes, and adds the node to `graph`."""
+    attrs = dict(attrs)
+    for attr_name, attr in opdef.attrs.items():
+        if attrs.get(attr_name) is None:
+            if attr.default is REQUIRED:
+                raise ValueError(f"{opdef.type} '{name}': attr '{attr_name}' is required")
+            attrs[attr_name] = attr.default
+        if attr.kind == "type":
+            attrs[attr_name] = dtype = dtypes.as_dtype(attrs[attr_name])
+            if attr.allowed is not None and dtype not in attr.allowed:
+                allowed = ", ".join(sorted(d.name for d in attr.allowed))
+                raise TypeError(f"{opdef.type} '{name}': {attr_name}={dtype.name} is not allowed; "
+                                f"expected one of {allowed}")
+        elif attr.kind == "shape":
+            attrs[attr_name] = TensorShape(attrs[attr_name])
+    _check_input_dtypes(opdef, name, inputs, attrs)
+    for i in opdef.ref_inputs:
+        if inputs[i].op.type != "VariableV2":
+            raise TypeError(f"{opdef.type} '{name}': input {i} must be a variable (VariableV2), "
+                            f"got '{inputs[i].name}' ({inputs[i].op.type})")
+    ctx = InferenceContext(opdef.type, name, inputs, attrs)
+    shapes = opdef.infer(ctx)
+    out_dtypes = opdef.output_dtypes(attrs)
+    if len(shapes) != len(out_dtypes):
+        raise AssertionError(f"{opdef.type}: inference gave {len(shapes)} shapes for {len(out_dtypes)} outputs")
+    specs = [(d, TensorShape(s)) for d, s in zip(out_dtypes, shapes)]
+    control = []
+    for c in control_inputs:
+        c = getattr(c, "op", c)
+        if c not in control:
+            control.append(c)
+    return graph.add_op(name, opdef, inputs, attrs, specs, control)
+
+
+def _check_input_dtypes(opdef, name, inputs, attrs):
+    i = 0
+    for arg in opdef.inputs:
+        count = attrs[arg.number_attr] if arg.number_attr else 1
+        expected = arg.dtype or attrs[arg.type_attr]
+        for _ in range(count):
+            if i >= len(inputs):
+                raise ValueError(f"{opdef.type} '{name}': expected more inputs for '{arg.name}'")
+            t = inputs[i]
+            if t.dtype is not expected:
+                raise TypeError(f"{opdef.type} '{name}': input {i} ('{arg.name}') is {t.dtype.name} "
+                                f"from '{t.name}', expected {expected.name}")
+            i += 1
+    if i != len(inputs):
+        raise ValueError(f"{opdef.type} '{name}': takes {i} inputs, got {len(inputs)}")
+
+
+# -- shape inference helpers shared by the op families --------------------------------
+
+def same_as_input(index=0):
+    def infer(ctx):
+        return [ctx.shape(index)]
+    return infer
+
+
+def infer_broadcast(ctx):
+    a, b = ctx.shape(0), ctx.shape(1)
+    out = _broadcast(a, b)
+    if out is None:
+        raise ctx.error(f"shapes {show(a)} and {show(b)} cannot be broadcast together")
+    return [out]
+
+
+def _broadcast(a, b):
+    from graphdef.shapes import broadcast
+    return broadcast(a, b)
+
+
+def scalar_shape(ctx):
+    return [TensorShape(())]
