@@ -241,7 +241,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
             listed.setdefault(n.op or "<empty>", n.name)
         raise GraphFileError("no kernel for " + ", ".join(f"{op} ({nm})" for op, nm in listed.items()))
 
-    def deps(node):
+    def deps(node_name):
+        node = nodes[node_name]
         seen_control = False
         for text in node.input:
             src, index = _parse_input(text)
@@ -252,10 +253,18 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
             if src not in nodes:
                 raise GraphFileError(f"node '{node.name}': input '{text}' names no node in the graph")
             if text not in input_map and f"{src}:{max(index, 0)}" not in input_map:
-                yield nodes[src]
+                yield src
 
     try:
-        order = toposort(list(nodes.values()), deps)
+        # file order when it already puts producers first (so names and order round-trip), else sorted
+        seen = set()
+        for name in nodes:
+            if any(dep not in seen for dep in deps(name)):
+                order = [nodes[n] for n in toposort(list(nodes), deps)]
+                break
+            seen.add(name)
+        else:
+            order = list(nodes.values())
     except ValueError as e:
         raise GraphFileError(str(e)) from None
 

@@ -242,7 +242,9 @@ def _filled(shape, dtype, scalar, name):
     dtype = dtypes.as_dtype(dtype)
     from graphdef.graph import get_default_graph
     with get_default_graph().name_scope(name) as scope:
-        dims = constant([int(d) for d in np.ravel(shape)], dtype=dtypes.int32, name="shape_as_tensor")
+        dims = [int(d) for d in np.ravel(shape)]
+        index = dtypes.int32 if all(d < 2**31 for d in dims) else dtypes.int64
+        dims = constant(dims, dtype=index, name="shape_as_tensor")
         value = constant(scalar, dtype=dtype, name="Const")
         return fill(dims, value, name=scope)
 
