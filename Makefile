@@ -63,8 +63,12 @@ cc: $(RUNNER)
 $(RUNNER): $(CC_GEN) $(RUNNER_SRC) $(RUNNER_HDR)
 	$(CXX) $(CXXFLAGS) -o $@ $(CC_GEN) $(RUNNER_SRC) $$(pkg-config --cflags --libs protobuf) -lpthread
 
+# Build the seed program's graph, save it, and run the same file in every runtime.
 demo: setup
-	$(VPY) -m graphdef.demo
+	@mkdir -p $(BUILD)/demo
+	$(VPY) examples/seed.py $(BUILD)/demo/seed.pb
+	$(VENV)/bin/graphrun $(BUILD)/demo/seed.pb
+	$(RUNNER) $(BUILD)/demo/seed.pb
 
 test: setup $(VENV)/.oracles
 	$(VPY) -m pytest -q tests

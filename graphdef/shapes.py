@@ -82,8 +82,8 @@ class TensorShape:
     def __hash__(self):
         return hash(self.dims)
 
-    def __str__(self):
-        return show(self)
+    def __str__(self):  # TensorFlow's form: (2, None), (3,), ()
+        return "<unknown>" if self.dims is None else str(self.dims)
 
     def __repr__(self):
         return "TensorShape(None)" if self.dims is None else f"TensorShape({list(self.dims)})"
