@@ -1,6 +1,6 @@
 """Session.run: prune to what the fetches need, order it, run the numpy kernels.
 
-A plan is made once per (fetches, feed keys) and reused. It is a flat list of steps
+A plan is made once per (fetches, feed keys) and reused. It is a list of steps
 that read and write numbered slots, so the run loop does no graph work at all; an
 intermediate's slot is cleared after its last use.
 """
@@ -230,13 +230,14 @@ class _Plan:
             if slot not in keep:
                 frees[i].append(slot)
 
-        self.initial = [None] * len(slots)
+        # one spare slot at the end absorbs "frees" of steps that free nothing
+        self.initial = [None] * (len(slots) + 1)
         for op in order:
             if op.type == "Const":
                 self.initial[slots[op.outputs[0]]] = _fast_scalar(op.attrs["value"])
-        self.steps = [_make_step(op, _bind_kernel(op, session), [slots[t] for t in _data_inputs(op)],
-                                 [slots[t] for t in op.outputs], frees[i])
-                      for i, op in enumerate(compute)]
+        self.segments = _segments([_bind_kernel(op, session) for op in compute],
+                                  [[slots[t] for t in _data_inputs(op)] for op in compute],
+                                  [[slots[t] for t in op.outputs] for op in compute], frees, len(slots))
         self.ops = compute
         self.first_output = [slots[op.outputs[0]] if op.outputs else None for op in compute]
 
@@ -247,8 +248,8 @@ class _Plan:
                 values[slot] = _fast_scalar(convert_feed(value, tensor))
         with np.errstate(all="ignore"):
             try:
-                for step in self.steps:
-                    step(values)
+                for run_segment, items in self.segments:
+                    run_segment(values, items)
             except OpError:
                 raise
             except Exception as exc:  # a kernel failed: name the node that did
@@ -366,48 +367,42 @@ def _checked(op, kernel):
     return run
 
 
-def _make_step(op, fn, ins, outs, frees):
-    """A closure specialised to the arity, because the run loop is the hot path."""
-    if len(outs) > 1:
-        def step(v):
-            for slot, value in zip(outs, fn(*[v[i] for i in ins])):
+def _run_binary(v, items):
+    for fn, a, b, o, f, g in items:
+        v[o] = fn(v[a], v[b])
+        v[f] = v[g] = _FREED
+
+
+def _run_unary(v, items):
+    for fn, a, o, f in items:
+        v[o] = fn(v[a])
+        v[f] = _FREED
+
+
+def _run_general(v, items):
+    for fn, ins, outs, frees in items:
+        result = fn(*[v[i] for i in ins])
+        if len(outs) == 1:
+            v[outs[0]] = result
+        elif outs:
+            for slot, value in zip(outs, result):
                 v[slot] = value
-    elif not outs:
-        def step(v):
-            fn(*[v[i] for i in ins])
-    else:
-        (o,) = outs
-        if len(ins) == 2 and len(frees) == 1:
-            a, b = ins
-            (f,) = frees
-            def step(v):
-                v[o] = fn(v[a], v[b])
-                v[f] = _FREED
-            return step
-        if len(ins) == 2:
-            a, b = ins
-            def step(v):
-                v[o] = fn(v[a], v[b])
-        elif len(ins) == 1:
-            (a,) = ins
-            def step(v):
-                v[o] = fn(v[a])
-        elif not ins:
-            def step(v):
-                v[o] = fn()
-        else:
-            def step(v):
-                v[o] = fn(*[v[i] for i in ins])
-    if not frees:
-        return step
-    if len(frees) == 1:
-        (f,) = frees
-        def step_and_free(v):
-            step(v)
+        for f in frees:
             v[f] = _FREED
-    else:
-        def step_and_free(v):
-            step(v)
-            for f in frees:
-                v[f] = _FREED
-    return step_and_free
+
+
+def _segments(kernels, ins, outs, frees, spare):
+    """Groups consecutive steps by arity, so most steps run in a tight loop without a call of ours."""
+    segments = []
+    for fn, i, o, f in zip(kernels, ins, outs, frees):
+        if len(o) == 1 and len(i) == 2 and len(f) <= 2:
+            kind, item = _run_binary, (fn, i[0], i[1], o[0], *(f + [spare, spare])[:2])
+        elif len(o) == 1 and len(i) == 1 and len(f) <= 1:
+            kind, item = _run_unary, (fn, i[0], o[0], (f + [spare])[0])
+        else:
+            kind, item = _run_general, (fn, tuple(i), tuple(o), tuple(f))
+        if segments and segments[-1][0] is kind:
+            segments[-1][1].append(item)
+        else:
+            segments.append((kind, [item]))
+    return segments
