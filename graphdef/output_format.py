@@ -1,0 +1,111 @@
+"""How graphrun prints fetched values: the text line and the --json document.
+
+The C++ runner must print the same bytes, so nothing here is left to numpy's or json's
+defaults; the rules are:
+
+* ints in decimal, bools `true`/`false`;
+* floats with the shortest digits that round-trip in the value's own precision (a float32
+  0.1 prints "0.1"), laid out by Python's repr() rule: positional for exponents -4..15,
+  otherwise "d.ddde±XX"; nan/inf/-inf bare in text, as JSON strings with --json;
+* arrays as nested brackets, elements separated by ", ".
+
+Outputs can have millions of elements, so elements are converted with C-level map()s
+and the nesting is built level by level: linear in the number of elements.
+"""
+
+import json
+import math
+
+import numpy as np
+
+# JSON has no literal for these, so --json carries them as strings.
+_NONFINITE_JSON = {"nan": '"nan"', "inf": '"inf"', "-inf": '"-inf"'}
+
+
+def format_value(array):
+    """The text form of one fetched value: a bare scalar, or nested brackets."""
+    array = np.asarray(array)
+    return _nest(element_strings(array), array.shape)
+
+
+def format_shape(shape, separator=","):
+    """`[2,3]` for the text line (separator ","), `[2, 3]` for JSON (separator ", ")."""
+    return "[" + separator.join(str(d) for d in shape) + "]"
+
+
+def format_line(name, array):
+    """`<node>:<k> <dtype> <shape> = <values>`, without the newline."""
+    array = np.asarray(array)
+    return f"{name} {array.dtype.name} {format_shape(array.shape)} = {format_value(array)}"
+
+
+def format_text(outputs):
+    """Every (name, array) of `outputs` as one line each, newline-terminated."""
+    return "".join(format_line(name, array) + "\n" for name, array in outputs)
+
+
+def format_json(outputs):
+    """The --json document for (name, array) pairs, on one line (no trailing newline).
+
+    Built by hand: json.dumps would print a float32 0.1 as 0.10000000149011612 and use
+    NaN/Infinity, which are not JSON.
+    """
+    entries = []
+    for name, array in outputs:
+        array = np.asarray(array)
+        values = _nest(element_strings(array, for_json=True), array.shape)
+        entries.append(f'{{"name": {json.dumps(name)}, "dtype": "{array.dtype.name}", '
+                       f'"shape": {format_shape(array.shape, ", ")}, "values": {values}}}')
+    return '{"outputs": [' + ", ".join(entries) + "]}"
+
+
+def format_float(value):
+    """One float in its own precision (np.float32, np.float16, or float/np.float64)."""
+    return element_strings(np.asarray(value))[0]
+
+
+def element_strings(array, for_json=False):
+    """The printed form of every element of `array`, in row-major order."""
+    flat = np.asarray(array).reshape(-1)
+    kind = flat.dtype.kind
+    if kind == "b":
+        return np.where(flat, "true", "false").tolist()
+    if kind in "iu":
+        return list(map(str, flat.tolist()))
+    if kind != "f" or flat.dtype.itemsize > 8:
+        raise TypeError(f"cannot print values of dtype {flat.dtype}")
+    if flat.dtype.itemsize == 8:
+        # tolist() gives Python floats, whose repr is exactly the float64 rule.
+        strings = list(map(repr, flat.tolist()))
+    else:
+        strings = _shortest_narrow(flat)
+    if for_json and flat.size and not np.isfinite(flat).all():
+        strings = [_NONFINITE_JSON.get(s, s) for s in strings]
+    return strings
+
+
+def _shortest_narrow(flat):
+    """float32/float16 elements with their own shortest digits, in Python's repr layout.
+
+    str() of a numpy float32 scalar has the shortest digits that round-trip in float32
+    (Dragon4), but numpy's own layout ("1.6777216e+07"). float() of that string and then
+    repr() keeps exactly those digits: a decimal of at most 9 significant digits is the
+    shortest repr of its own float64 value (distinct decimals of up to 15 digits are
+    distinct doubles), so repr() can only reprint it, now in Python's layout.
+    """
+    with np.printoptions(legacy=False):  # a legacy print mode would change scalar str()
+        return list(map(repr, map(float, map(str, list(flat)))))
+
+
+def _nest(items, shape):
+    """Groups the flat element strings into nested brackets, innermost axis first."""
+    if not shape:
+        return items[0]
+    for axis in range(len(shape) - 1, -1, -1):
+        n = shape[axis]
+        groups = math.prod(shape[:axis])
+        if n == 0:
+            items = ["[]"] * groups
+        else:
+            items = ["[" + ", ".join(items[i:i + n]) + "]" for i in range(0, groups * n, n)]
+    return items[0]
