@@ -17,6 +17,9 @@ from graphdef.ops.array import (Constant, Placeholder, constant, fill, group, id
 from graphdef.ops.math import (abs, add, cast, divide, exp, log, matmul, maximum, minimum, multiply,  # noqa: A004
                                negative, pow, reduce_max, reduce_mean, reduce_sum, relu, sigmoid, sqrt, square,
                                subtract, tanh, truediv)
+from graphdef.gradients import gradients
+from graphdef.ops.array import broadcast_to, shape_of as shape, size
+from graphdef.ops.math import add_n, sign
 from graphdef.ops.registry import convert_to_tensor
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
                                 global_variables_initializer, trainable_variables, variables_initializer)

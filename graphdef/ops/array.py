@@ -61,12 +61,13 @@ PLACEHOLDER_WITH_DEFAULT = define(
     doc="An input that takes its default value unless fed.",
     attrs={"dtype": Attr("type"), "shape": Attr("shape")},
     infer=_infer_placeholder_with_default,
-    kernel=lambda x: x, grad=None)
+    kernel=lambda x: x, grad=lambda op, g: [g])
 
 IDENTITY = define(
     "Identity", "input: T -> output: T",
     doc="Returns its input unchanged.",
-    attrs={"T": Attr("type")}, infer=same_as_input(), kernel=lambda x: x)
+    attrs={"T": Attr("type")}, infer=same_as_input(), kernel=lambda x: x,
+    grad=lambda op, g: [g])
 
 STOP_GRADIENT = define(
     "StopGradient", "input: T -> output: T",
@@ -109,7 +110,8 @@ RESHAPE = define(
     doc="The same elements in row-major order, with a new shape (one dim may be -1).",
     attrs={"T": Attr("type"), "Tshape": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=_infer_reshape,
-    kernel=lambda x, shape: np.reshape(x, shape))
+    kernel=lambda x, shape: np.reshape(x, shape),
+    grad=lambda op, g: [reshape(g, shape_of(op.inputs[0])), None])
 
 
 def _infer_transpose(ctx):
@@ -130,7 +132,15 @@ TRANSPOSE = define(
     doc="Permutes the dims: output dim i is input dim perm[i].",
     attrs={"T": Attr("type"), "Tperm": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=_infer_transpose,
-    kernel=lambda x, perm: np.transpose(x, perm))
+    kernel=lambda x, perm: np.transpose(x, perm),
+    grad=lambda op, g: [transpose(g, _inverse_permutation(op.inputs[1])), None])
+
+
+def _inverse_permutation(perm):
+    value = constant_value(perm)
+    if value is None:
+        raise NotImplementedError("the gradient of Transpose needs a constant perm")
+    return np.argsort(np.ravel(value)).astype(np.int32)
 
 
 def _infer_fill(ctx):
@@ -157,7 +167,95 @@ FILL = define(
     "Fill", "dims: index_type, value: T -> output: T",
     doc="A tensor of shape `dims` with every element `value`; nothing is allocated until it runs.",
     attrs={"T": Attr("type"), "index_type": Attr("type", dtypes.int32, dtypes.INDEX)},
-    infer=_infer_fill, kernel=_fill)
+    infer=_infer_fill, kernel=_fill,
+    grad=lambda op, g: [None, _math().reduce_sum(g)])
+
+
+def _math():
+    from graphdef.ops import math
+    return math
+
+
+def _infer_shape_op(ctx):
+    x = ctx.shape(0)
+    return [TensorShape([x.ndims])]
+
+
+def _shape_kernel(x, *, out_type):
+    return np.array(np.shape(x), dtype=out_type.np)
+
+
+SHAPE = define(
+    "Shape", "input: T -> output: out_type",
+    doc="The input's shape as a 1-D tensor.",
+    attrs={"T": Attr("type"), "out_type": Attr("type", dtypes.int32, dtypes.INDEX)},
+    infer=_infer_shape_op, kernel=_shape_kernel, grad=NOT_DIFFERENTIABLE)
+
+
+def _size_kernel(x, *, out_type):
+    return np.array(np.size(x), dtype=out_type.np)
+
+
+SIZE = define(
+    "Size", "input: T -> output: out_type",
+    doc="The input's number of elements as a scalar.",
+    attrs={"T": Attr("type"), "out_type": Attr("type", dtypes.int32, dtypes.INDEX)},
+    infer=lambda ctx: [TensorShape(())], kernel=_size_kernel, grad=NOT_DIFFERENTIABLE)
+
+
+def _rank_kernel(x):
+    return np.array(np.ndim(x), dtype=np.int32)
+
+
+RANK = define(
+    "Rank", "input: T -> output: int32",
+    doc="The input's number of dims as a scalar.",
+    attrs={"T": Attr("type")}, infer=lambda ctx: [TensorShape(())], kernel=_rank_kernel,
+    grad=NOT_DIFFERENTIABLE)
+
+
+def _infer_range(ctx):
+    values = [constant_value(t) for t in ctx.inputs]
+    if any(v is None for v in values):
+        return [TensorShape([None])]
+    return [TensorShape([len(_range(*values))])]
+
+
+def _range(start, limit, delta):
+    if delta == 0:
+        raise ValueError("Range: delta must not be 0")
+    return np.arange(start, limit, delta, dtype=np.asarray(start).dtype)
+
+
+RANGE = define(
+    "Range", "start: Tidx, limit: Tidx, delta: Tidx -> output: Tidx",
+    doc="[start, start + delta, ...) up to but not including limit.",
+    attrs={"Tidx": Attr("type", dtypes.int32, dtypes.NUMERIC)},
+    infer=_infer_range, kernel=_range, grad=NOT_DIFFERENTIABLE)
+
+
+def _infer_broadcast_to(ctx):
+    target = constant_value(ctx.inputs[1])
+    if target is None:
+        n = ctx.shape(1)[0] if ctx.shape(1).ndims == 1 else None
+        return [TensorShape(None if n is None else [None] * n)]
+    from graphdef.shapes import broadcast
+    out = TensorShape([int(d) for d in np.ravel(target)])
+    if broadcast(ctx.shape(0), out) is None:
+        raise ctx.error(f"cannot broadcast {show(ctx.shape(0))} to {show(out)}")
+    return [out]
+
+
+def _broadcast_to(x, shape):
+    return np.array(np.broadcast_to(x, tuple(int(d) for d in np.ravel(shape))))
+
+
+BROADCAST_TO = define(
+    "BroadcastTo", "input: T, shape: Tidx -> output: T",
+    doc="Repeats the input along size-1 and missing leading dims to reach `shape` (numpy rules).",
+    attrs={"T": Attr("type"), "Tidx": Attr("type", dtypes.int32, dtypes.INDEX)},
+    infer=_infer_broadcast_to, kernel=_broadcast_to,
+    grad=lambda op, g: [_math().unbroadcast(g, op.inputs[0]), None])
 
 
 # -- builders -------------------------------------------------------------------------
@@ -232,6 +330,34 @@ def transpose(a, perm=None, name="transpose"):
             raise ValueError(f"transpose: '{a.name}' has unknown rank; pass perm explicitly")
         perm = list(range(a.shape.ndims - 1, -1, -1))
     return build("Transpose", [a, perm], name=name, default_name="transpose").outputs[0]
+
+
+def shape_of(x, out_type=dtypes.int32, name=None):
+    """tf.shape: the static shape as a Const when fully known, else a Shape node."""
+    from graphdef.ops.registry import convert_to_tensor
+    x = convert_to_tensor(x)
+    if x.shape.is_fully_defined():
+        return constant(list(x.shape.dims), dtype=out_type, name=name or "Shape")
+    return build("Shape", [x], name=name, default_name="Shape", attrs={"out_type": out_type}).outputs[0]
+
+
+def rank(x, name=None):
+    return build("Rank", [x], name=name, default_name="Rank").outputs[0]
+
+
+def range_(start, limit=None, delta=1, dtype=None, name="range"):
+    if limit is None:
+        start, limit = 0, start
+    return build("Range", [start, limit, delta], name=name, default_name="range",
+                 attrs={"Tidx": dtype} if dtype else None).outputs[0]
+
+
+def size(x, out_type=dtypes.int32, name=None):
+    return build("Size", [x], name=name, default_name="Size", attrs={"out_type": out_type}).outputs[0]
+
+
+def broadcast_to(input, shape, name=None):  # noqa: A002
+    return build("BroadcastTo", [input, shape], name=name, default_name="BroadcastTo").outputs[0]
 
 
 def fill(dims, value, name=None):

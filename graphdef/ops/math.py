@@ -6,7 +6,7 @@ import numpy as np
 
 from graphdef import dtypes
 from graphdef.graph import Tensor, get_default_graph
-from graphdef.ops.registry import (Attr, build, constant_value, convert_to_tensor,
+from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, constant_value, convert_to_tensor,
                                    define, infer_broadcast, lookup, same_as_input)
 from graphdef.shapes import TensorShape, show
 
@@ -16,35 +16,133 @@ FLOATS = dtypes.FLOATS
 REAL = dtypes.NUMERIC
 
 
-def _binary(type_name, kernel, doc, allowed=ARITH):
+def _binary(type_name, kernel, doc, grad, allowed=ARITH):
     return define(type_name, "x: T, y: T -> z: T", doc=doc,
-                  attrs={"T": Attr("type", allowed=allowed)}, infer=infer_broadcast, kernel=kernel)
+                  attrs={"T": Attr("type", allowed=allowed)}, infer=infer_broadcast, kernel=kernel,
+                  grad=_broadcasting(grad) if callable(grad) else grad)
 
 
-def _unary(type_name, kernel, doc, allowed=ARITH):
+def _unary(type_name, kernel, doc, grad, allowed=ARITH):
     return define(type_name, "x: T -> y: T", doc=doc,
-                  attrs={"T": Attr("type", allowed=allowed)}, infer=same_as_input(), kernel=kernel)
+                  attrs={"T": Attr("type", allowed=allowed)}, infer=same_as_input(), kernel=kernel, grad=grad)
+
+
+def _broadcasting(grad):
+    """Wraps a binary op's gradient so each side is summed back to its own (broadcast) shape."""
+    def wrapped(op, g):
+        x, y = op.inputs
+        gx, gy = grad(op, g, x, y)
+        if not (x.shape.is_fully_defined() and y.shape.is_fully_defined()):
+            return _unbroadcast_at_run_time(x, y, gx, gy)
+        return [None if gx is None else unbroadcast(gx, x), None if gy is None else unbroadcast(gy, y)]
+    return wrapped
+
+
+def _unbroadcast_at_run_time(x, y, gx, gy):
+    """TF's own form for shapes known only at run time: BroadcastGradientArgs, Sum, Reshape."""
+    from graphdef.ops.array import reshape, shape_of
+    sx, sy = shape_of(x), shape_of(y)
+    rx, ry = build("BroadcastGradientArgs", [sx, sy], default_name="BroadcastGradientArgs").outputs
+    return [None if gx is None else reshape(reduce_sum(gx, rx), sx),
+            None if gy is None else reshape(reduce_sum(gy, ry), sy)]
+
+
+def _broadcast_gradient_args(s0, s1):
+    s0, s1 = [int(d) for d in np.ravel(s0)], [int(d) for d in np.ravel(s1)]
+    n = max(len(s0), len(s1))
+    a, b = [1] * (n - len(s0)) + s0, [1] * (n - len(s1)) + s1
+    r0, r1 = [], []
+    for i, (p, q) in enumerate(zip(a, b)):
+        if p != q and p != 1 and q != 1:
+            raise ValueError(f"shapes {s0} and {s1} are not broadcast-compatible")
+        if p == 1 and (q != 1 or i < n - len(s0)):
+            r0.append(i)
+        if q == 1 and (p != 1 or i < n - len(s1)):
+            r1.append(i)
+    dtype = np.asarray(s0).dtype if s0 else np.int32
+    return np.array(r0, dtype=np.int32).astype(dtype), np.array(r1, dtype=np.int32).astype(dtype)
+
+
+BROADCAST_GRADIENT_ARGS = define(
+    "BroadcastGradientArgs", "s0: T, s1: T -> r0: T, r1: T",
+    doc="For shapes s0, s1 broadcast together: the axes each side's gradient must be summed over.",
+    attrs={"T": Attr("type", dtypes.int32, dtypes.INDEX)},
+    infer=lambda ctx: [TensorShape([None]), TensorShape([None])],
+    kernel=_broadcast_gradient_args, grad=NOT_DIFFERENTIABLE)
+
+
+def unbroadcast(g, x):
+    """Sums `g`, shaped like a broadcast result, over the axes broadcasting added to `x`."""
+    gs, xs = g.shape, x.shape
+    if gs.is_fully_defined() and gs == xs:
+        return g
+    if gs.ndims is None or xs.ndims is None:
+        raise NotImplementedError(f"gradient through broadcasting needs known ranks ('{x.name}')")
+    lead = gs.ndims - xs.ndims
+    axes = list(range(lead)) + [lead + i for i, d in enumerate(xs.dims)
+                                if d == 1 and gs.dims[lead + i] != 1]
+    if axes:
+        g = reduce_sum(g, axis=axes, keepdims=True)
+    if lead or (axes and not xs.is_fully_defined()):
+        from graphdef.ops.array import reshape, shape_of
+        g = reshape(g, shape_of(x))
+    return g
 
 
 # operator.* rather than np.* ufuncs: same numpy semantics, far less call overhead on scalars.
-ADD = _binary("Add", operator.add, "x + y with numpy broadcasting (TF 1.x graphs).")
-ADD_V2 = _binary("AddV2", operator.add, "x + y with numpy broadcasting.")
-SUB = _binary("Sub", operator.sub, "x - y with numpy broadcasting.")
-MUL = _binary("Mul", operator.mul, "x * y with numpy broadcasting.")
-REAL_DIV = _binary("RealDiv", operator.truediv, "x / y for floats, with numpy broadcasting.", FLOATS)
-MAXIMUM = _binary("Maximum", np.maximum, "Elementwise max; NaN propagates.")
-MINIMUM = _binary("Minimum", np.minimum, "Elementwise min; NaN propagates.")
-POW = _binary("Pow", operator.pow, "x ** y; integer x to a negative integer power is an error.")
+ADD = _binary("Add", operator.add, "x + y with numpy broadcasting (TF 1.x graphs).",
+               lambda op, g, x, y: (g, g))
+ADD_V2 = _binary("AddV2", operator.add, "x + y with numpy broadcasting.", lambda op, g, x, y: (g, g))
+SUB = _binary("Sub", operator.sub, "x - y with numpy broadcasting.", lambda op, g, x, y: (g, negative(g)))
+MUL = _binary("Mul", operator.mul, "x * y with numpy broadcasting.",
+               lambda op, g, x, y: (multiply(g, y), multiply(x, g)))
+REAL_DIV = _binary("RealDiv", operator.truediv, "x / y for floats, with numpy broadcasting.",
+                   lambda op, g, x, y: (g / y, negative(g) * x / square(y)), FLOATS)
+MAXIMUM = _binary("Maximum", np.maximum, "Elementwise max; NaN propagates.", None)
+MINIMUM = _binary("Minimum", np.minimum, "Elementwise min; NaN propagates.", None)
+POW = _binary("Pow", operator.pow, "x ** y; integer x to a negative integer power is an error.",
+              lambda op, g, x, y: (g * y * pow(x, y - 1), None))
 
-NEG = _unary("Neg", operator.neg, "-x.", SIGNED)
-SQUARE = _unary("Square", np.square, "x * x.")
-SQRT = _unary("Sqrt", np.sqrt, "Square root; NaN below zero.", FLOATS)
-EXP = _unary("Exp", np.exp, "e ** x.", FLOATS)
-LOG = _unary("Log", np.log, "Natural log; -inf at 0, NaN below zero.", FLOATS)
-ABS = _unary("Abs", np.abs, "|x|.", SIGNED)
-SIGMOID = _unary("Sigmoid", lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + exp(-x)).", FLOATS)
-TANH = _unary("Tanh", np.tanh, "Hyperbolic tangent.", FLOATS)
-RELU = _unary("Relu", lambda x: np.maximum(x, 0), "max(x, 0); NaN propagates.", REAL)
+NEG = _unary("Neg", operator.neg, "-x.", lambda op, g: [negative(g)], SIGNED)
+SQUARE = _unary("Square", np.square, "x * x.", lambda op, g: [g * (2 * op.inputs[0])])
+SQRT = _unary("Sqrt", np.sqrt, "Square root; NaN below zero.", lambda op, g: [g / (2 * op.outputs[0])],
+              FLOATS)
+EXP = _unary("Exp", np.exp, "e ** x.", lambda op, g: [g * op.outputs[0]], FLOATS)
+LOG = _unary("Log", np.log, "Natural log; -inf at 0, NaN below zero.", lambda op, g: [g / op.inputs[0]],
+             FLOATS)
+SIGN = _unary("Sign", np.sign, "-1, 0 or 1 by the sign of x (0 for 0).", NOT_DIFFERENTIABLE, SIGNED)
+ABS = _unary("Abs", np.abs, "|x|.", lambda op, g: [g * sign(op.inputs[0])], SIGNED)
+SIGMOID = _unary("Sigmoid", lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + exp(-x)).",
+                 lambda op, g: [g * op.outputs[0] * (1 - op.outputs[0])], FLOATS)
+TANH = _unary("Tanh", np.tanh, "Hyperbolic tangent.",
+              lambda op, g: [g * (1 - square(op.outputs[0]))], FLOATS)
+
+
+def _relu_grad(gradients, features):
+    return np.where(features > 0, gradients, np.zeros((), gradients.dtype))
+
+
+RELU_GRAD = define(
+    "ReluGrad", "gradients: T, features: T -> backprops: T",
+    doc="The gradient of Relu: `gradients` where features > 0, else 0.",
+    attrs={"T": Attr("type", allowed=REAL)}, infer=infer_broadcast, kernel=_relu_grad,
+    grad=NOT_DIFFERENTIABLE)
+RELU = _unary("Relu", lambda x: np.maximum(x, 0), "max(x, 0); NaN propagates.",
+              lambda op, g: [build("ReluGrad", [g, op.inputs[0]], default_name="ReluGrad").outputs[0]], REAL)
+
+
+def _add_n(*inputs):
+    total = inputs[0]
+    for x in inputs[1:]:
+        total = total + x
+    return total
+
+
+ADD_N = define(
+    "AddN", "inputs: N*T -> sum: T",
+    doc="The sum of N tensors of one shape, added left to right.",
+    attrs={"N": Attr("int"), "T": Attr("type", allowed=ARITH)},
+    infer=lambda ctx: [ctx.shape(0)], kernel=_add_n, grad=lambda op, g: [g] * len(op.inputs))
 
 
 # -- reductions -----------------------------------------------------------------------
@@ -62,10 +160,22 @@ def normalize_axes(axes, ndim):
     return tuple(sorted(out)) if ndim else ()
 
 
+def _reduces_every_axis(x, axes):
+    """True for axes built as Range(0, Rank(x), 1): what reduce_* emits for axis=None, unknown rank."""
+    op = axes.op
+    if op.type != "Range":
+        return False
+    start, limit, delta = op.inputs
+    return (limit.op.type == "Rank" and limit.op.inputs[0] is x
+            and constant_value(start) == 0 and constant_value(delta) == 1)
+
+
 def _infer_reduction(ctx):
     x = ctx.shape(0)
     keep = ctx.attrs["keep_dims"]
     axes = constant_value(ctx.inputs[1])
+    if not keep and _reduces_every_axis(ctx.inputs[0], ctx.inputs[1]):
+        return [TensorShape(())]
     if x.ndims is None:
         return [TensorShape(None)]
     if axes is None:
@@ -102,16 +212,50 @@ def _max(x, axes, *, keep_dims):
     return np.max(x, axis=normalize_axes(axes, x.ndim), keepdims=keep_dims, initial=lowest)
 
 
-def _reduction(type_name, kernel, doc, allowed=ARITH):
+def _reduction(type_name, kernel, doc, grad, allowed=ARITH):
     return define(type_name, "input: T, reduction_indices: Tidx -> output: T", doc=doc,
                   attrs={"keep_dims": Attr("bool", False), "T": Attr("type", allowed=allowed),
                          "Tidx": Attr("type", dtypes.int32, dtypes.INDEX)},
-                  infer=_infer_reduction, kernel=kernel)
+                  infer=_infer_reduction, kernel=kernel, grad=grad)
 
 
-SUM = _reduction("Sum", _sum, "Sum over the axes given as a tensor; keep_dims keeps them as size 1.")
-MEAN = _reduction("Mean", _mean, "Mean over the axes; integer means truncate, as in TF.")
-MAX = _reduction("Max", _max, "Max over the axes; an empty reduction gives the lowest value.")
+def _spread(op, g):
+    """The gradient of a sum: g, with the reduced axes restored, repeated over the input's shape."""
+    from graphdef.ops.array import broadcast_to, reshape, shape_of
+    x = op.inputs[0]
+    axes = constant_value(op.inputs[1])
+    if op.outputs[0].shape.ndims == 0 and not op.attrs["keep_dims"]:  # reduced to a scalar
+        return broadcast_to(g, shape_of(x)), None
+    if x.shape.ndims is None or axes is None:
+        raise NotImplementedError(f"the gradient of {op.type} '{op.name}' needs a known rank and constant axes")
+    axes = normalize_axes(axes, x.shape.ndims)
+    if not op.attrs["keep_dims"]:
+        kept = [1 if i in axes else (d if d is not None else -1) for i, d in enumerate(x.shape.dims)]
+        if kept.count(-1) > 1:
+            raise NotImplementedError(f"the gradient of {op.type} '{op.name}' needs the kept dims known")
+        g = reshape(g, kept)
+    return broadcast_to(g, shape_of(x)), axes
+
+
+def _sum_grad(op, g):
+    return [_spread(op, g)[0], None]
+
+
+def _mean_grad(op, g):
+    spread, axes = _spread(op, g)
+    x = op.inputs[0]
+    dims = [None] if axes is None else [x.shape.dims[a] for a in axes]
+    if None in dims:
+        from graphdef.ops.array import size
+        count = cast(size(x), x.dtype) / cast(size(op.outputs[0]), x.dtype)
+    else:
+        count = float(np.prod(dims))
+    return [spread / count, None]
+
+
+SUM = _reduction("Sum", _sum, "Sum over the axes given as a tensor; keep_dims keeps them as size 1.", _sum_grad)
+MEAN = _reduction("Mean", _mean, "Mean over the axes; integer means truncate, as in TF.", _mean_grad)
+MAX = _reduction("Max", _max, "Max over the axes; an empty reduction gives the lowest value.", None)
 
 
 # -- MatMul and Cast ------------------------------------------------------------------
@@ -142,7 +286,19 @@ MATMUL = define(
     doc="Matrix product of two 2-D tensors, optionally transposing either first.",
     attrs={"transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False),
            "T": Attr("type", allowed=ARITH)},
-    infer=_infer_matmul, kernel=_matmul)
+    infer=_infer_matmul, kernel=_matmul, grad=lambda op, g: _matmul_grad(op, g))
+
+
+def _matmul_grad(op, g):
+    a, b = op.inputs
+    ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
+    if not ta and not tb:
+        return [matmul(g, b, transpose_b=True), matmul(a, g, transpose_a=True)]
+    if not ta and tb:
+        return [matmul(g, b), matmul(g, a, transpose_a=True)]
+    if ta and not tb:
+        return [matmul(b, g, transpose_b=True), matmul(a, g)]
+    return [matmul(b, g, transpose_a=True, transpose_b=True), matmul(g, a, transpose_a=True, transpose_b=True)]
 
 
 def _cast(x, *, DstT):  # noqa: N803 - TF's attr name
@@ -153,7 +309,9 @@ CAST = define(
     "Cast", "x: SrcT -> y: DstT",
     doc="Converts the element type; float -> int truncates toward zero, x -> bool is x != 0.",
     attrs={"SrcT": Attr("type"), "DstT": Attr("type"), "Truncate": Attr("bool", False)},
-    infer=same_as_input(), kernel=_cast)
+    infer=same_as_input(), kernel=_cast,
+    grad=lambda op, g: [cast(g, op.attrs["SrcT"]) if op.attrs["SrcT"].is_floating and g.dtype.is_floating
+                        else None])
 
 
 # -- builders -------------------------------------------------------------------------
@@ -188,6 +346,12 @@ abs = _op1("Abs", "Abs")  # noqa: A001 - TF's name
 sigmoid = _op1("Sigmoid", "Sigmoid")
 tanh = _op1("Tanh", "Tanh")
 relu = _op1("Relu", "Relu")
+sign = _op1("Sign", "Sign")
+
+
+def add_n(inputs, name=None):
+    """The sum of a list of same-shaped tensors."""
+    return build("AddN", [list(inputs)], name=name, default_name="AddN").outputs[0]
 
 # int8/16 divide in float32, int32/64 in float64: TF's true-division table.
 _TRUEDIV_TYPE = {dtypes.int8: dtypes.float32, dtypes.uint8: dtypes.float32, dtypes.int16: dtypes.float32,
@@ -240,11 +404,12 @@ def _reduce(type_name, default_name):
         x = convert_to_tensor(input_tensor)
         axis = reduction_indices if axis is None else axis
         keep = bool(keepdims if keepdims is not None else keep_dims)
-        if axis is None:
+        if axis is None:  # every axis: a constant list when the rank is known, else Range(0, Rank(x))
+            from graphdef.ops import array
             if x.shape.ndims is None:
-                raise ValueError(f"{reducer.__name__}: '{x.name}' has unknown rank; pass axis explicitly")
-            from graphdef.ops.array import constant
-            axis = constant(list(range(x.shape.ndims)), dtype=dtypes.int32)
+                axis = array.range_(0, array.rank(x), 1)
+            else:
+                axis = array.constant(list(range(x.shape.ndims)), dtype=dtypes.int32)
         return build(type_name, [x, axis], name=name, default_name=default_name,
                      attrs={"keep_dims": keep}).outputs[0]
     reducer.__name__ = f"reduce_{default_name.lower()}"

@@ -73,6 +73,18 @@ ASSIGN_SUB = define(
 
 
 
+def _apply_gradient_descent(alpha, delta, *, state, ref):
+    state[ref] = stored = frozen(_read(state=state, node=ref) - alpha * delta)
+    return stored
+
+
+APPLY_GRADIENT_DESCENT = define(
+    "ApplyGradientDescent", "var: Ref(T), alpha: T, delta: T -> out: Ref(T)",
+    doc="var -= alpha * delta, returning the new value.",
+    attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "use_locking": Attr("bool", False)},
+    infer=_infer_assign, kernel=_apply_gradient_descent, stateful=True, grad=NOT_DIFFERENTIABLE)
+
+
 class Variable:
     """tf.compat.v1.Variable: VariableV2 `name`, its `name/Assign` initializer and `name/read` value."""
 
