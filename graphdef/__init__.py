@@ -20,7 +20,7 @@ from graphdef.ops.math import (abs, add, cast, divide, exp, log, matmul, maximum
 from graphdef.gradients import gradients
 from graphdef.ops.array import broadcast_to, shape_of as shape, size
 from graphdef.ops.math import add_n, sign
-from graphdef.ops.registry import convert_to_tensor
+from graphdef.ops.registry import convert_to_tensor, raw_op
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
                                 global_variables_initializer, trainable_variables, variables_initializer)
 from graphdef.serialize import import_graph_def, load, save, write_graph

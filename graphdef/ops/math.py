@@ -48,6 +48,7 @@ def _unbroadcast_at_run_time(x, y, gx, gy):
 
 
 def _broadcast_gradient_args(s0, s1):
+    dtype = np.asarray(s0).dtype
     s0, s1 = [int(d) for d in np.ravel(s0)], [int(d) for d in np.ravel(s1)]
     n = max(len(s0), len(s1))
     a, b = [1] * (n - len(s0)) + s0, [1] * (n - len(s1)) + s1
@@ -59,8 +60,7 @@ def _broadcast_gradient_args(s0, s1):
             r0.append(i)
         if q == 1 and (p != 1 or i < n - len(s1)):
             r1.append(i)
-    dtype = np.asarray(s0).dtype if s0 else np.int32
-    return np.array(r0, dtype=np.int32).astype(dtype), np.array(r1, dtype=np.int32).astype(dtype)
+    return np.array(r0, dtype=dtype), np.array(r1, dtype=dtype)
 
 
 BROADCAST_GRADIENT_ARGS = define(

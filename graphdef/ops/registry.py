@@ -206,6 +206,12 @@ def build(op_type, inputs, *, name=None, default_name=None, attrs=None, control_
     return create(graph, opdef, node_name, flat, attrs, control_inputs)
 
 
+def raw_op(op_type, *inputs, name=None, **attrs):
+    """Any registered op by its TF type name: raw_op("Add", x, y) (like tf.raw_ops)."""
+    op = build(op_type, list(inputs), name=name, attrs=attrs)
+    return op.outputs[0] if len(op.outputs) == 1 else op.outputs
+
+
 def _convert_inputs(opdef, inputs, attrs, label):
     if len(inputs) != len(opdef.inputs):
         raise TypeError(f"{opdef.type} takes {len(opdef.inputs)} inputs, got {len(inputs)}")

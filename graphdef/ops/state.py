@@ -57,19 +57,19 @@ ASSIGN = define(
     "Assign", "ref: Ref(T), value: T -> output_ref: Ref(T)",
     doc="Sets the variable to `value` (it need not be initialized yet) and returns the new value.",
     attrs={"T": Attr("type"), "validate_shape": Attr("bool", True), "use_locking": Attr("bool", True)},
-    infer=_infer_assign, kernel=_assign, stateful=True)
+    infer=_infer_assign, kernel=_assign, stateful=True, grad=NOT_DIFFERENTIABLE)
 
 ASSIGN_ADD = define(
     "AssignAdd", "ref: Ref(T), value: T -> output_ref: Ref(T)",
     doc="Adds `value` to the variable and returns the new value.",
     attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "use_locking": Attr("bool", False)},
-    infer=_infer_assign, kernel=_updater(np.add), stateful=True)
+    infer=_infer_assign, kernel=_updater(np.add), stateful=True, grad=NOT_DIFFERENTIABLE)
 
 ASSIGN_SUB = define(
     "AssignSub", "ref: Ref(T), value: T -> output_ref: Ref(T)",
     doc="Subtracts `value` from the variable and returns the new value.",
     attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "use_locking": Attr("bool", False)},
-    infer=_infer_assign, kernel=_updater(np.subtract), stateful=True)
+    infer=_infer_assign, kernel=_updater(np.subtract), stateful=True, grad=NOT_DIFFERENTIABLE)
 
 
 
