@@ -1,0 +1,595 @@
+"""The conformance table: small graphs, their feeds, and what every runtime must answer.
+
+Each case builds its graph with graphdef's public API into a fresh default graph and
+returns `(feeds, expected)`: placeholder name -> ndarray, and fetched tensor name ->
+ndarray. Expected values are literals, or plain numpy worked in float64 and rounded
+once, so they come from an oracle independent of the kernels under test. Nothing here
+runs a Session.
+
+Tolerance lives with the case. EXACT means equal bits (any NaN equals any NaN); it is
+used for integers and for ops IEEE 754 specifies to the bit (+ - * / sqrt, neg, abs,
+max/min, relu, casts). Transcendental functions, reductions and MatMul may legitimately
+round differently from numpy (vectorised exp, another summation order), so they get a
+relative tolerance of a few float32 ulps. Integer and bool outputs are always exact.
+
+Regenerate the committed files after editing: .venv/bin/python -m tests.conformance.generate
+"""
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+import graphdef as tf
+from graphdef.ops.registry import build
+
+
+@dataclass(frozen=True)
+class Tol:
+    rtol: float = 0.0
+    atol: float = 0.0
+
+    @property
+    def exact(self):
+        return self.rtol == 0 and self.atol == 0
+
+
+EXACT = Tol()
+F32 = Tol(rtol=1e-6, atol=1e-7)     # a few ulps: vectorised transcendental kernels, summation order
+F64 = Tol(rtol=1e-12, atol=1e-15)
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    doc: str
+    make: object                    # () -> (feeds, expected); builds into the default graph
+    tol: Tol = EXACT
+    skip: dict = field(default_factory=dict)  # runtime -> written reason; none so far
+
+
+CASES = []
+
+
+def case(name, doc, tol=EXACT):
+    def register(make):
+        CASES.append(Case(name, doc, make, tol))
+        return make
+    return register
+
+
+def f32(*v):
+    return np.array(v, np.float32)
+
+
+def f64(*v):
+    return np.array(v, np.float64)
+
+
+def i32(*v):
+    return np.array(v, np.int32)
+
+
+def i64(*v):
+    return np.array(v, np.int64)
+
+
+def u8(*v):
+    return np.array(v, np.uint8)
+
+
+def rounded(fn, dtype, *args):
+    """`fn` worked in float64, rounded once to `dtype`: correctly rounded for + - * / sqrt."""
+    with np.errstate(all="ignore"):
+        return np.asarray(fn(*(np.asarray(a, np.float64) for a in args))).astype(dtype)
+
+
+def feed(name, value, shape=None):
+    """A placeholder of `value`'s dtype; its static shape is `value`'s unless given."""
+    return tf.placeholder(tf.as_dtype(value.dtype), value.shape if shape is None else shape, name=name)
+
+
+# -- elementwise ops, one row each --------------------------------------------------------
+# (case name, builder, x, y or None for unary ops, expected, tolerance, what it shows)
+
+def raw(op_type):
+    """A builder for an op type that has no public builder of its own (TF 1.x's Add)."""
+    return lambda *inputs, name: build(op_type, list(inputs), name=name).outputs[0]
+
+
+INF, NAN = np.inf, np.nan
+X3 = f32(1.5, -2.0, 0.1)
+Y3 = f32(0.5, 2.0, 0.2)
+
+ELEMENTWISE = [
+    ("add_float32", raw("Add"), X3, Y3, rounded(np.add, np.float32, X3, Y3), EXACT,
+     "Add (TF 1.x's op type) of float32 vectors."),
+    ("add_v2_float32", tf.add, X3, Y3, rounded(np.add, np.float32, X3, Y3), EXACT,
+     "AddV2 of float32 vectors; 0.1 + 0.2 rounds once to float32."),
+    ("sub_float32", tf.subtract, X3, Y3, rounded(np.subtract, np.float32, X3, Y3), EXACT,
+     "Sub of float32 vectors."),
+    ("mul_float32_negative_zero", tf.multiply, f32(1.5, -1.0, 0.1, 3.0), f32(-2.0, 0.0, 0.1, 0.5),
+     rounded(np.multiply, np.float32, f32(1.5, -1.0, 0.1, 3.0), f32(-2.0, 0.0, 0.1, 0.5)), EXACT,
+     "Mul of float32 vectors; -1 * 0 is -0.0, bit for bit."),
+    ("real_div_float32", tf.truediv, f32(1.0, -3.0, 7.0, 0.5), f32(3.0, 4.0, -0.1, 8.0),
+     rounded(np.divide, np.float32, f32(1.0, -3.0, 7.0, 0.5), f32(3.0, 4.0, -0.1, 8.0)), EXACT,
+     "RealDiv of float32 vectors, correctly rounded."),
+    ("real_div_float32_by_zero", tf.truediv, f32(1.0, -1.0, 0.0), f32(0.0, 0.0, 0.0),
+     f32(INF, -INF, NAN), EXACT,
+     "RealDiv by zero: 1/0 = inf, -1/0 = -inf, 0/0 = nan (IEEE 754)."),
+    ("real_div_float64", tf.truediv, f64(1.0, 2.0, -5.0), f64(3.0, 7.0, 0.25),
+     f64(1.0, 2.0, -5.0) / f64(3.0, 7.0, 0.25), EXACT,
+     "RealDiv of float64 vectors."),
+    ("add_float64", tf.add, f64(0.1, 1e308, -2.5), f64(0.2, 1e308, 2.5),
+     f64(0.30000000000000004, INF, 0.0), EXACT,
+     "AddV2 in float64: 0.1 + 0.2 = 0.30000000000000004; 1e308 + 1e308 overflows to inf."),
+    ("maximum_float32", tf.maximum, f32(1.0, -2.0, 3.5, -INF), f32(0.5, -1.0, 3.5, 2.0),
+     f32(1.0, -1.0, 3.5, 2.0), EXACT, "Maximum of float32 vectors, including -inf."),
+    ("minimum_float32", tf.minimum, f32(1.0, -2.0, 3.5, INF), f32(0.5, -1.0, 3.5, 2.0),
+     f32(0.5, -2.0, 3.5, 2.0), EXACT, "Minimum of float32 vectors, including inf."),
+    ("maximum_float32_nan", tf.maximum, f32(NAN, 1.0, NAN), f32(1.0, NAN, NAN),
+     f32(NAN, NAN, NAN), EXACT, "Maximum propagates NaN from either side."),
+    ("minimum_float32_nan", tf.minimum, f32(NAN, 1.0, NAN), f32(1.0, NAN, NAN),
+     f32(NAN, NAN, NAN), EXACT, "Minimum propagates NaN from either side."),
+    ("pow_float32", tf.pow, f32(2.0, 9.0, 4.0, 0.0, -2.0), f32(0.5, 0.5, -1.0, 0.0, 3.0),
+     f32(np.sqrt(2.0), 3.0, 0.25, 1.0, -8.0), F32,
+     "Pow in float32: square roots, a negative power, 0 ** 0 = 1, a negative base to an integral power."),
+    ("pow_int32", tf.pow, i32(2, 3, -2, 0, 7), i32(10, 3, 3, 0, 1),
+     i32(1024, 27, -8, 1, 7), EXACT, "Pow in int32, non-negative exponents."),
+    ("add_int32_wraparound", tf.add, i32(2147483647, -2147483648, 5), i32(1, -1, -3),
+     i32(-2147483648, 2147483647, 2), EXACT, "AddV2 in int32 wraps around modulo 2**32."),
+    ("sub_int32", tf.subtract, i32(5, -2147483648, 0), i32(7, 1, -3),
+     i32(-2, 2147483647, 3), EXACT, "Sub in int32; INT32_MIN - 1 wraps to INT32_MAX."),
+    ("mul_int32_wraparound", tf.multiply, i32(65536, 46341, -3), i32(65536, 46341, 4),
+     i32(0, -2147479015, -12), EXACT, "Mul in int32 wraps: 65536**2 = 0, 46341**2 = -2147479015."),
+    ("maximum_int32", tf.maximum, i32(3, -7, 0), i32(-3, -6, 0), i32(3, -6, 0), EXACT,
+     "Maximum of int32 vectors."),
+    ("minimum_int64", tf.minimum, i64(2**40, -(2**40), 5), i64(2**41, -(2**41), 5),
+     i64(2**40, -(2**41), 5), EXACT, "Minimum of int64 vectors beyond the int32 range."),
+    ("mul_int64", tf.multiply, i64(2**40, -3, 2**31), i64(3, 2**40, 2**31),
+     i64(3 * 2**40, -3 * 2**40, 2**62), EXACT, "Mul in int64, products beyond 2**32."),
+    ("add_uint8_wraparound", tf.add, u8(250, 255, 1), u8(10, 1, 2), u8(4, 0, 3), EXACT,
+     "AddV2 in uint8 wraps modulo 256."),
+    ("sub_uint8_wraparound", tf.subtract, u8(3, 0, 200), u8(5, 1, 100), u8(254, 255, 100), EXACT,
+     "Sub in uint8 wraps modulo 256."),
+    ("maximum_uint8", tf.maximum, u8(0, 255, 7), u8(1, 254, 7), u8(1, 255, 7), EXACT,
+     "Maximum of uint8 vectors."),
+
+    ("neg_float32", tf.negative, f32(1.5, -2.0, 0.0, INF), None, f32(-1.5, 2.0, -0.0, -INF), EXACT,
+     "Neg in float32; -(0.0) is -0.0."),
+    ("neg_int32", tf.negative, i32(3, -4, 0), None, i32(-3, 4, 0), EXACT, "Neg in int32."),
+    ("square_float32", tf.square, f32(1.5, -3.0, 0.1), None,
+     rounded(np.square, np.float32, f32(1.5, -3.0, 0.1)), EXACT, "Square in float32."),
+    ("square_int32", tf.square, i32(-3, 4, 0), None, i32(9, 16, 0), EXACT, "Square in int32."),
+    ("sqrt_float32", tf.sqrt, f32(4.0, 2.0, 0.0, -1.0, INF), None,
+     rounded(np.sqrt, np.float32, f32(4.0, 2.0, 0.0, -1.0, INF)), EXACT,
+     "Sqrt in float32 is correctly rounded; sqrt(-1) is nan, sqrt(inf) is inf."),
+    ("exp_float32", tf.exp, f32(0.0, 1.0, -1.5, 10.0, -INF, 100.0), None,
+     rounded(np.exp, np.float32, f32(0.0, 1.0, -1.5, 10.0, -INF, 100.0)), F32,
+     "Exp in float32; exp(-inf) = 0 and exp(100) overflows to inf."),
+    ("exp_float64", tf.exp, f64(0.0, 1.0, -1.5, 10.0), None, np.exp(f64(0.0, 1.0, -1.5, 10.0)), F64,
+     "Exp in float64."),
+    ("log_float32", tf.log, f32(1.0, np.e, 0.5, 0.0, -1.0, INF), None,
+     rounded(np.log, np.float32, f32(1.0, np.e, 0.5, 0.0, -1.0, INF)), F32,
+     "Log in float32; log(0) = -inf, log(-1) = nan, log(inf) = inf."),
+    ("abs_float32", tf.abs, f32(-1.5, 2.0, -0.0, -INF), None, f32(1.5, 2.0, 0.0, INF), EXACT,
+     "Abs in float32; |-0.0| is +0.0."),
+    ("abs_int32", tf.abs, i32(-3, 4, 0, -2147483647), None, i32(3, 4, 0, 2147483647), EXACT, "Abs in int32."),
+    ("sigmoid_float32", tf.sigmoid, f32(0.0, 1.0, -2.0, 5.0), None,
+     rounded(lambda x: 1 / (1 + np.exp(-x)), np.float32, f32(0.0, 1.0, -2.0, 5.0)), F32,
+     "Sigmoid in float32; sigmoid(0) = 0.5."),
+    ("tanh_float32", tf.tanh, f32(0.0, 0.5, -1.0, 3.0), None,
+     rounded(np.tanh, np.float32, f32(0.0, 0.5, -1.0, 3.0)), F32, "Tanh in float32."),
+    ("relu_float32", tf.nn.relu, f32(-1.0, 0.0, 2.5, -INF, INF), None,
+     f32(0.0, 0.0, 2.5, 0.0, INF), EXACT, "Relu in float32."),
+    ("relu_int32", tf.relu, i32(-5, 0, 7), None, i32(0, 0, 7), EXACT, "Relu in int32."),
+]
+
+
+def _elementwise(name, fn, x, y, expected, tol, doc):
+    def make():
+        if y is None:
+            fn(feed("x", x), name="z")
+            return {"x": x}, {"z:0": expected}
+        fn(feed("x", x), feed("y", y), name="z")
+        return {"x": x, "y": y}, {"z:0": expected}
+    CASES.append(Case(name, doc, make, tol))
+
+
+for _row in ELEMENTWISE:
+    _elementwise(*_row)
+
+
+# -- sources, pass-throughs and control flow ----------------------------------------------
+
+@case("const_only", "A graph of Consts only, no feeds: a float32 scalar and an int32 matrix.")
+def _():
+    tf.constant(2.5, name="s")
+    tf.constant([[1, 2], [3, 4]], name="m")
+    return {}, {"s:0": np.float32(2.5), "m:0": i32([1, 2], [3, 4])}
+
+
+@case("seed_divide", "The seed graph: (15 * 5) / (15 + 5) = 3.75; int32 true division runs in float64.")
+def _():
+    a = tf.Constant(15, name="a")
+    b = tf.Constant(5, name="b")
+    prod = tf.multiply(a, b, name="prod")
+    total = tf.add(a, b, name="sum")
+    tf.divide(prod, total, name="Divide")
+    return {}, {"Divide:0": np.float64(3.75), "prod:0": np.int32(75), "sum:0": np.int32(20)}
+
+
+@case("placeholder_identity", "Identity of a fed placeholder; fetching the fed placeholder itself returns the feed.")
+def _():
+    x = f32([1.0, -2.0], [0.5, 8.0])
+    tf.identity(feed("x", x), name="y")
+    return {"x": x}, {"y:0": x, "x:0": x}
+
+
+@case("scalars", "Scalar placeholders of unknown-at-build shape []: x * y + x.")
+def _():
+    x, y = np.float32(1.5), np.float32(-4.0)
+    px, py = feed("x", np.asarray(x)), feed("y", np.asarray(y))
+    tf.add(tf.multiply(px, py), px, name="z")
+    return {"x": np.asarray(x), "y": np.asarray(y)}, {"z:0": np.float32(-4.5)}
+
+
+@case("placeholder_with_default_unfed", "PlaceholderWithDefault not fed: its default value flows.")
+def _():
+    p = tf.placeholder_with_default(tf.constant([1.0, 2.0, 3.0]), [None], name="p")
+    tf.identity(p, name="y")
+    return {}, {"y:0": f32(1.0, 2.0, 3.0)}
+
+
+@case("placeholder_with_default_fed", "PlaceholderWithDefault fed with a value of another length than its default.")
+def _():
+    p = tf.placeholder_with_default(tf.constant([1.0, 2.0, 3.0]), [None], name="p")
+    tf.identity(p, name="y")
+    fed = f32(7.0, -8.0)
+    return {"p": fed}, {"y:0": fed}
+
+
+@case("stop_gradient", "StopGradient passes its input through unchanged.")
+def _():
+    x = i64(-(2**40), 3)
+    tf.stop_gradient(feed("x", x), name="y")
+    return {"x": x}, {"y:0": x}
+
+
+@case("noop_control_dependency", "A NoOp as a control input: the fetch still computes x + 1.")
+def _():
+    x = f32(1.0, 2.0)
+    px = feed("x", x)
+    done = tf.no_op(name="first")
+    with tf.control_dependencies([done]):
+        tf.add(px, tf.constant(1.0), name="y")
+    return {"x": x}, {"y:0": f32(2.0, 3.0)}
+
+
+# -- variables: one run proves the state logic through control dependencies --------------
+
+@case("variable_assign_add", "VariableV2 initialised by its Assign (a control input), then AssignAdd; fetch the sum.")
+def _():
+    v = tf.Variable(tf.constant([1.0, 2.0]), name="v")
+    with tf.control_dependencies([v.initializer]):
+        tf.assign_add(v, tf.constant([10.0, 20.0]), name="y")
+    return {}, {"y:0": f32(11.0, 22.0)}
+
+
+@case("variable_assign_sub", "An int32 VariableV2 initialised, then AssignSub of a fed value; fetch the difference.")
+def _():
+    v = tf.Variable(tf.constant([5, 5, -2147483648]), name="v")
+    d = i32(1, 7, 1)
+    # The placeholder stays outside the block: TensorFlow loses the ordering when a fed
+    # placeholder carries a control input, and reports the variable uninitialised.
+    pd = feed("d", d)
+    with tf.control_dependencies([v.initializer]):
+        tf.assign_sub(v, pd, name="y")
+    return {"d": d}, {"y:0": i32(4, -2, 2147483647)}
+
+
+@case("variable_chain", "Initialise, Assign a new value, AssignAdd, AssignSub, then read: each step a control input of the next.")
+def _():
+    v = tf.Variable(tf.constant([[1.0, 2.0], [3.0, 4.0]]), name="v")
+    with tf.control_dependencies([v.initializer]):
+        set_ = tf.assign(v, tf.constant([[10.0, 20.0], [30.0, 40.0]]), name="set")
+    with tf.control_dependencies([set_]):
+        inc = tf.assign_add(v, tf.constant([[0.5, 0.5], [0.5, 0.5]]), name="inc")
+    with tf.control_dependencies([inc]):
+        dec = tf.assign_sub(v, tf.constant([[1.0, 2.0], [3.0, 4.0]]), name="dec")
+    with tf.control_dependencies([dec]):
+        # Read the VariableV2 ref itself: `v` would be the snapshot v/read, which has no
+        # control inputs and may run before the chain (in TF 1.x too).
+        tf.identity(v.op.outputs[0], name="final")
+    return {}, {"final:0": f32([9.5, 18.5], [27.5, 36.5])}
+
+
+# -- broadcasting and empty dims -----------------------------------------------------------
+
+@case("add_broadcast_rank3_vector", "AddV2 of [2,1,3] and [3] broadcasts to [2,1,3].")
+def _():
+    x = f32([[1.0, 2.0, 3.0]], [[4.0, 5.0, 6.0]])
+    y = f32(10.0, 20.0, 30.0)
+    tf.add(feed("x", x), feed("y", y), name="z")
+    return {"x": x, "y": y}, {"z:0": f32([[11.0, 22.0, 33.0]], [[14.0, 25.0, 36.0]])}
+
+
+@case("mul_broadcast_both_sides", "Mul of [2,1,3] and [2,1] broadcasts both sides to [2,2,3].")
+def _():
+    x = i32([[1, 2, 3]], [[4, 5, 6]])
+    y = i32([10], [-1])
+    tf.multiply(feed("x", x), feed("y", y), name="z")
+    expected = i32([[10, 20, 30], [-1, -2, -3]], [[40, 50, 60], [-4, -5, -6]])
+    return {"x": x, "y": y}, {"z:0": expected}
+
+
+@case("sub_scalar_broadcast", "Sub of a scalar and a [2,2] matrix broadcasts the scalar.")
+def _():
+    y = f32([1.0, 2.0], [3.0, 4.5])
+    tf.subtract(tf.constant(1.0), feed("y", y), name="z")
+    return {"y": y}, {"z:0": f32([0.0, -1.0], [-2.0, -3.5])}
+
+
+@case("add_empty", "AddV2 of [0,3] and [3] gives [0,3].")
+def _():
+    x = np.zeros((0, 3), np.float32)
+    y = f32(1.0, 2.0, 3.0)
+    tf.add(feed("x", x), feed("y", y), name="z")
+    return {"x": x, "y": y}, {"z:0": np.zeros((0, 3), np.float32)}
+
+
+# -- reductions ----------------------------------------------------------------------------
+
+M23 = f32([1.0, 2.0, 3.5], [-4.0, 0.25, 6.0])
+
+
+@case("sum_float32_all", "Sum over every axis of a [2,3] float32 matrix gives a scalar.", tol=F32)
+def _():
+    tf.reduce_sum(feed("x", M23), name="z")
+    return {"x": M23}, {"z:0": np.float32(M23.astype(np.float64).sum())}
+
+
+@case("sum_int32_negative_axis_keep_dims", "Sum over axis -1 with keep_dims: [2,3] -> [2,1].")
+def _():
+    x = i32([1, 2, 3], [4, 5, 6])
+    tf.reduce_sum(feed("x", x), axis=-1, keepdims=True, name="z")
+    return {"x": x}, {"z:0": i32([6], [15])}
+
+
+@case("sum_int32_wraparound", "Sum in int32 wraps around like AddV2.")
+def _():
+    x = i32(2147483647, 1, 2)
+    tf.reduce_sum(feed("x", x), axis=0, name="z")
+    return {"x": x}, {"z:0": np.int32(-2147483646)}
+
+
+@case("sum_axes_list_rank3", "Sum of a [2,2,3] tensor over axes [0, 2] gives [2].", tol=F32)
+def _():
+    x = np.arange(12, dtype=np.float32).reshape(2, 2, 3) * np.float32(0.5)
+    tf.reduce_sum(feed("x", x), axis=[0, 2], name="z")
+    return {"x": x}, {"z:0": x.astype(np.float64).sum(axis=(0, 2)).astype(np.float32)}
+
+
+@case("sum_int64_reduction_indices", "Sum whose reduction_indices are int64 (Tidx = int64), over axis [-2].")
+def _():
+    x = i64([1, 2], [3, 2**40])
+    tf.reduce_sum(feed("x", x), axis=tf.constant([-2], dtype=tf.int64), name="z")
+    return {"x": x}, {"z:0": i64(4, 2**40 + 2)}
+
+
+@case("sum_empty", "Sum of a [0,3] tensor over axis 0 is zeros of shape [3].")
+def _():
+    x = np.zeros((0, 3), np.float32)
+    tf.reduce_sum(feed("x", x), axis=0, name="z")
+    return {"x": x}, {"z:0": f32(0.0, 0.0, 0.0)}
+
+
+@case("mean_float32", "Mean of a [2,3] float32 matrix over axis 0.", tol=F32)
+def _():
+    tf.reduce_mean(feed("x", M23), axis=[0], name="z")
+    return {"x": M23}, {"z:0": M23.astype(np.float64).mean(axis=0).astype(np.float32)}
+
+
+@case("mean_int32_truncates", "Integer Mean truncates toward zero: mean(-7, 0) = -3, mean(3, 6) = 4.")
+def _():
+    x = i32([1, 2], [-7, 0], [3, 6])
+    tf.reduce_mean(feed("x", x), axis=1, name="z")
+    return {"x": x}, {"z:0": i32(1, -3, 4)}
+
+
+@case("mean_int_sum_does_not_wrap", "Integer Mean sums in a wider type, as TF does: "
+      "mean(250, 10) in uint8 is 130 (keep_dims), mean(INT32_MAX, 3) in int32 is 2**30 + 1.")
+def _():
+    small = u8([250, 10])
+    big = i32(2147483647, 3)
+    tf.reduce_mean(feed("small", small), axis=[0, 1], keepdims=True, name="z8")
+    tf.reduce_mean(feed("big", big), axis=0, name="z32")
+    return {"small": small, "big": big}, {"z8:0": u8([130]), "z32:0": np.int32(1073741825)}
+
+
+@case("mean_empty_float32", "Mean over an empty axis is 0 / 0 = nan.")
+def _():
+    x = np.zeros((0, 2), np.float32)
+    tf.reduce_mean(feed("x", x), axis=0, name="z")
+    return {"x": x}, {"z:0": f32(NAN, NAN)}
+
+
+@case("max_float32_negative_axis_keep_dims", "Max over axis -2 with keep_dims: [2,3] -> [1,3].")
+def _():
+    tf.reduce_max(feed("x", M23), axis=-2, keepdims=True, name="z")
+    return {"x": M23}, {"z:0": f32([1.0, 2.0, 6.0])}
+
+
+@case("max_int32_all", "Max over every axis of an int32 matrix of negatives.")
+def _():
+    x = i32([-5, -9], [-2147483648, -3])
+    tf.reduce_max(feed("x", x), name="z")
+    return {"x": x}, {"z:0": np.int32(-3)}
+
+
+@case("max_empty", "Max over an empty axis is the lowest value: -inf for float32, INT32_MIN for int32.")
+def _():
+    xf = np.zeros((0, 2), np.float32)
+    xi = np.zeros((2, 0), np.int32)
+    tf.reduce_max(feed("xf", xf), axis=0, name="zf")
+    tf.reduce_max(feed("xi", xi), axis=1, name="zi")
+    return {"xf": xf, "xi": xi}, {"zf:0": f32(-INF, -INF), "zi:0": i32(-2147483648, -2147483648)}
+
+
+@case("max_uint8", "Max in uint8 over axis 1.")
+def _():
+    x = u8([0, 255, 3], [7, 1, 2])
+    tf.reduce_max(feed("x", x), axis=1, name="z")
+    return {"x": x}, {"z:0": u8(255, 7)}
+
+
+# -- MatMul: all four transpose combinations, each with the same product -----------------
+
+A = f32([1.0, 2.0, 3.0], [-0.5, 0.25, 4.0])
+B = f32([1.0, -1.0], [2.0, 0.5], [0.1, 3.0])
+AB = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32)
+
+for _ta in (False, True):
+    for _tb in (False, True):
+        def _matmul(ta=_ta, tb=_tb):
+            a = A.T.copy() if ta else A
+            b = B.T.copy() if tb else B
+            tf.matmul(feed("a", a), feed("b", b), transpose_a=ta, transpose_b=tb, name="z")
+            return {"a": a, "b": b}, {"z:0": AB}
+        _flags = "".join(s for s, on in (("_transpose_a", _ta), ("_transpose_b", _tb)) if on)
+        CASES.append(Case(f"matmul_float32{_flags}",
+                          f"MatMul [2,3] x [3,2] with transpose_a={_ta}, transpose_b={_tb} "
+                          "(inputs stored transposed to match).", _matmul, F32))
+
+
+@case("matmul_int32", "MatMul in int32 is exact.")
+def _():
+    a, b = i32([1, 2], [3, 4], [-5, 6]), i32([7, -8, 9], [10, 11, -12])
+    tf.matmul(feed("a", a), feed("b", b), name="z")
+    return {"a": a, "b": b}, {"z:0": i32([27, 14, -15], [61, 20, -21], [25, 106, -117])}
+
+
+@case("matmul_float64", "MatMul in float64.", tol=F64)
+def _():
+    a, b = A.astype(np.float64), B.astype(np.float64)
+    tf.matmul(feed("a", a), feed("b", b), name="z")
+    return {"a": a, "b": b}, {"z:0": a @ b}
+
+
+@case("matmul_empty_inner", "MatMul [2,0] x [0,3] sums nothing: zeros of shape [2,3].")
+def _():
+    a, b = np.zeros((2, 0), np.float32), np.zeros((0, 3), np.float32)
+    tf.matmul(feed("a", a), feed("b", b), name="z")
+    return {"a": a, "b": b}, {"z:0": np.zeros((2, 3), np.float32)}
+
+
+# -- shapes: Reshape, Transpose, Fill --------------------------------------------------------
+
+@case("reshape_infer_dim", "Reshape [2,3] to [3,-1]: the -1 becomes 2; elements stay in row-major order.")
+def _():
+    x = i32([1, 2, 3], [4, 5, 6])
+    tf.reshape(feed("x", x), [3, -1], name="z")
+    return {"x": x}, {"z:0": i32([1, 2], [3, 4], [5, 6])}
+
+
+@case("reshape_to_scalar_int64_shape", "Reshape [1,1] to a scalar, the shape given as an empty int64 tensor.")
+def _():
+    x = f32([2.5])
+    tf.reshape(feed("x", x), tf.constant(np.zeros(0, np.int64)), name="z")
+    return {"x": x}, {"z:0": np.float32(2.5)}
+
+
+@case("reshape_empty", "Reshape [0,3] to [3,0].")
+def _():
+    x = np.zeros((0, 3), np.float32)
+    tf.reshape(feed("x", x), [3, 0], name="z")
+    return {"x": x}, {"z:0": np.zeros((3, 0), np.float32)}
+
+
+@case("transpose_2d", "Transpose with the default perm reverses the dims.")
+def _():
+    x = i32([1, 2, 3], [4, 5, 6])
+    tf.transpose(feed("x", x), name="z")
+    return {"x": x}, {"z:0": i32([1, 4], [2, 5], [3, 6])}
+
+
+@case("transpose_rank3_int64_perm", "Transpose [2,2,3] by perm [2,0,1] given as int64: output dim i is input dim perm[i].")
+def _():
+    x = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
+    tf.transpose(feed("x", x), tf.constant([2, 0, 1], dtype=tf.int64), name="z")
+    expected = f32([[0, 3], [6, 9]], [[1, 4], [7, 10]], [[2, 5], [8, 11]])
+    return {"x": x}, {"z:0": expected}
+
+
+@case("fill_zeros_ones", "zeros([2,3]) float32 and ones([3]) int32, both Fill nodes.")
+def _():
+    tf.zeros([2, 3], name="zeros")
+    tf.ones([3], dtype=tf.int32, name="ones")
+    return {}, {"zeros:0": np.zeros((2, 3), np.float32), "ones:0": i32(1, 1, 1)}
+
+
+@case("fill_value", "Fill [2,2] with a fed scalar 7.5.")
+def _():
+    v = np.float32(7.5)
+    tf.fill([2, 2], feed("v", np.asarray(v)), name="z")
+    return {"v": np.asarray(v)}, {"z:0": f32([7.5, 7.5], [7.5, 7.5])}
+
+
+@case("fill_int64_dims_empty", "Fill with int64 dims (index_type = int64), one of them 0: shape [0,2] uint8.")
+def _():
+    tf.fill(tf.constant([0, 2], dtype=tf.int64), tf.constant(9, dtype=tf.uint8), name="z")
+    return {}, {"z:0": np.zeros((0, 2), np.uint8)}
+
+
+# -- Cast ------------------------------------------------------------------------------------
+
+@case("cast_float32_to_int32_truncates", "Cast float32 -> int32 truncates toward zero.")
+def _():
+    x = f32(1.9, -1.9, 0.5, -0.5, 2.0, -2147483520.0)
+    tf.cast(feed("x", x), tf.int32, name="z")
+    return {"x": x}, {"z:0": i32(1, -1, 0, 0, 2, -2147483520)}
+
+
+@case("cast_float32_to_bool", "Cast float32 -> bool is x != 0: -0.0 is false, nan and inf are true.")
+def _():
+    x = f32(0.0, -0.0, 0.5, -2.0, INF, NAN)
+    tf.cast(feed("x", x), tf.bool, name="z")
+    return {"x": x}, {"z:0": np.array([False, False, True, True, True, True])}
+
+
+@case("cast_bool_to_float32_and_int32", "Cast bool -> float32 and bool -> int32 give 1 and 0.")
+def _():
+    x = np.array([True, False, True])
+    px = feed("x", x)
+    tf.cast(px, tf.float32, name="f")
+    tf.cast(px, tf.int32, name="i")
+    return {"x": x}, {"f:0": f32(1.0, 0.0, 1.0), "i:0": i32(1, 0, 1)}
+
+
+@case("cast_int32_to_float32_rounds", "Cast int32 -> float32 rounds to nearest even: 16777217 -> 16777216.")
+def _():
+    x = i32(16777217, 16777219, -3, 2147483647)
+    tf.cast(feed("x", x), tf.float32, name="z")
+    return {"x": x}, {"z:0": f32(16777216.0, 16777220.0, -3.0, 2147483648.0)}
+
+
+@case("cast_int_narrowing_wraps", "Cast int32 -> uint8 and int64 -> int32 keep the low bits (300 -> 44, -1 -> 255).")
+def _():
+    x = i32(300, -1, 255)
+    w = i64(2**32 + 5, -(2**32) - 1)
+    tf.cast(feed("x", x), tf.uint8, name="u")
+    tf.cast(feed("w", w), tf.int32, name="n")
+    return {"x": x, "w": w}, {"u:0": u8(44, 255, 255), "n:0": i32(5, -1)}
+
+
+@case("cast_float64_to_float32", "Cast float64 -> float32 rounds to nearest; 1e300 overflows to inf.")
+def _():
+    x = f64(0.1, -1.0 / 3.0, 1e300)
+    tf.cast(feed("x", x), tf.float32, name="z")
+    return {"x": x}, {"z:0": np.array([0.1, -1.0 / 3.0, INF], np.float32)}
+
+
+@case("cast_uint8_to_float64", "Cast uint8 -> float64 is exact.")
+def _():
+    x = u8(0, 128, 255)
+    tf.cast(feed("x", x), tf.float64, name="z")
+    return {"x": x}, {"z:0": f64(0.0, 128.0, 255.0)}
