@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 
+from graphdef.output_format import format_float
 from graphdef.shapes import show
 
 PLACEHOLDER_TYPES = ("Placeholder", "PlaceholderWithDefault")
@@ -275,7 +276,7 @@ def _refuse(value, mask, problem, name):
     """FeedError naming the first element where `mask` holds, if any does."""
     if mask.any():
         item = value.reshape(-1)[np.flatnonzero(mask.reshape(-1))[0]]
-        shown = repr(float(item)) if isinstance(item, (float, np.floating)) else str(item)
+        shown = format_float(item) if isinstance(item, (float, np.floating)) else str(item)
         raise FeedError(f"--feed {name}: {shown} {problem}")
 
 
