@@ -1,0 +1,165 @@
+#include "executor.h"
+
+#include <functional>
+#include <new>
+#include <queue>
+
+#include "kernel_context.h"
+#include "shape_pattern.h"
+
+namespace graphrun {
+
+namespace {
+
+// Calls visit(producer) for each dependency of a node that must run first:
+// its data inputs except refs, then its control inputs.
+template <class Visit>
+void for_each_dependency(const GraphNode& node, Visit&& visit) {
+  for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
+    if (!node.kernel->input_spec(i).is_ref) visit(node.inputs[i].node);
+  }
+  for (int control : node.control_inputs) visit(control);
+}
+
+// "x (float32, [?,3])", as Python's graphrun names a placeholder.
+std::string describe_placeholder(const GraphNode& node) {
+  const std::string shape = pattern_string(node.kernel->attr(*node.def, "shape").shape());
+  return node.name() + " (" + dtype_name(node.output_dtypes[0]) + ", " + shape + ")";
+}
+
+}  // namespace
+
+Executor::Executor(const Graph& graph, std::vector<Endpoint> fetches, const FeedMap& feeds)
+    : graph_(graph), fetches_(std::move(fetches)), uses_(graph.size(), 0) {
+  const int n = graph_.size();
+
+  // Mark the needed nodes with an explicit stack: no recursion over the graph.
+  std::vector<char> needed(n, 0);
+  std::vector<int> stack;
+  for (const Endpoint& fetch : fetches_) {
+    if (!needed[fetch.node]) {
+      needed[fetch.node] = 1;
+      stack.push_back(fetch.node);
+    }
+  }
+  while (!stack.empty()) {
+    const int i = stack.back();
+    stack.pop_back();
+    if (feeds.count(i)) continue;  // a fed value replaces the node and its inputs
+    for_each_dependency(graph_.node(i), [&](int producer) {
+      if (!needed[producer]) {
+        needed[producer] = 1;
+        stack.push_back(producer);
+      }
+    });
+  }
+
+  // Name every placeholder the run lacks at once, in file order.
+  std::string unfed;
+  int unfed_count = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!needed[i] || feeds.count(i) || !graph_.node(i).kernel->must_be_fed()) continue;
+    unfed += (unfed_count++ ? ", " : "") + describe_placeholder(graph_.node(i));
+  }
+  if (unfed_count > 0) {
+    throw UsageError(std::string(unfed_count > 1 ? "placeholders" : "placeholder") + " not fed: " + unfed +
+                     "; use --feed NAME=VALUE");
+  }
+
+  // Order them with Kahn's algorithm; the min-heap on the node index keeps a
+  // file already in topological order in file order.
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> consumers(n);
+  for (int i = 0; i < n; ++i) {
+    if (!needed[i] || feeds.count(i)) continue;
+    for_each_dependency(graph_.node(i), [&](int producer) {
+      ++pending[i];
+      consumers[producer].push_back(i);
+    });
+    for (int k = 0; k < static_cast<int>(graph_.node(i).inputs.size()); ++k) {
+      if (!graph_.node(i).kernel->input_spec(k).is_ref) ++uses_[graph_.node(i).inputs[k].node];
+    }
+  }
+  for (const Endpoint& fetch : fetches_) ++uses_[fetch.node];
+
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i) {
+    if (needed[i] && pending[i] == 0) ready.push(i);
+  }
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    order_.push_back(i);
+    for (int consumer : consumers[i]) {
+      if (--pending[consumer] == 0) ready.push(consumer);
+    }
+  }
+}
+
+std::vector<TensorPtr> Executor::run_node(int i, const std::vector<std::vector<TensorPtr>>& values,
+                                          VariableStore& variables) const {
+  const GraphNode& node = graph_.node(i);
+  std::vector<TensorPtr> inputs(node.inputs.size());
+  for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+    if (node.kernel->input_spec(static_cast<int>(k)).is_ref) continue;
+    inputs[k] = value_of(node.inputs[k], values, variables);
+  }
+  KernelContext context(graph_, i, std::move(inputs), variables);
+  try {
+    node.kernel->run(context);
+  } catch (const ExitError&) {
+    throw;
+  } catch (const Error& error) {
+    throw RunError(node.describe() + ": " + error.what());
+  } catch (const std::bad_alloc&) {
+    throw RunError(node.describe() + ": out of memory");
+  } catch (const std::exception& error) {
+    throw RunError(node.describe() + ": internal error: " + error.what());
+  }
+  std::vector<TensorPtr>& outputs = context.outputs();
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    if (!outputs[k] || outputs[k]->dtype() != node.output_dtypes[k]) {
+      throw RunError(node.describe() + ": internal error: output " + std::to_string(k) +
+                     " is missing or has the wrong dtype");
+    }
+  }
+  return std::move(outputs);
+}
+
+TensorPtr Executor::value_of(Endpoint endpoint, const std::vector<std::vector<TensorPtr>>& values,
+                              VariableStore& variables) const {
+  // A variable is read when its consumer runs, as a TF1 ref is, so a read
+  // ordered after an Assign by a control input sees the assigned value even
+  // though the variable node itself was "ready" long before.
+  if (graph_.node(endpoint.node).kernel->is_variable() && values[endpoint.node].empty()) {
+    return run_node(endpoint.node, values, variables).at(endpoint.output);
+  }
+  return values[endpoint.node].at(endpoint.output);
+}
+
+std::vector<TensorPtr> Executor::run(const FeedMap& feeds, VariableStore& variables) const {
+  std::vector<std::vector<TensorPtr>> values(graph_.size());
+  std::vector<int> remaining = uses_;
+  for (int i : order_) {
+    auto fed = feeds.find(i);
+    if (fed != feeds.end()) {
+      values[i] = {fed->second};
+      continue;
+    }
+    if (graph_.node(i).kernel->is_variable()) continue;  // read by each consumer instead
+    values[i] = run_node(i, values, variables);
+    // Free each input once its last consumer in this plan has run.
+    const GraphNode& node = graph_.node(i);
+    for (int k = 0; k < static_cast<int>(node.inputs.size()); ++k) {
+      if (node.kernel->input_spec(k).is_ref) continue;
+      const int producer = node.inputs[k].node;
+      if (--remaining[producer] == 0) values[producer].clear();
+    }
+  }
+  std::vector<TensorPtr> results;
+  results.reserve(fetches_.size());
+  for (const Endpoint& fetch : fetches_) results.push_back(value_of(fetch, values, variables));
+  return results;
+}
+
+}  // namespace graphrun

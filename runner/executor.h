@@ -1,0 +1,43 @@
+// Runs the part of a graph that the fetches need.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "graph.h"
+#include "tensor.h"
+#include "variable_store.h"
+
+namespace graphrun {
+
+// Placeholder node index -> the value fed for its output 0.
+using FeedMap = std::unordered_map<int, TensorPtr>;
+
+class Executor {
+ public:
+  // Plans which nodes run and in what order: the ancestors of the fetches
+  // through data and control inputs, stopping at fed nodes (ref inputs are
+  // not followed: Assign writes a variable without reading it). Throws
+  // UsageError naming every placeholder that is needed but not fed.
+  Executor(const Graph& graph, std::vector<Endpoint> fetches, const FeedMap& feeds);
+
+  // Executes the plan; `feeds` must feed the same nodes as at planning.
+  // Returns one tensor per fetch. Throws RunError.
+  std::vector<TensorPtr> run(const FeedMap& feeds, VariableStore& variables) const;
+
+  // The planned node order (topological; among ready nodes, file order first).
+  const std::vector<int>& order() const { return order_; }
+
+ private:
+  std::vector<TensorPtr> run_node(int node, const std::vector<std::vector<TensorPtr>>& values,
+                                  VariableStore& variables) const;
+  TensorPtr value_of(Endpoint endpoint, const std::vector<std::vector<TensorPtr>>& values,
+                     VariableStore& variables) const;
+
+  const Graph& graph_;
+  std::vector<Endpoint> fetches_;
+  std::vector<int> order_;
+  std::vector<int> uses_;  // per node: data uses within the plan + fetches of it
+};
+
+}  // namespace graphrun

@@ -1,0 +1,77 @@
+#include "feeds.h"
+
+#include <new>
+
+#include "json_tensor.h"
+#include "npy.h"
+#include "shape_pattern.h"
+#include "value_conversion.h"
+
+namespace graphrun {
+
+namespace {
+
+const graphdef::TensorShapeProto& declared_shape(const GraphNode& node) {
+  return node.kernel->attr(*node.def, "shape").shape();
+}
+
+std::string describe_placeholders(const Graph& graph) {
+  std::string list;
+  for (int i = 0; i < graph.size(); ++i) {
+    const GraphNode& node = graph.node(i);
+    if (!node.kernel->is_feedable()) continue;
+    if (!list.empty()) list += ", ";
+    list += node.name() + " (" + dtype_name(node.output_dtypes[0]) + ", " + pattern_string(declared_shape(node)) + ")";
+  }
+  return list.empty() ? "the graph has no placeholders" : "the graph's placeholders: " + list;
+}
+
+int find_placeholder(const Graph& graph, std::string name) {
+  if (name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0) name.resize(name.size() - 2);
+  const int node = graph.find(name);
+  if (node < 0 || !graph.node(node).kernel->is_feedable()) return -1;
+  return node;
+}
+
+TensorPtr read_value(const GraphNode& node, const std::string& value) {
+  const DataType dtype = node.output_dtypes[0];
+  if (!value.empty() && value[0] == '@') {
+    Tensor tensor = read_npy(value.substr(1));
+    if (tensor.dtype() == dtype) return std::make_shared<const Tensor>(std::move(tensor));
+    return std::make_shared<const Tensor>(convert_exactly(tensor, dtype));
+  }
+  return std::make_shared<const Tensor>(tensor_from_json(value, dtype));
+}
+
+}  // namespace
+
+FeedMap parse_feeds(const Graph& graph, const std::vector<std::string>& arguments) {
+  FeedMap feeds;
+  for (const std::string& argument : arguments) {
+    const std::size_t equals = argument.find('=');
+    if (equals == std::string::npos) throw UsageError("--feed needs NAME=VALUE, got '" + argument + "'");
+    const std::string name = argument.substr(0, equals);
+    const std::string value = argument.substr(equals + 1);
+    const int node = find_placeholder(graph, name);
+    if (node < 0) throw UsageError("unknown feed '" + name + "': " + describe_placeholders(graph));
+    if (feeds.count(node)) throw UsageError("'" + name + "' is fed more than once");
+    const GraphNode& placeholder = graph.node(node);
+    TensorPtr tensor;
+    try {
+      tensor = read_value(placeholder, value);
+    } catch (const Error& error) {
+      throw UsageError("feed '" + name + "': " + error.what());
+    } catch (const std::bad_alloc&) {
+      throw UsageError("feed '" + name + "': out of memory");
+    }
+    const auto& pattern = declared_shape(placeholder);
+    if (!shape_matches(pattern, tensor->shape())) {
+      throw UsageError("feed '" + name + "': the value has shape " + shape_string(tensor->shape()) +
+                       " but placeholder '" + placeholder.name() + "' has shape " + pattern_string(pattern));
+    }
+    feeds.emplace(node, std::move(tensor));
+  }
+  return feeds;
+}
+
+}  // namespace graphrun

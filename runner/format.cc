@@ -1,0 +1,144 @@
+#include "format.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "float_repr.h"
+
+namespace graphrun {
+
+namespace {
+
+enum class Style { kText, kJson };
+
+template <class T>
+void append_element(std::string& out, T value, Style style) {
+  if constexpr (std::is_same_v<T, bool>) {
+    out += value ? "true" : "false";
+  } else if constexpr (std::is_floating_point_v<T>) {
+    const char* special = nullptr;
+    if (std::isnan(value)) special = "nan";
+    else if (std::isinf(value)) special = value > 0 ? "inf" : "-inf";
+    if (special == nullptr) out += float_repr(value);
+    else if (style == Style::kJson) out += std::string("\"") + special + "\"";
+    else out += special;
+  } else if constexpr (std::is_signed_v<T>) {
+    out += std::to_string(static_cast<long long>(value));
+  } else {
+    out += std::to_string(static_cast<unsigned long long>(value));
+  }
+}
+
+// Nested brackets, elements separated by ", ". Iterative, so even a hostile
+// rank cannot exhaust the stack; an empty dim prints "[]" and stops there
+// ([2,0] -> "[[], []]").
+template <class T>
+void append_values(std::string& out, const Tensor& tensor, Style style) {
+  const T* data = tensor.data<T>();
+  const Shape& shape = tensor.shape();
+  const int rank = static_cast<int>(shape.size());
+  if (rank == 0) {
+    append_element(out, data[0], style);
+    return;
+  }
+  std::vector<int64_t> position(rank, 0);
+  int64_t flat = 0;
+  int depth = 0;
+  out += '[';
+  while (true) {
+    if (position[depth] < shape[depth]) {
+      if (position[depth] > 0) out += ", ";
+      if (depth == rank - 1) {
+        append_element(out, data[flat++], style);
+        ++position[depth];
+      } else {
+        ++depth;
+        position[depth] = 0;
+        out += '[';
+      }
+    } else {
+      out += ']';
+      if (depth == 0) break;
+      --depth;
+      ++position[depth];
+    }
+  }
+}
+
+void append_tensor_values(std::string& out, const Tensor& tensor, Style style) {
+  dispatch(AllTypes{}, tensor.dtype(), [&](auto tag) {
+    append_values<typename decltype(tag)::type>(out, tensor, style);
+  });
+}
+
+// Escaped as Python's json.dumps does by default (ensure_ascii), so names
+// print identically from both runners.
+void append_json_string(std::string& out, const std::string& text) {
+  out += '"';
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(text[i]);
+    char escape[16];
+    if (c == '"') out += "\\\"";
+    else if (c == '\\') out += "\\\\";
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\b') out += "\\b";
+    else if (c == '\f') out += "\\f";
+    else if (c < 0x20) {
+      std::snprintf(escape, sizeof escape, "\\u%04x", c);
+      out += escape;
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else {
+      // Decode one UTF-8 sequence (protobuf guarantees string fields are
+      // valid UTF-8) and write it as \uXXXX, with a surrogate pair above U+FFFF.
+      const int length = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2;
+      uint32_t code = c & (0x7F >> length);
+      for (int k = 1; k < length && i + 1 < text.size(); ++k) code = (code << 6) | (text[++i] & 0x3F);
+      if (code >= 0x10000) {
+        code -= 0x10000;
+        std::snprintf(escape, sizeof escape, "\\u%04x\\u%04x", 0xD800 + (code >> 10), 0xDC00 + (code & 0x3FF));
+      } else {
+        std::snprintf(escape, sizeof escape, "\\u%04x", code);
+      }
+      out += escape;
+    }
+  }
+  out += '"';
+}
+
+}  // namespace
+
+std::string format_text(const std::vector<FetchResult>& results) {
+  std::string out;
+  for (const FetchResult& result : results) {
+    const Tensor& tensor = *result.value;
+    out += result.name + " " + dtype_name(tensor.dtype()) + " " + shape_string(tensor.shape()) + " = ";
+    append_tensor_values(out, tensor, Style::kText);
+    out += '\n';
+  }
+  return out;
+}
+
+std::string format_json(const std::vector<FetchResult>& results) {
+  std::string out = "{\"outputs\": [";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Tensor& tensor = *results[i].value;
+    if (i > 0) out += ", ";
+    out += "{\"name\": ";
+    append_json_string(out, results[i].name);
+    out += ", \"dtype\": \"" + dtype_name(tensor.dtype()) + "\", \"shape\": [";
+    for (std::size_t d = 0; d < tensor.shape().size(); ++d) {
+      if (d > 0) out += ", ";
+      out += std::to_string(tensor.shape()[d]);
+    }
+    out += "], \"values\": ";
+    append_tensor_values(out, tensor, Style::kJson);
+    out += '}';
+  }
+  out += "]}\n";
+  return out;
+}
+
+}  // namespace graphrun

@@ -1,0 +1,234 @@
+#include "kernel.h"
+
+#include <algorithm>
+#include <map>
+
+namespace graphrun {
+
+namespace {
+
+const char* attr_kind_name(AttrKind kind) {
+  switch (kind) {
+    case AttrKind::kType: return "a type";
+    case AttrKind::kBool: return "a bool";
+    case AttrKind::kString: return "a string";
+    case AttrKind::kShape: return "a shape";
+    case AttrKind::kTensor: return "a tensor";
+  }
+  return "?";
+}
+
+const char* held_kind_name(const graphdef::AttrValue& value) {
+  switch (value.value_case()) {
+    case graphdef::AttrValue::kList: return "a list";
+    case graphdef::AttrValue::kS: return "a string";
+    case graphdef::AttrValue::kI: return "an int";
+    case graphdef::AttrValue::kF: return "a float";
+    case graphdef::AttrValue::kB: return "a bool";
+    case graphdef::AttrValue::kType: return "a type";
+    case graphdef::AttrValue::kShape: return "a shape";
+    case graphdef::AttrValue::kTensor: return "a tensor";
+    case graphdef::AttrValue::kFunc: return "a function";
+    case graphdef::AttrValue::kPlaceholder: return "a function placeholder";
+    case graphdef::AttrValue::VALUE_NOT_SET: return "nothing";
+  }
+  return "something else";
+}
+
+bool holds_kind(const graphdef::AttrValue& value, AttrKind kind) {
+  switch (kind) {
+    case AttrKind::kType: return value.value_case() == graphdef::AttrValue::kType;
+    case AttrKind::kBool: return value.value_case() == graphdef::AttrValue::kB;
+    case AttrKind::kString: return value.value_case() == graphdef::AttrValue::kS;
+    case AttrKind::kShape: return value.value_case() == graphdef::AttrValue::kShape;
+    case AttrKind::kTensor: return value.value_case() == graphdef::AttrValue::kTensor;
+  }
+  return false;
+}
+
+std::string dtype_list(const std::vector<DataType>& dtypes) {
+  std::string out;
+  for (DataType dtype : dtypes) {
+    if (!out.empty()) out += ", ";
+    out += dtype_name(dtype);
+  }
+  return out;
+}
+
+std::map<std::string, Kernel>& registered_kernels() {
+  // Function-local so it exists before the first registration, whatever
+  // order the translation units' static initializers run in.
+  static std::map<std::string, Kernel> kernels;
+  return kernels;
+}
+
+}  // namespace
+
+Kernel& Kernel::input(std::string name, std::string type_attr) {
+  inputs_.push_back({std::move(name), std::move(type_attr), false});
+  return *this;
+}
+
+Kernel& Kernel::ref_input(std::string name, std::string type_attr) {
+  inputs_.push_back({std::move(name), std::move(type_attr), true});
+  return *this;
+}
+
+Kernel& Kernel::output(std::string type_attr) {
+  output_type_attrs_.push_back(std::move(type_attr));
+  return *this;
+}
+
+void Kernel::add_attr(AttrSpec spec) { attrs_.push_back(std::move(spec)); }
+
+Kernel& Kernel::type_attr(std::string name, std::vector<DataType> allowed) {
+  AttrSpec spec(std::move(name), AttrKind::kType);
+  spec.allowed_dtypes = std::move(allowed);
+  add_attr(std::move(spec));
+  return *this;
+}
+
+Kernel& Kernel::type_attr(std::string name, std::vector<DataType> allowed, DataType default_dtype) {
+  AttrSpec spec(std::move(name), AttrKind::kType);
+  spec.allowed_dtypes = std::move(allowed);
+  spec.has_default = true;
+  spec.default_value.set_type(default_dtype);
+  add_attr(std::move(spec));
+  return *this;
+}
+
+Kernel& Kernel::bool_attr(std::string name, bool default_value) {
+  AttrSpec spec(std::move(name), AttrKind::kBool);
+  spec.has_default = true;
+  spec.default_value.set_b(default_value);
+  add_attr(std::move(spec));
+  return *this;
+}
+
+Kernel& Kernel::string_attr(std::string name, std::string default_value) {
+  AttrSpec spec(std::move(name), AttrKind::kString);
+  spec.has_default = true;
+  spec.default_value.set_s(std::move(default_value));
+  add_attr(std::move(spec));
+  return *this;
+}
+
+Kernel& Kernel::shape_attr(std::string name) {
+  AttrSpec spec(std::move(name), AttrKind::kShape);
+  spec.has_default = true;
+  spec.default_value.mutable_shape()->set_unknown_rank(true);
+  add_attr(std::move(spec));
+  return *this;
+}
+
+Kernel& Kernel::tensor_attr(std::string name) {
+  add_attr(AttrSpec(std::move(name), AttrKind::kTensor));
+  return *this;
+}
+
+Kernel& Kernel::feedable(bool must_be_fed) {
+  feedable_ = true;
+  must_be_fed_ = must_be_fed;
+  return *this;
+}
+
+Kernel& Kernel::holds_variable() {
+  holds_variable_ = true;
+  return *this;
+}
+
+Kernel& Kernel::check(CheckFn fn) {
+  check_ = std::move(fn);
+  return *this;
+}
+
+Kernel& Kernel::compute(ComputeFn fn) {
+  compute_ = std::move(fn);
+  return *this;
+}
+
+int Kernel::num_outputs(const graphdef::NodeDef&) const {
+  // Every op graphrun-cc supports has a fixed output count; an op like Split
+  // would compute it from the node's attrs here.
+  return static_cast<int>(output_type_attrs_.size());
+}
+
+void Kernel::validate_attrs(const graphdef::NodeDef& node) const {
+  for (const AttrSpec& spec : attrs_) {
+    auto found = node.attr().find(spec.name);
+    if (found == node.attr().end()) {
+      if (!spec.has_default) throw Error("missing attr '" + spec.name + "'");
+      continue;
+    }
+    const graphdef::AttrValue& value = found->second;
+    if (!holds_kind(value, spec.kind)) {
+      throw Error("attr '" + spec.name + "' should hold " + attr_kind_name(spec.kind) +
+                  " but holds " + held_kind_name(value));
+    }
+    if (spec.kind != AttrKind::kType) continue;
+    const DataType dtype = value.type();
+    if (!is_supported_dtype(dtype)) {
+      throw Error("attr '" + spec.name + "' is " + dtype_name(dtype) +
+                  ", a dtype graphrun-cc does not support");
+    }
+    const auto& allowed = spec.allowed_dtypes;
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), dtype) == allowed.end()) {
+      throw Error("attr '" + spec.name + "' is " + dtype_name(dtype) + "; " + op_ +
+                  " accepts " + dtype_list(allowed));
+    }
+  }
+  if (check_) check_(*this, node);
+}
+
+const AttrSpec& Kernel::spec(const std::string& name) const {
+  for (const AttrSpec& spec : attrs_) {
+    if (spec.name == name) return spec;
+  }
+  throw Error("internal error: " + op_ + " declares no attr '" + name + "'");
+}
+
+const graphdef::AttrValue& Kernel::attr(const graphdef::NodeDef& node, const std::string& name) const {
+  const AttrSpec& declared = spec(name);
+  auto found = node.attr().find(name);
+  if (found != node.attr().end()) return found->second;
+  if (!declared.has_default) throw Error("missing attr '" + name + "'");
+  return declared.default_value;
+}
+
+DataType Kernel::get_type(const graphdef::NodeDef& node, const std::string& name) const {
+  return attr(node, name).type();
+}
+
+bool Kernel::get_bool(const graphdef::NodeDef& node, const std::string& name) const {
+  return attr(node, name).b();
+}
+
+DataType Kernel::input_dtype(const graphdef::NodeDef& node, int i) const {
+  return get_type(node, inputs_[i].type_attr);
+}
+
+std::vector<DataType> Kernel::output_dtypes(const graphdef::NodeDef& node) const {
+  std::vector<DataType> dtypes;
+  for (const std::string& type_attr : output_type_attrs_) dtypes.push_back(get_type(node, type_attr));
+  return dtypes;
+}
+
+bool KernelRegistry::add(Kernel kernel) {
+  std::string op = kernel.op();
+  registered_kernels().emplace(std::move(op), std::move(kernel));
+  return true;
+}
+
+const Kernel* KernelRegistry::find(const std::string& op) {
+  const auto& kernels = registered_kernels();
+  auto found = kernels.find(op);
+  return found == kernels.end() ? nullptr : &found->second;
+}
+
+std::vector<std::string> KernelRegistry::op_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : registered_kernels()) names.push_back(entry.first);
+  return names;  // std::map keeps them sorted
+}
+
+}  // namespace graphrun

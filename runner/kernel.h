@@ -1,0 +1,121 @@
+// A kernel: everything graphrun-cc knows about one op type. It is declared
+// OpDef-style (inputs and outputs typed by attrs, attrs with kinds, allowed
+// dtypes and defaults), so graph validation can check a node completely
+// before anything runs, and kernels read attrs with their defaults applied.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dtype.h"
+#include "graph.pb.h"
+
+namespace graphrun {
+
+class KernelContext;
+class Kernel;
+
+enum class AttrKind { kType, kBool, kString, kShape, kTensor };
+
+struct AttrSpec {
+  AttrSpec(std::string name, AttrKind kind) : name(std::move(name)), kind(kind) {}
+
+  std::string name;
+  AttrKind kind;
+  bool has_default = false;
+  graphdef::AttrValue default_value;
+  std::vector<DataType> allowed_dtypes;  // kType only; empty means every supported dtype
+};
+
+struct InputSpec {
+  std::string name;
+  std::string type_attr;  // the attr holding this input's dtype
+  // A TF1 reference input: it names a VariableV2 node directly, and the
+  // kernel reads or writes that variable in the store instead of receiving a
+  // computed value. It is not a data dependency, so Assign can initialize a
+  // variable nobody has written yet.
+  bool is_ref = false;
+};
+
+using ComputeFn = std::function<void(KernelContext&)>;
+// Extra attr validation beyond kinds and dtypes (e.g. Const decodes `value`).
+// Throws Error.
+using CheckFn = std::function<void(const Kernel&, const graphdef::NodeDef&)>;
+
+class Kernel {
+ public:
+  explicit Kernel(std::string op) : op_(std::move(op)) {}
+
+  // --- declaration (used in the REGISTER_KERNEL expression) ---
+  Kernel& input(std::string name, std::string type_attr);
+  Kernel& ref_input(std::string name, std::string type_attr);
+  Kernel& output(std::string type_attr);
+  Kernel& type_attr(std::string name, std::vector<DataType> allowed = {});
+  Kernel& type_attr(std::string name, std::vector<DataType> allowed, DataType default_dtype);
+  Kernel& bool_attr(std::string name, bool default_value);
+  Kernel& string_attr(std::string name, std::string default_value);
+  Kernel& shape_attr(std::string name);  // absent means "unknown rank"
+  Kernel& tensor_attr(std::string name);  // required
+  Kernel& feedable(bool must_be_fed);    // Placeholder-like: a --feed may replace it
+  Kernel& holds_variable();               // VariableV2: what ref inputs may name
+  Kernel& check(CheckFn fn);
+  Kernel& compute(ComputeFn fn);
+
+  // --- use ---
+  const std::string& op() const { return op_; }
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  const InputSpec& input_spec(int i) const { return inputs_[i]; }
+  int num_outputs(const graphdef::NodeDef& node) const;
+  bool is_feedable() const { return feedable_; }
+  bool must_be_fed() const { return must_be_fed_; }
+  bool is_variable() const { return holds_variable_; }
+
+  // Throws Error naming the attr at fault. Unknown attrs are ignored, as
+  // TensorFlow 2.x does.
+  void validate_attrs(const graphdef::NodeDef& node) const;
+
+  // Valid only after validate_attrs() accepted the node.
+  DataType input_dtype(const graphdef::NodeDef& node, int i) const;
+  std::vector<DataType> output_dtypes(const graphdef::NodeDef& node) const;
+
+  // An attr's value from the node, or its declared default.
+  const graphdef::AttrValue& attr(const graphdef::NodeDef& node, const std::string& name) const;
+  DataType get_type(const graphdef::NodeDef& node, const std::string& name) const;
+  bool get_bool(const graphdef::NodeDef& node, const std::string& name) const;
+
+  void run(KernelContext& context) const { compute_(context); }
+
+ private:
+  const AttrSpec& spec(const std::string& name) const;
+  void add_attr(AttrSpec spec);
+
+  std::string op_;
+  std::vector<InputSpec> inputs_;
+  std::vector<std::string> output_type_attrs_;
+  std::vector<AttrSpec> attrs_;
+  bool feedable_ = false;
+  bool must_be_fed_ = false;
+  bool holds_variable_ = false;
+  CheckFn check_;
+  ComputeFn compute_;
+};
+
+class KernelRegistry {
+ public:
+  // Returns true so it can initialize a static; see REGISTER_KERNEL.
+  static bool add(Kernel kernel);
+  static const Kernel* find(const std::string& op);
+  static std::vector<std::string> op_names();  // sorted
+};
+
+#define GRAPHRUN_CONCAT_INNER(a, b) a##b
+#define GRAPHRUN_CONCAT(a, b) GRAPHRUN_CONCAT_INNER(a, b)
+
+// Registers a kernel from the file that defines it, at static-initialization
+// time, so adding a kernel never touches a central list.
+#define REGISTER_KERNEL(kernel_expression)                                         \
+  [[maybe_unused]] static const bool GRAPHRUN_CONCAT(kernel_registered_, __COUNTER__) = \
+      ::graphrun::KernelRegistry::add(kernel_expression)
+
+}  // namespace graphrun

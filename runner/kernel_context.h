@@ -1,0 +1,46 @@
+// What a kernel sees while it runs one node: its inputs, its attrs (defaults
+// applied), the variable store, and where to put its outputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph.h"
+#include "tensor.h"
+#include "variable_store.h"
+
+namespace graphrun {
+
+class KernelContext {
+ public:
+  KernelContext(const Graph& graph, int node, std::vector<TensorPtr> inputs, VariableStore& variables);
+
+  const graphdef::NodeDef& node_def() const { return *node_.def; }
+
+  // A data input's value. Ref inputs have none: use ref_variable().
+  const Tensor& input(int i) const { return *input_ptr(i); }
+  const TensorPtr& input_ptr(int i) const;
+
+  // The variable node a ref input names (its name keys the variable store).
+  const std::string& ref_variable(int i) const;
+  const graphdef::NodeDef& ref_variable_def(int i) const;
+
+  const graphdef::AttrValue& attr(const std::string& name) const;
+  DataType attr_type(const std::string& name) const;
+  bool attr_bool(const std::string& name) const;
+
+  VariableStore& variables() { return variables_; }
+
+  void set_output(int i, TensorPtr value);
+  void set_output(int i, Tensor&& value);
+  std::vector<TensorPtr>& outputs() { return outputs_; }
+
+ private:
+  const Graph& graph_;
+  const GraphNode& node_;
+  std::vector<TensorPtr> inputs_;
+  VariableStore& variables_;
+  std::vector<TensorPtr> outputs_;
+};
+
+}  // namespace graphrun

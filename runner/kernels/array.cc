@@ -1,0 +1,128 @@
+// Shape-changing ops: Reshape, Transpose, Fill.
+#include <cstring>
+
+#include "broadcast.h"
+#include "kernel.h"
+#include "kernel_context.h"
+#include "kernels/index_input.h"
+
+namespace graphrun {
+namespace {
+
+const std::vector<DataType> kIndexDtypes = dtypes_of(IndexTypes{});
+
+void compute_reshape(KernelContext& context) {
+  const Tensor& input = context.input(0);
+  Shape shape = read_index_vector(context.input(1), "shape", false);
+  int inferred = -1;
+  bool has_zero = false;
+  for (int d = 0; d < static_cast<int>(shape.size()); ++d) {
+    if (shape[d] == -1) {
+      if (inferred >= 0) throw Error("shape " + shape_string(shape) + " has more than one -1");
+      inferred = d;
+    } else if (shape[d] < 0) {
+      throw Error("shape " + shape_string(shape) + " has a negative dimension");
+    } else if (shape[d] == 0) {
+      has_zero = true;
+    }
+  }
+  // The product of the given dims (the -1 left out); a product that
+  // overflows can never equal the input's element count.
+  int64_t known = 1;
+  bool overflow = false;
+  for (int d = 0; d < static_cast<int>(shape.size()) && !has_zero; ++d) {
+    if (d != inferred && __builtin_mul_overflow(known, shape[d], &known)) overflow = true;
+  }
+  if (has_zero) known = 0;
+  const std::string cannot = "cannot reshape " + shape_string(input.shape()) + " (" +
+                             std::to_string(input.num_elements()) + " elements) into " + shape_string(shape);
+  if (overflow) throw Error(cannot);
+  if (inferred >= 0) {
+    // With a 0 among the given dims the -1 is ambiguous, as numpy also says.
+    if (known == 0 || input.num_elements() % known != 0) throw Error(cannot);
+    shape[inferred] = input.num_elements() / known;
+  } else if (known != input.num_elements()) {
+    throw Error(cannot);
+  }
+  context.set_output(0, input.reshaped(std::move(shape)));
+}
+
+void compute_transpose(KernelContext& context) {
+  const Tensor& input = context.input(0);
+  const std::vector<int64_t> perm = read_index_vector(context.input(1), "perm", false);
+  const int rank = static_cast<int>(input.rank());
+  std::vector<char> seen(rank, 0);
+  bool valid = static_cast<int>(perm.size()) == rank;
+  for (int64_t axis : perm) {
+    if (!valid) break;
+    valid = axis >= 0 && axis < rank && !seen[axis];
+    if (valid) seen[axis] = 1;
+  }
+  if (!valid) {
+    throw Error("perm " + shape_string(perm) + " is not a permutation of the " + std::to_string(rank) +
+                " dims of " + shape_string(input.shape()));
+  }
+  Shape out_shape(rank);
+  const std::vector<int64_t> in_strides = row_major_strides(input.shape());
+  std::vector<int64_t> strides(rank);  // input stride for each output dim
+  for (int d = 0; d < rank; ++d) {
+    out_shape[d] = input.shape()[perm[d]];
+    strides[d] = in_strides[perm[d]];
+  }
+  Tensor output(input.dtype(), out_shape);
+  const int64_t total = output.num_elements();
+  const std::size_t item = dtype_size(input.dtype());
+  const auto* in = static_cast<const unsigned char*>(input.raw_data());
+  auto* out = static_cast<unsigned char*>(output.raw_data());
+  // Walk the output in order with an odometer, tracking the input offset.
+  std::vector<int64_t> index(rank, 0);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    std::memcpy(out + i * item, in + offset * item, item);
+    for (int d = rank - 1; d >= 0; --d) {
+      offset += strides[d];
+      if (++index[d] < out_shape[d]) break;
+      offset -= strides[d] * out_shape[d];
+      index[d] = 0;
+    }
+  }
+  context.set_output(0, std::move(output));
+}
+
+void compute_fill(KernelContext& context) {
+  const Shape dims = read_index_vector(context.input(0), "dims", false);
+  const Tensor& value = context.input(1);
+  if (value.rank() != 0) throw Error("value must be a scalar, got shape " + shape_string(value.shape()));
+  Tensor output(value.dtype(), dims);  // checks for negative and oversized dims
+  const std::size_t item = dtype_size(value.dtype());
+  auto* out = static_cast<unsigned char*>(output.raw_data());
+  for (int64_t i = 0; i < output.num_elements(); ++i) std::memcpy(out + i * item, value.raw_data(), item);
+  context.set_output(0, std::move(output));
+}
+
+REGISTER_KERNEL(Kernel("Reshape")
+                    .input("tensor", "T")
+                    .input("shape", "Tshape")
+                    .output("T")
+                    .type_attr("T")
+                    .type_attr("Tshape", kIndexDtypes, graphdef::DT_INT32)
+                    .compute(compute_reshape));
+
+REGISTER_KERNEL(Kernel("Transpose")
+                    .input("x", "T")
+                    .input("perm", "Tperm")
+                    .output("T")
+                    .type_attr("T")
+                    .type_attr("Tperm", kIndexDtypes, graphdef::DT_INT32)
+                    .compute(compute_transpose));
+
+REGISTER_KERNEL(Kernel("Fill")
+                    .input("dims", "index_type")
+                    .input("value", "T")
+                    .output("T")
+                    .type_attr("T")
+                    .type_attr("index_type", kIndexDtypes, graphdef::DT_INT32)
+                    .compute(compute_fill));
+
+}  // namespace
+}  // namespace graphrun

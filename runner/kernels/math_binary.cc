@@ -1,0 +1,87 @@
+// Binary elementwise math with numpy-style broadcasting. Integer arithmetic
+// wraps around (two's complement); float arithmetic is plain IEEE.
+#include <cmath>
+
+#include "broadcast.h"
+#include "int_arith.h"
+#include "kernel.h"
+#include "kernel_context.h"
+
+namespace graphrun {
+namespace {
+
+struct AddOp {
+  using Types = NumericTypes;
+  template <class T>
+  static T apply(T a, T b) { return add(a, b); }
+};
+
+struct SubOp {
+  using Types = NumericTypes;
+  template <class T>
+  static T apply(T a, T b) { return sub(a, b); }
+};
+
+struct MulOp {
+  using Types = NumericTypes;
+  template <class T>
+  static T apply(T a, T b) { return mul(a, b); }
+};
+
+struct RealDivOp {
+  using Types = FloatTypes;
+  template <class T>
+  static T apply(T a, T b) { return a / b; }
+};
+
+// numpy's rule, `a >= b || isnan(a) ? a : b`: a NaN on either side wins.
+struct MaximumOp {
+  using Types = NumericTypes;
+  template <class T>
+  static T apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) return (a >= b || std::isnan(a)) ? a : b;
+    else return a >= b ? a : b;
+  }
+};
+
+struct MinimumOp {
+  using Types = NumericTypes;
+  template <class T>
+  static T apply(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) return (a <= b || std::isnan(a)) ? a : b;
+    else return a <= b ? a : b;
+  }
+};
+
+template <class Op>
+void compute_binary(KernelContext& context) {
+  const Tensor& x = context.input(0);
+  const Tensor& y = context.input(1);
+  const BroadcastPlan plan = plan_broadcast(x.shape(), y.shape());
+  dispatch(typename Op::Types{}, x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(x.dtype(), plan.out);
+    broadcast_apply(plan, x.data<T>(), y.data<T>(), out.data<T>(), [](T a, T b) { return Op::apply(a, b); });
+    context.set_output(0, std::move(out));
+  });
+}
+
+template <class Op>
+Kernel binary_kernel(const char* op, std::vector<DataType> allowed) {
+  return Kernel(op).input("x", "T").input("y", "T").output("T").type_attr("T", std::move(allowed)).compute(
+      compute_binary<Op>);
+}
+
+// Add is the TF1 spelling; TensorFlow's OpDef lists fewer dtypes for it.
+REGISTER_KERNEL(binary_kernel<AddOp>("Add", {graphdef::DT_FLOAT, graphdef::DT_DOUBLE, graphdef::DT_UINT8,
+                                             graphdef::DT_INT8, graphdef::DT_INT16, graphdef::DT_INT32,
+                                             graphdef::DT_INT64}));
+REGISTER_KERNEL(binary_kernel<AddOp>("AddV2", dtypes_of(NumericTypes{})));
+REGISTER_KERNEL(binary_kernel<SubOp>("Sub", dtypes_of(NumericTypes{})));
+REGISTER_KERNEL(binary_kernel<MulOp>("Mul", dtypes_of(NumericTypes{})));
+REGISTER_KERNEL(binary_kernel<RealDivOp>("RealDiv", dtypes_of(FloatTypes{})));
+REGISTER_KERNEL(binary_kernel<MaximumOp>("Maximum", dtypes_of(NumericTypes{})));
+REGISTER_KERNEL(binary_kernel<MinimumOp>("Minimum", dtypes_of(NumericTypes{})));
+
+}  // namespace
+}  // namespace graphrun

@@ -1,0 +1,108 @@
+// Unary elementwise math. Integer negation wraps (-(-128) is -128 in int8).
+#include <cmath>
+
+#include "int_arith.h"
+#include "kernel.h"
+#include "kernel_context.h"
+
+namespace graphrun {
+namespace {
+
+using SignedTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t>;
+
+struct NegOp {
+  using Types = SignedTypes;
+  template <class T>
+  static T apply(T x) {
+    if constexpr (std::is_integral_v<T>) return wrapping_neg(x);
+    else return -x;
+  }
+};
+
+struct AbsOp {
+  using Types = SignedTypes;
+  template <class T>
+  static T apply(T x) {
+    if constexpr (std::is_integral_v<T>) return x < 0 ? wrapping_neg(x) : x;
+    else return std::fabs(x);
+  }
+};
+
+struct SquareOp {
+  using Types = NumericTypes;
+  template <class T>
+  static T apply(T x) { return mul(x, x); }
+};
+
+struct SqrtOp {
+  using Types = FloatTypes;
+  template <class T>
+  static T apply(T x) { return std::sqrt(x); }
+};
+
+struct ExpOp {
+  using Types = FloatTypes;
+  template <class T>
+  static T apply(T x) { return std::exp(x); }
+};
+
+struct LogOp {
+  using Types = FloatTypes;
+  template <class T>
+  static T apply(T x) { return std::log(x); }
+};
+
+struct SigmoidOp {
+  using Types = FloatTypes;
+  template <class T>
+  static T apply(T x) { return T(1) / (T(1) + std::exp(-x)); }
+};
+
+struct TanhOp {
+  using Types = FloatTypes;
+  template <class T>
+  static T apply(T x) { return std::tanh(x); }
+};
+
+// max(x, 0) by numpy's maximum rule, so NaN (and -0.0) pass through.
+struct ReluOp {
+  using Types = NumericTypes;
+  template <class T>
+  static T apply(T x) {
+    if constexpr (std::is_floating_point_v<T>) return (x >= T(0) || std::isnan(x)) ? x : T(0);
+    else if constexpr (std::is_signed_v<T>) return x >= 0 ? x : T(0);
+    else return x;
+  }
+};
+
+template <class Op>
+void compute_unary(KernelContext& context) {
+  const Tensor& x = context.input(0);
+  dispatch(typename Op::Types{}, x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(x.dtype(), x.shape());
+    const T* in = x.data<T>();
+    T* result = out.data<T>();
+    for (int64_t i = 0; i < x.num_elements(); ++i) result[i] = Op::apply(in[i]);
+    context.set_output(0, std::move(out));
+  });
+}
+
+template <class Op>
+Kernel unary_kernel(const char* op) {
+  return Kernel(op).input("x", "T").output("T").type_attr("T", dtypes_of(typename Op::Types{})).compute(
+      compute_unary<Op>);
+}
+
+REGISTER_KERNEL(unary_kernel<NegOp>("Neg"));
+REGISTER_KERNEL(unary_kernel<AbsOp>("Abs"));
+REGISTER_KERNEL(unary_kernel<SquareOp>("Square"));
+REGISTER_KERNEL(unary_kernel<SqrtOp>("Sqrt"));
+REGISTER_KERNEL(unary_kernel<ExpOp>("Exp"));
+REGISTER_KERNEL(unary_kernel<LogOp>("Log"));
+REGISTER_KERNEL(unary_kernel<SigmoidOp>("Sigmoid"));
+REGISTER_KERNEL(unary_kernel<TanhOp>("Tanh"));
+REGISTER_KERNEL(unary_kernel<ReluOp>("Relu"));
+
+}  // namespace
+}  // namespace graphrun

@@ -1,0 +1,38 @@
+// Placeholder and PlaceholderWithDefault: the graph's inputs, given by --feed.
+#include "kernel.h"
+#include "kernel_context.h"
+#include "shape_pattern.h"
+
+namespace graphrun {
+namespace {
+
+REGISTER_KERNEL(Kernel("Placeholder")
+                    .output("dtype")
+                    .type_attr("dtype")
+                    .shape_attr("shape")
+                    .feedable(/*must_be_fed=*/true)
+                    .compute([](KernelContext&) {
+                      // The executor refuses to plan a run with an unfed
+                      // placeholder, so this only guards against a bug there.
+                      throw Error("placeholder was not fed");
+                    }));
+
+REGISTER_KERNEL(Kernel("PlaceholderWithDefault")
+                    .input("input", "dtype")
+                    .output("dtype")
+                    .type_attr("dtype")
+                    .shape_attr("shape")
+                    .feedable(/*must_be_fed=*/false)
+                    .compute([](KernelContext& context) {
+                      const Tensor& value = context.input(0);
+                      const auto& pattern = context.attr("shape").shape();
+                      if (!shape_matches(pattern, value.shape())) {
+                        throw Error("the default value has shape " + shape_string(value.shape()) +
+                                    ", which does not match the declared shape " +
+                                    pattern_string(pattern));
+                      }
+                      context.set_output(0, context.input_ptr(0));
+                    }));
+
+}  // namespace
+}  // namespace graphrun

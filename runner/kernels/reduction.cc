@@ -1,0 +1,151 @@
+// Sum, Mean and Max over the axes given by the second input.
+//
+// Each output element accumulates its inputs one by one in row-major order,
+// so results do not depend on a summation tree. Sum and float Mean accumulate
+// in the element type (int Sum wraps, as AddV2 does). Integer Mean sums in
+// 64 bits, as TensorFlow does (mean(250, 10) in uint8 is 130, not 2), then
+// divides by the count, truncating toward zero.
+#include <cmath>
+#include <limits>
+
+#include "broadcast.h"
+#include "int_arith.h"
+#include "kernel.h"
+#include "kernel_context.h"
+#include "kernels/index_input.h"
+
+namespace graphrun {
+namespace {
+
+// Where each input element lands in the output.
+struct ReductionPlan {
+  Shape out_shape;                   // with keep_dims applied
+  std::vector<int64_t> out_strides;  // per input dim; 0 for reduced dims
+  int64_t count = 1;                 // input elements per output element
+};
+
+ReductionPlan plan_reduction(const Shape& in, const std::vector<int>& axes, bool keep_dims) {
+  const int rank = static_cast<int>(in.size());
+  std::vector<char> reduced(rank, 0);
+  for (int axis : axes) reduced[axis] = 1;
+  ReductionPlan plan;
+  Shape kept;  // the output's dims without the kept 1s
+  for (int d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      plan.count *= in[d];
+      if (keep_dims) plan.out_shape.push_back(1);
+    } else {
+      kept.push_back(in[d]);
+      plan.out_shape.push_back(in[d]);
+    }
+  }
+  const std::vector<int64_t> kept_strides = row_major_strides(kept);
+  plan.out_strides.assign(rank, 0);
+  for (int d = 0, k = 0; d < rank; ++d) {
+    if (!reduced[d]) plan.out_strides[d] = kept_strides[k++];
+  }
+  return plan;
+}
+
+// Calls combine(out[j], in[i]) for every input element i, in row-major order.
+template <class T, class Acc, class Combine>
+void accumulate(const Tensor& input, const ReductionPlan& plan, Acc* out, Combine combine) {
+  const int rank = static_cast<int>(input.rank());
+  const T* in = input.data<T>();
+  const int64_t total = input.num_elements();
+  if (rank == 0) {
+    if (total > 0) combine(out[0], in[0]);
+    return;
+  }
+  const Shape& shape = input.shape();
+  std::vector<int64_t> index(rank, 0);
+  int64_t out_offset = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    combine(out[out_offset], in[i]);
+    for (int d = rank - 1; d >= 0; --d) {
+      out_offset += plan.out_strides[d];
+      if (++index[d] < shape[d]) break;
+      out_offset -= plan.out_strides[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+}
+
+enum class Reduction { kSum, kMean, kMax };
+
+template <class T>
+T max_identity() {
+  // The max of nothing: -inf for floats (as TensorFlow), the lowest value for ints.
+  if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+  else return std::numeric_limits<T>::lowest();
+}
+
+// 64-bit accumulators for integer Mean: wide enough that realistic sums of
+// narrower types never wrap.
+template <class T>
+using WideInt = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
+
+template <class T>
+void integer_mean(const Tensor& input, const ReductionPlan& plan, T* out, int64_t size) {
+  using Wide = WideInt<T>;
+  if (plan.count == 0 && size > 0) {
+    throw Error("the mean of an empty integer reduction is undefined (input shape " +
+                shape_string(input.shape()) + ")");
+  }
+  std::vector<Wide> sums(static_cast<std::size_t>(size), 0);
+  accumulate<T>(input, plan, sums.data(), [](Wide& acc, T x) { acc = add<Wide>(acc, static_cast<Wide>(x)); });
+  for (int64_t j = 0; j < size; ++j) out[j] = static_cast<T>(sums[j] / static_cast<Wide>(plan.count));
+}
+
+template <Reduction kind>
+void compute_reduction(KernelContext& context) {
+  const Tensor& input = context.input(0);
+  const std::vector<int> axes =
+      normalize_axes(read_index_vector(context.input(1), "reduction_indices", true), input.rank());
+  const ReductionPlan plan = plan_reduction(input.shape(), axes, context.attr_bool("keep_dims"));
+  dispatch(NumericTypes{}, input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor output(input.dtype(), plan.out_shape);
+    T* out = output.data<T>();
+    const int64_t size = output.num_elements();
+    if constexpr (kind == Reduction::kMax) {
+      for (int64_t j = 0; j < size; ++j) out[j] = max_identity<T>();
+      accumulate<T>(input, plan, out, [](T& acc, T x) {
+        if constexpr (std::is_floating_point_v<T>) {
+          // NaN propagates, as in Maximum.
+          if (!std::isnan(acc) && (x > acc || std::isnan(x))) acc = x;
+        } else {
+          if (x > acc) acc = x;
+        }
+      });
+    } else if constexpr (kind == Reduction::kMean && std::is_integral_v<T>) {
+      integer_mean<T>(input, plan, out, size);
+    } else {
+      accumulate<T>(input, plan, out, [](T& acc, T x) { acc = add(acc, x); });
+      if constexpr (kind == Reduction::kMean) {
+        // 0 / 0 gives nan for an empty reduction, as in numpy and TensorFlow.
+        for (int64_t j = 0; j < size; ++j) out[j] = out[j] / static_cast<T>(plan.count);
+      }
+    }
+    context.set_output(0, std::move(output));
+  });
+}
+
+template <Reduction kind>
+Kernel reduction_kernel(const char* op) {
+  return Kernel(op)
+      .input("input", "T")
+      .input("reduction_indices", "Tidx")
+      .output("T")
+      .type_attr("T", dtypes_of(NumericTypes{}))
+      .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+      .bool_attr("keep_dims", false)
+      .compute(compute_reduction<kind>);
+}
+
+REGISTER_KERNEL(reduction_kernel<Reduction::kSum>("Sum"));
+REGISTER_KERNEL(reduction_kernel<Reduction::kMean>("Mean"));
+REGISTER_KERNEL(reduction_kernel<Reduction::kMax>("Max"));
+
+}  // namespace
+}  // namespace graphrun

@@ -1,0 +1,87 @@
+// graphrun-cc: run a GraphDef and print the fetched tensors.
+//
+// Every failure ends as exactly one "graphrun-cc: ..." line on stderr and the
+// exit code of its stage (see errors.h); nothing escapes as a crash.
+#include <google/protobuf/stubs/logging.h>
+
+#include <cstdio>
+#include <new>
+
+#include "cli.h"
+#include "errors.h"
+#include "executor.h"
+#include "feeds.h"
+#include "fetches.h"
+#include "format.h"
+#include "graph.h"
+#include "kernel.h"
+#include "variable_store.h"
+
+namespace graphrun {
+namespace {
+
+void write_stdout(const std::string& text) {
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+}
+
+void report_error(std::string message) {
+  // One line, whatever a message carries (a path or JSON text with newlines).
+  for (char& c : message) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  std::fprintf(stderr, "graphrun-cc: %s\n", message.c_str());
+}
+
+int run(int argc, const char* const* argv) {
+  const Options options = parse_command_line(argc, argv);
+  if (options.help) {
+    write_stdout(usage_text());
+    return kExitOk;
+  }
+  if (options.list_kernels) {
+    std::string names;
+    for (const std::string& op : KernelRegistry::op_names()) names += op + "\n";
+    write_stdout(names);
+    return kExitOk;
+  }
+
+  const auto graph = Graph::load(options.model);
+  const FeedMap feeds = parse_feeds(*graph, options.feeds);
+  const std::vector<Fetch> fetches =
+      options.fetches.empty() ? default_fetches(*graph) : resolve_fetches(*graph, options.fetches);
+  std::vector<Endpoint> endpoints;
+  for (const Fetch& fetch : fetches) endpoints.push_back(fetch.endpoint);
+
+  // The process's variable state; a future multi-step mode would reuse it
+  // across runs of the same executor.
+  VariableStore variables;
+  const Executor executor(*graph, endpoints, feeds);
+  const std::vector<TensorPtr> values = executor.run(feeds, variables);
+
+  std::vector<FetchResult> results;
+  for (std::size_t i = 0; i < fetches.size(); ++i) results.push_back({fetches[i].name, values[i]});
+  write_stdout(options.json ? format_json(results) : format_text(results));
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace graphrun
+
+int main(int argc, char** argv) {
+  // Protobuf logs parse problems to stderr itself; errors are reported here
+  // instead, on one line.
+  google::protobuf::SetLogHandler(nullptr);
+  try {
+    return graphrun::run(argc, argv);
+  } catch (const graphrun::ExitError& error) {
+    graphrun::report_error(error.what());
+    return error.code();
+  } catch (const std::bad_alloc&) {
+    graphrun::report_error("out of memory");
+    return graphrun::kExitRun;
+  } catch (const std::exception& error) {
+    graphrun::report_error(std::string("internal error: ") + error.what());
+    return graphrun::kExitRun;
+  }
+}

@@ -1,0 +1,68 @@
+#include "tensor.h"
+
+#include <cstring>
+#include <new>
+
+namespace graphrun {
+
+std::string shape_string(const Shape& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(shape[i]);
+  }
+  out += ']';
+  return out;
+}
+
+int64_t checked_num_elements(const Shape& shape, DataType dtype) {
+  bool has_zero_dim = false;
+  for (int64_t dim : shape) {
+    if (dim < 0) throw Error("shape " + shape_string(shape) + " has a negative dimension");
+    if (dim == 0) has_zero_dim = true;
+  }
+  // Any zero dim makes the tensor empty, however large the other dims are.
+  if (has_zero_dim) return 0;
+
+  const uint64_t item_size = dtype_size(dtype);
+  uint64_t count = 1;
+  for (int64_t dim : shape) {
+    uint64_t next;
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &next) ||
+        next > kMaxTensorBytes / item_size) {
+      throw Error("a " + dtype_name(dtype) + " tensor of shape " + shape_string(shape) +
+                  " is too large (the limit is " + std::to_string(kMaxTensorBytes) +
+                  " bytes per tensor)");
+    }
+    count = next;
+  }
+  return static_cast<int64_t>(count);
+}
+
+Tensor::Tensor(DataType dtype, Shape shape)
+    : dtype_(dtype), shape_(std::move(shape)), num_elements_(checked_num_elements(shape_, dtype)) {
+  // calloc: zeroed memory, aligned for every element type, and large
+  // allocations come as untouched pages until written.
+  void* memory = std::calloc(num_elements_ > 0 ? static_cast<std::size_t>(num_elements_) : 1,
+                             dtype_size(dtype_));
+  if (memory == nullptr) throw std::bad_alloc();
+  buffer_.reset(memory);
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  Tensor out(dtype_, std::move(shape));
+  if (out.num_elements() != num_elements_) {
+    throw Error("cannot reshape " + shape_string(shape_) + " into " + shape_string(out.shape()));
+  }
+  if (byte_size() > 0) std::memcpy(out.raw_data(), raw_data(), byte_size());
+  return out;
+}
+
+void Tensor::check_type(DataType requested) const {
+  if (requested != dtype_) {
+    throw Error("internal error: a " + dtype_name(dtype_) + " tensor was read as " +
+                dtype_name(requested));
+  }
+}
+
+}  // namespace graphrun

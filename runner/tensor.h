@@ -1,0 +1,83 @@
+// A dense tensor: a dtype, a shape and one contiguous row-major buffer.
+//
+// Tensors are built once and then shared read-only between nodes as
+// std::shared_ptr<const Tensor>, so passing a value along (Identity, a fetch, a
+// variable read) never copies its elements.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dtype.h"
+
+namespace graphrun {
+
+using Shape = std::vector<int64_t>;
+
+// No single tensor may need more bytes than this. A hostile shape
+// ([1000000000, 1000000000]) then fails with a clear error instead of
+// exhausting memory; 4 GiB leaves room on a 24 GiB machine for inputs and
+// outputs alongside.
+constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 32;
+
+// "[2,3]"; "[]" for a scalar.
+std::string shape_string(const Shape& shape);
+
+// The element count, after checking every dim is >= 0 and that a tensor of
+// this shape and dtype fits under kMaxTensorBytes. Throws Error otherwise.
+int64_t checked_num_elements(const Shape& shape, DataType dtype);
+
+class Tensor {
+ public:
+  // Zero-filled. Throws Error for an unsupported dtype or an oversized shape.
+  Tensor(DataType dtype, Shape shape);
+
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+  Tensor(Tensor&&) = default;
+  Tensor& operator=(Tensor&&) = default;
+
+  DataType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t num_elements() const { return num_elements_; }
+  std::size_t byte_size() const { return static_cast<std::size_t>(num_elements_) * dtype_size(dtype_); }
+
+  // Typed element access; the requested type must be the tensor's dtype, so a
+  // kernel bug can never reinterpret one type's bytes as another's.
+  template <class T>
+  T* data() {
+    check_type(dtype_of<T>());
+    return static_cast<T*>(buffer_.get());
+  }
+  template <class T>
+  const T* data() const {
+    check_type(dtype_of<T>());
+    return static_cast<const T*>(buffer_.get());
+  }
+
+  void* raw_data() { return buffer_.get(); }
+  const void* raw_data() const { return buffer_.get(); }
+
+  // A same-dtype tensor with the same elements under another shape with the
+  // same element count (Reshape).
+  Tensor reshaped(Shape shape) const;
+
+ private:
+  struct FreeDeleter {
+    void operator()(void* p) const { std::free(p); }
+  };
+  void check_type(DataType requested) const;
+
+  DataType dtype_;
+  Shape shape_;
+  int64_t num_elements_;
+  std::unique_ptr<void, FreeDeleter> buffer_;
+};
+
+using TensorPtr = std::shared_ptr<const Tensor>;
+
+}  // namespace graphrun
