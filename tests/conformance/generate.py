@@ -88,20 +88,21 @@ def generate(root=ROOT):
     leaves the committed files untouched.
     """
     names = [c.name for c in table.CASES]
+    written = [c for c in table.CASES if not c.blocked]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ValueError(f"conformance case names used twice: {duplicates}")
     root = Path(root)
     root.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=root.parent, prefix=".cases-") as scratch:
-        for case in table.CASES:
+        for case in written:
             write_case(case, Path(scratch) / case.name)
         for old in root.iterdir():
             if old.is_dir():
                 shutil.rmtree(old)
-        for name in names:
-            (Path(scratch) / name).rename(root / name)
-    return names
+        for case in written:
+            (Path(scratch) / case.name).rename(root / case.name)
+    return [c.name for c in written]
 
 
 def differences(committed=ROOT):
@@ -141,6 +142,9 @@ def main(argv=None):
         return 1 if problems else 0
     names = generate()
     print(f"wrote {len(names)} conformance cases to tests/conformance/cases/")
+    for case in table.CASES:
+        if case.blocked:
+            print(f"not written, graphdef cannot build it yet: {case.name}: {case.blocked}")
     return 0
 
 
