@@ -6,7 +6,7 @@ import threading
 
 from graphdef.shapes import TensorShape, show
 
-_VALID_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
+VALID_NODE_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
 
 
 class Tensor:
@@ -212,7 +212,7 @@ class Graph:
         if name and name.endswith("/"):
             return self._claim_exact_name(name[:-1])
         name = name or default
-        if not _VALID_NAME.match(name):
+        if not VALID_NODE_NAME.match(name):
             raise ValueError(f"'{name}' is not a valid node name (letters, digits, '.', '_', '-', '/')")
         return self.unique_name(name)
 

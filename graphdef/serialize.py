@@ -8,7 +8,7 @@ from google.protobuf import message, text_format
 
 from graphdef import dtypes
 from graphdef._proto import graph_pb2
-from graphdef.graph import Graph
+from graphdef.graph import VALID_NODE_NAME, Graph
 from graphdef.ops import REGISTRY
 from graphdef.ops.registry import create
 from graphdef.shapes import TensorShape, show
@@ -229,8 +229,9 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
 
     nodes = {}
     for node in graph_def.node:
-        if not node.name:
-            raise GraphFileError("a node has no name")
+        if not VALID_NODE_NAME.match(node.name):
+            raise GraphFileError(f"node {node.name!r}: not a valid node name "
+                                 "(letters, digits and . _ / - >, not starting with _ / - >)")
         if node.name in nodes:
             raise GraphFileError(f"node '{node.name}': the name is not unique")
         nodes[node.name] = node

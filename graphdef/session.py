@@ -220,8 +220,9 @@ class _Plan:
         self.fetch_slots = [slots[t] if isinstance(t, Tensor) else None for t in targets]
         keep = set(self.fetch_slots) | set(self.feed_slots)
 
+        compute = _with_variable_reads(order, targets, fed)
+        keep |= {slots[op.outputs[0]] for op in compute if op.type == "VariableV2"}
         last_use = {}
-        compute = [op for op in order if op.type != "Const"]
         for i, op in enumerate(compute):
             for t in _data_inputs(op):
                 last_use[slots[t]] = i
@@ -268,6 +269,25 @@ class _Plan:
         if isinstance(exc, MemoryError) or "too big" in str(exc) or "Maximum allowed size" in str(exc):
             return ResourceExhaustedError(f"node '{op.name}' ({op.type}): out of memory: {exc}")
         return InvalidArgumentError(f"node '{op.name}' ({op.type}): {exc}")
+
+
+def _with_variable_reads(order, targets, fed):
+    """The ops to run, with each variable read placed right before each op that consumes it.
+
+    A variable is read when its consumer runs, as in TensorFlow, so a read ordered after an
+    assignment (by a control dependency) sees the new value. Consts need no step at all.
+    """
+    compute = []
+    for op in order:
+        if op.type in ("Const", "VariableV2"):
+            continue
+        for var_op in dict.fromkeys(t.op for t in _data_inputs(op) if t.op.type == "VariableV2" and t not in fed):
+            compute.append(var_op)
+        compute.append(op)
+    for t in targets:
+        if isinstance(t, Tensor) and t.op.type == "VariableV2" and t not in fed:
+            compute.append(t.op)
+    return compute
 
 
 def _resolve_fetch(graph, fetch):

@@ -192,3 +192,15 @@ def test_integer_mean_truncates_like_tensorflow(graph):
     with tf.Session() as sess:
         assert sess.run(tf.reduce_mean(tf.constant([-7, 0]))) == -3
         assert sess.run(tf.reduce_mean(tf.constant([7, 0]))) == 3
+
+
+def test_a_variable_is_read_when_its_consumer_runs(graph):
+    w = tf.Variable(1, name="w")
+    bump = tf.assign_add(w, 10)
+    with tf.control_dependencies([bump]):
+        after = tf.identity(w.read_value(), name="after")  # a read made after the bump
+    before = tf.identity(w.read_value(), name="before")
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        assert sess.run(after) == 11
+        assert sess.run([before, after]) == [11, 21]

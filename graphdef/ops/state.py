@@ -128,9 +128,12 @@ class Variable:
         return self.shape
 
     def value(self):
+        """The `name/read` snapshot made with the variable."""
         return self._snapshot
 
-    read_value = value
+    def read_value(self):
+        """A new read, made under the current control dependencies (so it can follow an update)."""
+        return identity(self._variable, name="read")
 
     def assign(self, value, use_locking=False, name=None, read_value=True):
         return assign(self, value, name=name)
