@@ -29,12 +29,6 @@ CASE_DIRS = replay.case_dirs()
 # Known bugs, one line per (runtime, case): the test is a strict xfail, so it fails as
 # soon as the bug is fixed, and then its line here must go.
 KNOWN_BUGS = {
-    ("python", "variable_chain"):
-        "Session reads a VariableV2 when that node runs, not when its consumer does: "
-        "Identity(v) with ^AssignSub gets v before the control-dependent Assign chain runs (FailedPrecondition)",
-    ("graphrun", "variable_chain"): "Session reads a VariableV2 before its control-dependent updates (see python)",
-    ("python", "train_steps"): "Session reads a VariableV2 before its control-dependent updates (see variable_chain)",
-    ("graphrun", "train_steps"): "Session reads a VariableV2 before its control-dependent updates (see variable_chain)",
     ("python", "mean_int_sum_does_not_wrap"):
         "integer Mean sums in the input dtype and wraps: uint8 mean(250, 10) gives 2, TF gives 130",
     ("graphrun", "mean_int_sum_does_not_wrap"): "integer Mean sums in the input dtype and wraps (see python)",
