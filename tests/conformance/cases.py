@@ -226,7 +226,7 @@ def _():
     return {"x": x}, {"y:0": x, "x:0": x}
 
 
-@case("scalars", "Scalar placeholders of unknown-at-build shape []: x * y + x.")
+@case("scalars", "Scalar placeholders (shape []) fed 0-d values: x * y + x.")
 def _():
     x, y = np.float32(1.5), np.float32(-4.0)
     px, py = feed("x", np.asarray(x)), feed("y", np.asarray(y))
@@ -492,7 +492,7 @@ def _():
     return {"x": x}, {"z:0": i32([1, 2], [3, 4], [5, 6])}
 
 
-@case("reshape_to_scalar_int64_shape", "Reshape [1,1] to a scalar, the shape given as an empty int64 tensor.")
+@case("reshape_to_scalar_int64_shape", "Reshape [1] to a scalar, the shape given as an empty int64 tensor.")
 def _():
     x = f32([2.5])
     tf.reshape(feed("x", x), tf.constant(np.zeros(0, np.int64)), name="z")

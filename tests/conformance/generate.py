@@ -50,7 +50,7 @@ def _check(case, graph, feeds, expected):
         if t.dtype.np != value.dtype or not t.shape.is_compatible_with(value.shape):
             raise ValueError(f"{where}: expected '{name}' is {value.dtype}{list(value.shape)}, "
                              f"the graph says {t.dtype.name}{t.shape.dims}")
-    if case.tol.exact is False and all(v.dtype.kind != "f" for v in expected.values()):
+    if not case.tol.exact and all(v.dtype.kind != "f" for v in expected.values()):
         raise ValueError(f"{where}: a tolerance on integer outputs means nothing; use EXACT")
 
 
