@@ -169,9 +169,11 @@ void Graph::check_acyclic() const {
     });
     current = next;
   }
-  // The walk goes consumer -> producer; print the cycle in data-flow order.
+  // The walk goes consumer -> producer; print the cycle in data-flow order,
+  // starting from its first node in the file so the message is stable.
   std::vector<int> cycle(walk.begin() + step_of[current], walk.end());
   std::reverse(cycle.begin(), cycle.end());
+  std::rotate(cycle.begin(), std::min_element(cycle.begin(), cycle.end()), cycle.end());
   std::string path;
   const std::size_t shown = std::min<std::size_t>(cycle.size(), 8);
   for (std::size_t i = 0; i < shown; ++i) path += "'" + nodes_[cycle[i]].name() + "' -> ";

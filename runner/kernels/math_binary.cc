@@ -1,9 +1,8 @@
 // Binary elementwise math with numpy-style broadcasting. Integer arithmetic
 // wraps around (two's complement); float arithmetic is plain IEEE.
-#include <cmath>
-
 #include "broadcast.h"
 #include "int_arith.h"
+#include "min_max.h"
 #include "kernel.h"
 #include "kernel_context.h"
 
@@ -34,23 +33,16 @@ struct RealDivOp {
   static T apply(T a, T b) { return a / b; }
 };
 
-// numpy's rule, `a >= b || isnan(a) ? a : b`: a NaN on either side wins.
 struct MaximumOp {
   using Types = NumericTypes;
   template <class T>
-  static T apply(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) return (a >= b || std::isnan(a)) ? a : b;
-    else return a >= b ? a : b;
-  }
+  static T apply(T a, T b) { return maximum(a, b); }
 };
 
 struct MinimumOp {
   using Types = NumericTypes;
   template <class T>
-  static T apply(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) return (a <= b || std::isnan(a)) ? a : b;
-    else return a <= b ? a : b;
-  }
+  static T apply(T a, T b) { return minimum(a, b); }
 };
 
 template <class Op>

@@ -2,6 +2,7 @@
 #include <cmath>
 
 #include "int_arith.h"
+#include "min_max.h"
 #include "kernel.h"
 #include "kernel_context.h"
 
@@ -64,15 +65,11 @@ struct TanhOp {
   static T apply(T x) { return std::tanh(x); }
 };
 
-// max(x, 0) by numpy's maximum rule, so NaN (and -0.0) pass through.
+// maximum(x, 0): NaN passes through, -0.0 becomes 0.0 (as numpy's does).
 struct ReluOp {
   using Types = NumericTypes;
   template <class T>
-  static T apply(T x) {
-    if constexpr (std::is_floating_point_v<T>) return (x >= T(0) || std::isnan(x)) ? x : T(0);
-    else if constexpr (std::is_signed_v<T>) return x >= 0 ? x : T(0);
-    else return x;
-  }
+  static T apply(T x) { return maximum(x, T(0)); }
 };
 
 template <class Op>

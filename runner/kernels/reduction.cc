@@ -5,7 +5,6 @@
 // in the element type (int Sum wraps, as AddV2 does). Integer Mean sums in
 // 64 bits, as TensorFlow does (mean(250, 10) in uint8 is 130, not 2), then
 // divides by the count, truncating toward zero.
-#include <cmath>
 #include <limits>
 
 #include "broadcast.h"
@@ -13,6 +12,7 @@
 #include "kernel.h"
 #include "kernel_context.h"
 #include "kernels/index_input.h"
+#include "min_max.h"
 
 namespace graphrun {
 namespace {
@@ -110,14 +110,7 @@ void compute_reduction(KernelContext& context) {
     const int64_t size = output.num_elements();
     if constexpr (kind == Reduction::kMax) {
       for (int64_t j = 0; j < size; ++j) out[j] = max_identity<T>();
-      accumulate<T>(input, plan, out, [](T& acc, T x) {
-        if constexpr (std::is_floating_point_v<T>) {
-          // NaN propagates, as in Maximum.
-          if (!std::isnan(acc) && (x > acc || std::isnan(x))) acc = x;
-        } else {
-          if (x > acc) acc = x;
-        }
-      });
+      accumulate<T>(input, plan, out, [](T& acc, T x) { acc = maximum(acc, x); });
     } else if constexpr (kind == Reduction::kMean && std::is_integral_v<T>) {
       integer_mean<T>(input, plan, out, size);
     } else {

@@ -1,0 +1,876 @@
+"""build/graphrun-cc, the C++ runner, through its command line.
+
+Every graph is built here with the generated protobuf classes (not the graphdef package),
+and every expected value is a literal or numpy worked out in the test: an oracle
+independent of the runner. Exit codes and the one-line stderr rule are checked for every
+error class of the CLI contract.
+"""
+
+import json
+import math
+import random
+import struct
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphdef._proto import graph_pb2
+
+REPO = Path(__file__).resolve().parent.parent
+RUNNER = REPO / "build" / "graphrun-cc"
+
+DT = graph_pb2.DataType
+DTYPES = {
+    np.dtype(np.float32): DT.DT_FLOAT, np.dtype(np.float64): DT.DT_DOUBLE,
+    np.dtype(np.int8): DT.DT_INT8, np.dtype(np.int16): DT.DT_INT16,
+    np.dtype(np.int32): DT.DT_INT32, np.dtype(np.int64): DT.DT_INT64,
+    np.dtype(np.uint8): DT.DT_UINT8, np.dtype(np.uint16): DT.DT_UINT16,
+    np.dtype(np.uint32): DT.DT_UINT32, np.dtype(np.uint64): DT.DT_UINT64,
+    np.dtype(np.bool_): DT.DT_BOOL,
+}
+
+KERNELS = sorted([
+    "Abs", "Add", "AddV2", "Assign", "AssignAdd", "AssignSub", "Cast", "Const", "Exp", "Fill",
+    "Identity", "Log", "MatMul", "Max", "Maximum", "Mean", "Minimum", "Mul", "Neg", "NoOp",
+    "Placeholder", "PlaceholderWithDefault", "RealDiv", "Relu", "Reshape", "Sigmoid", "Sqrt",
+    "Square", "StopGradient", "Sub", "Sum", "Tanh", "Transpose", "VariableV2",
+])
+
+
+@pytest.fixture(scope="session")
+def runner():
+    """The runner binary; built once with `make cc` when it is missing (never skipped)."""
+    if not RUNNER.exists():
+        proc = subprocess.run(["make", "-s", "cc"], cwd=REPO, capture_output=True, text=True)
+        if proc.returncode != 0 or not RUNNER.exists():
+            tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
+            pytest.fail(f"`make cc` could not build build/graphrun-cc:\n{tail}")
+    return RUNNER
+
+
+# -- building graphs ----------------------------------------------------------------------
+
+def dtype_enum(dtype):
+    return DTYPES[np.dtype(dtype)]
+
+
+def tensor_proto(array, typed_field=False):
+    """A TensorProto of `array`: tensor_content (TF's choice for >1 element) or the typed field."""
+    array = np.asarray(array)
+    proto = graph_pb2.TensorProto(dtype=dtype_enum(array.dtype))
+    for d in array.shape:
+        proto.tensor_shape.dim.add().size = d
+    if array.size > 1 and not typed_field:
+        proto.tensor_content = array.astype(array.dtype.newbyteorder("<")).tobytes()
+        return proto
+    kind = array.dtype
+    flat = array.reshape(-1).tolist()
+    if kind == np.float32:
+        proto.float_val.extend(flat)
+    elif kind == np.float64:
+        proto.double_val.extend(flat)
+    elif kind == np.int64:
+        proto.int64_val.extend(flat)
+    elif kind == np.uint32:
+        proto.uint32_val.extend(flat)
+    elif kind == np.uint64:
+        proto.uint64_val.extend(flat)
+    elif kind == np.bool_:
+        proto.bool_val.extend(flat)
+    else:
+        proto.int_val.extend(flat)
+    return proto
+
+
+class Graph:
+    """A GraphDef under construction; each method adds one node and returns its name."""
+
+    def __init__(self):
+        self.proto = graph_pb2.GraphDef()
+        self.proto.versions.producer = 2474
+
+    def node(self, name, op, inputs=(), **attrs):
+        node = self.proto.node.add(name=name, op=op)
+        node.input.extend(inputs)
+        for key, value in attrs.items():
+            node.attr[key].CopyFrom(value)
+        return name
+
+    def const(self, name, value, dtype=None, typed_field=False):
+        array = np.asarray(value, dtype=dtype)
+        return self.node(name, "Const", dtype=type_attr(array.dtype),
+                         value=graph_pb2.AttrValue(tensor=tensor_proto(array, typed_field)))
+
+    def placeholder(self, name, dtype, shape=None, op="Placeholder", inputs=()):
+        attrs = {"dtype": type_attr(dtype)}
+        if shape is not None:
+            attrs["shape"] = shape_attr(shape)
+        return self.node(name, op, inputs, **attrs)
+
+    def op(self, name, op, inputs, dtype, **attrs):
+        """An op whose dtype attr is T."""
+        return self.node(name, op, inputs, T=type_attr(dtype), **attrs)
+
+    def save(self, path):
+        path = Path(path)
+        path.write_bytes(self.proto.SerializeToString(deterministic=True))
+        return path
+
+
+def type_attr(dtype):
+    return graph_pb2.AttrValue(type=dtype_enum(dtype))
+
+
+def bool_attr(value):
+    return graph_pb2.AttrValue(b=value)
+
+
+def shape_attr(dims):
+    """dims: a list with -1 for unknown dims, or "unknown" for unknown rank."""
+    attr = graph_pb2.AttrValue()
+    attr.shape.SetInParent()
+    if dims == "unknown":
+        attr.shape.unknown_rank = True
+    else:
+        for d in dims:
+            attr.shape.dim.add().size = d
+    return attr
+
+
+# -- running ------------------------------------------------------------------------------
+
+def run(runner, *args):
+    proc = subprocess.run([str(runner), *map(str, args)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode >= 0, f"graphrun-cc died with signal {-proc.returncode}: {proc.stderr}"
+    return proc
+
+
+def ok(runner, *args):
+    proc = run(runner, *args)
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
+    assert proc.stderr == ""
+    return proc.stdout
+
+
+def fails(runner, code, *args):
+    """The one stderr line of a run that must exit with `code`."""
+    proc = run(runner, *args)
+    assert proc.returncode == code, f"exit {proc.returncode}, expected {code}: {proc.stderr}"
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and proc.stderr.endswith("\n"), f"stderr is not one line: {proc.stderr!r}"
+    assert lines[0].startswith("graphrun-cc: ")
+    assert proc.stdout == ""
+    return lines[0]
+
+
+def outputs(runner, model, *args):
+    """{fetch name: ndarray} from --json output, decoded independently of the runner."""
+    stdout = ok(runner, model, *args, "--json")
+    assert stdout.endswith("\n") and stdout.count("\n") == 1
+    special = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf}
+
+    def walk(v):
+        return [walk(x) for x in v] if isinstance(v, list) else special.get(v, v) if isinstance(v, str) else v
+
+    result = {}
+    for out in json.loads(stdout)["outputs"]:
+        dtype = np.dtype(out["dtype"])
+        values = walk(out["values"])
+        if dtype.kind == "f":
+            array = np.array(values, dtype=np.float64).astype(dtype)
+        else:
+            array = np.array(values, dtype=dtype)
+        if array.size == 0:
+            array = np.zeros(out["shape"], dtype)
+        assert list(array.shape) == out["shape"]
+        result[out["name"]] = array
+    return result
+
+
+def output(runner, model, *args):
+    """The single fetched value."""
+    (value,) = outputs(runner, model, *args).values()
+    return value
+
+
+def assert_same(actual, expected):
+    """Equal dtype, shape and bits (any NaN matches any NaN)."""
+    expected = np.asarray(expected)
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape, (actual, expected)
+    if expected.dtype.kind == "f":
+        both_nan = np.isnan(actual) & np.isnan(expected)
+        bits = f"u{expected.dtype.itemsize}"
+        assert np.all(both_nan | (actual.view(bits) == expected.view(bits))), (actual, expected)
+    else:
+        assert np.array_equal(actual, expected), (actual, expected)
+
+
+def assert_close(actual, expected, rtol=1e-6):
+    expected = np.asarray(expected)
+    assert actual.dtype == expected.dtype and actual.shape == expected.shape, (actual, expected)
+    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=1e-30, equal_nan=True)
+
+
+def binary_graph(tmp_path, op, x, y, dtype=None):
+    g = Graph()
+    g.const("x", x, dtype)
+    g.const("y", y, dtype)
+    g.op("z", op, ["x", "y"], np.asarray(x, dtype).dtype)
+    return g.save(tmp_path / "model.pb")
+
+
+def unary_graph(tmp_path, op, x, dtype=None):
+    g = Graph()
+    g.const("x", x, dtype)
+    g.op("z", op, ["x"], np.asarray(x, dtype).dtype)
+    return g.save(tmp_path / "model.pb")
+
+
+def reduction_graph(tmp_path, op, x, axes, keep_dims=False, axes_dtype=np.int32):
+    g = Graph()
+    g.const("x", x)
+    g.const("axes", axes, axes_dtype)
+    g.op("z", op, ["x", "axes"], np.asarray(x).dtype, keep_dims=bool_attr(keep_dims),
+         Tidx=type_attr(axes_dtype))
+    return g.save(tmp_path / "model.pb")
+
+
+# -- the CLI itself -----------------------------------------------------------------------
+
+def test_list_kernels(runner):
+    assert ok(runner, "--list-kernels") == "".join(k + "\n" for k in KERNELS)
+
+
+def test_help(runner):
+    assert ok(runner, "--help").startswith("usage: graphrun-cc MODEL.pb")
+
+
+@pytest.mark.parametrize("args", [[], ["--bogus"], ["a.pb", "b.pb"], ["a.pb", "--fetch"]])
+def test_bad_command_lines_exit_2(runner, args):
+    fails(runner, 2, *args)
+
+
+# -- kernels ------------------------------------------------------------------------------
+
+X23 = np.array([[1.5, -2.0, 0.1], [4.0, 0.0, -7.25]], np.float32)
+Y3 = np.array([0.5, 3.0, 0.2], np.float32)
+
+
+@pytest.mark.parametrize("op, fn", [
+    ("Add", np.add), ("AddV2", np.add), ("Sub", np.subtract), ("Mul", np.multiply),
+    ("RealDiv", np.divide), ("Maximum", np.maximum), ("Minimum", np.minimum),
+])
+def test_binary_float_ops_broadcast(runner, tmp_path, op, fn):
+    # [2,3] with [3]: IEEE + - * / and max/min are exact, so float32 numpy is the oracle.
+    assert_same(output(runner, binary_graph(tmp_path, op, X23, Y3)), fn(X23, Y3))
+
+
+def test_broadcast_both_sides(runner, tmp_path):
+    x = np.arange(6, dtype=np.int32).reshape(2, 1, 3)
+    y = np.array([[10], [-1]], np.int32)
+    assert_same(output(runner, binary_graph(tmp_path, "Mul", x, y)), x * y)
+
+
+def test_broadcast_mismatch_names_the_node(runner, tmp_path):
+    model = binary_graph(tmp_path, "AddV2", X23, np.ones(2, np.float32))
+    assert fails(runner, 4, model) == "graphrun-cc: node 'z' (AddV2): cannot broadcast [2,3] with [2]"
+
+
+@pytest.mark.parametrize("op, x, y, dtype", [
+    ("AddV2", [2147483647, -2147483648], [1, -1], np.int32),
+    ("Sub", [3, 0], [5, 1], np.uint8),
+    ("Mul", [100, -128], [3, -1], np.int8),
+    ("Mul", [65535, 40000], [65535, 3], np.uint16),
+    ("Add", [2**62, -(2**63)], [2**62, -1], np.int64),
+    ("AddV2", [2**64 - 1], [2], np.uint64),
+])
+def test_integer_arithmetic_wraps(runner, tmp_path, op, x, y, dtype):
+    fn = {"AddV2": np.add, "Add": np.add, "Sub": np.subtract, "Mul": np.multiply}[op]
+    x, y = np.array(x, dtype), np.array(y, dtype)
+    with np.errstate(all="ignore"):
+        expected = fn(x, y)
+    assert_same(output(runner, binary_graph(tmp_path, op, x, y)), expected)
+
+
+def test_maximum_minimum_propagate_nan(runner, tmp_path):
+    x = np.array([np.nan, 1.0, 2.0], np.float32)
+    y = np.array([1.0, np.nan, -1.0], np.float32)
+    assert_same(output(runner, binary_graph(tmp_path, "Maximum", x, y)), np.maximum(x, y))
+    assert_same(output(runner, binary_graph(tmp_path, "Minimum", x, y)), np.minimum(x, y))
+
+
+def test_real_div_refuses_integers(runner, tmp_path):
+    line = fails(runner, 3, binary_graph(tmp_path, "RealDiv", [1, 2], [3, 4], np.int32))
+    assert "node 'z' (RealDiv)" in line and "int32" in line
+
+
+UNARY_INPUT = np.array([-2.5, -0.0, 0.0, 0.3, 1.0, 4.0, np.inf, np.nan], np.float32)
+
+
+@pytest.mark.parametrize("op, fn, exact", [
+    ("Neg", np.negative, True), ("Square", np.square, True), ("Sqrt", np.sqrt, True),
+    ("Abs", np.abs, True), ("Relu", lambda x: np.maximum(x, 0), True),
+    ("Exp", np.exp, False), ("Log", np.log, False), ("Tanh", np.tanh, False),
+    ("Sigmoid", lambda x: 1 / (1 + np.exp(-x)), False),
+])
+def test_unary_float_ops(runner, tmp_path, op, fn, exact):
+    with np.errstate(all="ignore"):
+        expected = fn(UNARY_INPUT.astype(np.float64)).astype(np.float32)
+    actual = output(runner, unary_graph(tmp_path, op, UNARY_INPUT))
+    (assert_same if exact else assert_close)(actual, expected)
+
+
+def test_unary_float64(runner, tmp_path):
+    x = np.array([0.5, 2.0, 10.0])
+    assert_close(output(runner, unary_graph(tmp_path, "Exp", x)), np.exp(x), rtol=1e-15)
+
+
+def test_unary_integer_ops_wrap(runner, tmp_path):
+    x = np.array([-128, -3, 0, 127], np.int8)
+    assert_same(output(runner, unary_graph(tmp_path, "Neg", x)), np.array([-128, 3, 0, -127], np.int8))
+    assert_same(output(runner, unary_graph(tmp_path, "Abs", x)), np.array([-128, 3, 0, 127], np.int8))
+    assert_same(output(runner, unary_graph(tmp_path, "Relu", x)), np.array([0, 0, 0, 127], np.int8))
+    assert_same(output(runner, unary_graph(tmp_path, "Square", np.array([16, -3], np.int8))),
+                np.array([0, 9], np.int8))
+
+
+def test_sum_negative_axis_keep_dims(runner, tmp_path):
+    x = np.arange(24, dtype=np.int32).reshape(2, 3, 4)
+    model = reduction_graph(tmp_path, "Sum", x, [-1, 0], keep_dims=True)
+    assert_same(output(runner, model), x.sum(axis=(0, 2), keepdims=True).astype(np.int32))
+
+
+def test_sum_scalar_axis_int64_and_wrap(runner, tmp_path):
+    x = np.array([[2147483647, 5], [1, 7]], np.int32)
+    model = reduction_graph(tmp_path, "Sum", x, 0, axes_dtype=np.int64)
+    assert_same(output(runner, model), np.array([-2147483648, 12], np.int32))
+
+
+def test_sum_of_everything_and_of_nothing(runner, tmp_path):
+    x = np.array([[1.5, 2.0], [3.0, 4.25]], np.float32)
+    assert_same(output(runner, reduction_graph(tmp_path, "Sum", x, [0, 1])), np.float32(10.75))
+    assert_same(output(runner, reduction_graph(tmp_path, "Sum", x, np.zeros(0, np.int32))), x)
+
+
+def test_mean_float_and_integer_truncation(runner, tmp_path):
+    x = np.array([[1.0, 2.0, 4.5], [-3.0, 0.25, 6.0]], np.float32)
+    assert_close(output(runner, reduction_graph(tmp_path, "Mean", x, 1)), x.mean(axis=1))
+    xi = np.array([[-7, 0], [3, 6], [250, 10]], np.int32)
+    expected = np.trunc(xi.mean(axis=1)).astype(np.int32)  # -3, 4, 130: truncation toward zero
+    assert_same(output(runner, reduction_graph(tmp_path, "Mean", xi, 1)), expected)
+    small = np.array([250, 10], np.uint8)  # summed wider than uint8, as TensorFlow does
+    assert_same(output(runner, reduction_graph(tmp_path, "Mean", small, 0)), np.uint8(130))
+
+
+def test_max_with_nan_and_empty(runner, tmp_path):
+    x = np.array([[1.0, np.nan], [3.0, -1.0]], np.float32)
+    assert_same(output(runner, reduction_graph(tmp_path, "Max", x, 0)), np.array([3.0, np.nan], np.float32))
+    empty = np.zeros((0, 2), np.float32)
+    assert_same(output(runner, reduction_graph(tmp_path, "Max", empty, 0)), np.full(2, -np.inf, np.float32))
+    empty_int = np.zeros((2, 0), np.int16)
+    assert_same(output(runner, reduction_graph(tmp_path, "Max", empty_int, 1)), np.full(2, -32768, np.int16))
+
+
+def test_reduction_axis_errors(runner, tmp_path):
+    x = np.ones((2, 3), np.float32)
+    assert "listed twice" in fails(runner, 4, reduction_graph(tmp_path, "Sum", x, [1, -1]))
+    assert "out of range" in fails(runner, 4, reduction_graph(tmp_path, "Sum", x, [2]))
+
+
+A = np.array([[1.0, 2.0, 3.0], [-0.5, 0.25, 4.0]], np.float32)
+B = np.array([[1.0, -1.0], [2.0, 0.5], [0.1, 3.0]], np.float32)
+
+
+@pytest.mark.parametrize("ta", [False, True])
+@pytest.mark.parametrize("tb", [False, True])
+def test_matmul_transposes(runner, tmp_path, ta, tb):
+    g = Graph()
+    g.const("a", A.T if ta else A)
+    g.const("b", B.T if tb else B)
+    g.op("mm", "MatMul", ["a", "b"], np.float32, transpose_a=bool_attr(ta), transpose_b=bool_attr(tb))
+    expected = (A.astype(np.float64) @ B.astype(np.float64)).astype(np.float32)
+    assert_close(output(runner, g.save(tmp_path / "model.pb")), expected)
+
+
+def test_matmul_integers_and_float64(runner, tmp_path):
+    a = np.array([[1, 2], [3, 4], [-5, 6]], np.int32)
+    b = np.array([[7, -8, 9], [10, 11, 2**30]], np.int32)
+    with np.errstate(all="ignore"):
+        expected = a @ b  # numpy wraps int32 products the same way
+    assert_same(output(runner, binary_graph(tmp_path, "MatMul", a, b)), expected)
+    assert_close(output(runner, binary_graph(tmp_path, "MatMul", A.astype(np.float64), B.astype(np.float64))),
+                 A.astype(np.float64) @ B.astype(np.float64), rtol=1e-15)
+
+
+def test_matmul_shape_error_names_the_node(runner, tmp_path):
+    g = Graph()
+    g.const("a", np.ones((2, 3), np.float32))
+    g.const("b", np.ones((4, 5), np.float32))
+    g.op("mm", "MatMul", ["a", "b"], np.float32)
+    line = fails(runner, 4, g.save(tmp_path / "model.pb"))
+    assert line == "graphrun-cc: node 'mm' (MatMul): cannot multiply [2,3] by [4,5]"
+
+
+def test_reshape_infers_minus_one(runner, tmp_path):
+    x = np.arange(6, dtype=np.int32).reshape(2, 3)
+    g = Graph()
+    g.const("x", x)
+    g.const("shape", [3, -1], np.int64)
+    g.op("z", "Reshape", ["x", "shape"], np.int32, Tshape=type_attr(np.int64))
+    assert_same(output(runner, g.save(tmp_path / "model.pb")), x.reshape(3, -1))
+
+
+@pytest.mark.parametrize("shape", [[4, -1], [-1, -1], [7]])
+def test_reshape_errors(runner, tmp_path, shape):
+    g = Graph()
+    g.const("x", np.zeros((2, 3), np.float32))
+    g.const("shape", shape, np.int32)
+    g.op("z", "Reshape", ["x", "shape"], np.float32)
+    assert fails(runner, 4, g.save(tmp_path / "model.pb")).startswith("graphrun-cc: node 'z' (Reshape): ")
+
+
+def test_transpose(runner, tmp_path):
+    x = np.arange(24, dtype=np.float64).reshape(2, 3, 4)
+    g = Graph()
+    g.const("x", x)
+    g.const("perm", [2, 0, 1], np.int32)
+    g.op("z", "Transpose", ["x", "perm"], np.float64)
+    assert_same(output(runner, g.save(tmp_path / "model.pb")), x.transpose(2, 0, 1))
+
+
+def test_cast(runner, tmp_path):
+    g = Graph()
+    g.const("f", [1.9, -1.9, 0.5, -0.0, 300.7], np.float32)
+    g.const("b", [True, False], np.bool_)
+    g.const("i", [300, -1, 65536 + 7], np.int32)
+    for name, source, src, dst in [("to_int", "f", np.float32, np.int32), ("to_bool", "f", np.float32, np.bool_),
+                                   ("from_bool", "b", np.bool_, np.float64), ("narrow", "i", np.int32, np.uint8),
+                                   ("to_double", "f", np.float32, np.float64)]:
+        g.node(name, "Cast", [source], SrcT=type_attr(src), DstT=type_attr(dst), Truncate=bool_attr(False))
+    got = outputs(runner, g.save(tmp_path / "model.pb"))
+    f = np.array([1.9, -1.9, 0.5, -0.0, 300.7], np.float32)
+    assert_same(got["to_int:0"], np.trunc(f).astype(np.int32))
+    assert_same(got["to_bool:0"], f != 0)
+    assert_same(got["from_bool:0"], np.array([1.0, 0.0]))
+    assert_same(got["narrow:0"], np.array([300, -1, 65543], np.int32).astype(np.uint8))
+    assert_same(got["to_double:0"], f.astype(np.float64))
+
+
+def test_fill(runner, tmp_path):
+    g = Graph()
+    g.const("dims", [2, 3], np.int32)
+    g.const("v", 7.5, np.float32)
+    g.op("z", "Fill", ["dims", "v"], np.float32)
+    assert_same(output(runner, g.save(tmp_path / "model.pb")), np.full((2, 3), 7.5, np.float32))
+
+
+def test_fill_with_huge_dims_fails_cleanly(runner, tmp_path):
+    g = Graph()
+    g.const("dims", [1_000_000_000, 1_000_000_000, 1_000_000_000], np.int64)
+    g.const("v", 1.0, np.float32)
+    g.op("z", "Fill", ["dims", "v"], np.float32, index_type=type_attr(np.int64))
+    line = fails(runner, 4, g.save(tmp_path / "model.pb"))
+    assert line.startswith("graphrun-cc: node 'z' (Fill): ") and "too large" in line
+
+
+def test_const_typed_fields_fill_rule(runner, tmp_path):
+    g = Graph()
+    shape5 = graph_pb2.TensorShapeProto(dim=[graph_pb2.TensorShapeProto.Dim(size=5)])
+    cases = {
+        "f": (DT.DT_FLOAT, {"float_val": [1.0, 2.0]}, np.array([1, 2, 2, 2, 2], np.float32)),
+        "z": (DT.DT_DOUBLE, {}, np.zeros(5)),
+        "i8": (DT.DT_INT8, {"int_val": [-1, 3]}, np.array([-1, 3, 3, 3, 3], np.int8)),
+        "u16": (DT.DT_UINT16, {"int_val": [65535]}, np.full(5, 65535, np.uint16)),
+        "i64": (DT.DT_INT64, {"int64_val": [2**40]}, np.full(5, 2**40, np.int64)),
+        "u32": (DT.DT_UINT32, {"uint32_val": [2**32 - 1, 0]}, np.array([2**32 - 1, 0, 0, 0, 0], np.uint32)),
+        "u64": (DT.DT_UINT64, {"uint64_val": [2**64 - 1]}, np.full(5, 2**64 - 1, np.uint64)),
+        "b": (DT.DT_BOOL, {"bool_val": [False, True]}, np.array([False, True, True, True, True])),
+    }
+    for name, (dtype, fields, _) in cases.items():
+        tensor = graph_pb2.TensorProto(dtype=dtype, tensor_shape=shape5, **fields)
+        g.node(name, "Const", dtype=graph_pb2.AttrValue(type=dtype), value=graph_pb2.AttrValue(tensor=tensor))
+    got = outputs(runner, g.save(tmp_path / "model.pb"))
+    for name, (_, _, expected) in cases.items():
+        assert_same(got[f"{name}:0"], expected)
+
+
+def test_passthrough_ops_and_control_inputs(runner, tmp_path):
+    g = Graph()
+    g.const("x", [1, 2], np.int64)
+    g.node("first", "NoOp")
+    g.op("i", "Identity", ["x", "^first"], np.int64)
+    g.op("s", "StopGradient", ["i"], np.int64)
+    assert ok(runner, g.save(tmp_path / "model.pb")) == "s:0 int64 [2] = [1, 2]\n"
+
+
+def test_placeholder_with_default(runner, tmp_path):
+    g = Graph()
+    g.const("d", [1.0, 2.0, 3.0], np.float32)
+    g.placeholder("p", np.float32, [-1], op="PlaceholderWithDefault", inputs=["d"])
+    g.op("y", "Identity", ["p"], np.float32)
+    model = g.save(tmp_path / "model.pb")
+    assert ok(runner, model) == "y:0 float32 [3] = [1.0, 2.0, 3.0]\n"
+    assert ok(runner, model, "--feed", "p=[7, -8]") == "y:0 float32 [2] = [7.0, -8.0]\n"
+
+
+def variable_graph(g, name="v", dtype=np.float32, shape=(2,)):
+    return g.node(name, "VariableV2", dtype=type_attr(dtype), shape=shape_attr(list(shape)),
+                  container=graph_pb2.AttrValue(s=b""), shared_name=graph_pb2.AttrValue(s=b""))
+
+
+def test_variables_assign_then_update_through_control_inputs(runner, tmp_path):
+    g = Graph()
+    variable_graph(g)
+    g.const("init", [1.0, 2.0], np.float32)
+    g.const("step", [0.5, 0.5], np.float32)
+    g.op("v/Assign", "Assign", ["v", "init"], np.float32)
+    g.op("inc", "AssignAdd", ["v", "step", "^v/Assign"], np.float32)
+    g.op("dec", "AssignSub", ["v", "init", "^inc"], np.float32)
+    # The ref is read when its consumer runs: after dec, although v was ready first.
+    g.op("final", "Identity", ["v", "^dec"], np.float32)
+    assert ok(runner, g.save(tmp_path / "model.pb")) == "final:0 float32 [2] = [0.5, 0.5]\n"
+
+
+def test_uninitialized_variable_exits_4(runner, tmp_path):
+    g = Graph()
+    variable_graph(g, "w")
+    g.op("w/read", "Identity", ["w"], np.float32)
+    line = fails(runner, 4, g.save(tmp_path / "model.pb"))
+    assert line == "graphrun-cc: variable 'w' is not initialized; run its initializer first"
+
+
+def test_assign_shape_is_validated(runner, tmp_path):
+    g = Graph()
+    variable_graph(g, shape=(2,))
+    g.const("three", [1.0, 2.0, 3.0], np.float32)
+    g.op("set", "Assign", ["v", "three"], np.float32)
+    assert "node 'set' (Assign)" in fails(runner, 4, g.save(tmp_path / "model.pb"))
+
+
+def test_ref_input_must_name_a_variable(runner, tmp_path):
+    g = Graph()
+    g.const("c", [1.0], np.float32)
+    g.op("set", "Assign", ["c", "c"], np.float32)
+    assert "must name a variable" in fails(runner, 3, g.save(tmp_path / "model.pb"))
+
+
+def test_long_chain_runs_without_recursion(runner, tmp_path):
+    g = Graph()
+    g.const("one", 1, np.int32)
+    g.const("n0", 0, np.int32)
+    for i in range(1, 100_000):
+        node = g.proto.node.add(name=f"n{i}", op="AddV2")
+        node.input.extend([f"n{i - 1}", "one"])
+        node.attr["T"].type = DT.DT_INT32
+    assert ok(runner, g.save(tmp_path / "chain.pb")) == "n99999:0 int32 [] = 99999\n"
+
+
+# -- output format ------------------------------------------------------------------------
+
+def test_text_and_json_layout(runner, tmp_path):
+    g = Graph()
+    g.const("Divide", 3.75, np.float64)
+    g.const("y", [[1.0, 2.0], [3.0, 4.0]], np.float32)
+    g.const("e", np.zeros((2, 0), np.int32))
+    g.const("b", [True, False], np.bool_)
+    model = g.save(tmp_path / "model.pb")
+    assert ok(runner, model) == ("Divide:0 float64 [] = 3.75\n"
+                                 "y:0 float32 [2,2] = [[1.0, 2.0], [3.0, 4.0]]\n"
+                                 "e:0 int32 [2,0] = [[], []]\n"
+                                 "b:0 bool [2] = [true, false]\n")
+    assert ok(runner, model, "--json", "--fetch", "Divide", "--fetch", "y:0") == (
+        '{"outputs": [{"name": "Divide:0", "dtype": "float64", "shape": [], "values": 3.75}, '
+        '{"name": "y:0", "dtype": "float32", "shape": [2, 2], "values": [[1.0, 2.0], [3.0, 4.0]]}]}\n')
+
+
+def test_float_format_literals(runner, tmp_path):
+    g = Graph()
+    g.const("d", [1e-05, 1e16, -0.0, np.nan, np.inf, -np.inf, 0.0001, 123456.0, 1.5e16, 1e100,
+                  1e15, 3.0, 2.5e-300], np.float64)
+    g.const("f", [0.1, 1 / 3, 16777216.0, 3.4028235e38], np.float32)
+    model = g.save(tmp_path / "model.pb")
+    assert ok(runner, model) == (
+        "d:0 float64 [13] = [1e-05, 1e+16, -0.0, nan, inf, -inf, 0.0001, 123456.0, 1.5e+16, 1e+100, "
+        "1000000000000000.0, 3.0, 2.5e-300]\n"
+        "f:0 float32 [4] = [0.1, 0.33333334, 16777216.0, 3.4028235e+38]\n")
+    assert ok(runner, model, "--json", "--fetch", "d") == (
+        '{"outputs": [{"name": "d:0", "dtype": "float64", "shape": [13], "values": [1e-05, 1e+16, -0.0, '
+        '"nan", "inf", "-inf", 0.0001, 123456.0, 1.5e+16, 1e+100, 1000000000000000.0, 3.0, 2.5e-300]}]}\n')
+
+
+def shortest_float32_repr(value):
+    """Python's repr layout of a float32's own shortest digits (numpy's str has those digits)."""
+    return repr(float(str(np.float32(value))))
+
+
+def test_float_format_matches_python_repr(runner, tmp_path):
+    rng = random.Random(1234)
+    doubles = [rng.uniform(1, 10) * 10.0 ** rng.randint(-30, 30) * rng.choice([1, -1]) for _ in range(300)]
+    doubles += [struct.unpack("<d", rng.randbytes(8))[0] for _ in range(200)]
+    doubles = [d for d in doubles if math.isfinite(d)]
+    with np.errstate(over="ignore"):
+        floats = np.array(doubles, np.float64).astype(np.float32)
+    floats = floats[np.isfinite(floats)]
+    g = Graph()
+    g.const("d", doubles, np.float64)
+    g.const("f", floats)
+    lines = ok(runner, g.save(tmp_path / "model.pb")).splitlines()
+    assert lines[0] == f"d:0 float64 [{len(doubles)}] = [" + ", ".join(map(repr, doubles)) + "]"
+    assert lines[1] == f"f:0 float32 [{len(floats)}] = [" + ", ".join(map(shortest_float32_repr, floats)) + "]"
+
+
+def test_integer_extremes_print_exactly(runner, tmp_path):
+    g = Graph()
+    g.const("i8", [-128, 127], np.int8)
+    g.const("u64", [2**64 - 1, 0], np.uint64)
+    g.const("i64", [-(2**63), 2**63 - 1], np.int64)
+    assert ok(runner, g.save(tmp_path / "model.pb")) == (
+        "i8:0 int8 [2] = [-128, 127]\n"
+        "u64:0 uint64 [2] = [18446744073709551615, 0]\n"
+        "i64:0 int64 [2] = [-9223372036854775808, 9223372036854775807]\n")
+
+
+# -- feeds --------------------------------------------------------------------------------
+
+def feed_graph(tmp_path, dtype=np.float32, shape=None):
+    g = Graph()
+    g.placeholder("x", dtype, shape)
+    g.op("y", "Identity", ["x"], dtype)
+    return g.save(tmp_path / "model.pb")
+
+
+def test_feed_number_and_nested_json(runner, tmp_path):
+    model = feed_graph(tmp_path, np.float32, [-1, 2])
+    assert ok(runner, model, "--feed", "x=[[1,2],[3,4.5]]") == "y:0 float32 [2,2] = [[1.0, 2.0], [3.0, 4.5]]\n"
+    scalar = feed_graph(tmp_path, np.float64)
+    assert ok(runner, scalar, "--feed", "x:0=3.75") == "y:0 float64 [] = 3.75\n"
+
+
+@pytest.mark.parametrize("dtype, text, expected", [
+    (np.int64, "[9223372036854775807, -9223372036854775808]", "[9223372036854775807, -9223372036854775808]"),
+    (np.uint64, "18446744073709551615", "18446744073709551615"),
+    (np.uint8, "[2.0, 255]", "[2, 255]"),
+    (np.bool_, "[true, false]", "[true, false]"),
+    (np.float32, "16777217", "16777216.0"),
+    (np.int32, "[]", "[]"),
+])
+def test_feed_conversions(runner, tmp_path, dtype, text, expected):
+    model = feed_graph(tmp_path, dtype)
+    assert ok(runner, model, "--feed", f"x={text}").endswith(f" = {expected}\n")
+
+
+@pytest.mark.parametrize("dtype, text", [
+    (np.int32, "1.5"), (np.uint8, "300"), (np.uint8, "-1"), (np.float32, "true"), (np.bool_, "1"),
+    (np.float32, "1e39"), (np.float32, "[[1,2],[3]]"), (np.float32, "NaN"), (np.float32, "'1'"),
+    (np.float32, "{}"), (np.float32, "1e400"),
+])
+def test_feed_refusals_exit_2(runner, tmp_path, dtype, text):
+    assert "feed 'x'" in fails(runner, 2, feed_graph(tmp_path, dtype), "--feed", f"x={text}")
+
+
+@pytest.mark.parametrize("version", [(1, 0), (2, 0), (3, 0)])
+def test_feed_npy_versions(runner, tmp_path, version):
+    array = np.arange(6, dtype=np.float32).reshape(2, 3) / 4
+    path = tmp_path / "x.npy"
+    with open(path, "wb") as f:
+        np.lib.format.write_array(f, array, version=version)
+    assert_same(output(runner, feed_graph(tmp_path), "--feed", f"x=@{path}"), array)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32,
+                                   np.uint64, np.float64, np.bool_])
+def test_feed_npy_dtypes(runner, tmp_path, dtype):
+    array = (np.arange(4) % 2 == 1) if dtype is np.bool_ else np.array([0, 1, 2, 100], dtype)
+    np.save(tmp_path / "x.npy", array)
+    model = feed_graph(tmp_path, dtype)
+    assert_same(output(runner, model, "--feed", f"x=@{tmp_path / 'x.npy'}"), array)
+
+
+def test_feed_npy_is_converted_exactly(runner, tmp_path):
+    np.save(tmp_path / "ints.npy", np.array([1, 2**24 + 1], np.int64))
+    model = feed_graph(tmp_path, np.float32)
+    assert_same(output(runner, model, "--feed", f"x=@{tmp_path / 'ints.npy'}"), np.array([1, 2**24], np.float32))
+    np.save(tmp_path / "halves.npy", np.array([0.5]))
+    int_model = feed_graph(tmp_path, np.int32)
+    assert "not an integer" in fails(runner, 2, int_model, "--feed", f"x=@{tmp_path / 'halves.npy'}")
+
+
+def test_feed_npy_refusals(runner, tmp_path):
+    model = feed_graph(tmp_path)
+    np.save(tmp_path / "f.npy", np.asfortranarray(np.ones((2, 3), np.float32)))
+    assert "Fortran" in fails(runner, 2, model, "--feed", f"x=@{tmp_path / 'f.npy'}")
+    (tmp_path / "junk.npy").write_bytes(b"not numpy at all")
+    fails(runner, 2, model, "--feed", f"x=@{tmp_path / 'junk.npy'}")
+    fails(runner, 2, model, "--feed", f"x=@{tmp_path / 'missing.npy'}")
+    np.save(tmp_path / "short.npy", np.ones(100, np.float32))
+    data = (tmp_path / "short.npy").read_bytes()
+    (tmp_path / "short.npy").write_bytes(data[:-8])
+    assert "truncated" in fails(runner, 2, model, "--feed", f"x=@{tmp_path / 'short.npy'}")
+
+
+def test_feed_shape_mismatch_names_both_shapes(runner, tmp_path):
+    line = fails(runner, 2, feed_graph(tmp_path, np.float32, [-1, 3]), "--feed", "x=[1, 2, 3]")
+    assert "[3]" in line and "[?,3]" in line
+
+
+def test_unknown_feed_lists_placeholders(runner, tmp_path):
+    line = fails(runner, 2, feed_graph(tmp_path, np.float32, [-1, 3]), "--feed", "nope=1")
+    assert "nope" in line and "x (float32, [?,3])" in line
+
+
+def test_feeding_a_non_placeholder_is_refused(runner, tmp_path):
+    fails(runner, 2, feed_graph(tmp_path), "--feed", "y=1", "--feed", "x=1")
+
+
+def test_unfed_placeholders_are_named_with_dtype_and_shape(runner, tmp_path):
+    g = Graph()
+    g.placeholder("x", np.float32, [-1, 3])
+    g.placeholder("k", np.int32, "unknown")
+    g.op("y", "Identity", ["x", "^k"], np.float32)
+    line = fails(runner, 2, g.save(tmp_path / "model.pb"))
+    assert "x (float32, [?,3])" in line and "k (int32, <unknown>)" in line
+
+
+def test_placeholders_off_the_fetch_path_need_no_feed(runner, tmp_path):
+    g = Graph()
+    g.placeholder("x", np.float32)
+    g.const("c", 2, np.int32)
+    g.op("y", "Identity", ["x"], np.float32)
+    assert ok(runner, g.save(tmp_path / "model.pb"), "--fetch", "c") == "c:0 int32 [] = 2\n"
+
+
+# -- fetches ------------------------------------------------------------------------------
+
+def test_default_fetches_are_unconsumed_outputs_in_file_order(runner, tmp_path):
+    g = Graph()
+    g.const("b", 2, np.int32)
+    g.const("a", 1, np.int32)
+    g.op("sum", "AddV2", ["a", "b"], np.int32)
+    g.node("sink", "NoOp", ["^sum"])   # consumes sum; itself has no outputs
+    g.const("later", 5, np.int8)
+    g.op("twice", "AddV2", ["later", "later"], np.int8)
+    g.const("z", 0.5, np.float32)
+    assert ok(runner, g.save(tmp_path / "model.pb")) == "twice:0 int8 [] = 10\nz:0 float32 [] = 0.5\n"
+
+
+@pytest.mark.parametrize("fetch", ["nope", "a:1", "sink", "a:x1"])
+def test_bad_fetches_exit_2(runner, tmp_path, fetch):
+    g = Graph()
+    g.const("a", 1, np.int32)
+    g.node("sink", "NoOp", ["^a"])
+    fails(runner, 2, g.save(tmp_path / "model.pb"), "--fetch", fetch)
+
+
+def test_text_format_model(runner, tmp_path):
+    g = Graph()
+    g.const("a", [1.5, 2.5], np.float32)
+    g.op("n", "Neg", ["a"], np.float32)
+    from google.protobuf import text_format
+    path = tmp_path / "model.pbtxt"
+    path.write_text(text_format.MessageToString(g.proto))
+    assert ok(runner, path) == "n:0 float32 [2] = [-1.5, -2.5]\n"
+    (tmp_path / "bad.pbtxt").write_text("node { name: 'a' op: ")
+    assert fails(runner, 3, tmp_path / "bad.pbtxt").startswith(f"graphrun-cc: {tmp_path / 'bad.pbtxt'}: ")
+
+
+# -- invalid models: exit 3, one line -------------------------------------------------------
+
+def small_model_bytes():
+    g = Graph()
+    g.const("a", [1.0, 2.0, 3.0, 4.0], np.float32)
+    g.op("b", "Neg", ["a"], np.float32)
+    return g.proto.SerializeToString()
+
+
+def test_unreadable_files(runner, tmp_path):
+    assert "No such file" in fails(runner, 3, tmp_path / "missing.pb")
+    (tmp_path / "empty.pb").write_bytes(b"")
+    assert fails(runner, 3, tmp_path / "empty.pb").endswith("not a GraphDef (no nodes)")
+    fails(runner, 3, tmp_path)  # a directory
+    rng = random.Random(7)
+    for i in range(20):
+        path = tmp_path / f"random{i}.pb"
+        path.write_bytes(rng.randbytes(rng.randint(1, 4000)))
+        fails(runner, 3, path)
+    data = small_model_bytes()
+    for cut in (1, 5, len(data) // 2, len(data) - 1):
+        path = tmp_path / f"truncated{cut}.pb"
+        path.write_bytes(data[:cut])
+        fails(runner, 3, path)
+
+
+def test_unknown_ops_are_all_listed_at_once(runner, tmp_path):
+    g = Graph()
+    g.const("x", [1.0], np.float32)
+    g.op("dense/Softmax", "Softmax", ["x"], np.float32)
+    g.op("t/Tile", "Tile", ["dense/Softmax", "x"], np.float32)
+    g.op("s2", "Softmax", ["x"], np.float32)
+    model = g.save(tmp_path / "model.pb")
+    assert fails(runner, 3, model) == (
+        f"graphrun-cc: {model}: no kernel for Softmax (dense/Softmax and 1 more), Tile (t/Tile)")
+
+
+def invalid_graph(kind):
+    g = Graph()
+    g.const("a", [1.0, 2.0], np.float32)
+    if kind == "missing input":
+        g.op("b", "Neg", ["zz"], np.float32)
+    elif kind == "bad output index":
+        g.op("b", "Neg", ["a:1"], np.float32)
+    elif kind == "control before data":
+        g.node("n", "NoOp")
+        g.op("b", "AddV2", ["a", "^n", "a"], np.float32)
+    elif kind == "duplicate name":
+        g.const("a", 1.0, np.float32)
+    elif kind == "wrong attr type":
+        g.node("b", "Neg", ["a"], T=graph_pb2.AttrValue(i=1))
+    elif kind == "missing attr":
+        g.node("b", "Neg", ["a"])
+    elif kind == "wrong input dtype":
+        g.op("b", "Neg", ["a"], np.float64)
+    elif kind == "wrong input count":
+        g.op("b", "AddV2", ["a"], np.float32)
+    elif kind == "unsupported dtype":
+        g.node("s", "Const", dtype=graph_pb2.AttrValue(type=DT.DT_STRING),
+               value=graph_pb2.AttrValue(tensor=graph_pb2.TensorProto(dtype=DT.DT_STRING, string_val=[b"hi"])))
+    elif kind == "cycle":
+        g.op("b", "AddV2", ["a", "c"], np.float32)
+        g.op("c", "Neg", ["b"], np.float32)
+    elif kind == "self loop":
+        g.op("b", "Neg", ["b"], np.float32)
+    elif kind == "short tensor_content":
+        tensor = tensor_proto(np.ones(4, np.float32))
+        tensor.tensor_content = tensor.tensor_content[:-1]
+        g.node("c", "Const", dtype=type_attr(np.float32), value=graph_pb2.AttrValue(tensor=tensor))
+    elif kind == "hostile const shape":
+        tensor = graph_pb2.TensorProto(dtype=DT.DT_FLOAT, float_val=[1.0])
+        for _ in range(4):
+            tensor.tensor_shape.dim.add().size = 2**62
+        g.node("c", "Const", dtype=type_attr(np.float32), value=graph_pb2.AttrValue(tensor=tensor))
+    elif kind == "const dtype mismatch":
+        g.node("c", "Const", dtype=type_attr(np.int32), value=graph_pb2.AttrValue(tensor=tensor_proto(np.float32(1))))
+    return g
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("missing input", "node 'b' (Neg): input 'zz' names no node"),
+    ("bad output index", "node 'b' (Neg): input 'a:1' asks for output 1"),
+    ("control before data", "control inputs must come last"),
+    ("duplicate name", "node name 'a' is not unique"),
+    ("wrong attr type", "node 'b' (Neg): attr 'T' should hold a type but holds an int"),
+    ("missing attr", "node 'b' (Neg): missing attr 'T'"),
+    ("wrong input dtype", "is float32 from 'a:0' but the node expects float64"),
+    ("wrong input count", "has 1 data input but AddV2 takes 2"),
+    ("unsupported dtype", "node 's' (Const): attr 'dtype' is DT_STRING"),
+    ("cycle", "the graph has a cycle: 'b' -> 'c' -> 'b'"),
+    ("self loop", "the graph has a cycle: 'b' -> 'b'"),
+    ("short tensor_content", "tensor_content holds 15 bytes"),
+    ("hostile const shape", "too large"),
+    ("const dtype mismatch", "attr 'value' holds a float32 tensor but attr 'dtype' is int32"),
+])
+def test_invalid_graphs_exit_3(runner, tmp_path, kind, message):
+    model = invalid_graph(kind).save(tmp_path / "model.pb")
+    line = fails(runner, 3, model)
+    assert line.startswith(f"graphrun-cc: {model}: ") and message in line, line
