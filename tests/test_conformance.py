@@ -29,15 +29,10 @@ CASE_DIRS = replay.case_dirs()
 # Known bugs, one line per (runtime, case): the test is a strict xfail, so it fails as
 # soon as the bug is fixed, and then its line here must go.
 KNOWN_BUGS = {
-    ("python", "mean_int_sum_does_not_wrap"):
-        "integer Mean sums in the input dtype and wraps: uint8 mean(250, 10) gives 2, TF gives 130",
-    ("graphrun", "mean_int_sum_does_not_wrap"): "integer Mean sums in the input dtype and wraps (see python)",
-    ("python", "broadcast_gradient_args_both_one"):
-        "BroadcastGradientArgs leaves out dims where both shapes are 1: [2,1,3] vs [3] gives r0=[], TF gives [1]",
-    ("graphrun", "broadcast_gradient_args_both_one"): "BroadcastGradientArgs leaves out both-1 dims (see python)",
     ("graphrun-cc", "pow_float32"): "the C++ runner has no Pow kernel",
     ("graphrun-cc", "pow_int32"): "the C++ runner has no Pow kernel",
     ("graphrun-cc", "add_n"): "the C++ runner has no AddN kernel",
+    ("graphrun-cc", "apply_gradient_descent"): "the C++ runner has no ApplyGradientDescent kernel",
     ("graphrun-cc", "apply_gradient_descent_scalar"): "the C++ runner has no ApplyGradientDescent kernel",
     ("graphrun-cc", "broadcast_gradient_args"): "the C++ runner has no BroadcastGradientArgs kernel",
     ("graphrun-cc", "broadcast_gradient_args_both_one"): "the C++ runner has no BroadcastGradientArgs kernel",

@@ -52,14 +52,14 @@ def _broadcast_gradient_args(s0, s1):
     s0, s1 = [int(d) for d in np.ravel(s0)], [int(d) for d in np.ravel(s1)]
     n = max(len(s0), len(s1))
     a, b = [1] * (n - len(s0)) + s0, [1] * (n - len(s1)) + s1
-    r0, r1 = [], []
-    for i, (p, q) in enumerate(zip(a, b)):
+    for p, q in zip(a, b):
         if p != q and p != 1 and q != 1:
             raise ValueError(f"shapes {s0} and {s1} are not broadcast-compatible")
-        if p == 1 and (q != 1 or i < n - len(s0)):
-            r0.append(i)
-        if q == 1 and (p != 1 or i < n - len(s1)):
-            r1.append(i)
+    if s0 == s1:  # TF's fast path: nothing to reduce
+        return np.array([], dtype=dtype), np.array([], dtype=dtype)
+    # as TF does, every size-1 (or missing) dim is listed, even where both sides are 1
+    r0 = [i for i, p in enumerate(a) if p == 1]
+    r1 = [i for i, q in enumerate(b) if q == 1]
     return np.array(r0, dtype=dtype), np.array(r1, dtype=dtype)
 
 
@@ -197,12 +197,18 @@ def _sum(x, axes, *, keep_dims):
 def _mean(x, axes, *, keep_dims):
     x = np.asarray(x)
     axes = normalize_axes(axes, x.ndim)
-    if x.dtype.kind in "iu":  # TF divides integers with truncation
-        total = np.sum(x, axis=axes, dtype=x.dtype, keepdims=keep_dims)
-        count = int(np.prod([x.shape[a] for a in axes]))
+    count = int(np.prod([x.shape[a] for a in axes]))
+    if x.dtype.kind in "iu":  # TF sums in a wider type, then divides with truncation
         if count == 0:
             raise ValueError("mean of an empty integer reduction")
-        return (np.sign(total) * (np.abs(total) // count)).astype(x.dtype)
+        wide = np.uint64 if x.dtype.kind == "u" else np.int64
+        total = np.sum(x, axis=axes, dtype=wide, keepdims=keep_dims)
+        quotient = total // count if x.dtype.kind == "u" else np.sign(total) * (np.abs(total) // count)
+        return quotient.astype(x.dtype)
+    if count == 0:  # numpy would warn; TF quietly gives NaN
+        shape = [1 if i in axes else d for i, d in enumerate(x.shape)] if keep_dims else \
+            [d for i, d in enumerate(x.shape) if i not in axes]
+        return np.full(shape, np.nan, dtype=x.dtype)
     return np.mean(x, axis=axes, dtype=x.dtype, keepdims=keep_dims)
 
 

@@ -231,6 +231,19 @@ def _convert_inputs(opdef, inputs, attrs, label):
                     raise TypeError(f"{opdef.type} '{label}': input '{arg.name}' is {item.dtype.name} "
                                     f"('{item.name}') but {arg.type_attr} is {seen.name}; "
                                     f"cast one side with tf.cast")
+    # an attr's default dtype is used for plain values only if every one of them fits it,
+    # as TF prefers the default but infers from the values otherwise (Range(1.0, 2.0, 0.25))
+    defaults = {}
+    for arg, value in zip(opdef.inputs, inputs):
+        default = _default_attr_dtype(opdef, arg)
+        if arg.type_attr and attrs.get(arg.type_attr) is None and default is not None:
+            items = value if arg.number_attr else [value]
+            try:
+                for item in items:
+                    python_to_numpy(item, default)
+                defaults.setdefault(arg.type_attr, default)
+            except (TypeError, ValueError):
+                defaults[arg.type_attr] = None
     # pass 2: everything else becomes a Const of the dtype its arg needs
     flat = []
     for arg, value in zip(opdef.inputs, inputs):
@@ -241,9 +254,7 @@ def _convert_inputs(opdef, inputs, attrs, label):
         else:
             items = [value]
         for item in items:
-            dtype = arg.dtype or attrs.get(arg.type_attr)
-            if dtype is None:
-                dtype = _default_attr_dtype(opdef, arg)
+            dtype = arg.dtype or attrs.get(arg.type_attr) or defaults.get(arg.type_attr)
             t = convert_to_tensor(item, dtype=dtype)
             if arg.type_attr and attrs.get(arg.type_attr) is None:
                 attrs[arg.type_attr] = t.dtype

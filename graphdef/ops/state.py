@@ -73,6 +73,18 @@ ASSIGN_SUB = define(
 
 
 
+def _infer_update(ctx, delta, scalars):
+    """An optimizer update: `delta` has the variable's shape, the hyper-parameters are scalars."""
+    var = ctx.shape(0)
+    if not var.is_compatible_with(ctx.shape(delta)):
+        raise ctx.error(f"update of shape {show(ctx.shape(delta))} for variable "
+                        f"'{ctx.inputs[0].op.name}' of shape {show(var)}")
+    for i in scalars:
+        if ctx.shape(i).ndims not in (None, 0):
+            raise ctx.error(f"input {i} must be a scalar, got shape {show(ctx.shape(i))}")
+    return [var]
+
+
 def _apply_gradient_descent(alpha, delta, *, state, ref):
     state[ref] = stored = frozen(_read(state=state, node=ref) - alpha * delta)
     return stored
@@ -82,7 +94,8 @@ APPLY_GRADIENT_DESCENT = define(
     "ApplyGradientDescent", "var: Ref(T), alpha: T, delta: T -> out: Ref(T)",
     doc="var -= alpha * delta, returning the new value.",
     attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "use_locking": Attr("bool", False)},
-    infer=_infer_assign, kernel=_apply_gradient_descent, stateful=True, grad=NOT_DIFFERENTIABLE)
+    infer=lambda ctx: _infer_update(ctx, delta=2, scalars=(1,)), kernel=_apply_gradient_descent,
+    stateful=True, grad=NOT_DIFFERENTIABLE)
 
 
 class Variable:
