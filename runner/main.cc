@@ -4,7 +4,10 @@
 // exit code of its stage (see errors.h); nothing escapes as a crash.
 #include <google/protobuf/stubs/logging.h>
 
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <new>
 
 #include "cli.h"
@@ -22,7 +25,10 @@ namespace {
 
 void write_stdout(const std::string& text) {
   std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    if (errno == EPIPE) throw RunError("output closed before everything was written (broken pipe)");
+    throw RunError(std::string("cannot write the output: ") + std::strerror(errno));
+  }
 }
 
 void report_error(std::string message) {
@@ -72,6 +78,9 @@ int main(int argc, char** argv) {
   // Protobuf logs parse problems to stderr itself; errors are reported here
   // instead, on one line.
   google::protobuf::SetLogHandler(nullptr);
+  // A closed stdout (graphrun-cc ... | head) becomes an EPIPE write error,
+  // reported on one line, instead of a silent death by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     return graphrun::run(argc, argv);
   } catch (const graphrun::ExitError& error) {
