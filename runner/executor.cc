@@ -31,10 +31,14 @@ std::string describe_placeholder(const GraphNode& node) {
 
 Executor::Executor(const Graph& graph, std::vector<Endpoint> fetches, const FeedMap& feeds)
     : graph_(graph), fetches_(std::move(fetches)), uses_(graph.size(), 0) {
-  const int n = graph_.size();
+  const std::vector<char> needed = mark_needed(feeds);
+  check_fed(needed, feeds);
+  plan_order(needed, feeds);
+}
 
-  // Mark the needed nodes with an explicit stack: no recursion over the graph.
-  std::vector<char> needed(n, 0);
+std::vector<char> Executor::mark_needed(const FeedMap& feeds) const {
+  // An explicit stack: no recursion over the graph.
+  std::vector<char> needed(graph_.size(), 0);
   std::vector<int> stack;
   for (const Endpoint& fetch : fetches_) {
     if (!needed[fetch.node]) {
@@ -53,11 +57,14 @@ Executor::Executor(const Graph& graph, std::vector<Endpoint> fetches, const Feed
       }
     });
   }
+  return needed;
+}
 
+void Executor::check_fed(const std::vector<char>& needed, const FeedMap& feeds) const {
   // Name every placeholder the run lacks at once, in file order.
   std::string unfed;
   int unfed_count = 0;
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < graph_.size(); ++i) {
     if (!needed[i] || feeds.count(i) || !graph_.node(i).kernel->must_be_fed()) continue;
     unfed += (unfed_count++ ? ", " : "") + describe_placeholder(graph_.node(i));
   }
@@ -65,19 +72,23 @@ Executor::Executor(const Graph& graph, std::vector<Endpoint> fetches, const Feed
     throw UsageError(std::string(unfed_count > 1 ? "placeholders" : "placeholder") + " not fed: " + unfed +
                      "; use --feed NAME=VALUE");
   }
+}
 
-  // Order them with Kahn's algorithm; the min-heap on the node index keeps a
-  // file already in topological order in file order.
+void Executor::plan_order(const std::vector<char>& needed, const FeedMap& feeds) {
+  // Kahn's algorithm; the min-heap on the node index keeps a file that is
+  // already in topological order in file order.
+  const int n = graph_.size();
   std::vector<int> pending(n, 0);
   std::vector<std::vector<int>> consumers(n);
   for (int i = 0; i < n; ++i) {
     if (!needed[i] || feeds.count(i)) continue;
-    for_each_dependency(graph_.node(i), [&](int producer) {
+    const GraphNode& node = graph_.node(i);
+    for_each_dependency(node, [&](int producer) {
       ++pending[i];
       consumers[producer].push_back(i);
     });
-    for (int k = 0; k < static_cast<int>(graph_.node(i).inputs.size()); ++k) {
-      if (!graph_.node(i).kernel->input_spec(k).is_ref) ++uses_[graph_.node(i).inputs[k].node];
+    for (int k = 0; k < static_cast<int>(node.inputs.size()); ++k) {
+      if (!node.kernel->input_spec(k).is_ref) ++uses_[node.inputs[k].node];
     }
   }
   for (const Endpoint& fetch : fetches_) ++uses_[fetch.node];

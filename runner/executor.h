@@ -29,6 +29,9 @@ class Executor {
   const std::vector<int>& order() const { return order_; }
 
  private:
+  std::vector<char> mark_needed(const FeedMap& feeds) const;
+  void check_fed(const std::vector<char>& needed, const FeedMap& feeds) const;
+  void plan_order(const std::vector<char>& needed, const FeedMap& feeds);
   std::vector<TensorPtr> run_node(int node, const std::vector<std::vector<TensorPtr>>& values,
                                   VariableStore& variables) const;
   TensorPtr value_of(Endpoint endpoint, const std::vector<std::vector<TensorPtr>>& values,
