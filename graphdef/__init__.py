@@ -18,14 +18,18 @@ from graphdef.ops.math import (abs, add, cast, divide, exp, log, matmul, maximum
                                negative, pow, reduce_max, reduce_mean, reduce_sum, relu, sigmoid, sqrt, square,
                                subtract, tanh, truediv)
 from graphdef.gradients import gradients
-from graphdef.ops.array import broadcast_to, shape_of as shape, size
-from graphdef.ops.math import add_n, sign
+from graphdef.ops.array import (broadcast_to, one_hot, ones_like, range_ as range, rank, shape_of as shape,  # noqa: A004
+                                size, zeros_like)
+from graphdef.ops.compare import (equal, greater, greater_equal, less, less_equal, logical_and, logical_not,
+                                  logical_or, not_equal, where)
+from graphdef.ops.math import (add_n, argmax, argmin, log1p, reduce_min, reduce_prod, sign,
+                               squared_difference)
 from graphdef.ops.registry import convert_to_tensor, raw_op
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
                                 global_variables_initializer, trainable_variables, variables_initializer)
 from graphdef.serialize import import_graph_def, load, save, write_graph
 from graphdef.session import InteractiveSession, Session, get_default_session
 from graphdef.shapes import TensorShape
-from graphdef import nn, io, train  # noqa: E402  (namespaces that mirror tf.nn, tf.io, tf.train)
+from graphdef import io, losses, nn, train  # noqa: E402  (namespaces that mirror tf.nn, tf.io, ...)
 
 __version__ = "0.1.0"

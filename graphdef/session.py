@@ -366,6 +366,8 @@ def _bind_kernel(op, session):
             kwargs[name] = op.name
         elif name == "ref":
             kwargs[name] = op.inputs[opdef.ref_inputs[0]].op.name
+        elif name == "refs":
+            kwargs[name] = tuple(op.inputs[i].op.name for i in opdef.ref_inputs)
         else:
             kwargs[name] = op.attrs[name]
     kernel = functools.partial(opdef.kernel, **kwargs) if kwargs else opdef.kernel

@@ -1,4 +1,4 @@
 """Importing this package registers every op family."""
 
-from graphdef.ops import array, math, state  # noqa: F401
+from graphdef.ops import array, compare, math, nn, state  # noqa: F401
 from graphdef.ops.registry import REGISTRY  # noqa: F401

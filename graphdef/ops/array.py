@@ -258,6 +258,51 @@ BROADCAST_TO = define(
     grad=lambda op, g: [_math().unbroadcast(g, op.inputs[0]), None])
 
 
+def _like(fill_value):
+    def kernel(x):
+        return np.full(np.shape(x), fill_value, dtype=np.asarray(x).dtype)
+    return kernel
+
+
+ZEROS_LIKE = define(
+    "ZerosLike", "x: T -> y: T", doc="Zeros with the shape and dtype of x.",
+    attrs={"T": Attr("type")}, infer=same_as_input(), kernel=_like(0), grad=NOT_DIFFERENTIABLE)
+ONES_LIKE = define(
+    "OnesLike", "x: T -> y: T", doc="Ones with the shape and dtype of x.",
+    attrs={"T": Attr("type")}, infer=same_as_input(), kernel=_like(1), grad=NOT_DIFFERENTIABLE)
+
+
+def _infer_one_hot(ctx):
+    indices = ctx.shape(0)
+    depth = constant_value(ctx.inputs[1])
+    axis = ctx.attrs["axis"]
+    if indices.ndims is None:
+        return [TensorShape(None)]
+    if not -1 <= axis <= indices.ndims:
+        raise ctx.error(f"axis {axis} is out of range for indices of rank {indices.ndims}")
+    dims = list(indices.dims)
+    dims.insert(indices.ndims if axis == -1 else axis, None if depth is None else int(depth))
+    return [TensorShape(dims)]
+
+
+def _one_hot(indices, depth, on_value, off_value, *, axis):
+    indices = np.asarray(indices)
+    depth = int(depth)
+    if depth < 0:
+        raise ValueError(f"depth must not be negative, got {depth}")
+    hot = indices[..., None] == np.arange(depth)  # out-of-range indices (e.g. -1) give all-off rows
+    out = np.where(hot, on_value, off_value).astype(np.asarray(on_value).dtype)
+    return out if axis == -1 else np.moveaxis(out, -1, axis)
+
+
+ONE_HOT = define(
+    "OneHot", "indices: TI, depth: int32, on_value: T, off_value: T -> output: T",
+    doc="on_value where the new axis equals the index, off_value elsewhere; an index out of range is all off.",
+    attrs={"axis": Attr("int", -1), "T": Attr("type"),
+           "TI": Attr("type", dtypes.int64, frozenset((dtypes.uint8, dtypes.int8, dtypes.int32, dtypes.int64)))},
+    infer=_infer_one_hot, kernel=_one_hot, grad=NOT_DIFFERENTIABLE)
+
+
 # -- builders -------------------------------------------------------------------------
 
 def constant(value, dtype=None, shape=None, name="Const"):
@@ -315,6 +360,33 @@ def group(*inputs, name=None):
     """A NoOp that runs only after every input has run."""
     return build("NoOp", [], name=name, default_name="group_deps",
                  control_inputs=[getattr(i, "op", i) for i in inputs])
+
+
+def zeros_like(tensor, dtype=None, name=None):
+    from graphdef.ops.registry import convert_to_tensor
+    tensor = convert_to_tensor(tensor)
+    if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
+        from graphdef.ops.math import cast
+        tensor = cast(tensor, dtype)
+    return build("ZerosLike", [tensor], name=name, default_name="zeros_like").outputs[0]
+
+
+def ones_like(tensor, dtype=None, name=None):
+    from graphdef.ops.registry import convert_to_tensor
+    tensor = convert_to_tensor(tensor)
+    if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
+        from graphdef.ops.math import cast
+        tensor = cast(tensor, dtype)
+    return build("OnesLike", [tensor], name=name, default_name="ones_like").outputs[0]
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """tf.one_hot: float32 1/0 unless told otherwise."""
+    dtype = dtypes.as_dtype(dtype) if dtype is not None else dtypes.float32
+    on = constant(1 if on_value is None else on_value, dtype=dtype, name="on_value")
+    off = constant(0 if off_value is None else off_value, dtype=dtype, name="off_value")
+    return build("OneHot", [indices, depth, on, off], name=name, default_name="one_hot",
+                 attrs={"axis": -1 if axis is None else int(axis)}).outputs[0]
 
 
 def reshape(tensor, shape, name=None):

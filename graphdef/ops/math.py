@@ -98,8 +98,31 @@ MUL = _binary("Mul", operator.mul, "x * y with numpy broadcasting.",
                lambda op, g, x, y: (multiply(g, y), multiply(x, g)))
 REAL_DIV = _binary("RealDiv", operator.truediv, "x / y for floats, with numpy broadcasting.",
                    lambda op, g, x, y: (g / y, negative(g) * x / square(y)), FLOATS)
-MAXIMUM = _binary("Maximum", np.maximum, "Elementwise max; NaN propagates.", None)
-MINIMUM = _binary("Minimum", np.minimum, "Elementwise min; NaN propagates.", None)
+def _choose(pick_x):
+    """Maximum/Minimum send the gradient to the side that won (x on ties, as TF does)."""
+    def grad(op, g, x, y):
+        from graphdef.ops.array import zeros_like
+        from graphdef.ops.compare import select_v2
+        x_wins = pick_x(x, y)
+        zero = zeros_like(g)
+        return select_v2(x_wins, g, zero), select_v2(x_wins, zero, g)
+    return grad
+
+
+def _ge(x, y):
+    from graphdef.ops.compare import greater_equal
+    return greater_equal(x, y)
+
+
+def _le(x, y):
+    from graphdef.ops.compare import less_equal
+    return less_equal(x, y)
+
+
+MAXIMUM = _binary("Maximum", np.maximum, "Elementwise max; NaN propagates.", _choose(_ge))
+MINIMUM = _binary("Minimum", np.minimum, "Elementwise min; NaN propagates.", _choose(_le))
+SQUARED_DIFFERENCE = _binary("SquaredDifference", lambda x, y: np.square(x - y), "(x - y) ** 2 with broadcasting.",
+                              lambda op, g, x, y: (g * (2 * (x - y)), g * (2 * (y - x))), SIGNED)
 POW = _binary("Pow", operator.pow, "x ** y; integer x to a negative integer power is an error.",
               lambda op, g, x, y: (g * y * pow(x, y - 1), None))
 
@@ -110,6 +133,8 @@ SQRT = _unary("Sqrt", np.sqrt, "Square root; NaN below zero.", lambda op, g: [g 
 EXP = _unary("Exp", np.exp, "e ** x.", lambda op, g: [g * op.outputs[0]], FLOATS)
 LOG = _unary("Log", np.log, "Natural log; -inf at 0, NaN below zero.", lambda op, g: [g / op.inputs[0]],
              FLOATS)
+LOG1P = _unary("Log1p", np.log1p, "log(1 + x), accurate near 0.", lambda op, g: [g / (1 + op.inputs[0])],
+               FLOATS)
 SIGN = _unary("Sign", np.sign, "-1, 0 or 1 by the sign of x (0 for 0).", NOT_DIFFERENTIABLE, SIGNED)
 ABS = _unary("Abs", np.abs, "|x|.", lambda op, g: [g * sign(op.inputs[0])], SIGNED)
 SIGMOID = _unary("Sigmoid", lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + exp(-x)).",
@@ -259,9 +284,73 @@ def _mean_grad(op, g):
     return [spread / count, None]
 
 
+def _extreme_grad(op, g):
+    """Max/Min: the gradient goes to every element equal to the extreme, shared among ties (as TF)."""
+    from graphdef.ops.array import broadcast_to, reshape, shape_of
+    from graphdef.ops.compare import equal
+    x, y = op.inputs[0], op.outputs[0]
+    axes = constant_value(op.inputs[1])
+    if x.shape.ndims is None or axes is None:
+        raise NotImplementedError(f"the gradient of {op.type} '{op.name}' needs a known rank and constant axes")
+    axes = normalize_axes(axes, x.shape.ndims)
+    if not op.attrs["keep_dims"]:
+        kept = [1 if i in axes else (d if d is not None else -1) for i, d in enumerate(x.shape.dims)]
+        y, g = reshape(y, kept), reshape(g, kept)
+    hits = cast(equal(x, broadcast_to(y, shape_of(x))), g.dtype)
+    count = reduce_sum(hits, axis=list(axes), keepdims=True)
+    return [hits * g / count, None]
+
+
+def _min(x, axes, *, keep_dims):
+    x = np.asarray(x)
+    highest = np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).max
+    return np.min(x, axis=normalize_axes(axes, x.ndim), keepdims=keep_dims, initial=highest)
+
+
+def _prod(x, axes, *, keep_dims):
+    x = np.asarray(x)
+    return np.prod(x, axis=normalize_axes(axes, x.ndim), dtype=x.dtype, keepdims=keep_dims)
+
+
 SUM = _reduction("Sum", _sum, "Sum over the axes given as a tensor; keep_dims keeps them as size 1.", _sum_grad)
 MEAN = _reduction("Mean", _mean, "Mean over the axes; integer means truncate, as in TF.", _mean_grad)
-MAX = _reduction("Max", _max, "Max over the axes; an empty reduction gives the lowest value.", None)
+MAX = _reduction("Max", _max, "Max over the axes; an empty reduction gives the lowest value.", _extreme_grad)
+MIN = _reduction("Min", _min, "Min over the axes; an empty reduction gives the highest value.", _extreme_grad)
+PROD = _reduction("Prod", _prod, "Product over the axes; an empty reduction gives 1.", None)
+
+
+def _infer_arg_extreme(ctx):
+    x = ctx.shape(0)
+    axis = constant_value(ctx.inputs[1])
+    if x.ndims is None or axis is None:
+        return [TensorShape(None if x.ndims is None else [None] * (x.ndims - 1))]
+    try:
+        (axis,) = normalize_axes(axis, x.ndims)
+    except ValueError as e:
+        raise ctx.error(f"{e} (input shape {show(x)})") from None
+    return [TensorShape([d for i, d in enumerate(x.dims) if i != axis])]
+
+
+def _arg_extreme(pick):
+    def kernel(x, dimension, *, output_type):
+        x = np.asarray(x)
+        (axis,) = normalize_axes(dimension, x.ndim)
+        if x.shape[axis] == 0:
+            raise ValueError(f"cannot take {pick.__name__} along an empty axis {axis} of shape {list(x.shape)}")
+        return pick(x, axis=axis).astype(output_type.np)  # the first index on ties, as TF
+    return kernel
+
+
+def _arg_op(type_name, pick, doc):
+    return define(type_name, "input: T, dimension: Tidx -> output: output_type", doc=doc,
+                  attrs={"T": Attr("type", allowed=ARITH | {dtypes.bool_}),
+                         "Tidx": Attr("type", dtypes.int32, dtypes.INDEX),
+                         "output_type": Attr("type", dtypes.int64, dtypes.INDEX)},
+                  infer=_infer_arg_extreme, kernel=_arg_extreme(pick), grad=NOT_DIFFERENTIABLE)
+
+
+ARG_MAX = _arg_op("ArgMax", np.argmax, "The index of the largest value along an axis (the first on ties).")
+ARG_MIN = _arg_op("ArgMin", np.argmin, "The index of the smallest value along an axis (the first on ties).")
 
 
 # -- MatMul and Cast ------------------------------------------------------------------
@@ -353,6 +442,8 @@ sigmoid = _op1("Sigmoid", "Sigmoid")
 tanh = _op1("Tanh", "Tanh")
 relu = _op1("Relu", "Relu")
 sign = _op1("Sign", "Sign")
+log1p = _op1("Log1p", "Log1p")
+squared_difference = _op("SquaredDifference", "SquaredDifference")
 
 
 def add_n(inputs, name=None):
@@ -425,6 +516,20 @@ def _reduce(type_name, default_name):
 reduce_sum = _reduce("Sum", "Sum")
 reduce_mean = _reduce("Mean", "Mean")
 reduce_max = _reduce("Max", "Max")
+reduce_min = _reduce("Min", "Min")
+reduce_prod = _reduce("Prod", "Prod")
+
+
+def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+    axis = dimension if axis is None else axis
+    return build("ArgMax", [input, 0 if axis is None else axis], name=name, default_name="ArgMax",
+                 attrs={"output_type": dtypes.as_dtype(output_type)}).outputs[0]
+
+
+def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
+    axis = dimension if axis is None else axis
+    return build("ArgMin", [input, 0 if axis is None else axis], name=name, default_name="ArgMin",
+                 attrs={"output_type": dtypes.as_dtype(output_type)}).outputs[0]
 
 
 # -- Tensor operators, named as TF names them ------------------------------------------

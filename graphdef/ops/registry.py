@@ -24,7 +24,7 @@ ATTR_KINDS = ("type", "int", "float", "bool", "string", "shape", "tensor",
               "list(int)", "list(type)", "list(shape)", "list(float)", "list(string)")
 
 # keyword-only kernel parameters that are not attrs but come from the runtime
-RUNTIME_PARAMS = frozenset(("state", "node", "ref"))
+RUNTIME_PARAMS = frozenset(("state", "node", "ref", "refs"))
 
 
 @dataclass(frozen=True)

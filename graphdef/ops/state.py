@@ -98,6 +98,45 @@ APPLY_GRADIENT_DESCENT = define(
     stateful=True, grad=NOT_DIFFERENTIABLE)
 
 
+def _apply_momentum(lr, grad, momentum, *, state, refs, use_nesterov):
+    var_name, accum_name = refs
+    accum = _read(state=state, node=accum_name) * momentum + grad
+    step = lr * grad + lr * momentum * accum if use_nesterov else lr * accum
+    state[accum_name] = frozen(accum)
+    state[var_name] = stored = frozen(_read(state=state, node=var_name) - step)
+    return stored
+
+
+APPLY_MOMENTUM = define(
+    "ApplyMomentum", "var: Ref(T), accum: Ref(T), lr: T, grad: T, momentum: T -> out: Ref(T)",
+    doc="accum = accum * momentum + grad; var -= lr * accum (Nesterov: lr * grad + lr * momentum * accum).",
+    attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "use_locking": Attr("bool", False),
+           "use_nesterov": Attr("bool", False)},
+    infer=lambda ctx: _infer_update(ctx, delta=3, scalars=(2, 4)), kernel=_apply_momentum,
+    stateful=True, grad=NOT_DIFFERENTIABLE)
+
+
+def _apply_adam(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, *, state, refs, use_nesterov):
+    var_name, m_name, v_name = refs
+    lr_t = lr * np.sqrt(1 - beta2_power) / (1 - beta1_power)
+    m = beta1 * _read(state=state, node=m_name) + (1 - beta1) * grad
+    v = beta2 * _read(state=state, node=v_name) + (1 - beta2) * grad * grad
+    direction = beta1 * m + (1 - beta1) * grad if use_nesterov else m
+    state[m_name], state[v_name] = frozen(m), frozen(v)
+    state[var_name] = stored = frozen(_read(state=state, node=var_name) - lr_t * direction / (np.sqrt(v) + epsilon))
+    return stored
+
+
+APPLY_ADAM = define(
+    "ApplyAdam", "var: Ref(T), m: Ref(T), v: Ref(T), beta1_power: T, beta2_power: T, lr: T, beta1: T, "
+                 "beta2: T, epsilon: T, grad: T -> out: Ref(T)",
+    doc="Adam: m, v moving averages of grad and grad**2; var -= lr * sqrt(1-b2^t)/(1-b1^t) * m/(sqrt(v)+eps).",
+    attrs={"T": Attr("type", allowed=dtypes.FLOATS), "use_locking": Attr("bool", False),
+           "use_nesterov": Attr("bool", False)},
+    infer=lambda ctx: _infer_update(ctx, delta=9, scalars=(3, 4, 5, 6, 7, 8)), kernel=_apply_adam,
+    stateful=True, grad=NOT_DIFFERENTIABLE)
+
+
 class Variable:
     """tf.compat.v1.Variable: VariableV2 `name`, its `name/Assign` initializer and `name/read` value."""
 

@@ -1,0 +1,172 @@
+"""Softmax, its logarithm and the cross-entropy losses, over the last axis as TF's kernels are."""
+
+import numpy as np
+
+from graphdef import dtypes
+from graphdef.ops.registry import Attr, build, convert_to_tensor, define
+from graphdef.shapes import TensorShape, show
+
+FLOATS = dtypes.FLOATS
+
+
+def _shifted(x):
+    x = np.asarray(x)
+    return x - np.max(x, axis=-1, keepdims=True)
+
+
+def _softmax(x):
+    e = np.exp(_shifted(x))
+    return e / np.sum(e, axis=-1, keepdims=True)
+
+
+def _log_softmax(x):
+    shifted = _shifted(x)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+
+
+def _infer_last_axis(ctx):
+    if ctx.shape(0).ndims == 0:
+        raise ctx.error("logits must have at least one dim")
+    return [ctx.shape(0)]
+
+
+def _softmax_grad(op, g):
+    from graphdef.ops.math import reduce_sum
+    y = op.outputs[0]
+    return [(g - reduce_sum(g * y, axis=-1, keepdims=True)) * y]
+
+
+def _log_softmax_grad(op, g):
+    from graphdef.ops.math import exp, reduce_sum
+    return [g - reduce_sum(g, axis=-1, keepdims=True) * exp(op.outputs[0])]
+
+
+SOFTMAX = define(
+    "Softmax", "logits: T -> softmax: T", doc="exp(x) / sum(exp(x)) over the last axis.",
+    attrs={"T": Attr("type", allowed=FLOATS)}, infer=_infer_last_axis, kernel=_softmax, grad=_softmax_grad)
+
+LOG_SOFTMAX = define(
+    "LogSoftmax", "logits: T -> logsoftmax: T", doc="x - log(sum(exp(x))) over the last axis.",
+    attrs={"T": Attr("type", allowed=FLOATS)}, infer=_infer_last_axis, kernel=_log_softmax,
+    grad=_log_softmax_grad)
+
+
+def _infer_cross_entropy(ctx):
+    features, labels = ctx.shape(0), ctx.shape(1)
+    if features.ndims not in (None, 2):
+        raise ctx.error(f"logits must be [batch, classes], got {show(features)}")
+    if ctx.op_type == "SoftmaxCrossEntropyWithLogits":
+        if not features.is_compatible_with(labels):
+            raise ctx.error(f"logits {show(features)} and labels {show(labels)} must have the same shape")
+        features = features.merge_with(labels)
+    elif labels.ndims not in (None, 1) or (features.ndims == 2 and labels.ndims == 1
+                                           and not TensorShape([features.dims[0]]).is_compatible_with(labels)):
+        raise ctx.error(f"labels {show(labels)} must be [batch] for logits {show(features)}")
+    batch = None if features.ndims is None else features.dims[0]
+    return [TensorShape([batch]), features if features.ndims is not None else TensorShape([None, None])]
+
+
+def _softmax_cross_entropy(features, labels):
+    log_p = _log_softmax(features)
+    return -np.sum(labels * log_p, axis=-1), np.exp(log_p) - labels
+
+
+def _sparse_softmax_cross_entropy(features, labels):
+    features = np.asarray(features)
+    labels = np.asarray(labels)
+    classes = features.shape[-1]
+    if labels.size and (labels.min() < 0 or labels.max() >= classes):
+        raise ValueError(f"a label is outside [0, {classes}): {labels.tolist()}")
+    log_p = _log_softmax(features)
+    rows = np.arange(labels.shape[0])
+    backprop = np.exp(log_p)
+    backprop[rows, labels] -= 1
+    return -log_p[rows, labels], backprop
+
+
+def _cross_entropy_grad(op, g_loss, g_backprop):
+    """d loss / d logits is the stored backprop, scaled per row; labels get -log_softmax (dense only)."""
+    from graphdef.ops.array import reshape
+    column = reshape(g_loss, [-1, 1])
+    grad_features = column * op.outputs[1]
+    if op.type == "SparseSoftmaxCrossEntropyWithLogits":
+        return [grad_features, None]
+    return [grad_features, -column * log_softmax(op.inputs[0])]
+
+
+SOFTMAX_CROSS_ENTROPY = define(
+    "SoftmaxCrossEntropyWithLogits", "features: T, labels: T -> loss: T, backprop: T",
+    doc="Per-row cross-entropy of softmax(features) against label distributions, and its gradient.",
+    attrs={"T": Attr("type", allowed=FLOATS)}, infer=_infer_cross_entropy, kernel=_softmax_cross_entropy,
+    grad=_cross_entropy_grad)
+
+SPARSE_SOFTMAX_CROSS_ENTROPY = define(
+    "SparseSoftmaxCrossEntropyWithLogits", "features: T, labels: Tlabels -> loss: T, backprop: T",
+    doc="Per-row cross-entropy of softmax(features) against class indices, and its gradient.",
+    attrs={"T": Attr("type", allowed=FLOATS),
+           "Tlabels": Attr("type", dtypes.int64, dtypes.INDEX)},
+    infer=_infer_cross_entropy, kernel=_sparse_softmax_cross_entropy, grad=_cross_entropy_grad)
+
+
+def _l2_loss(t):
+    t = np.asarray(t)
+    return (np.sum(t * t, dtype=t.dtype) / 2).astype(t.dtype)
+
+
+L2_LOSS = define(
+    "L2Loss", "t: T -> output: T", doc="sum(t ** 2) / 2.",
+    attrs={"T": Attr("type", allowed=FLOATS)}, infer=lambda ctx: [TensorShape(())], kernel=_l2_loss,
+    grad=lambda op, g: [op.inputs[0] * g])
+
+
+# -- builders ---------------------------------------------------------------------------------
+
+def _last_axis_only(axis, what):
+    if axis not in (None, -1):
+        raise NotImplementedError(f"{what}: only the last axis is supported (got axis={axis})")
+
+
+def softmax(logits, axis=None, name=None):
+    _last_axis_only(axis, "softmax")
+    return build("Softmax", [logits], name=name, default_name="Softmax").outputs[0]
+
+
+def log_softmax(logits, axis=None, name=None):
+    _last_axis_only(axis, "log_softmax")
+    return build("LogSoftmax", [logits], name=name, default_name="LogSoftmax").outputs[0]
+
+
+def softmax_cross_entropy_with_logits_v2(labels=None, logits=None, axis=-1, name=None):
+    """Per-row loss; gradients reach both logits and labels."""
+    _last_axis_only(axis, "softmax_cross_entropy_with_logits")
+    logits = convert_to_tensor(logits)
+    labels = convert_to_tensor(labels, dtype=logits.dtype)
+    op = build("SoftmaxCrossEntropyWithLogits", [logits, labels], name=name,
+               default_name="softmax_cross_entropy_with_logits")
+    return op.outputs[0]
+
+
+def softmax_cross_entropy_with_logits(labels=None, logits=None, axis=-1, name=None):
+    """TF1's version: the labels are treated as constants."""
+    from graphdef.ops.array import stop_gradient
+    return softmax_cross_entropy_with_logits_v2(stop_gradient(convert_to_tensor(labels)), logits, axis, name)
+
+
+def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """Per-row loss against integer class labels."""
+    return build("SparseSoftmaxCrossEntropyWithLogits", [logits, labels], name=name,
+                 default_name="SparseSoftmaxCrossEntropyWithLogits").outputs[0]
+
+
+def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """max(x, 0) - x * z + log(1 + exp(-|x|)): stable for any logit."""
+    from graphdef.graph import get_default_graph
+    from graphdef.ops.math import abs, exp, log1p, relu
+    with get_default_graph().name_scope(name or "logistic_loss"):
+        x = convert_to_tensor(logits)
+        z = convert_to_tensor(labels, dtype=x.dtype)
+        return relu(x) - x * z + log1p(exp(-abs(x)))
+
+
+def l2_loss(t, name=None):
+    return build("L2Loss", [t], name=name, default_name="L2Loss").outputs[0]
