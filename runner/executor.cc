@@ -16,7 +16,7 @@ namespace {
 template <class Visit>
 void for_each_dependency(const GraphNode& node, Visit&& visit) {
   for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
-    if (!node.kernel->input_spec(i).is_ref) visit(node.inputs[i].node);
+    if (!node.input_spec(i).is_ref) visit(node.inputs[i].node);
   }
   for (int control : node.control_inputs) visit(control);
 }
@@ -88,7 +88,7 @@ void Executor::plan_order(const std::vector<char>& needed, const FeedMap& feeds)
       consumers[producer].push_back(i);
     });
     for (int k = 0; k < static_cast<int>(node.inputs.size()); ++k) {
-      if (!node.kernel->input_spec(k).is_ref) ++uses_[node.inputs[k].node];
+      if (!node.input_spec(k).is_ref) ++uses_[node.inputs[k].node];
     }
   }
   for (const Endpoint& fetch : fetches_) ++uses_[fetch.node];
@@ -112,7 +112,7 @@ std::vector<TensorPtr> Executor::run_node(int i, const std::vector<std::vector<T
   const GraphNode& node = graph_.node(i);
   std::vector<TensorPtr> inputs(node.inputs.size());
   for (std::size_t k = 0; k < node.inputs.size(); ++k) {
-    if (node.kernel->input_spec(static_cast<int>(k)).is_ref) continue;
+    if (node.input_spec(static_cast<int>(k)).is_ref) continue;
     inputs[k] = value_of(node.inputs[k], values, variables);
   }
   KernelContext context(graph_, i, std::move(inputs), variables);
@@ -162,7 +162,7 @@ std::vector<TensorPtr> Executor::run(const FeedMap& feeds, VariableStore& variab
     // Free each input once its last consumer in this plan has run.
     const GraphNode& node = graph_.node(i);
     for (int k = 0; k < static_cast<int>(node.inputs.size()); ++k) {
-      if (node.kernel->input_spec(k).is_ref) continue;
+      if (node.input_spec(k).is_ref) continue;
       const int producer = node.inputs[k].node;
       if (--remaining[producer] == 0) values[producer].clear();
     }

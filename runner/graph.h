@@ -22,9 +22,11 @@ struct GraphNode {
   const graphdef::NodeDef* def = nullptr;
   const Kernel* kernel = nullptr;
   std::vector<Endpoint> inputs;     // data inputs in the op's order, ref inputs included
+  std::vector<const InputSpec*> input_specs;  // the kernel's arg behind each of `inputs`
   std::vector<int> control_inputs;  // "^node" dependencies
   std::vector<DataType> output_dtypes;
 
+  const InputSpec& input_spec(int i) const { return *input_specs[i]; }
   const std::string& name() const { return def->name(); }
   const std::string& op() const { return def->op(); }
   // "node 'mm' (MatMul)", the prefix of every message about this node.

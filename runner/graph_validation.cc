@@ -90,16 +90,17 @@ void Graph::resolve_inputs() {
       node.inputs.push_back({producer, input.output});
     }
     const int got = static_cast<int>(node.inputs.size());
-    if (got != kernel.num_inputs()) {
+    const int64_t expected = kernel.num_inputs(*node.def);
+    if (got != expected) {
       fail(node.describe() + ": has " + std::to_string(got) + " data input" + (got == 1 ? "" : "s") +
-           " but " + node.op() + " takes " + std::to_string(kernel.num_inputs()));
+           " but " + node.op() + " takes " + std::to_string(expected));
     }
+    for (int i = 0; i < got; ++i) node.input_specs.push_back(&kernel.input_spec(*node.def, i));
     for (int i = 0; i < got; ++i) {
       const GraphNode& producer = nodes_[node.inputs[i].node];
-      if (kernel.input_spec(i).is_ref && !producer.kernel->is_variable()) {
-        fail(node.describe() + ": input " + std::to_string(i) + " ('" +
-             kernel.input_spec(i).name + "') must name a variable node directly, not " +
-             producer.describe());
+      if (node.input_spec(i).is_ref && !producer.kernel->is_variable()) {
+        fail(node.describe() + ": input " + std::to_string(i) + " ('" + node.input_spec(i).name +
+             "') must name a variable node directly, not " + producer.describe());
       }
     }
   }
@@ -110,12 +111,11 @@ void Graph::check_input_dtypes() {
     for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
       const Endpoint from = node.inputs[i];
       const DataType got = nodes_[from.node].output_dtypes[from.output];
-      const DataType expected = node.kernel->input_dtype(*node.def, i);
+      const DataType expected = node.kernel->get_type(*node.def, node.input_spec(i).type_attr);
       if (got != expected) {
-        fail(node.describe() + ": input " + std::to_string(i) + " ('" + node.kernel->input_spec(i).name +
+        fail(node.describe() + ": input " + std::to_string(i) + " ('" + node.input_spec(i).name +
              "') is " + dtype_name(got) + " from '" + tensor_name(nodes_[from.node].name(), from.output) +
-             "' but the node expects " + dtype_name(expected) + " (attr " +
-             node.kernel->input_spec(i).type_attr + ")");
+             "' but the node expects " + dtype_name(expected) + " (attr " + node.input_spec(i).type_attr + ")");
       }
     }
   }

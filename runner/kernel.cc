@@ -1,6 +1,7 @@
 #include "kernel.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 
 namespace graphrun {
@@ -14,6 +15,7 @@ const char* attr_kind_name(AttrKind kind) {
     case AttrKind::kString: return "a string";
     case AttrKind::kShape: return "a shape";
     case AttrKind::kTensor: return "a tensor";
+    case AttrKind::kInt: return "an int";
   }
   return "?";
 }
@@ -42,6 +44,7 @@ bool holds_kind(const graphdef::AttrValue& value, AttrKind kind) {
     case AttrKind::kString: return value.value_case() == graphdef::AttrValue::kS;
     case AttrKind::kShape: return value.value_case() == graphdef::AttrValue::kShape;
     case AttrKind::kTensor: return value.value_case() == graphdef::AttrValue::kTensor;
+    case AttrKind::kInt: return value.value_case() == graphdef::AttrValue::kI;
   }
   return false;
 }
@@ -65,17 +68,27 @@ std::map<std::string, Kernel>& registered_kernels() {
 }  // namespace
 
 Kernel& Kernel::input(std::string name, std::string type_attr) {
-  inputs_.push_back({std::move(name), std::move(type_attr), false});
+  inputs_.push_back({std::move(name), std::move(type_attr), "", false});
   return *this;
 }
 
 Kernel& Kernel::ref_input(std::string name, std::string type_attr) {
-  inputs_.push_back({std::move(name), std::move(type_attr), true});
+  inputs_.push_back({std::move(name), std::move(type_attr), "", true});
+  return *this;
+}
+
+Kernel& Kernel::list_input(std::string name, std::string number_attr, std::string type_attr) {
+  inputs_.push_back({std::move(name), std::move(type_attr), std::move(number_attr), false});
   return *this;
 }
 
 Kernel& Kernel::output(std::string type_attr) {
-  output_type_attrs_.push_back(std::move(type_attr));
+  outputs_.push_back({std::move(type_attr), graphdef::DT_INVALID});
+  return *this;
+}
+
+Kernel& Kernel::output(DataType fixed_dtype) {
+  outputs_.push_back({"", fixed_dtype});
   return *this;
 }
 
@@ -126,6 +139,13 @@ Kernel& Kernel::tensor_attr(std::string name) {
   return *this;
 }
 
+Kernel& Kernel::int_attr(std::string name, int64_t minimum) {
+  AttrSpec spec(std::move(name), AttrKind::kInt);
+  spec.minimum = minimum;
+  add_attr(std::move(spec));
+  return *this;
+}
+
 Kernel& Kernel::feedable(bool must_be_fed) {
   feedable_ = true;
   must_be_fed_ = must_be_fed;
@@ -147,10 +167,31 @@ Kernel& Kernel::compute(ComputeFn fn) {
   return *this;
 }
 
+int64_t Kernel::num_inputs(const graphdef::NodeDef& node) const {
+  // 64 bits: N is the file's int64, and a hostile N must not wrap into a
+  // count that happens to match the node's inputs.
+  int64_t count = 0;
+  for (const InputSpec& arg : inputs_) {
+    const int64_t length = arg.number_attr.empty() ? 1 : get_int(node, arg.number_attr);
+    if (__builtin_add_overflow(count, length, &count)) return std::numeric_limits<int64_t>::max();
+  }
+  return count;
+}
+
+const InputSpec& Kernel::input_spec(const graphdef::NodeDef& node, int i) const {
+  int64_t first = 0;  // the flat index of the current arg's first input
+  for (const InputSpec& arg : inputs_) {
+    const int64_t length = arg.number_attr.empty() ? 1 : get_int(node, arg.number_attr);
+    if (i < first + length) return arg;
+    first += length;
+  }
+  throw Error("internal error: " + op_ + " has no input " + std::to_string(i));
+}
+
 int Kernel::num_outputs(const graphdef::NodeDef&) const {
   // Every op graphrun-cc supports has a fixed output count; an op like Split
   // would compute it from the node's attrs here.
-  return static_cast<int>(output_type_attrs_.size());
+  return static_cast<int>(outputs_.size());
 }
 
 void Kernel::validate_attrs(const graphdef::NodeDef& node) const {
@@ -164,6 +205,10 @@ void Kernel::validate_attrs(const graphdef::NodeDef& node) const {
     if (!holds_kind(value, spec.kind)) {
       throw Error("attr '" + spec.name + "' should hold " + attr_kind_name(spec.kind) +
                   " but holds " + held_kind_name(value));
+    }
+    if (spec.kind == AttrKind::kInt && value.i() < spec.minimum) {
+      throw Error("attr '" + spec.name + "' is " + std::to_string(value.i()) + "; " + op_ +
+                  " needs at least " + std::to_string(spec.minimum));
     }
     if (spec.kind != AttrKind::kType) continue;
     const DataType dtype = value.type();
@@ -203,13 +248,15 @@ bool Kernel::get_bool(const graphdef::NodeDef& node, const std::string& name) co
   return attr(node, name).b();
 }
 
-DataType Kernel::input_dtype(const graphdef::NodeDef& node, int i) const {
-  return get_type(node, inputs_[i].type_attr);
+int64_t Kernel::get_int(const graphdef::NodeDef& node, const std::string& name) const {
+  return attr(node, name).i();
 }
 
 std::vector<DataType> Kernel::output_dtypes(const graphdef::NodeDef& node) const {
   std::vector<DataType> dtypes;
-  for (const std::string& type_attr : output_type_attrs_) dtypes.push_back(get_type(node, type_attr));
+  for (const OutputSpec& output : outputs_) {
+    dtypes.push_back(output.type_attr.empty() ? output.fixed_dtype : get_type(node, output.type_attr));
+  }
   return dtypes;
 }
 

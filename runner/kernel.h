@@ -4,6 +4,7 @@
 // before anything runs, and kernels read attrs with their defaults applied.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -16,7 +17,7 @@ namespace graphrun {
 class KernelContext;
 class Kernel;
 
-enum class AttrKind { kType, kBool, kString, kShape, kTensor };
+enum class AttrKind { kType, kBool, kString, kShape, kTensor, kInt };
 
 struct AttrSpec {
   AttrSpec(std::string name, AttrKind kind) : name(std::move(name)), kind(kind) {}
@@ -26,11 +27,15 @@ struct AttrSpec {
   bool has_default = false;
   graphdef::AttrValue default_value;
   std::vector<DataType> allowed_dtypes;  // kType only; empty means every supported dtype
+  int64_t minimum = 0;                    // kInt only
 };
 
 struct InputSpec {
   std::string name;
   std::string type_attr;  // the attr holding this input's dtype
+  // TF's "N*T": the arg is a list of inputs whose length is this int attr
+  // (AddN's N). Empty for a single input.
+  std::string number_attr;
   // A TF1 reference input: it names a VariableV2 node directly, and the
   // kernel reads or writes that variable in the store instead of receiving a
   // computed value. It is not a data dependency, so Assign can initialize a
@@ -50,13 +55,16 @@ class Kernel {
   // --- declaration (used in the REGISTER_KERNEL expression) ---
   Kernel& input(std::string name, std::string type_attr);
   Kernel& ref_input(std::string name, std::string type_attr);
+  Kernel& list_input(std::string name, std::string number_attr, std::string type_attr);
   Kernel& output(std::string type_attr);
+  Kernel& output(DataType fixed_dtype);  // an output of one dtype whatever the attrs (Rank's int32)
   Kernel& type_attr(std::string name, std::vector<DataType> allowed = {});
   Kernel& type_attr(std::string name, std::vector<DataType> allowed, DataType default_dtype);
   Kernel& bool_attr(std::string name, bool default_value);
   Kernel& string_attr(std::string name, std::string default_value);
   Kernel& shape_attr(std::string name);  // absent means "unknown rank"
   Kernel& tensor_attr(std::string name);  // required
+  Kernel& int_attr(std::string name, int64_t minimum);  // required, at least `minimum`
   Kernel& feedable(bool must_be_fed);    // Placeholder-like: a --feed may replace it
   Kernel& holds_variable();               // VariableV2: what ref inputs may name
   Kernel& check(CheckFn fn);
@@ -64,8 +72,11 @@ class Kernel {
 
   // --- use ---
   const std::string& op() const { return op_; }
-  int num_inputs() const { return static_cast<int>(inputs_.size()); }
-  const InputSpec& input_spec(int i) const { return inputs_[i]; }
+  // How many data inputs the node takes: one per arg, N per "N*T" arg.
+  // Valid only after validate_attrs() accepted the node.
+  int64_t num_inputs(const graphdef::NodeDef& node) const;
+  // The arg that the node's i-th data input belongs to (i < num_inputs).
+  const InputSpec& input_spec(const graphdef::NodeDef& node, int i) const;
   int num_outputs(const graphdef::NodeDef& node) const;
   bool is_feedable() const { return feedable_; }
   bool must_be_fed() const { return must_be_fed_; }
@@ -76,13 +87,13 @@ class Kernel {
   void validate_attrs(const graphdef::NodeDef& node) const;
 
   // Valid only after validate_attrs() accepted the node.
-  DataType input_dtype(const graphdef::NodeDef& node, int i) const;
   std::vector<DataType> output_dtypes(const graphdef::NodeDef& node) const;
 
   // An attr's value from the node, or its declared default.
   const graphdef::AttrValue& attr(const graphdef::NodeDef& node, const std::string& name) const;
   DataType get_type(const graphdef::NodeDef& node, const std::string& name) const;
   bool get_bool(const graphdef::NodeDef& node, const std::string& name) const;
+  int64_t get_int(const graphdef::NodeDef& node, const std::string& name) const;
 
   void run(KernelContext& context) const { compute_(context); }
 
@@ -92,7 +103,11 @@ class Kernel {
 
   std::string op_;
   std::vector<InputSpec> inputs_;
-  std::vector<std::string> output_type_attrs_;
+  struct OutputSpec {
+    std::string type_attr;  // empty for a fixed dtype
+    DataType fixed_dtype;
+  };
+  std::vector<OutputSpec> outputs_;
   std::vector<AttrSpec> attrs_;
   bool feedable_ = false;
   bool must_be_fed_ = false;

@@ -35,6 +35,8 @@ DataType KernelContext::attr_type(const std::string& name) const { return attr(n
 
 bool KernelContext::attr_bool(const std::string& name) const { return attr(name).b(); }
 
+int64_t KernelContext::attr_int(const std::string& name) const { return attr(name).i(); }
+
 void KernelContext::set_output(int i, TensorPtr value) { outputs_.at(i) = std::move(value); }
 
 void KernelContext::set_output(int i, Tensor&& value) {

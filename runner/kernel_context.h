@@ -28,6 +28,8 @@ class KernelContext {
   const graphdef::AttrValue& attr(const std::string& name) const;
   DataType attr_type(const std::string& name) const;
   bool attr_bool(const std::string& name) const;
+  int64_t attr_int(const std::string& name) const;
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
 
   VariableStore& variables() { return variables_; }
 

@@ -32,10 +32,11 @@ DTYPES = {
 }
 
 KERNELS = sorted([
-    "Abs", "Add", "AddV2", "Assign", "AssignAdd", "AssignSub", "Cast", "Const", "Exp", "Fill",
-    "Identity", "Log", "MatMul", "Max", "Maximum", "Mean", "Minimum", "Mul", "Neg", "NoOp",
-    "Placeholder", "PlaceholderWithDefault", "RealDiv", "Relu", "Reshape", "Sigmoid", "Sqrt",
-    "Square", "StopGradient", "Sub", "Sum", "Tanh", "Transpose", "VariableV2",
+    "Abs", "Add", "AddN", "AddV2", "ApplyGradientDescent", "Assign", "AssignAdd", "AssignSub",
+    "BroadcastGradientArgs", "BroadcastTo", "Cast", "Const", "Exp", "Fill", "Identity", "Log", "MatMul",
+    "Max", "Maximum", "Mean", "Minimum", "Mul", "Neg", "NoOp", "Placeholder", "PlaceholderWithDefault",
+    "Pow", "Range", "Rank", "RealDiv", "Relu", "ReluGrad", "Reshape", "Shape", "Sigmoid", "Sign", "Size",
+    "Sqrt", "Square", "StopGradient", "Sub", "Sum", "Tanh", "Transpose", "VariableV2",
 ])
 
 

@@ -29,20 +29,6 @@ CASE_DIRS = replay.case_dirs()
 # Known bugs, one line per (runtime, case): the test is a strict xfail, so it fails as
 # soon as the bug is fixed, and then its line here must go.
 KNOWN_BUGS = {
-    ("graphrun-cc", "pow_float32"): "the C++ runner has no Pow kernel",
-    ("graphrun-cc", "pow_int32"): "the C++ runner has no Pow kernel",
-    ("graphrun-cc", "add_n"): "the C++ runner has no AddN kernel",
-    ("graphrun-cc", "apply_gradient_descent"): "the C++ runner has no ApplyGradientDescent kernel",
-    ("graphrun-cc", "apply_gradient_descent_scalar"): "the C++ runner has no ApplyGradientDescent kernel",
-    ("graphrun-cc", "broadcast_gradient_args"): "the C++ runner has no BroadcastGradientArgs kernel",
-    ("graphrun-cc", "broadcast_gradient_args_both_one"): "the C++ runner has no BroadcastGradientArgs kernel",
-    ("graphrun-cc", "broadcast_to"): "the C++ runner has no BroadcastTo kernel",
-    ("graphrun-cc", "range"): "the C++ runner has no Range kernel",
-    ("graphrun-cc", "relu_grad"): "the C++ runner has no ReluGrad kernel",
-    ("graphrun-cc", "shape_size_rank"): "the C++ runner has no Shape, Size or Rank kernel",
-    ("graphrun-cc", "shape_size_rank_edge"): "the C++ runner has no Size or Rank kernel",
-    ("graphrun-cc", "sign"): "the C++ runner has no Sign kernel",
-    ("graphrun-cc", "train_steps"): "the C++ runner has no BroadcastTo or ApplyGradientDescent kernel",
 }
 
 
@@ -185,7 +171,9 @@ def test_every_registered_op_is_in_a_case():
     assert not missing, f"ops in graphdef.ops.REGISTRY with no conformance case: {', '.join(missing)}"
 
 
-@pytest.mark.xfail(strict=True, reason="the C++ runner lacks Pow and the ops added with gradients")
+@pytest.mark.xfail(strict=True, reason="the C++ runner lacks the ops added with the training ops: comparisons, "
+                   "selection, the softmax family and losses, ArgMax/ArgMin, OneHot, Min/Prod, Log1p, "
+                   "SquaredDifference, L2Loss, ZerosLike/OnesLike, ApplyMomentum, ApplyAdam")
 def test_every_registered_op_has_a_cc_kernel(cc_runner):
     proc = subprocess.run([str(cc_runner), "--list-kernels"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, f"graphrun-cc --list-kernels exited {proc.returncode}: {proc.stderr.strip()}"

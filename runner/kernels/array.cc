@@ -1,4 +1,4 @@
-// Shape-changing ops: Reshape, Transpose, Fill.
+// Shape-changing ops: Reshape, Transpose, Fill, BroadcastTo.
 #include <cstring>
 
 #include "broadcast.h"
@@ -100,6 +100,46 @@ void compute_fill(KernelContext& context) {
   context.set_output(0, std::move(output));
 }
 
+// numpy.broadcast_to's rules: the target has at least the input's rank, and
+// each input dim (aligned at the last) equals the target's or is 1. Unlike a
+// binary op's broadcasting this goes one way only: [3] cannot become [1].
+void compute_broadcast_to(KernelContext& context) {
+  const Tensor& input = context.input(0);
+  const Shape target = read_index_vector(context.input(1), "shape", false);
+  const Shape& in = input.shape();
+  const std::size_t lead = target.size() >= in.size() ? target.size() - in.size() : 0;
+  bool valid = target.size() >= in.size();
+  for (std::size_t d = 0; valid && d < in.size(); ++d) {
+    valid = in[d] == target[lead + d] || in[d] == 1;
+  }
+  for (int64_t dim : target) valid = valid && dim >= 0;
+  if (!valid) throw Error("cannot broadcast " + shape_string(in) + " to " + shape_string(target));
+  Tensor output(input.dtype(), target);  // checks the size
+  // Per output dim, how far the input moves: 0 along added and size-1 dims.
+  const std::vector<int64_t> in_strides = row_major_strides(in);
+  std::vector<int64_t> strides(target.size(), 0);
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (in[d] != 1) strides[lead + d] = in_strides[d];
+  }
+  const int rank = static_cast<int>(target.size());
+  const int64_t total = output.num_elements();
+  const std::size_t item = dtype_size(input.dtype());
+  const auto* from = static_cast<const unsigned char*>(input.raw_data());
+  auto* to = static_cast<unsigned char*>(output.raw_data());
+  std::vector<int64_t> index(rank, 0);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < total; ++i) {
+    std::memcpy(to + i * item, from + offset * item, item);
+    for (int d = rank - 1; d >= 0; --d) {
+      offset += strides[d];
+      if (++index[d] < target[d]) break;
+      offset -= strides[d] * target[d];
+      index[d] = 0;
+    }
+  }
+  context.set_output(0, std::move(output));
+}
+
 REGISTER_KERNEL(Kernel("Reshape")
                     .input("tensor", "T")
                     .input("shape", "Tshape")
@@ -123,6 +163,14 @@ REGISTER_KERNEL(Kernel("Fill")
                     .type_attr("T")
                     .type_attr("index_type", kIndexDtypes, graphdef::DT_INT32)
                     .compute(compute_fill));
+
+REGISTER_KERNEL(Kernel("BroadcastTo")
+                    .input("input", "T")
+                    .input("shape", "Tidx")
+                    .output("T")
+                    .type_attr("T")
+                    .type_attr("Tidx", kIndexDtypes, graphdef::DT_INT32)
+                    .compute(compute_broadcast_to));
 
 }  // namespace
 }  // namespace graphrun

@@ -1,5 +1,7 @@
 // Binary elementwise math with numpy-style broadcasting. Integer arithmetic
 // wraps around (two's complement); float arithmetic is plain IEEE.
+#include <cmath>
+
 #include "broadcast.h"
 #include "int_arith.h"
 #include "min_max.h"
@@ -45,6 +47,31 @@ struct MinimumOp {
   static T apply(T a, T b) { return minimum(a, b); }
 };
 
+// Floats: std::pow, as TensorFlow's kernel and numpy's float power use.
+// Integers: repeated squaring with wrap-around, which is what numpy and
+// TensorFlow compute (the low bits of the exact power); a negative exponent
+// has no integer result, so it is an error, as in both.
+struct PowOp {
+  using Types = NumericTypes;
+  template <class T>
+  static T apply(T base, T exponent) {
+    if constexpr (std::is_floating_point_v<T>) {
+      return std::pow(base, exponent);
+    } else {
+      if constexpr (std::is_signed_v<T>) {
+        if (exponent < 0) throw Error("integers to negative integer powers are not allowed");
+      }
+      T result = 1;
+      while (exponent != 0) {
+        if (exponent & 1) result = wrapping_mul(result, base);
+        exponent = static_cast<T>(exponent >> 1);
+        if (exponent != 0) base = wrapping_mul(base, base);
+      }
+      return result;
+    }
+  }
+};
+
 template <class Op>
 void compute_binary(KernelContext& context) {
   const Tensor& x = context.input(0);
@@ -74,6 +101,9 @@ REGISTER_KERNEL(binary_kernel<MulOp>("Mul", dtypes_of(NumericTypes{})));
 REGISTER_KERNEL(binary_kernel<RealDivOp>("RealDiv", dtypes_of(FloatTypes{})));
 REGISTER_KERNEL(binary_kernel<MaximumOp>("Maximum", dtypes_of(NumericTypes{})));
 REGISTER_KERNEL(binary_kernel<MinimumOp>("Minimum", dtypes_of(NumericTypes{})));
+// TensorFlow's Pow lists no unsigned types; Python's graphrun accepts every
+// numeric type, and both runners must accept the same graphs.
+REGISTER_KERNEL(binary_kernel<PowOp>("Pow", dtypes_of(NumericTypes{})));
 
 }  // namespace
 }  // namespace graphrun

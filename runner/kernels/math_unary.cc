@@ -72,6 +72,20 @@ struct ReluOp {
   static T apply(T x) { return maximum(x, T(0)); }
 };
 
+// -1, 0 or 1. NaN stays NaN, and both zeros give +0.0 (numpy's np.sign;
+// TensorFlow agrees): the comparisons are false for NaN, and `x == 0` is true
+// for -0.0.
+struct SignOp {
+  using Types = SignedTypes;
+  template <class T>
+  static T apply(T x) {
+    if (x > T(0)) return T(1);
+    if (x < T(0)) return T(-1);
+    if (x == T(0)) return T(0);
+    return x;
+  }
+};
+
 template <class Op>
 void compute_unary(KernelContext& context) {
   const Tensor& x = context.input(0);
@@ -100,6 +114,7 @@ REGISTER_KERNEL(unary_kernel<LogOp>("Log"));
 REGISTER_KERNEL(unary_kernel<SigmoidOp>("Sigmoid"));
 REGISTER_KERNEL(unary_kernel<TanhOp>("Tanh"));
 REGISTER_KERNEL(unary_kernel<ReluOp>("Relu"));
+REGISTER_KERNEL(unary_kernel<SignOp>("Sign"));
 
 }  // namespace
 }  // namespace graphrun

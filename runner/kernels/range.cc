@@ -1,0 +1,80 @@
+// Range: [start, start + delta, ...) up to but not including limit.
+//
+// The element count is ceil((limit - start) / delta), at least 0. For floats
+// the subtraction, division and ceil happen in the element type, as both
+// numpy.arange (given float32 scalars) and TensorFlow compute them; for
+// integers the count is exact (128-bit arithmetic), so no range wraps around.
+//
+// The elements are numpy.arange's, which Python's graphrun prints: v0 = start,
+// v1 = start + delta, and then start + i * (v1 - v0), all in the element type.
+// For floats that differs from start + i * delta when start + delta rounds
+// (numpy.arange(1e8, 1e8 + 10, 1) in float32 is eight times 1e8); for
+// integers every formula gives the same wrapped values.
+#include <cmath>
+#include <limits>
+
+#include "int_arith.h"
+#include "kernel.h"
+#include "kernel_context.h"
+
+namespace graphrun {
+namespace {
+
+constexpr int64_t kTooMany = std::numeric_limits<int64_t>::max();  // the Tensor constructor refuses it
+
+template <class T>
+int64_t range_count(T start, T limit, T delta) {
+  if constexpr (std::is_floating_point_v<T>) {
+    const T steps = std::ceil((limit - start) / delta);
+    if (std::isnan(steps)) throw Error("cannot compute the length of the range (a value is nan or inf)");
+    if (!(steps > 0)) return 0;
+    if (steps >= static_cast<T>(kTooMany)) return kTooMany;
+    return static_cast<int64_t>(steps);
+  } else {
+    const __int128 span = static_cast<__int128>(limit) - static_cast<__int128>(start);
+    const __int128 step = static_cast<__int128>(delta);
+    if (span == 0 || (span > 0) != (step > 0)) return 0;
+    // Same signs: the quotient is positive and truncation rounds it down.
+    __int128 steps = span / step;
+    if (steps * step != span) ++steps;
+    return steps >= kTooMany ? kTooMany : static_cast<int64_t>(steps);
+  }
+}
+
+void compute_range(KernelContext& context) {
+  static const char* const kNames[] = {"start", "limit", "delta"};
+  for (int i = 0; i < 3; ++i) {
+    if (context.input(i).rank() != 0) {
+      throw Error(std::string(kNames[i]) + " must be a scalar, got shape " + shape_string(context.input(i).shape()));
+    }
+  }
+  const DataType dtype = context.attr_type("Tidx");
+  dispatch(NumericTypes{}, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T start = context.input(0).data<T>()[0];
+    const T limit = context.input(1).data<T>()[0];
+    const T delta = context.input(2).data<T>()[0];
+    if (delta == T(0)) throw Error("delta must not be 0");
+    Tensor output(dtype, {range_count(start, limit, delta)});
+    T* out = output.data<T>();
+    const int64_t count = output.num_elements();
+    if (count >= 1) out[0] = start;
+    if (count >= 2) {
+      out[1] = add(start, delta);
+      const T step = sub(out[1], start);
+      for (int64_t i = 2; i < count; ++i) out[i] = add(start, mul(static_cast<T>(i), step));
+    }
+    context.set_output(0, std::move(output));
+  });
+}
+
+REGISTER_KERNEL(Kernel("Range")
+                    .input("start", "Tidx")
+                    .input("limit", "Tidx")
+                    .input("delta", "Tidx")
+                    .output("Tidx")
+                    .type_attr("Tidx", dtypes_of(NumericTypes{}), graphdef::DT_INT32)
+                    .compute(compute_range));
+
+}  // namespace
+}  // namespace graphrun

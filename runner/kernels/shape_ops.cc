@@ -1,0 +1,75 @@
+// Shape, Size and Rank: what is known about a tensor, as a tensor. They never
+// read the input's elements.
+#include <limits>
+
+#include "kernel.h"
+#include "kernel_context.h"
+
+namespace graphrun {
+namespace {
+
+const std::vector<DataType> kIndexDtypes = dtypes_of(IndexTypes{});
+
+// `value` as an int32 or int64 element; an int32 output cannot hold a dim or
+// count of 2**31 or more (possible for an empty tensor), so that is an error
+// rather than a silently wrapped number.
+template <class T>
+T index_value(int64_t value, const char* what) {
+  if (value > static_cast<int64_t>(std::numeric_limits<T>::max())) {
+    throw Error(std::string(what) + " " + std::to_string(value) + " does not fit in " +
+                dtype_name(dtype_of<T>()) + "; use out_type int64");
+  }
+  return static_cast<T>(value);
+}
+
+void compute_shape(KernelContext& context) {
+  const Shape& shape = context.input(0).shape();
+  const DataType out_type = context.attr_type("out_type");
+  Tensor out(out_type, {static_cast<int64_t>(shape.size())});
+  dispatch(IndexTypes{}, out_type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* values = out.data<T>();
+    for (std::size_t d = 0; d < shape.size(); ++d) values[d] = index_value<T>(shape[d], "dimension");
+  });
+  context.set_output(0, std::move(out));
+}
+
+void compute_size(KernelContext& context) {
+  const int64_t count = context.input(0).num_elements();
+  const DataType out_type = context.attr_type("out_type");
+  Tensor out(out_type, {});
+  dispatch(IndexTypes{}, out_type, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    out.data<T>()[0] = index_value<T>(count, "size");
+  });
+  context.set_output(0, std::move(out));
+}
+
+void compute_rank(KernelContext& context) {
+  Tensor out(graphdef::DT_INT32, {});
+  out.data<int32_t>()[0] = static_cast<int32_t>(context.input(0).rank());
+  context.set_output(0, std::move(out));
+}
+
+REGISTER_KERNEL(Kernel("Shape")
+                    .input("input", "T")
+                    .output("out_type")
+                    .type_attr("T")
+                    .type_attr("out_type", kIndexDtypes, graphdef::DT_INT32)
+                    .compute(compute_shape));
+
+REGISTER_KERNEL(Kernel("Size")
+                    .input("input", "T")
+                    .output("out_type")
+                    .type_attr("T")
+                    .type_attr("out_type", kIndexDtypes, graphdef::DT_INT32)
+                    .compute(compute_size));
+
+REGISTER_KERNEL(Kernel("Rank")
+                    .input("input", "T")
+                    .output(graphdef::DT_INT32)
+                    .type_attr("T")
+                    .compute(compute_rank));
+
+}  // namespace
+}  // namespace graphrun
