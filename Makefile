@@ -51,6 +51,10 @@ $(VENV)/.oracles: $(VENV)/.installed
 	$(VPY) -m pip install -q -e '.[oracle]'
 	@touch $@
 
+$(VENV)/.demo: $(VENV)/.installed
+	$(VPY) -m pip install -q -e '.[demo]'
+	@touch $@
+
 proto: $(PY_GEN)
 graphdef/_proto/%_pb2.py: proto/%.proto $(VENV)/.installed
 	$(VPY) -m grpc_tools.protoc -Iproto --python_out=graphdef/_proto $<
@@ -63,14 +67,23 @@ cc: $(RUNNER)
 $(RUNNER): $(CC_GEN) $(RUNNER_SRC) $(RUNNER_HDR)
 	$(CXX) $(CXXFLAGS) -o $@ $(CC_GEN) $(RUNNER_SRC) $$(pkg-config --cflags --libs protobuf) -lpthread
 
-# Build the seed program's graph, save it, and run the same file in every runtime.
-demo: setup
-	@mkdir -p $(BUILD)/demo
-	$(VPY) examples/seed.py $(BUILD)/demo/seed.pb
-	$(VENV)/bin/graphrun $(BUILD)/demo/seed.pb
-	$(RUNNER) $(BUILD)/demo/seed.pb
+# Build models, save them, and run the same files in every runtime: the seed program, then
+# seed 002's IQ models and a digits classifier, trained in the graph and frozen.
+DEMO := $(BUILD)/demo
+demo: setup $(VENV)/.demo
+	@mkdir -p $(DEMO)
+	$(VPY) examples/seed.py $(DEMO)/seed.pb
+	$(VENV)/bin/graphrun $(DEMO)/seed.pb
+	$(RUNNER) $(DEMO)/seed.pb
+	$(VPY) examples/iq.py $(DEMO)
+	$(VENV)/bin/graphrun $(DEMO)/iq_linear.pb --feed x=17
+	$(RUNNER) $(DEMO)/iq_linear.pb --feed x=17
+	$(VENV)/bin/graphrun $(DEMO)/iq_quadratic.pb --feed x=17
+	$(RUNNER) $(DEMO)/iq_quadratic.pb --feed x=17
+	$(VPY) examples/digits.py $(DEMO)
+	$(VENV)/bin/graphrun $(DEMO)/digits.pb --feed images=@$(DEMO)/digits_sample.npy --fetch classes
 
-test: setup $(VENV)/.oracles
+test: setup $(VENV)/.oracles $(VENV)/.demo
 	$(VPY) -m pytest -q tests
 
 bench: setup $(VENV)/.oracles
