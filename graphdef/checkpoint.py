@@ -363,6 +363,7 @@ class Saver:
         """var_list: None (every global variable of the default graph, now), Variables, or {key: Variable}.
 
         max_to_keep: how many of this Saver's newest checkpoints to keep (None or 0 keeps all).
+        name: accepted for TF1 scripts; a Saver adds no nodes to the graph, so it names nothing.
         """
         self._slots = _slots(var_list)
         self._max_to_keep = max_to_keep
@@ -384,12 +385,15 @@ class Saver:
         save_path = os.fspath(save_path)
         step = None if global_step is None else _step_number(sess, global_step)
         path = save_path if step is None else f"{save_path}-{step}"
+        state_name = latest_filename or STATE_FILENAME
+        if write_state and os.path.basename(path) == state_name:
+            raise ValueError(f"Saver.save: '{state_name}' is the file that records the latest checkpoint; "
+                             "choose another save_path")
         arrays = self._current_values(sess)
         _write_atomically(path, lambda f: _write_archive(f, arrays, step))
         self._remember(path)
         if write_state:
-            _write_state(os.path.dirname(os.path.abspath(path)), path, self._last_checkpoints,
-                         latest_filename or STATE_FILENAME)
+            _write_state(os.path.dirname(os.path.abspath(path)), path, self._last_checkpoints, state_name)
         return path
 
     def _current_values(self, sess):

@@ -220,6 +220,14 @@ def test_latest_checkpoint_follows_the_state_file_and_max_to_keep_deletes_the_ol
     np.testing.assert_array_equal(sess.run(w), W + 3)
 
 
+def test_a_checkpoint_cannot_take_the_state_files_name(tmp_path):
+    _, sess, saver, init, _ = fresh()
+    sess.run(init)
+    with pytest.raises(ValueError, match="'checkpoint' is the file that records the latest checkpoint"):
+        saver.save(sess, tmp_path / "checkpoint")
+    assert saver.save(sess, tmp_path / "checkpoint", write_state=False) == str(tmp_path / "checkpoint")
+
+
 def test_checkpoint_exists_tells_a_checkpoint_from_anything_else(tmp_path):
     _, sess, saver, init, _ = fresh()
     sess.run(init)
