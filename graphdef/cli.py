@@ -1,56 +1,83 @@
-"""graphrun: run a GraphDef file and print the fetched tensors.
+"""graphrun: run, inspect, compare, benchmark, draw and batch-score a GraphDef file.
 
-    graphrun MODEL [--feed NAME=VALUE]... [--fetch NAME]... [--json]
+    graphrun MODEL [--feed NAME=VALUE]... [--fetch NAME]... [--json]      (the run verb)
+    graphrun inspect|compare|bench|view|batch MODEL ...
 
-The C++ runner (graphrun-cc) implements the same contract, and both must print the same
-bytes, so the output rules live in graphdef.output_format and the feed rules in
-graphdef.feeds. Every failure ends as one `graphrun: ...` line on stderr and an exit
-code that says whose fault it was (see EPILOG).
+The C++ runner (graphrun-cc) implements the same contract for run, and both must print
+the same bytes, so the output rules live in graphdef.output_format and the feed rules in
+graphdef.feeds. Each other verb lives in its own module, imported only when used, so the
+run verb starts as fast as before. Every failure ends as one `graphrun: ...` line on
+stderr and an exit code that says whose fault it was (see EXIT_CODES).
 """
 
 import argparse
+import importlib
 import os
 import sys
 import warnings
 
 import graphdef
+from graphdef import feed_options
 from graphdef import feeds as feeding
 from graphdef.errors import OpError
-from graphdef.graph import Graph
-from graphdef.output_format import format_json, format_text
-from graphdef.serialize import GraphFileError, import_graph_def, read_graph_def
+from graphdef.model_file import output_names, read_model
+from graphdef.output_format import format_json, format_shape, format_text
+from graphdef.serialize import GraphFileError
 from graphdef.session import Session
 
 EXIT_OK = 0
+EXIT_DIFFERENT = 1    # compare: the engines disagree (or an output holds NaN/Inf)
 EXIT_USAGE = 2        # bad command line, feed or fetch: the caller can fix it
 EXIT_MODEL = 3        # the model file cannot be read or is not a valid graph
 EXIT_RUN = 4          # the graph failed while running
 EXIT_INTERRUPTED = 130
 
-EPILOG = """\
-feeds:
-  NAME is a Placeholder or PlaceholderWithDefault node (a trailing ":0" is accepted).
-  VALUE is JSON (a number, true/false, or a nested array such as [[1,2],[3,4]]) or
-  @FILE.npy; it is converted to the placeholder's dtype without changing any value,
-  and its shape must fit the placeholder's.
+# verb -> the module holding its build_parser() and main(args); "run" is this module
+VERBS = {
+    "run": None,
+    "inspect": "graphdef.inspect_model",
+    "compare": "graphdef.compare",
+    "bench": "graphdef.bench",
+    "view": "graphdef.view",
+    "batch": "graphdef.batch",
+}
 
-fetches:
-  "node" (output 0) or "node:k". Without --fetch, every output of every node that no
-  other node uses (as data or control input), in file order.
-
-output:
-  one line per fetch, "<node>:<k> <dtype> <shape> = <values>"; with --json, one line
-  {"outputs": [{"name": ..., "dtype": ..., "shape": [...], "values": ...}, ...]}.
-
-exit codes:
+EXIT_CODES = """exit codes:
   0    success
+  1    compare: FAILED (the engines' outputs differ, or hold NaN/Inf)
   2    usage or feed error: bad option, unparsable or mismatched feed, unknown feed or
-       fetch name, a needed placeholder not fed
+       fetch name, a needed placeholder not fed, a missing tool (graphrun-cc,
+       TensorFlow, Graphviz's dot)
   3    the model cannot be read or is invalid (missing file, not a GraphDef, failed
        validation, unsupported ops)
   4    an error while running the graph (e.g. an uninitialized variable)
   130  interrupted
 """
+
+FETCH_HELP = """fetches:
+  "node" (output 0) or "node:k". Without --fetch, every output of every node that no
+  other node uses (as data or control input), in file order.
+"""
+
+EPILOG = f"""commands (the first argument; without one, graphrun runs the model):
+  graphrun MODEL ...            run it and print the fetched tensors (also: graphrun run)
+  graphrun inspect MODEL        inputs, outputs, op histogram, parameters, unsupported ops
+  graphrun compare MODEL        the same feeds through python, cc (and tensorflow); PASSED/FAILED
+  graphrun bench MODEL          latency percentiles and throughput; --profile per op and node
+  graphrun view MODEL -o F.svg  draw the graph (.svg, .png, .pdf, .html, .dot) with Graphviz
+  graphrun batch MODEL ...      stream a large .npy through the model into an .npy
+  Each has its own --help. A model file named like a command is given as ./NAME.
+
+{feed_options.HELP}
+{FETCH_HELP}
+output:
+  one line per fetch, "<node>:<k> <dtype> <shape> = <values>"; with --json, one line
+  {{"outputs": [{{"name": ..., "dtype": ..., "shape": [...], "values": ...}}, ...]}}.
+  With --out DIR, each fetched tensor is saved as DIR/<name>.npy, '/' ':' '\\' '>' in the
+  name turned into '_' (layer/Relu:0 -> DIR/layer_Relu_0.npy), and each line reads
+  "<node>:<k> <dtype> <shape> -> <file>" (with --json, "file" replaces "values").
+
+{EXIT_CODES}"""
 
 
 class Failure(Exception):
@@ -66,7 +93,19 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad command line as one line instead of usage + error."""
 
     def error(self, message):
-        raise Failure(EXIT_USAGE, f"{message} (see graphrun --help)")
+        raise Failure(EXIT_USAGE, f"{message} (see {self.prog} --help)")
+
+
+def verb_parser(verb, description, epilog):
+    """The parser every verb starts from: MODEL, one-line errors, raw help text."""
+    parser = _Parser(prog=f"graphrun {verb}", allow_abbrev=False, epilog=epilog, description=description,
+                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("model", metavar="MODEL", help="the GraphDef file (.pb, or .pbtxt for text)")
+    return parser
+
+
+def add_fetch_argument(parser, help_text='"node" or "node:k" to fetch (repeatable; default: the graph\'s outputs)'):
+    parser.add_argument("--fetch", action="append", default=[], metavar="NAME", help=help_text)
 
 
 def build_parser():
@@ -75,11 +114,10 @@ def build_parser():
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Run a TensorFlow GraphDef (.pb binary, or .pbtxt text) and print the fetched tensors.")
     parser.add_argument("model", metavar="MODEL", help="the GraphDef file (.pb, or .pbtxt for text)")
-    parser.add_argument("--feed", action="append", default=[], metavar="NAME=VALUE",
-                        help="a placeholder's value: JSON, or @FILE.npy (repeatable)")
-    parser.add_argument("--fetch", action="append", default=[], metavar="NAME",
-                        help='"node" or "node:k" to print (repeatable; default: the graph\'s sinks)')
+    feed_options.add_arguments(parser)
+    add_fetch_argument(parser, '"node" or "node:k" to print (repeatable; default: the graph\'s sinks)')
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text lines")
+    parser.add_argument("--out", metavar="DIR", help="save each fetched tensor as DIR/<name>.npy")
     parser.add_argument("--version", action="version", version=f"graphrun {graphdef.__version__}")
     return parser
 
@@ -102,39 +140,81 @@ def main(argv=None):
 
 
 def _main(argv):
+    verb = argv[0] if argv and argv[0] in VERBS else None
+    if verb in (None, "run"):
+        parser, command = build_parser(), run_command
+    else:
+        module = importlib.import_module(VERBS[verb])
+        parser, command = module.build_parser(), module.main
     try:
-        args = build_parser().parse_args(argv)
+        args = parser.parse_args(argv if verb is None else argv[1:])
     except SystemExit as e:  # --help and --version print and exit 0
         return e.code if isinstance(e.code, int) else EXIT_USAGE
-    graph, file_order = load_model(args.model)
-    try:
-        feed_dict = feeding.parse_feeds(graph, args.feed)
-    except feeding.FeedError as e:
-        raise Failure(EXIT_USAGE, str(e)) from None
-    names = args.fetch or default_fetches(graph, file_order)
-    targets = [resolve_fetch(graph, name) for name in names]
-    check_fed(targets, feed_dict)
-    values = run(graph, targets, feed_dict)
-    outputs = [(t.name, value) for t, value in zip(targets, values)]
-    text = format_json(outputs) + "\n" if args.json else format_text(outputs)
+    return command(args)
+
+
+def run_command(args):
+    """The run verb: feeds in, the fetched tensors out (printed, or saved with --out)."""
+    prepared = prepare(args)
+    values = run(prepared.graph, prepared.targets, prepared.fed.values)
+    outputs = [(t.name, value) for t, value in zip(prepared.targets, values)]
+    if args.out is not None:
+        text = _write_out(args, outputs)
+    else:
+        text = format_json(outputs) + "\n" if args.json else format_text(outputs)
     sys.stdout.write(text)
     sys.stdout.flush()  # inside main, so a closed pipe is reported here and not at exit
     return EXIT_OK
 
 
-def load_model(path):
-    """The Graph with the file's node names, and those names in file order.
-
-    This is serialize.load() kept in two steps: the default fetches follow the file's
-    node order, and the imported graph holds its nodes in dependency order instead.
-    """
+def _write_out(args, outputs):
+    """Saves the outputs under --out and returns what to print about each file."""
+    from graphdef.output_files import OutputFileError, write_outputs
     try:
-        graph_def = read_graph_def(path)
-        graph = Graph()
-        try:
-            import_graph_def(graph_def, name="", graph=graph)
-        except GraphFileError as e:
-            raise GraphFileError(f"{path}: {e}") from None
+        written = write_outputs(args.out, outputs)
+    except OutputFileError as e:
+        raise Failure(EXIT_USAGE, str(e)) from None
+    if args.json:
+        import json
+        entries = [{"name": name, "dtype": value.dtype.name, "shape": list(value.shape), "file": path}
+                   for name, value, path in written]
+        return json.dumps({"outputs": entries}) + "\n"
+    return "".join(f"{name} {value.dtype.name} {format_shape(value.shape)} -> {path}\n"
+                   for name, value, path in written)
+
+
+class Prepared:
+    """A loaded model with its fetches resolved and every needed feed in hand."""
+
+    def __init__(self, graph, file_order, targets, fed):
+        self.graph, self.file_order, self.targets, self.fed = graph, file_order, targets, fed
+
+
+def prepare(args):
+    """Loads args.model and gathers the feeds and fetches of args (the run/compare/bench flags).
+
+    Order matters to which error a user sees first: the model, then the feed values, then
+    the fetch names, then what is still unfed.
+    """
+    graph, file_order = load_model(args.model)
+    try:
+        fed = feed_options.explicit_feeds(graph, args)
+    except feeding.FeedError as e:
+        raise Failure(EXIT_USAGE, str(e)) from None
+    names = args.fetch or default_fetches(graph, file_order)
+    targets = [resolve_fetch(graph, name) for name in names]
+    try:
+        feed_options.complete_feeds(graph, file_order, targets, fed, args)
+    except feeding.FeedError as e:
+        raise Failure(EXIT_USAGE, str(e)) from None
+    check_fed(targets, fed.values)
+    return Prepared(graph, file_order, targets, fed)
+
+
+def load_model(path):
+    """The Graph with the file's node names, and those names in file order; Failure(3) if unusable."""
+    try:
+        graph, graph_def = read_model(path)
     except GraphFileError as e:
         raise Failure(EXIT_MODEL, _one_line(e)) from None
     except RecursionError:
@@ -146,12 +226,7 @@ def load_model(path):
 
 def default_fetches(graph, file_order):
     """Every output of every node nothing consumes, nodes in file order, outputs by index."""
-    consumed = set()
-    for op in graph.get_operations():
-        consumed.update(t.op for t in op.inputs)
-        consumed.update(op.control_inputs)
-    ops = (graph.get_operation_by_name(name) for name in file_order)
-    return [t.name for op in ops if op not in consumed for t in op.outputs]
+    return output_names(graph, file_order)
 
 
 def resolve_fetch(graph, name):
@@ -176,7 +251,8 @@ def check_fed(targets, feed_dict):
     if missing:
         listed = ", ".join(feeding.describe(op) for op in missing)
         plural = "s" if len(missing) > 1 else ""
-        raise Failure(EXIT_USAGE, f"placeholder{plural} not fed: {listed}; use --feed NAME=VALUE")
+        raise Failure(EXIT_USAGE, f"placeholder{plural} not fed: {listed}; use --feed NAME=VALUE, "
+                                  "--feeds FILE.npz or --random")
 
 
 def run(graph, targets, feed_dict):

@@ -1,9 +1,11 @@
-"""graphrun's --feed NAME=VALUE: find the placeholder, parse the value, convert it.
+"""graphrun's --feed NAME=VALUE and --feeds FILE.npz: find the placeholder, read the value, convert it.
 
-Values are parsed, never evaluated: `@path` is read with numpy.load(allow_pickle=False),
-anything else with json.loads. The conversion to the placeholder's dtype refuses to
-change a value (1.5 into int32, 300 into uint8, true into float32) rather than
-silently casting, and the shape must be compatible with the placeholder's.
+Values are parsed, never evaluated: `@path` and .npz archives are read with
+numpy.load(allow_pickle=False), anything else with json.loads. The conversion to the
+placeholder's dtype refuses to change a value (1.5 into int32, 300 into uint8, true into
+float32) rather than silently casting, and the shape must be compatible with the
+placeholder's. Every message starts with a label naming the flag that gave the value
+("--feed x", "--feeds data.npz: 'x'").
 """
 
 import json
@@ -94,26 +96,26 @@ def split_feed(text):
     return name, value
 
 
-def parse_value(text, name):
+def parse_value(text, label):
     """The array `text` denotes: `@file.npy`, or JSON (a number, true/false, nested arrays)."""
     if text.startswith("@"):
-        return _load_npy(text[1:], name)
-    return _from_json(text, name)
+        return _load_npy(text[1:], label)
+    return _from_json(text, label)
 
 
-def _load_npy(path, name):
+def _load_npy(path, label):
     try:
         loaded = np.load(path, allow_pickle=False)
     except FileNotFoundError:
-        raise FeedError(f"--feed {name}: no such file '{path}'") from None
+        raise FeedError(f"{label}: no such file '{path}'") from None
     except Exception as e:  # noqa: BLE001 - numpy raises many kinds for a bad file; all mean "not a .npy"
-        raise FeedError(f"--feed {name}: cannot read '{path}' as a .npy file ({_one_line(e)})") from None
+        raise FeedError(f"{label}: cannot read '{path}' as a .npy file ({_one_line(e)})") from None
     if not isinstance(loaded, np.ndarray):
         if hasattr(loaded, "close"):
             loaded.close()
-        raise FeedError(f"--feed {name}: '{path}' is a .npz archive; give a single .npy array")
+        raise FeedError(f"{label}: '{path}' is a .npz archive; give a single .npy array")
     if loaded.dtype.kind not in "biuf":
-        raise FeedError(f"--feed {name}: '{path}' holds {loaded.dtype} data; "
+        raise FeedError(f"{label}: '{path}' holds {loaded.dtype} data; "
                         "only numbers and bools can be fed")
     return loaded
 
@@ -122,17 +124,17 @@ def _reject_constant(token):
     raise ValueError(f"{token} is not JSON")
 
 
-def _from_json(text, name):
+def _from_json(text, label):
     try:
         parsed = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as e:
-        raise FeedError(f"--feed {name}: cannot parse {_clip(text)!r} as JSON ({_one_line(e)}); "
+        raise FeedError(f"{label}: cannot parse {_clip(text)!r} as JSON ({_one_line(e)}); "
                         "give a number, true/false, a nested array, or @file.npy") from None
     grid, kinds = _grid(parsed)
     if grid is None or not kinds <= {bool, int, float}:
-        raise FeedError(f"--feed {name}: {_clip(text)!r} is not a number, true/false, "
+        raise FeedError(f"{label}: {_clip(text)!r} is not a number, true/false, "
                         "or a rectangular nested array of them")
-    return _typed(grid, kinds, name)
+    return _typed(grid, kinds, label)
 
 
 def _grid(parsed):
@@ -148,7 +150,7 @@ def _grid(parsed):
     return grid, set(map(type, grid.reshape(-1).tolist()))
 
 
-def _typed(grid, kinds, name):
+def _typed(grid, kinds, label):
     """A bool, int64, uint64 or float64 array holding exactly the JSON values.
 
     Values no such array holds exactly (ints beyond 64 bits, or mixed with floats beyond
@@ -157,7 +159,7 @@ def _typed(grid, kinds, name):
     if not kinds or kinds == {bool}:  # no elements at all fit any dtype
         return grid.astype(np.bool_)
     if bool in kinds:
-        raise FeedError(f"--feed {name}: the array mixes true/false with numbers")
+        raise FeedError(f"{label}: the array mixes true/false with numbers")
     flat = grid.reshape(-1).tolist()
     if kinds == {int}:
         lo, hi = min(flat), max(flat)
@@ -167,7 +169,7 @@ def _typed(grid, kinds, name):
         return grid
     # json.loads reads a number beyond float64's range (1e400) as inf; JSON has no inf.
     if not all(math.isfinite(v) for v in flat if type(v) is float):
-        raise FeedError(f"--feed {name}: a number is beyond the range of float64")
+        raise FeedError(f"{label}: a number is beyond the range of float64")
     if all(type(v) is float or -(2 ** 53) <= v <= 2 ** 53 for v in flat):
         return grid.astype(np.float64)
     return grid
@@ -175,23 +177,23 @@ def _typed(grid, kinds, name):
 
 # -- conversion ---------------------------------------------------------------------------
 
-def convert(value, tensor, name):
+def convert(value, tensor, label):
     """`value` as an ndarray of the placeholder's dtype, checked against its shape."""
     dtype = tensor.dtype.np
     if value.size == 0:
         converted = np.zeros(value.shape, dtype)
     elif dtype.kind == "b":
-        converted = _to_bool(value, tensor, name)
+        converted = _to_bool(value, tensor, label)
     elif value.dtype.kind == "b":
-        raise FeedError(f"--feed {name}: true/false cannot be fed to {_target(tensor)}")
+        raise FeedError(f"{label}: true/false cannot be fed to {_target(tensor)}")
     elif dtype.kind in "iu":
-        converted = _to_int(value, dtype, tensor, name)
+        converted = _to_int(value, dtype, tensor, label)
     else:
-        converted = _to_float(value, dtype, tensor, name)
+        converted = _to_float(value, dtype, tensor, label)
     static = tensor.shape.dims
     if static is not None and (len(static) != converted.ndim or any(
             d is not None and d != n for d, n in zip(static, converted.shape))):
-        raise FeedError(f"--feed {name}: a value of shape {show(converted.shape)} does not fit "
+        raise FeedError(f"{label}: a value of shape {show(converted.shape)} does not fit "
                         f"{_target(tensor)}, whose shape is {show(static)}")
     return converted
 
@@ -200,27 +202,27 @@ def _target(tensor):
     return f"placeholder '{tensor.op.name}' ({tensor.dtype.name})"
 
 
-def _to_bool(value, tensor, name):
+def _to_bool(value, tensor, label):
     if value.dtype.kind != "b":
-        raise FeedError(f"--feed {name}: {_target(tensor)} takes true/false, not numbers")
+        raise FeedError(f"{label}: {_target(tensor)} takes true/false, not numbers")
     return value.astype(np.bool_)
 
 
-def _to_int(value, dtype, tensor, name):
+def _to_int(value, dtype, tensor, label):
     info = np.iinfo(dtype)
     if value.dtype.kind == "f":
         wide = value.astype(np.float64)
         _refuse(value, ~np.isfinite(wide) | (wide != np.trunc(wide)),
-                f"is not an integer, which {_target(tensor)} needs", name)
+                f"is not an integer, which {_target(tensor)} needs", label)
         # min and max + 1 are zero or powers of two, so these bounds are exact in float64.
         _refuse(value, (wide < float(info.min)) | (wide >= float(info.max) + 1),
-                f"is out of range for {_target(tensor)}", name)
+                f"is out of range for {_target(tensor)}", label)
         return value.astype(dtype)
     if value.dtype.kind == "O":
-        value = _object_to_ints(value, tensor, name)
+        value = _object_to_ints(value, tensor, label)
     for extreme in _extremes(value.reshape(-1)):
         if not info.min <= extreme <= info.max:
-            raise FeedError(f"--feed {name}: {extreme} is out of range for {_target(tensor)}")
+            raise FeedError(f"{label}: {extreme} is out of range for {_target(tensor)}")
     return value.astype(dtype)
 
 
@@ -231,29 +233,29 @@ def _extremes(flat):
     return int(flat.min()), int(flat.max())
 
 
-def _object_to_ints(value, tensor, name):
+def _object_to_ints(value, tensor, label):
     """Python ints and integral floats as an object array of Python ints."""
     out = []
     for v in value.reshape(-1).tolist():
         if type(v) is float:
             if not v.is_integer():
-                raise FeedError(f"--feed {name}: {v!r} is not an integer, which {_target(tensor)} needs")
+                raise FeedError(f"{label}: {v!r} is not an integer, which {_target(tensor)} needs")
             v = int(v)
         out.append(v)
     return np.array(out, dtype=object).reshape(value.shape)
 
 
-def _to_float(value, dtype, tensor, name):
+def _to_float(value, dtype, tensor, label):
     if value.dtype.kind == "O":
         bits = np.finfo(dtype).nmant + 1
         try:
             floats = [_int_to_float(v, bits) if type(v) is int else v for v in value.reshape(-1).tolist()]
         except OverflowError:
-            raise FeedError(f"--feed {name}: a number is out of range for {_target(tensor)}") from None
+            raise FeedError(f"{label}: a number is out of range for {_target(tensor)}") from None
         value = np.array(floats, dtype=np.float64).reshape(value.shape)
     with np.errstate(over="ignore"):
         converted = value.astype(dtype)
-    _refuse(value, np.isinf(converted) & ~np.isinf(value), f"is out of range for {_target(tensor)}", name)
+    _refuse(value, np.isinf(converted) & ~np.isinf(value), f"is out of range for {_target(tensor)}", label)
     return converted
 
 
@@ -272,24 +274,67 @@ def _int_to_float(n, bits):
     return math.copysign(float(q << excess), n)
 
 
-def _refuse(value, mask, problem, name):
+def _refuse(value, mask, problem, label):
     """FeedError naming the first element where `mask` holds, if any does."""
     if mask.any():
         item = value.reshape(-1)[np.flatnonzero(mask.reshape(-1))[0]]
         shown = format_float(item) if isinstance(item, (float, np.floating)) else str(item)
-        raise FeedError(f"--feed {name}: {shown} {problem}")
+        raise FeedError(f"{label}: {shown} {problem}")
 
 
-def parse_feeds(graph, feed_args):
-    """{placeholder tensor: ndarray} for the --feed NAME=VALUE strings."""
-    feeds = {}
+def parse_feeds(graph, feed_args, feeds=None):
+    """{placeholder tensor: ndarray} for the --feed NAME=VALUE strings (added to `feeds`)."""
+    feeds = {} if feeds is None else feeds
     for text in feed_args:
         name, raw = split_feed(text)
         tensor = find_placeholder(graph, name)
-        if tensor in feeds:
-            raise FeedError(f"--feed {name}: placeholder '{tensor.op.name}' is fed twice")
-        feeds[tensor] = convert(parse_value(raw, name), tensor, name)
+        label = f"--feed {name}"
+        _check_once(feeds, tensor, label)
+        feeds[tensor] = convert(parse_value(raw, label), tensor, label)
     return feeds
+
+
+def parse_npz(graph, path, feeds=None):
+    """Adds to `feeds` every array of the .npz archive `path`, each keyed by a placeholder's name.
+
+    Arrays saved as np.savez(path, x=..., **{"layer/y": ...}) feed placeholders x and layer/y.
+    """
+    feeds = {} if feeds is None else feeds
+    label = f"--feeds {path}"
+    archive = _load_npz(path, label)
+    with archive:
+        for key in archive.files:
+            try:
+                tensor = find_placeholder(graph, key)
+            except FeedError as e:
+                raise FeedError(f"{label}: {e}") from None
+            where = f"{label}: '{key}'"
+            _check_once(feeds, tensor, where)
+            try:
+                value = archive[key]
+            except Exception as e:  # noqa: BLE001 - a pickled or damaged member; both mean "unusable"
+                raise FeedError(f"{where}: cannot read the array ({_one_line(e)})") from None
+            if value.dtype.kind not in "biuf":
+                raise FeedError(f"{where}: holds {value.dtype} data; only numbers and bools can be fed")
+            feeds[tensor] = convert(value, tensor, where)
+    return feeds
+
+
+def _load_npz(path, label):
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except FileNotFoundError:
+        raise FeedError(f"{label}: no such file") from None
+    except Exception as e:  # noqa: BLE001 - numpy raises many kinds for a bad file; all mean "not an .npz"
+        raise FeedError(f"{label}: cannot read the file as an .npz archive ({_one_line(e)})") from None
+    if isinstance(archive, np.ndarray):
+        raise FeedError(f"{label}: the file is a single .npy array; feed it with --feed NAME=@{path}")
+    return archive
+
+
+def _check_once(feeds, tensor, label):
+    if tensor in feeds:
+        raise FeedError(f"{label}: placeholder '{tensor.op.name}' is fed twice")
 
 
 # -- messages -----------------------------------------------------------------------------
