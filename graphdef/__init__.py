@@ -35,5 +35,6 @@ from graphdef.serialize import import_graph_def, load, save, write_graph
 from graphdef.session import InteractiveSession, Session, get_default_session
 from graphdef.shapes import TensorShape
 from graphdef import io, losses, nn, train  # noqa: E402  (namespaces that mirror tf.nn, tf.io, ...)
+from graphdef import graph_util  # noqa: E402  (tf.compat.v1.graph_util: freezing)
 
 __version__ = "0.1.0"

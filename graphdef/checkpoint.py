@@ -15,12 +15,12 @@ checkpoint intact. A restore checks every variable before changing any.
 import json
 import os
 import re
-import secrets
 import zipfile
 
 import numpy as np
 
 from graphdef.dtypes import as_dtype
+from graphdef.atomic import remove_quietly, write_atomically
 from graphdef.errors import FailedPreconditionError, InvalidArgumentError
 from graphdef.graph import Operation, Tensor
 from graphdef.ops.array import frozen
@@ -96,61 +96,6 @@ def _checked_slots(pairs):
         seen.add(key)
         slots.append(_Slot(key, ref))
     return slots
-
-
-# -- atomic files ----------------------------------------------------------------------------
-
-def _write_atomically(path, write):
-    """Calls write(file) on a temporary file beside `path`, syncs it, then renames it to `path`.
-
-    The rename is atomic, so readers see the old file or the new one, never a half-written
-    one. On any error the temporary file is removed and the old file is left as it was.
-    """
-    path = os.path.abspath(path)
-    directory = os.path.dirname(path)
-    os.makedirs(directory, exist_ok=True)
-    tmp, fd = _create_temporary(directory, os.path.basename(path))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        _remove_quietly(tmp)
-        raise
-    _sync_directory(directory)
-
-
-def _create_temporary(directory, basename):
-    """A new hidden file; created with mode 0o666 so the umask applies, as for any new file."""
-    while True:
-        tmp = os.path.join(directory, f".{basename}.{secrets.token_hex(6)}.tmp")
-        try:
-            return tmp, os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-        except FileExistsError:
-            continue
-
-
-def _sync_directory(directory):
-    """Makes the rename itself durable; some systems cannot open a directory, and need not."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _remove_quietly(path):
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
 
 
 # -- writing ---------------------------------------------------------------------------------
@@ -295,7 +240,7 @@ def _write_state(directory, latest, all_paths, filename):
     lines = [f"model_checkpoint_path: {_quote(os.path.basename(latest))}"]
     lines += [f"all_model_checkpoint_paths: {_quote(os.path.basename(p))}" for p in all_paths]
     data = ("\n".join(lines) + "\n").encode("utf-8")
-    _write_atomically(os.path.join(directory, filename), lambda f: f.write(data))
+    write_atomically(os.path.join(directory, filename), lambda f: f.write(data))
 
 
 def _read_state(directory, filename):
@@ -390,7 +335,7 @@ class Saver:
             raise ValueError(f"Saver.save: '{state_name}' is the file that records the latest checkpoint; "
                              "choose another save_path")
         arrays = self._current_values(sess)
-        _write_atomically(path, lambda f: _write_archive(f, arrays, step))
+        write_atomically(path, lambda f: _write_archive(f, arrays, step))
         self._remember(path)
         if write_state:
             _write_state(os.path.dirname(os.path.abspath(path)), path, self._last_checkpoints, state_name)
@@ -411,7 +356,7 @@ class Saver:
         self._last_checkpoints.append(path)
         if self._max_to_keep:
             while len(self._last_checkpoints) > self._max_to_keep:
-                _remove_quietly(self._last_checkpoints.pop(0))
+                remove_quietly(self._last_checkpoints.pop(0))
 
     def restore(self, sess, save_path):
         """Sets every variable from the checkpoint, or, if any is missing or mismatched, none.

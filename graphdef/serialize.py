@@ -1,12 +1,12 @@
 """Graph <-> GraphDef (TensorFlow's wire format), ndarray <-> TensorProto, and model files."""
 
 import os
-import tempfile
 
 import numpy as np
 from google.protobuf import message, text_format
 
 from graphdef import dtypes
+from graphdef.atomic import write_atomically
 from graphdef._proto import graph_pb2
 from graphdef.graph import VALID_NODE_NAME, Graph
 from graphdef.ops import REGISTRY
@@ -331,27 +331,13 @@ def write_graph(graph_or_graph_def, logdir, name, as_text=True):
         graph_def = graph_def.as_graph_def()
     path = os.path.join(logdir, name) if logdir else name
     data = text_format.MessageToString(graph_def).encode() if as_text else serialize(graph_def)
-    _atomic_write(path, data)
+    write_atomically(path, lambda f: f.write(data))
     return path
 
 
 def save(graph, path):
     """Writes `graph` to `path`: text for .pbtxt, deterministic binary otherwise."""
     return write_graph(graph, "", str(path), as_text=is_text_path(path))
-
-
-def _atomic_write(path, data):
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def read_graph_def(path):
