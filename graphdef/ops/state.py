@@ -101,7 +101,7 @@ APPLY_GRADIENT_DESCENT = define(
 def _apply_momentum(lr, grad, momentum, *, state, refs, use_nesterov):
     var_name, accum_name = refs
     accum = _read(state=state, node=accum_name) * momentum + grad
-    step = lr * grad + lr * momentum * accum if use_nesterov else lr * accum
+    step = grad * lr + accum * momentum * lr if use_nesterov else accum * lr  # TF's order of rounding
     state[accum_name] = frozen(accum)
     state[var_name] = stored = frozen(_read(state=state, node=var_name) - step)
     return stored

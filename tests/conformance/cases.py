@@ -736,3 +736,195 @@ def _():
             w = tf.identity(v.op.outputs[0], name=f"w{step + 1}")
     first_loss, learned = _train_oracle()
     return {"x": TRAIN_X, "t": TRAIN_T}, {f"w{STEPS}:0": learned, "loss0:0": first_loss}
+
+
+# -- comparisons, logic and selection ---------------------------------------------------------------
+
+CMP_X, CMP_Y = f32(1.0, 2.0, NAN, -0.0, 3.0), f32(2.0, 2.0, 1.0, 0.0, -INF)
+
+
+@case("comparisons_float32", "Equal, NotEqual, Greater, GreaterEqual, Less, LessEqual in float32: "
+      "NaN compares false (unequal), -0.0 equals 0.0.")
+def _():
+    x, y = feed("x", CMP_X), feed("y", CMP_Y)
+    for name, fn in (("eq", tf.equal), ("ne", tf.not_equal), ("gt", tf.greater), ("ge", tf.greater_equal),
+                     ("lt", tf.less), ("le", tf.less_equal)):
+        fn(x, y, name=name)
+    with np.errstate(invalid="ignore"):
+        expected = {"eq:0": CMP_X == CMP_Y, "ne:0": CMP_X != CMP_Y, "gt:0": CMP_X > CMP_Y,
+                    "ge:0": CMP_X >= CMP_Y, "lt:0": CMP_X < CMP_Y, "le:0": CMP_X <= CMP_Y}
+    return {"x": CMP_X, "y": CMP_Y}, expected
+
+
+@case("comparisons_int32_broadcast", "Greater and Equal of a [2,1] int32 against a [3] int32: a [2,3] bool.")
+def _():
+    a, b = np.array([[1], [5]], np.int32), i32(0, 1, 5)
+    tf.greater(feed("a", a), feed("b", b), name="gt")
+    tf.equal(feed("a2", a), feed("b2", b), name="eq")
+    return {"a": a, "b": b, "a2": a, "b2": b}, {"gt:0": a > b, "eq:0": a == b}
+
+
+@case("logical_ops", "LogicalAnd, LogicalOr (broadcasting a scalar) and LogicalNot.")
+def _():
+    p, q = np.array([True, True, False, False]), np.array([True, False, True, False])
+    x, y = feed("p", p), feed("q", q)
+    tf.logical_and(x, y, name="and_")
+    tf.logical_or(x, tf.constant(False), name="or_")
+    tf.logical_not(y, name="not_")
+    return {"p": p, "q": q}, {"and_:0": p & q, "or_:0": p.copy(), "not_:0": ~q}
+
+
+@case("select_v2_broadcast", "SelectV2 (tf.where) with a [3] condition over [2,3] and [3] branches.")
+def _():
+    c, t, e = np.array([True, False, True]), f32(1, 2, 3, 4, 5, 6).reshape(2, 3), f32(-1, -2, -3)
+    tf.where(feed("c", c), feed("t", t), feed("e", e), name="z")
+    return {"c": c, "t": t, "e": e}, {"z:0": np.where(c, t, e)}
+
+
+@case("select_v1_rows", "Select (TF1) with a [2] condition picking whole rows of [2,2] int32 tensors.")
+def _():
+    c, t, e = np.array([False, True]), i32(1, 2, 3, 4).reshape(2, 2), i32(-1, -2, -3, -4).reshape(2, 2)
+    tf.raw_op("Select", feed("c", c), feed("t", t), feed("e", e), name="z")
+    return {"c": c, "t": t, "e": e}, {"z:0": i32(-1, -2, 3, 4).reshape(2, 2)}
+
+
+# -- softmax, losses, arg-extremes, one-hot ------------------------------------------------------
+
+LOGITS = f32(1.0, 2.0, 3.0, 0.5, -1.0, 0.0, 2.0, 2.0).reshape(2, 4)
+
+
+def _log_softmax64(x):
+    x = np.asarray(x, np.float64)
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
+@case("softmax_log_softmax", "Softmax and LogSoftmax over the last axis of [2,4] float32 logits.", tol=F32)
+def _():
+    x = feed("x", LOGITS)
+    tf.nn.softmax(x, name="p")
+    tf.nn.log_softmax(x, name="logp")
+    log_p = _log_softmax64(LOGITS)
+    return {"x": LOGITS}, {"p:0": np.exp(log_p).astype(np.float32), "logp:0": log_p.astype(np.float32)}
+
+
+@case("softmax_cross_entropy", "SoftmaxCrossEntropyWithLogits: per-row loss and its backprop (softmax - labels).",
+      tol=F32)
+def _():
+    labels = f32(0, 0, 1, 0, 0.25, 0.25, 0.25, 0.25).reshape(2, 4)
+    build("SoftmaxCrossEntropyWithLogits", [feed("x", LOGITS), feed("labels", labels)], name="xent")
+    log_p = _log_softmax64(LOGITS)
+    return {"x": LOGITS, "labels": labels}, {
+        "xent:0": (-(labels * log_p).sum(axis=-1)).astype(np.float32),
+        "xent:1": (np.exp(log_p) - labels).astype(np.float32)}
+
+
+@case("sparse_softmax_cross_entropy", "SparseSoftmaxCrossEntropyWithLogits with int32 labels: loss and backprop.",
+      tol=F32)
+def _():
+    labels = i32(2, 0)
+    build("SparseSoftmaxCrossEntropyWithLogits", [feed("x", LOGITS), feed("labels", labels)], name="xent")
+    log_p = _log_softmax64(LOGITS)
+    backprop = np.exp(log_p)
+    backprop[[0, 1], labels] -= 1
+    return {"x": LOGITS, "labels": labels}, {
+        "xent:0": (-log_p[[0, 1], labels]).astype(np.float32), "xent:1": backprop.astype(np.float32)}
+
+
+@case("l2_loss", "L2Loss: sum(x ** 2) / 2 of a [2,3] float32.", tol=F32)
+def _():
+    x = f32(1, -2, 3, 0.5, 0, -1).reshape(2, 3)
+    tf.nn.l2_loss(feed("x", x), name="z")
+    return {"x": x}, {"z:0": np.float32(np.sum(x.astype(np.float64) ** 2) / 2)}
+
+
+@case("argmax_argmin", "ArgMax (int64 and int32 output) and ArgMin along axes 1 and -2; the first index wins ties.")
+def _():
+    x = f32(3, 1, 3, 0, 5, 5, -1, -1).reshape(2, 4)
+    t = feed("x", x)
+    tf.argmax(t, 1, name="amax")
+    tf.argmax(t, -2, output_type=tf.int32, name="amax0")
+    tf.argmin(t, 1, name="amin")
+    return {"x": x}, {"amax:0": np.argmax(x, 1).astype(np.int64), "amax0:0": np.argmax(x, 0).astype(np.int32),
+                      "amin:0": np.argmin(x, 1).astype(np.int64)}  # numpy also takes the first index on ties
+
+
+@case("one_hot", "OneHot of int32 indices with depth 3: float32 1/0 on the last axis (index -1 and 3 all off), "
+      "and int32 5/-5 on axis 0.")
+def _():
+    idx = i32(0, 2, -1, 3)
+    t = feed("i", idx)
+    tf.one_hot(t, 3, name="h")
+    tf.one_hot(t, 3, on_value=5, off_value=-5, axis=0, dtype=tf.int32, name="h0")
+    h = (idx[:, None] == np.arange(3)).astype(np.float32)
+    return {"i": idx}, {"h:0": h, "h0:0": np.where(h.T > 0, 5, -5).astype(np.int32)}
+
+
+@case("min_prod", "Min (float32, keep_dims) and Prod (int32, all axes) reductions.")
+def _():
+    x, n = f32(3, -1, 2, 0.5, 7, -4).reshape(2, 3), i32(2, -3, 4, 1, 1, 5).reshape(2, 3)
+    tf.reduce_min(feed("x", x), axis=1, keepdims=True, name="mn")
+    tf.reduce_prod(feed("n", n), name="pr")
+    return {"x": x, "n": n}, {"mn:0": f32(-1, -4).reshape(2, 1), "pr:0": np.int32(-120)}
+
+
+@case("log1p_squared_difference", "Log1p near zero (accurate where log(1 + x) is not) and SquaredDifference.",
+      tol=F32)
+def _():
+    x, y = f32(1e-7, 0.5, -0.5, 3.0), f32(0.0, 1.5, 0.5, -1.0)
+    tf.log1p(feed("x", x), name="l")
+    tf.squared_difference(feed("a", x), feed("b", y), name="d")
+    return {"x": x, "a": x, "b": y}, {"l:0": rounded(np.log1p, np.float32, x),
+                                     "d:0": rounded(lambda a, b: (a - b) ** 2, np.float32, x, y)}
+
+
+@case("zeros_ones_like", "ZerosLike and OnesLike keep the shape and dtype (int64 [2,2], float32 [3]).")
+def _():
+    a, b = i64(1, 2, 3, 4).reshape(2, 2), f32(1.5, NAN, -2)
+    tf.zeros_like(feed("a", a), name="z")
+    tf.ones_like(feed("b", b), name="o")
+    return {"a": a, "b": b}, {"z:0": np.zeros((2, 2), np.int64), "o:0": np.ones(3, np.float32)}
+
+
+# -- the other optimizers' update ops ------------------------------------------------------------
+
+@case("apply_momentum", "ApplyMomentum twice (plain, then Nesterov) on a [2] float64 variable and its accumulator.",
+      tol=F64)
+def _():
+    v = tf.Variable(tf.constant([1.0, -2.0], dtype=tf.float64), name="v")
+    acc = tf.Variable(tf.constant([0.5, 0.5], dtype=tf.float64), name="acc")
+    grad = tf.constant([2.0, -4.0], dtype=tf.float64)
+    lr, mom = tf.constant(0.1, dtype=tf.float64), tf.constant(0.9, dtype=tf.float64)
+    with tf.control_dependencies([v.initializer, acc.initializer]):
+        first = tf.raw_op("ApplyMomentum", v.op.outputs[0], acc.op.outputs[0], lr, grad, mom, name="m1")
+    with tf.control_dependencies([first]):
+        tf.raw_op("ApplyMomentum", v.op.outputs[0], acc.op.outputs[0], lr, grad, mom, use_nesterov=True, name="m2")
+    w, a, g = np.array([1.0, -2.0]), np.array([0.5, 0.5]), np.array([2.0, -4.0])
+    a = a * 0.9 + g
+    w1 = w - 0.1 * a
+    a = a * 0.9 + g
+    w2 = w1 - (g * 0.1 + a * 0.9 * 0.1)
+    return {}, {"m2:0": w2}
+
+
+@case("apply_adam", "ApplyAdam at step 1 and step 2 (beta powers fed as they would be) on a [3] float32 variable.",
+      tol=F32)
+def _():
+    v = tf.Variable(f32(1.0, -1.0, 0.5), name="v")
+    m = tf.Variable(f32(0, 0, 0), name="m")
+    s = tf.Variable(f32(0, 0, 0), name="s")
+    grad = f32(0.5, -2.0, 0.0)
+    consts = [tf.constant(np.float32(c)) for c in (0.01, 0.9, 0.999, 1e-8)]
+    with tf.control_dependencies([v.initializer, m.initializer, s.initializer]):
+        first = tf.raw_op("ApplyAdam", v.op.outputs[0], m.op.outputs[0], s.op.outputs[0], tf.constant(np.float32(0.9)),
+                          tf.constant(np.float32(0.999)), *consts, tf.constant(grad), name="a1")
+    with tf.control_dependencies([first]):
+        tf.raw_op("ApplyAdam", v.op.outputs[0], m.op.outputs[0], s.op.outputs[0], tf.constant(np.float32(0.81)),
+                  tf.constant(np.float32(0.998001)), *consts, tf.constant(grad), name="a2")
+    w, mm, ss, g = f32(1.0, -1.0, 0.5).astype(np.float64), np.zeros(3), np.zeros(3), grad.astype(np.float64)
+    for b1p, b2p in ((0.9, 0.999), (0.81, 0.998001)):
+        lr_t = 0.01 * np.sqrt(1 - b2p) / (1 - b1p)
+        mm = 0.9 * mm + 0.1 * g
+        ss = 0.999 * ss + 0.001 * g * g
+        w = w - lr_t * mm / (np.sqrt(ss) + 1e-8)
+    return {}, {"a2:0": w.astype(np.float32)}
