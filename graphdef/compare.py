@@ -201,7 +201,7 @@ def errors(value, ref, atol, rtol):
         diff = np.where(np.isnan(diff), np.inf, diff)
         rel = np.where(diff == 0, 0.0, diff / np.abs(b))
         rel = np.where(np.isnan(rel), np.inf, rel)
-        agree = same | (diff <= atol + rtol * np.abs(b))
+        agree = same | (np.isfinite(diff) & (diff <= atol + rtol * np.abs(b)))  # an inf reference allows no inf error
     if a.size == 0:
         return 0.0, 0.0, agree
     return float(diff.max()), float(rel.max()), agree
