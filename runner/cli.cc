@@ -6,7 +6,7 @@ namespace graphrun {
 
 std::string usage_text() {
   return "usage: graphrun-cc MODEL.pb [--feed NAME=VALUE]... [--fetch NAME]... [--json]\n"
-         "       graphrun-cc --list-kernels\n"
+         "       graphrun-cc --list-kernels | --version | --help\n"
          "\n"
          "Runs a TensorFlow 1.x GraphDef (binary .pb, or text .pbtxt) and prints the fetched tensors.\n"
          "\n"
@@ -16,6 +16,7 @@ std::string usage_text() {
          "                     output of every node that nothing else consumes\n"
          "  --json             print one JSON line instead of one line per tensor\n"
          "  --list-kernels     print the supported op types and exit\n"
+         "  --version          print the version and exit\n"
          "  --help             print this help and exit\n"
          "\n"
          "Exit codes: 0 ok, 2 usage or feed error, 3 unreadable or invalid model, 4 error while running.\n";
@@ -42,6 +43,8 @@ Options parse_command_line(int argc, const char* const* argv) {
       options.json = true;
     } else if (argument == "--list-kernels") {
       options.list_kernels = true;
+    } else if (argument == "--version") {
+      options.version = true;
     } else if (argument == "--help" || argument == "-h") {
       options.help = true;
     } else if (argument.size() > 1 && argument[0] == '-') {
@@ -53,7 +56,7 @@ Options parse_command_line(int argc, const char* const* argv) {
       have_model = true;
     }
   }
-  if (!have_model && !options.help && !options.list_kernels) {
+  if (!have_model && !options.help && !options.list_kernels && !options.version) {
     throw UsageError("missing MODEL.pb; see --help");
   }
   return options;

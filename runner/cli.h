@@ -13,6 +13,7 @@ struct Options {
   bool json = false;
   bool list_kernels = false;
   bool help = false;
+  bool version = false;
 };
 
 // Flags take their value as the next argument or after '=' (--fetch=y).

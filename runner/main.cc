@@ -19,6 +19,7 @@
 #include "graph.h"
 #include "kernel.h"
 #include "variable_store.h"
+#include "version.h"
 
 namespace graphrun {
 namespace {
@@ -43,6 +44,10 @@ int run(int argc, const char* const* argv) {
   const Options options = parse_command_line(argc, argv);
   if (options.help) {
     write_stdout(usage_text());
+    return kExitOk;
+  }
+  if (options.version) {
+    write_stdout(std::string("graphrun-cc ") + kVersion + "\n");
     return kExitOk;
   }
   if (options.list_kernels) {

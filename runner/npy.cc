@@ -1,9 +1,12 @@
 #include "npy.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <vector>
 
 namespace graphrun {
 
@@ -23,18 +26,76 @@ std::string read_all(const std::string& path) {
   return bytes;
 }
 
-DataType dtype_from_descr(const std::string& descr) {
-  // Byte-sized types have no byte order: numpy writes '|'.
-  static const std::map<std::string, DataType> kDescrs = {
-      {"<f4", graphdef::DT_FLOAT},  {"<f8", graphdef::DT_DOUBLE}, {"|i1", graphdef::DT_INT8},
-      {"<i1", graphdef::DT_INT8},   {"<i2", graphdef::DT_INT16},  {"<i4", graphdef::DT_INT32},
-      {"<i8", graphdef::DT_INT64},  {"|u1", graphdef::DT_UINT8},  {"<u1", graphdef::DT_UINT8},
-      {"<u2", graphdef::DT_UINT16}, {"<u4", graphdef::DT_UINT32}, {"<u8", graphdef::DT_UINT64},
-      {"|b1", graphdef::DT_BOOL},   {"<b1", graphdef::DT_BOOL},
+// What a header's 'descr' says about the stored elements.
+struct StoredType {
+  DataType dtype;           // the tensor's dtype (float32 for float16)
+  std::size_t size;         // bytes per stored element
+  bool big_endian = false;  // stored most significant byte first
+  bool half = false;        // IEEE binary16, widened to float32 on reading
+};
+
+StoredType stored_type(const std::string& descr) {
+  // A byte order ('<' little, '>' big; '|' for byte-sized types, which have
+  // none), a kind and a size in bytes, as numpy writes dtype.str.
+  static const std::map<std::string, DataType> kTypes = {
+      {"f2", graphdef::DT_FLOAT}, {"f4", graphdef::DT_FLOAT},  {"f8", graphdef::DT_DOUBLE},
+      {"i1", graphdef::DT_INT8},  {"i2", graphdef::DT_INT16},  {"i4", graphdef::DT_INT32},
+      {"i8", graphdef::DT_INT64}, {"u1", graphdef::DT_UINT8},  {"u2", graphdef::DT_UINT16},
+      {"u4", graphdef::DT_UINT32}, {"u8", graphdef::DT_UINT64}, {"b1", graphdef::DT_BOOL},
   };
-  auto found = kDescrs.find(descr);
-  if (found == kDescrs.end()) throw Error("unsupported .npy dtype '" + descr + "'");
-  return found->second;
+  const auto found = descr.size() == 3 ? kTypes.find(descr.substr(1)) : kTypes.end();
+  const char order = descr.empty() ? '?' : descr[0];
+  if (found == kTypes.end() || (order != '<' && order != '>' && order != '|')) {
+    throw Error("unsupported .npy dtype '" + descr + "'");
+  }
+  StoredType type;
+  type.dtype = found->second;
+  type.size = static_cast<std::size_t>(descr[2] - '0');
+  if (order == '|' && type.size != 1) throw Error("unsupported .npy dtype '" + descr + "'");
+  type.big_endian = order == '>' && type.size > 1;
+  type.half = found->first == "f2";
+  return type;
+}
+
+// An IEEE binary16 value as the float32 of the same value (always exact).
+float half_to_float(uint16_t bits) {
+  const uint32_t sign = bits >> 15;
+  const uint32_t exponent = (bits >> 10) & 0x1f;
+  const uint32_t mantissa = bits & 0x3ff;
+  if (exponent == 0x1f) {
+    // inf or NaN: the same class, sign and payload in float32's layout.
+    const uint32_t wide = (sign << 31) | (0xffu << 23) | (mantissa << 13);
+    float value;
+    std::memcpy(&value, &wide, sizeof value);
+    return value;
+  }
+  // Zero and subnormals are mantissa * 2**-24; normals have the implicit 1.
+  const float magnitude = exponent == 0 ? std::ldexp(static_cast<float>(mantissa), -24)
+                                        : std::ldexp(static_cast<float>(mantissa | 0x400), static_cast<int>(exponent) - 25);
+  return sign ? -magnitude : magnitude;
+}
+
+// Fortran (column-major) element order -> C (row-major), `item` bytes each.
+std::string fortran_to_c_order(const std::string& data, const Shape& shape, std::size_t item) {
+  std::string out(data.size(), '\0');
+  const int rank = static_cast<int>(shape.size());
+  const std::size_t count = item == 0 ? 0 : data.size() / item;
+  // Walk the C order with an odometer, tracking the offset of the same
+  // index in the column-major data (the first dim moves fastest there).
+  std::vector<int64_t> strides(rank, 1);
+  for (int d = 1; d < rank; ++d) strides[d] = strides[d - 1] * shape[d - 1];
+  std::vector<int64_t> index(rank, 0);
+  int64_t offset = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    std::memcpy(&out[i * item], &data[static_cast<std::size_t>(offset) * item], item);
+    for (int d = rank - 1; d >= 0; --d) {
+      offset += strides[d];
+      if (++index[d] < shape[d]) break;
+      offset -= strides[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+  return out;
 }
 
 // The header is a Python dict literal such as
@@ -162,21 +223,43 @@ Tensor read_npy(const std::string& path) {
   } catch (const Error& error) {
     throw Error(path + ": " + error.what());
   }
-  if (fortran_order) {
-    throw Error(path + " is in Fortran order; save a C-order array (numpy.ascontiguousarray) instead");
-  }
-  const DataType dtype = dtype_from_descr(descr);
-  const int64_t count = checked_num_elements(shape, dtype);
-  const std::size_t needed = static_cast<std::size_t>(count) * dtype_size(dtype);
+  const StoredType stored = stored_type(descr);
+  const int64_t count = checked_num_elements(shape, stored.dtype);
+  const std::size_t needed = static_cast<std::size_t>(count) * stored.size;
   if (bytes.size() - data_start < needed) {
     throw Error(path + " is truncated: shape " + shape_string(shape) + " needs " + std::to_string(needed) +
                 " bytes of data, the file has " + std::to_string(bytes.size() - data_start));
   }
-  Tensor tensor(dtype, shape);
-  std::memcpy(tensor.raw_data(), bytes.data() + data_start, needed);
-  if (dtype == graphdef::DT_BOOL) {
-    auto* data = static_cast<unsigned char*>(tensor.raw_data());
-    for (std::size_t i = 0; i < needed; ++i) data[i] = data[i] != 0;
+  // The file's bytes are used in place unless their layout differs from the
+  // tensor's (a feed can be gigabytes, so no copy is made without need).
+  const char* data = bytes.data() + data_start;
+  std::string rearranged;
+  const bool reorder = fortran_order && shape.size() > 1;
+  if (stored.big_endian || reorder) {
+    rearranged.assign(data, needed);
+    if (stored.big_endian) {
+      for (std::size_t at = 0; at < needed; at += stored.size) {
+        std::reverse(&rearranged[at], &rearranged[at] + stored.size);
+      }
+    }
+    if (reorder) rearranged = fortran_to_c_order(rearranged, shape, stored.size);
+    data = rearranged.data();
+  }
+
+  Tensor tensor(stored.dtype, shape);
+  if (stored.half) {
+    float* out = tensor.data<float>();
+    for (int64_t i = 0; i < count; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, data + static_cast<std::size_t>(i) * 2, 2);
+      out[i] = half_to_float(bits);
+    }
+  } else if (needed > 0) {
+    std::memcpy(tensor.raw_data(), data, needed);
+  }
+  if (stored.dtype == graphdef::DT_BOOL) {
+    auto* values = static_cast<unsigned char*>(tensor.raw_data());
+    for (std::size_t i = 0; i < needed; ++i) values[i] = values[i] != 0;
   }
   return tensor;
 }

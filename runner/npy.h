@@ -8,8 +8,13 @@
 
 namespace graphrun {
 
-// Little-endian (or byte-sized) float32/64, int8/16/32/64, uint8/16/32/64 and
-// bool, C order. Throws Error for anything else or a malformed file.
+// float16/32/64, int8/16/32/64, uint8/16/32/64 and bool, in either byte
+// order and in C or Fortran order: everything numpy.load gives Python's
+// graphrun as a numeric array. The tensor is in row-major order and native
+// byte order; float16, which graphrun-cc has no tensors of, comes back as
+// float32 (every float16 is exactly a float32), so converting it onward to the
+// placeholder's dtype follows the same exact-conversion rule as other feeds.
+// Throws Error for any other dtype or a malformed file.
 Tensor read_npy(const std::string& path);
 
 }  // namespace graphrun

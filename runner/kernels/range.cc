@@ -20,7 +20,7 @@
 namespace graphrun {
 namespace {
 
-constexpr int64_t kTooMany = std::numeric_limits<int64_t>::max();  // the Tensor constructor refuses it
+[[noreturn]] void too_many() { throw Error("the range has 2**63 or more elements, too many for a tensor"); }
 
 template <class T>
 int64_t range_count(T start, T limit, T delta) {
@@ -28,7 +28,7 @@ int64_t range_count(T start, T limit, T delta) {
     const T steps = std::ceil((limit - start) / delta);
     if (std::isnan(steps)) throw Error("cannot compute the length of the range (a value is nan or inf)");
     if (!(steps > 0)) return 0;
-    if (steps >= static_cast<T>(kTooMany)) return kTooMany;
+    if (steps >= std::ldexp(T(1), 63)) too_many();  // inf included
     return static_cast<int64_t>(steps);
   } else {
     const __int128 span = static_cast<__int128>(limit) - static_cast<__int128>(start);
@@ -37,7 +37,8 @@ int64_t range_count(T start, T limit, T delta) {
     // Same signs: the quotient is positive and truncation rounds it down.
     __int128 steps = span / step;
     if (steps * step != span) ++steps;
-    return steps >= kTooMany ? kTooMany : static_cast<int64_t>(steps);
+    if (steps > std::numeric_limits<int64_t>::max()) too_many();
+    return static_cast<int64_t>(steps);
   }
 }
 
