@@ -15,7 +15,7 @@ import os
 import numpy as np
 from numpy.lib import format as npy_format
 
-RELEASE_BYTES = 32 << 20  # hand back pages in steps of this size
+RELEASE_BYTES = 8 << 20  # hand back pages in steps of this size: the most a stream keeps mapped
 
 
 class NpyError(ValueError):
@@ -40,7 +40,6 @@ class NpyMap:
             raise NpyError(f"{self.path}: no such file") from None
         except OSError as e:
             raise NpyError(f"{self.path}: cannot open ({e.strerror})") from None
-        self._writable = mode != "r"
         if hasattr(mmap, "MADV_SEQUENTIAL"):
             self._map.madvise(mmap.MADV_SEQUENTIAL)
         self.array = np.ndarray(shape, dtype, buffer=self._map, offset=offset, order="F" if fortran else "C")
@@ -59,14 +58,16 @@ class NpyMap:
             self._released = end
 
     def close(self):
-        """Flushes writes and unmaps; arrays taken from `array` must be gone by now."""
+        """Unmaps; arrays taken from `array` must be gone by now.
+
+        Written pages are left to the kernel to write back, as after any write(): no msync,
+        which would make the caller wait for the disk (np.save does not wait either).
+        """
         self.array = None
         mapped, self._map = self._map, None
         if mapped is None or mapped.closed:
             return
         try:
-            if self._writable:
-                mapped.flush()
             mapped.close()
         except BufferError:
             pass  # a view is still alive somewhere; the map closes when it goes
