@@ -203,3 +203,26 @@ def test_a_variable_is_read_when_its_consumer_runs(graph):
         sess.run(w.initializer)
         assert sess.run(after) == 11
         assert sess.run(after) == 21
+
+
+def test_shape_rules_hold_at_run_time_for_fed_shapes(graph):
+    a = tf.placeholder(tf.float32, name="a")
+    b = tf.placeholder(tf.float32, name="b")
+    total = tf.add_n([a, b], name="total")
+    w = tf.Variable([1.0, 2.0], name="w")
+    delta = tf.placeholder(tf.float32, name="delta")
+    step = tf.raw_op("ApplyGradientDescent", w.op.outputs[0], tf.constant(0.5), delta, name="step")
+    with tf.Session() as sess:
+        sess.run(w.initializer)
+        with pytest.raises(InvalidArgumentError, match=r"node 'total' \(AddN\).*\[2\] and \[1\]"):
+            sess.run(total, {a: [1.0, 2.0], b: [3.0]})
+        with pytest.raises(InvalidArgumentError, match=r"node 'step'.*\[2,2\] for variable 'w' of shape \[2\]"):
+            sess.run(step, {delta: np.ones((2, 2))})
+        np.testing.assert_array_equal(sess.run(w), [1.0, 2.0])  # nothing was half-applied
+
+
+def test_integer_range_counts_exactly(graph):
+    with tf.Session() as sess:
+        assert len(sess.run(tf.range(tf.constant(-100, tf.int8), tf.constant(100, tf.int8)))) == 200
+        assert sess.run(tf.range(tf.constant(5, tf.uint8), tf.constant(0, tf.uint8))).size == 0
+        np.testing.assert_array_equal(sess.run(tf.range(5, 0, -2)), [5, 3, 1])

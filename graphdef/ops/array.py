@@ -224,7 +224,12 @@ def _infer_range(ctx):
 def _range(start, limit, delta):
     if delta == 0:
         raise ValueError("Range: delta must not be 0")
-    return np.arange(start, limit, delta, dtype=np.asarray(start).dtype)
+    dtype = np.asarray(start).dtype
+    if dtype.kind in "iu":  # count with Python ints: arange in a narrow type would wrap
+        start, limit, delta = int(start), int(limit), int(delta)
+        count = max(0, -((start - limit) // delta))
+        return (start + delta * np.arange(count, dtype=np.int64)).astype(dtype)
+    return np.arange(start, limit, delta, dtype=dtype)
 
 
 RANGE = define(

@@ -143,20 +143,38 @@ TANH = _unary("Tanh", np.tanh, "Hyperbolic tangent.",
               lambda op, g: [g * (1 - square(op.outputs[0]))], FLOATS)
 
 
+def _same_shapes(what, *arrays):
+    shape = np.shape(arrays[0])
+    for a in arrays[1:]:
+        if np.shape(a) != shape:
+            raise ValueError(f"{what} inputs must all have one shape, got {list(shape)} and {list(np.shape(a))}")
+
+
+def _infer_same_shapes(ctx):
+    shape = ctx.shape(0)
+    for i in range(1, len(ctx.inputs)):
+        if not shape.is_compatible_with(ctx.shape(i)):
+            raise ctx.error(f"inputs must all have one shape, got {show(shape)} and {show(ctx.shape(i))}")
+        shape = shape.merge_with(ctx.shape(i))
+    return [shape]
+
+
 def _relu_grad(gradients, features):
+    _same_shapes("ReluGrad", gradients, features)
     return np.where(features > 0, gradients, np.zeros((), gradients.dtype))
 
 
 RELU_GRAD = define(
     "ReluGrad", "gradients: T, features: T -> backprops: T",
     doc="The gradient of Relu: `gradients` where features > 0, else 0.",
-    attrs={"T": Attr("type", allowed=REAL)}, infer=infer_broadcast, kernel=_relu_grad,
+    attrs={"T": Attr("type", allowed=REAL)}, infer=_infer_same_shapes, kernel=_relu_grad,
     grad=NOT_DIFFERENTIABLE)
 RELU = _unary("Relu", lambda x: np.maximum(x, 0), "max(x, 0); NaN propagates.",
               lambda op, g: [build("ReluGrad", [g, op.inputs[0]], default_name="ReluGrad").outputs[0]], REAL)
 
 
 def _add_n(*inputs):
+    _same_shapes("AddN", *inputs)
     total = inputs[0]
     for x in inputs[1:]:
         total = total + x
@@ -167,7 +185,7 @@ ADD_N = define(
     "AddN", "inputs: N*T -> sum: T",
     doc="The sum of N tensors of one shape, added left to right.",
     attrs={"N": Attr("int"), "T": Attr("type", allowed=ARITH)},
-    infer=lambda ctx: [ctx.shape(0)], kernel=_add_n, grad=lambda op, g: [g] * len(op.inputs))
+    infer=_infer_same_shapes, kernel=_add_n, grad=lambda op, g: [g] * len(op.inputs))
 
 
 # -- reductions -----------------------------------------------------------------------

@@ -85,7 +85,18 @@ def _infer_update(ctx, delta, scalars):
     return [var]
 
 
+def _check_update(var_name, var, delta, *scalars):
+    """Run-time twin of _infer_update, for shapes only known when fed."""
+    if np.shape(delta) != np.shape(var):
+        raise ValueError(f"update of shape {list(np.shape(delta))} for variable '{var_name}' "
+                         f"of shape {list(np.shape(var))}")
+    for s in scalars:
+        if np.ndim(s) != 0:
+            raise ValueError(f"hyper-parameters must be scalars, got shape {list(np.shape(s))}")
+
+
 def _apply_gradient_descent(alpha, delta, *, state, ref):
+    _check_update(ref, _read(state=state, node=ref), delta, alpha)
     state[ref] = stored = frozen(_read(state=state, node=ref) - alpha * delta)
     return stored
 
@@ -100,6 +111,7 @@ APPLY_GRADIENT_DESCENT = define(
 
 def _apply_momentum(lr, grad, momentum, *, state, refs, use_nesterov):
     var_name, accum_name = refs
+    _check_update(var_name, _read(state=state, node=var_name), grad, lr, momentum)
     accum = _read(state=state, node=accum_name) * momentum + grad
     step = grad * lr + accum * momentum * lr if use_nesterov else accum * lr  # TF's order of rounding
     state[accum_name] = frozen(accum)
@@ -118,6 +130,8 @@ APPLY_MOMENTUM = define(
 
 def _apply_adam(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, *, state, refs, use_nesterov):
     var_name, m_name, v_name = refs
+    _check_update(var_name, _read(state=state, node=var_name), grad, beta1_power, beta2_power, lr, beta1, beta2,
+                  epsilon)
     lr_t = lr * np.sqrt(1 - beta2_power) / (1 - beta1_power)
     m = beta1 * _read(state=state, node=m_name) + (1 - beta1) * grad
     v = beta2 * _read(state=state, node=v_name) + (1 - beta2) * grad * grad
