@@ -147,7 +147,7 @@ def _same_shapes(what, *arrays):
     shape = np.shape(arrays[0])
     for a in arrays[1:]:
         if np.shape(a) != shape:
-            raise ValueError(f"{what} inputs must all have one shape, got {list(shape)} and {list(np.shape(a))}")
+            raise ValueError(f"{what} inputs must all have one shape, got {show(shape)} and {show(np.shape(a))}")
 
 
 def _infer_same_shapes(ctx):

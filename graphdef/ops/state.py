@@ -88,11 +88,11 @@ def _infer_update(ctx, delta, scalars):
 def _check_update(var_name, var, delta, *scalars):
     """Run-time twin of _infer_update, for shapes only known when fed."""
     if np.shape(delta) != np.shape(var):
-        raise ValueError(f"update of shape {list(np.shape(delta))} for variable '{var_name}' "
-                         f"of shape {list(np.shape(var))}")
+        raise ValueError(f"update of shape {show(np.shape(delta))} for variable '{var_name}' "
+                         f"of shape {show(np.shape(var))}")
     for s in scalars:
         if np.ndim(s) != 0:
-            raise ValueError(f"hyper-parameters must be scalars, got shape {list(np.shape(s))}")
+            raise ValueError(f"hyper-parameters must be scalars, got shape {show(np.shape(s))}")
 
 
 def _apply_gradient_descent(alpha, delta, *, state, ref):
