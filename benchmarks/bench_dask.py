@@ -27,7 +27,7 @@ MODEL = ROOT / "tests" / "models" / "mlp.pb"
 
 def job(runner, rows, chunk):
     import dask.array as da
-    x = da.random.RandomState(0).random_sample((rows, 16), chunks=(chunk, 16)).astype("float32")
+    x = da.random.default_rng(0).random((rows, 16), dtype="float32", chunks=(chunk, 16))
     scores = x.map_blocks(runner, chunks=(x.chunks[0], (1,)), dtype="float32")
     return scores.mean()
 

@@ -55,16 +55,17 @@ def test_unsupported_ops_are_listed_not_fatal(capsys):
     out = ok(capsys, "inspect", UNSUPPORTED)
     assert "  text GraphDef, producer 1205, 5 nodes\n" in out
     assert "  image  float32  [?,28,28,1]\n" in out
-    assert "unsupported ops (2): no kernel for\n  Conv2D   1 node  e.g. conv/Conv2D\n  MaxPool  1 node  e.g. pool\n" in out
-    assert "  pool:0  ?  ?\n" in out          # the sink; its dtype needs the missing kernel's definition
+    assert ("unsupported ops (2): no kernel for\n  TRTEngineOp  1 node  e.g. trt/TRTEngineOp_0\n"
+            "  ZeroOut      1 node  e.g. zero\n") in out
+    assert "  zero:0  ?  ?\n" in out          # the sink; its dtype needs the missing kernel's definition
     assert "parameters: 72 values, 288 bytes in 1 Const" in out
     assert "try:" not in out
     summary = json_line(ok(capsys, "inspect", UNSUPPORTED, "--json"))
-    assert summary["unsupported_ops"] == [{"op": "Conv2D", "count": 1, "first_node": "conv/Conv2D"},
-                                          {"op": "MaxPool", "count": 1, "first_node": "pool"}]
-    assert summary["outputs"] == [{"name": "pool:0", "dtype": None, "shape": None}]
+    assert summary["unsupported_ops"] == [{"op": "TRTEngineOp", "count": 1, "first_node": "trt/TRTEngineOp_0"},
+                                          {"op": "ZeroOut", "count": 1, "first_node": "zero"}]
+    assert summary["outputs"] == [{"name": "zero:0", "dtype": None, "shape": None}]
     # running the same file still refuses it, naming both ops
-    fails(capsys, 3, UNSUPPORTED, mentions=["Conv2D", "MaxPool"])
+    fails(capsys, 3, UNSUPPORTED, mentions=["TRTEngineOp", "ZeroOut"])
 
 
 def test_variables_are_counted_once(capsys, tmp_path):

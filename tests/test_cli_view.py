@@ -81,7 +81,7 @@ def test_control_edges_variables_and_unsupported_ops(capsys, tmp_path):
     assert "[style=dashed" in (tmp_path / "var.dot").read_text()   # v/Assign -> init is a control edge
     ok(capsys, "view", UNSUPPORTED, "-o", tmp_path / "u.svg")       # drawn, without shapes
     nodes = svg_groups(tmp_path / "u.svg")["node"]
-    assert "Conv2D filter float32 [3,3,1,8]" in nodes and "MaxPool pool" in nodes
+    assert "TRTEngineOp TRTEngineOp_0 weights float32 [3,3,1,8]" in nodes and "ZeroOut zero" in nodes
 
 
 def test_errors(capsys, tmp_path):
