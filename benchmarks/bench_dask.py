@@ -52,6 +52,12 @@ def main():
     parser.add_argument("--chunk", type=int, default=250_000)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
+    try:
+        import dask.array  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError:
+        print("dask and distributed are not installed (pip install dask distributed); skipped")
+        return
     from graphdef.runner_api import Runner
     runner = Runner(MODEL)
     results = {n: timed(n, runner, args.rows, args.chunk, args.repeat) for n in (1, 2)}
