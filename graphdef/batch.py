@@ -86,9 +86,9 @@ def main(args):
             mapped.close()
     if not args.quiet:
         rate = rows / seconds if seconds > 0 else float("inf")
-        cli.sys.stdout.write(f"{args.output}: {target.name} {written[0]} {format_shape(written[1])}, "
+        sys.stdout.write(f"{args.output}: {target.name} {written[0]} {format_shape(written[1])}, "
                              f"{rows} rows in {seconds:.2f} s ({rate:,.0f} rows/s)\n")
-        cli.sys.stdout.flush()
+        sys.stdout.flush()
     return cli.EXIT_OK
 
 
@@ -196,7 +196,7 @@ def _run_batch(session, target, inputs, constant, start, stop):
     try:
         return session.run(target, feed_dict)
     except (OpError, ValueError, TypeError) as e:
-        raise cli.Failure(cli.EXIT_RUN, f"rows {start}..{stop - 1}: {cli._one_line(e)}") from None
+        raise cli.Failure(cli.EXIT_RUN, f"rows {start}..{stop - 1}: {cli.one_line(e)}") from None
 
 
 def _converted(rows, tensor):

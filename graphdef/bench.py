@@ -11,6 +11,7 @@ slowest nodes; the latency figures come from the runs without timers.
 
 import json
 import math
+import sys
 import time
 
 from graphdef import cli, feed_options
@@ -95,7 +96,7 @@ def main(args):
             from graphdef.node_profile import profile
             node_times = profile(session, fetches, feed_dict, len(latencies))
     except OpError as e:
-        raise cli.Failure(cli.EXIT_RUN, cli._one_line(e)) from None
+        raise cli.Failure(cli.EXIT_RUN, cli.one_line(e)) from None
     finally:
         session.close()
     report = {
@@ -111,8 +112,8 @@ def main(args):
     if node_times is not None:
         report["profile"] = _profile_report(node_times, args.top)
     text = json.dumps(report) + "\n" if args.json else format_report(report)
-    cli.sys.stdout.write(text)
-    cli.sys.stdout.flush()
+    sys.stdout.write(text)
+    sys.stdout.flush()
     return cli.EXIT_OK
 
 

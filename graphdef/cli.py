@@ -283,8 +283,12 @@ def _silence_stdout():
         pass
 
 
-def _one_line(exc):
+def one_line(exc):
+    """An exception's message on one line (the verbs' errors must be one stderr line)."""
     return " ".join(str(exc).split()) or type(exc).__name__
+
+
+_one_line = one_line
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ code says the same (0 or 1), so the command can guard a CI job.
 """
 
 import json
+import sys
 
 import numpy as np
 
@@ -91,8 +92,8 @@ def main(args):
     report["model"] = args.model
     report["feeds"] = prepared.fed.describe()
     text = json.dumps(_json_safe(report)) + "\n" if args.json else format_report(report)
-    cli.sys.stdout.write(text)
-    cli.sys.stdout.flush()
+    sys.stdout.write(text)
+    sys.stdout.flush()
     return cli.EXIT_OK if report["passed"] else cli.EXIT_DIFFERENT
 
 

@@ -13,12 +13,13 @@ the variable.
 import json
 import math
 import shlex
+import sys
 
 from graphdef import cli, dtypes
+from graphdef.graph import Graph
 from graphdef.model_file import output_names
 from graphdef.ops import REGISTRY
 from graphdef.serialize import GraphFileError, import_graph_def, is_text_path, read_graph_def
-from graphdef.graph import Graph
 
 PLACEHOLDERS = ("Placeholder", "PlaceholderWithDefault")
 
@@ -48,8 +49,8 @@ def build_parser():
 def main(args):
     summary = summarize(args.model)
     text = json.dumps(summary) + "\n" if args.json else format_summary(summary)
-    cli.sys.stdout.write(text)
-    cli.sys.stdout.flush()
+    sys.stdout.write(text)
+    sys.stdout.flush()
     return cli.EXIT_OK
 
 
@@ -60,7 +61,7 @@ def summarize(path):
     try:
         graph_def = read_graph_def(path)
     except GraphFileError as e:
-        raise cli.Failure(cli.EXIT_MODEL, cli._one_line(e)) from None
+        raise cli.Failure(cli.EXIT_MODEL, cli.one_line(e)) from None
     unsupported = _unsupported(graph_def)
     outputs, load_error = _outputs(graph_def, unsupported)
     return {
@@ -103,7 +104,7 @@ def _outputs(graph_def, unsupported):
     except (GraphFileError, RecursionError) as e:
         consumed = {_source(text) for node in graph_def.node for text in node.input}
         sinks = [n.name + ":0" for n in graph_def.node if n.name not in consumed and n.op != "NoOp"]
-        error = None if unsupported else cli._one_line(e)
+        error = None if unsupported else cli.one_line(e)
         return [{"name": name, "dtype": None, "shape": None} for name in sinks], error
     file_order = [node.name for node in graph_def.node]
     outputs = []

@@ -21,6 +21,7 @@ from graphdef.graph import Graph
 from graphdef.ops import REGISTRY
 from graphdef.output_format import format_value
 from graphdef.serialize import GraphFileError, import_graph_def, ndarray_from_proto, read_graph_def
+from graphdef.shapes import show
 
 FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf", ".html": "html", ".dot": "dot", ".gv": "dot"}
 
@@ -70,7 +71,7 @@ def main(args):
     try:
         graph_def = read_graph_def(args.model)
     except GraphFileError as e:
-        raise cli.Failure(cli.EXIT_MODEL, cli._one_line(e)) from None
+        raise cli.Failure(cli.EXIT_MODEL, cli.one_line(e)) from None
     source = to_dot(graph_def, _output_specs(graph_def), title=os.path.basename(args.model))
     write(source, args.output, FORMATS[suffix], title=os.path.basename(args.model))
     return cli.EXIT_OK
@@ -83,7 +84,6 @@ def _output_specs(graph_def):
         import_graph_def(graph_def, name="", graph=graph)
     except (GraphFileError, RecursionError):
         return {}
-    from graphdef.shapes import show
     return {op.name: [(t.dtype.name, show(t.shape)) for t in op.outputs] for op in graph.get_operations()}
 
 
