@@ -41,6 +41,15 @@ def _infer_assign(ctx):
     return [var if ctx.attrs.get("validate_shape", True) else value]
 
 
+def _sealed(fresh):
+    """A value this kernel just computed: nothing else holds it, so seal it without a copy."""
+    fresh = np.asarray(fresh)
+    if fresh.base is not None or not fresh.flags.owndata:  # a view: it may alias something else
+        return frozen(fresh)
+    fresh.flags.writeable = False
+    return fresh
+
+
 def _assign(value, *, state, ref):
     state[ref] = stored = frozen(value)
     return stored
@@ -48,7 +57,7 @@ def _assign(value, *, state, ref):
 
 def _updater(combine):
     def kernel(value, *, state, ref):
-        state[ref] = stored = frozen(combine(_read(state=state, node=ref), value))
+        state[ref] = stored = _sealed(combine(_read(state=state, node=ref), value))
         return stored
     return kernel
 
@@ -97,7 +106,7 @@ def _check_update(var_name, var, delta, *scalars):
 
 def _apply_gradient_descent(alpha, delta, *, state, ref):
     _check_update(ref, _read(state=state, node=ref), delta, alpha)
-    state[ref] = stored = frozen(_read(state=state, node=ref) - alpha * delta)
+    state[ref] = stored = _sealed(_read(state=state, node=ref) - alpha * delta)
     return stored
 
 
@@ -114,8 +123,8 @@ def _apply_momentum(lr, grad, momentum, *, state, refs, use_nesterov):
     _check_update(var_name, _read(state=state, node=var_name), grad, lr, momentum)
     accum = _read(state=state, node=accum_name) * momentum + grad
     step = grad * lr + accum * momentum * lr if use_nesterov else accum * lr  # TF's order of rounding
-    state[accum_name] = frozen(accum)
-    state[var_name] = stored = frozen(_read(state=state, node=var_name) - step)
+    state[accum_name] = _sealed(accum)
+    state[var_name] = stored = _sealed(_read(state=state, node=var_name) - step)
     return stored
 
 
@@ -136,8 +145,8 @@ def _apply_adam(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, *, st
     m = beta1 * _read(state=state, node=m_name) + (1 - beta1) * grad
     v = beta2 * _read(state=state, node=v_name) + (1 - beta2) * grad * grad
     direction = beta1 * m + (1 - beta1) * grad if use_nesterov else m
-    state[m_name], state[v_name] = frozen(m), frozen(v)
-    state[var_name] = stored = frozen(_read(state=state, node=var_name) - lr_t * direction / (np.sqrt(v) + epsilon))
+    state[m_name], state[v_name] = _sealed(m), _sealed(v)
+    state[var_name] = stored = _sealed(_read(state=state, node=var_name) - lr_t * direction / (np.sqrt(v) + epsilon))
     return stored
 
 
