@@ -35,4 +35,14 @@ BroadcastPlan plan_broadcast(const Shape& a, const Shape& b) {
   return plan;
 }
 
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+  const std::vector<int64_t> own = row_major_strides(in);
+  std::vector<int64_t> strides(out.size(), 0);
+  const std::size_t lead = out.size() - in.size();
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (in[d] != 1) strides[lead + d] = own[d];
+  }
+  return strides;
+}
+
 }  // namespace graphrun

@@ -22,6 +22,11 @@ struct BroadcastPlan {
 // Throws Error("cannot broadcast [2,3] with [4]").
 BroadcastPlan plan_broadcast(const Shape& a, const Shape& b);
 
+// Per dim of `out`, how far a tensor of shape `in` moves when it is broadcast
+// to `out` (shapes aligned at their last dims): 0 along the dims `in` lacks or
+// has as 1. `out` must be a broadcast of `in`.
+std::vector<int64_t> broadcast_strides(const Shape& in, const Shape& out);
+
 // out[i] = f(a[...], b[...]) over the output in row-major order, stepping an
 // odometer over all but the innermost dim so the inner loop stays simple.
 template <class In, class Out, class F>

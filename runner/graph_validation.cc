@@ -111,11 +111,12 @@ void Graph::check_input_dtypes() {
     for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
       const Endpoint from = node.inputs[i];
       const DataType got = nodes_[from.node].output_dtypes[from.output];
-      const DataType expected = node.kernel->get_type(*node.def, node.input_spec(i).type_attr);
+      const InputSpec& arg = node.input_spec(i);
+      const DataType expected = node.kernel->input_dtype(*node.def, arg);
       if (got != expected) {
-        fail(node.describe() + ": input " + std::to_string(i) + " ('" + node.input_spec(i).name +
-             "') is " + dtype_name(got) + " from '" + tensor_name(nodes_[from.node].name(), from.output) +
-             "' but the node expects " + dtype_name(expected) + " (attr " + node.input_spec(i).type_attr + ")");
+        fail(node.describe() + ": input " + std::to_string(i) + " ('" + arg.name + "') is " + dtype_name(got) +
+             " from '" + tensor_name(nodes_[from.node].name(), from.output) + "' but the node expects " +
+             dtype_name(expected) + (arg.type_attr.empty() ? "" : " (attr " + arg.type_attr + ")"));
       }
     }
   }

@@ -82,6 +82,11 @@ Kernel& Kernel::list_input(std::string name, std::string number_attr, std::strin
   return *this;
 }
 
+Kernel& Kernel::input(std::string name, DataType fixed_dtype) {
+  inputs_.push_back({std::move(name), "", "", false, fixed_dtype});
+  return *this;
+}
+
 Kernel& Kernel::output(std::string type_attr) {
   outputs_.push_back({std::move(type_attr), graphdef::DT_INVALID});
   return *this;
@@ -146,6 +151,15 @@ Kernel& Kernel::int_attr(std::string name, int64_t minimum) {
   return *this;
 }
 
+Kernel& Kernel::int_attr(std::string name, int64_t minimum, int64_t default_value) {
+  AttrSpec spec(std::move(name), AttrKind::kInt);
+  spec.minimum = minimum;
+  spec.has_default = true;
+  spec.default_value.set_i(default_value);
+  add_attr(std::move(spec));
+  return *this;
+}
+
 Kernel& Kernel::feedable(bool must_be_fed) {
   feedable_ = true;
   must_be_fed_ = must_be_fed;
@@ -186,6 +200,10 @@ const InputSpec& Kernel::input_spec(const graphdef::NodeDef& node, int i) const 
     first += length;
   }
   throw Error("internal error: " + op_ + " has no input " + std::to_string(i));
+}
+
+DataType Kernel::input_dtype(const graphdef::NodeDef& node, const InputSpec& arg) const {
+  return arg.type_attr.empty() ? arg.fixed_dtype : get_type(node, arg.type_attr);
 }
 
 int Kernel::num_outputs(const graphdef::NodeDef&) const {

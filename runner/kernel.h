@@ -32,7 +32,7 @@ struct AttrSpec {
 
 struct InputSpec {
   std::string name;
-  std::string type_attr;  // the attr holding this input's dtype
+  std::string type_attr;  // the attr holding this input's dtype; empty for a fixed dtype
   // TF's "N*T": the arg is a list of inputs whose length is this int attr
   // (AddN's N). Empty for a single input.
   std::string number_attr;
@@ -41,6 +41,9 @@ struct InputSpec {
   // computed value. It is not a data dependency, so Assign can initialize a
   // variable nobody has written yet.
   bool is_ref = false;
+  // The dtype of an input whose type no attr gives (LogicalAnd's bool,
+  // OneHot's int32 depth).
+  DataType fixed_dtype = graphdef::DT_INVALID;
 };
 
 using ComputeFn = std::function<void(KernelContext&)>;
@@ -56,6 +59,7 @@ class Kernel {
   Kernel& input(std::string name, std::string type_attr);
   Kernel& ref_input(std::string name, std::string type_attr);
   Kernel& list_input(std::string name, std::string number_attr, std::string type_attr);
+  Kernel& input(std::string name, DataType fixed_dtype);  // always this dtype, whatever the attrs
   Kernel& output(std::string type_attr);
   Kernel& output(DataType fixed_dtype);  // an output of one dtype whatever the attrs (Rank's int32)
   Kernel& type_attr(std::string name, std::vector<DataType> allowed = {});
@@ -65,6 +69,7 @@ class Kernel {
   Kernel& shape_attr(std::string name);  // absent means "unknown rank"
   Kernel& tensor_attr(std::string name);  // required
   Kernel& int_attr(std::string name, int64_t minimum);  // required, at least `minimum`
+  Kernel& int_attr(std::string name, int64_t minimum, int64_t default_value);
   Kernel& feedable(bool must_be_fed);    // Placeholder-like: a --feed may replace it
   Kernel& holds_variable();               // VariableV2: what ref inputs may name
   Kernel& check(CheckFn fn);
@@ -77,6 +82,8 @@ class Kernel {
   int64_t num_inputs(const graphdef::NodeDef& node) const;
   // The arg that the node's i-th data input belongs to (i < num_inputs).
   const InputSpec& input_spec(const graphdef::NodeDef& node, int i) const;
+  // The dtype an input of `arg` must have: its fixed dtype or its type attr's.
+  DataType input_dtype(const graphdef::NodeDef& node, const InputSpec& arg) const;
   int num_outputs(const graphdef::NodeDef& node) const;
   bool is_feedable() const { return feedable_; }
   bool must_be_fed() const { return must_be_fed_; }

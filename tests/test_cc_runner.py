@@ -32,11 +32,14 @@ DTYPES = {
 }
 
 KERNELS = sorted([
-    "Abs", "Add", "AddN", "AddV2", "ApplyGradientDescent", "Assign", "AssignAdd", "AssignSub",
-    "BroadcastGradientArgs", "BroadcastTo", "Cast", "Const", "Exp", "Fill", "Identity", "Log", "MatMul",
-    "Max", "Maximum", "Mean", "Minimum", "Mul", "Neg", "NoOp", "Placeholder", "PlaceholderWithDefault",
-    "Pow", "Range", "Rank", "RealDiv", "Relu", "ReluGrad", "Reshape", "Shape", "Sigmoid", "Sign", "Size",
-    "Sqrt", "Square", "StopGradient", "Sub", "Sum", "Tanh", "Transpose", "VariableV2",
+    "Abs", "Add", "AddN", "AddV2", "ApplyAdam", "ApplyGradientDescent", "ApplyMomentum", "ArgMax", "ArgMin",
+    "Assign", "AssignAdd", "AssignSub", "BroadcastGradientArgs", "BroadcastTo", "Cast", "Const", "Equal", "Exp",
+    "Fill", "Greater", "GreaterEqual", "Identity", "L2Loss", "Less", "LessEqual", "Log", "Log1p", "LogSoftmax",
+    "LogicalAnd", "LogicalNot", "LogicalOr", "MatMul", "Max", "Maximum", "Mean", "Min", "Minimum", "Mul", "Neg",
+    "NoOp", "NotEqual", "OneHot", "OnesLike", "Placeholder", "PlaceholderWithDefault", "Pow", "Prod", "Range",
+    "Rank", "RealDiv", "Relu", "ReluGrad", "Reshape", "Select", "SelectV2", "Shape", "Sigmoid", "Sign", "Size",
+    "Softmax", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "Sqrt", "Square",
+    "SquaredDifference", "StopGradient", "Sub", "Sum", "Tanh", "Transpose", "VariableV2", "ZerosLike",
 ])
 
 
@@ -907,7 +910,7 @@ def test_apply_gradient_descent_needs_an_initialized_variable(runner, tmp_path):
 
 @pytest.mark.parametrize("alpha, delta, message", [
     (0.5, [1.0, 2.0, 3.0], "variable 'v' has shape [2] but delta has shape [3]"),
-    ([0.5], [1.0, 2.0], "alpha must be a scalar, got shape [1]"),
+    ([0.5], [1.0, 2.0], "hyper-parameter alpha for variable 'v' must be a scalar, got shape [1]"),
 ])
 def test_apply_gradient_descent_checks_shapes(runner, tmp_path, alpha, delta, message):
     g = Graph()
@@ -1218,16 +1221,18 @@ def test_unreadable_files(runner, tmp_path):
 
 
 def test_unknown_ops_are_all_listed_at_once(runner, tmp_path):
+    # Made-up op types, so the test keeps meaning the same as kernels are added.
     g = Graph()
     g.const("x", [1.0], np.float32)
-    g.op("dense/Softmax", "Softmax", ["x"], np.float32)
-    g.op("t/Tile", "Tile", ["dense/Softmax", "x"], np.float32)
-    model = g.save(tmp_path / "model.pb")
-    assert fails(runner, 3, model) == f"graphrun-cc: {model}: no kernel for Softmax (dense/Softmax), Tile (t/Tile)"
-    g.op("s2", "Softmax", ["x"], np.float32)  # a type used twice is listed once
+    g.op("dense/Frobnicate", "Frobnicate", ["x"], np.float32)
+    g.op("t/Twiddle", "Twiddle", ["dense/Frobnicate", "x"], np.float32)
     model = g.save(tmp_path / "model.pb")
     assert fails(runner, 3, model) == (
-        f"graphrun-cc: {model}: no kernel for Softmax (dense/Softmax and 1 more), Tile (t/Tile)")
+        f"graphrun-cc: {model}: no kernel for Frobnicate (dense/Frobnicate), Twiddle (t/Twiddle)")
+    g.op("f2", "Frobnicate", ["x"], np.float32)  # a type used twice is listed once
+    model = g.save(tmp_path / "model.pb")
+    assert fails(runner, 3, model) == (
+        f"graphrun-cc: {model}: no kernel for Frobnicate (dense/Frobnicate and 1 more), Twiddle (t/Twiddle)")
 
 
 def invalid_graph(kind):

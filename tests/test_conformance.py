@@ -29,22 +29,6 @@ CASE_DIRS = replay.case_dirs()
 # Known bugs, one line per (runtime, case): the test is a strict xfail, so it fails as
 # soon as the bug is fixed, and then its line here must go.
 KNOWN_BUGS = {
-    ("graphrun-cc", "apply_adam"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "apply_momentum"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "argmax_argmin"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "comparisons_float32"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "comparisons_int32_broadcast"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "l2_loss"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "log1p_squared_difference"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "logical_ops"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "min_prod"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "one_hot"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "select_v1_rows"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "select_v2_broadcast"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "softmax_cross_entropy"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "softmax_log_softmax"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "sparse_softmax_cross_entropy"): "the C++ runner has no kernels yet for the training ops this case uses",
-    ("graphrun-cc", "zeros_ones_like"): "the C++ runner has no kernels yet for the training ops this case uses",
 }
 
 
@@ -187,9 +171,9 @@ def test_every_registered_op_is_in_a_case():
     assert not missing, f"ops in graphdef.ops.REGISTRY with no conformance case: {', '.join(missing)}"
 
 
-@pytest.mark.xfail(strict=True, reason="the C++ runner lacks the ops added with the training ops: comparisons, "
-                   "selection, the softmax family and losses, ArgMax/ArgMin, OneHot, Min/Prod, Log1p, "
-                   "SquaredDifference, L2Loss, ZerosLike/OnesLike, ApplyMomentum, ApplyAdam")
+@pytest.mark.xfail(strict=True, reason="the C++ runner has no kernels yet for the layer ops joining the registry: "
+                   "convolutions, pooling, BiasAdd, FusedBatchNormV3, slicing, concatenation and more "
+                   "array and activation ops")
 def test_every_registered_op_has_a_cc_kernel(cc_runner):
     proc = subprocess.run([str(cc_runner), "--list-kernels"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, f"graphrun-cc --list-kernels exited {proc.returncode}: {proc.stderr.strip()}"

@@ -47,6 +47,17 @@ struct MinimumOp {
   static T apply(T a, T b) { return minimum(a, b); }
 };
 
+// (x - y) ** 2, the difference rounded first (numpy's np.square(x - y));
+// integers wrap. Signed types only, as Python's registry and TensorFlow.
+struct SquaredDifferenceOp {
+  using Types = TypeList<float, double, int8_t, int16_t, int32_t, int64_t>;
+  template <class T>
+  static T apply(T a, T b) {
+    const T d = sub(a, b);
+    return mul(d, d);
+  }
+};
+
 // Floats: std::pow, as TensorFlow's kernel and numpy's float power use.
 // Integers: repeated squaring with wrap-around, which is what numpy and
 // TensorFlow compute (the low bits of the exact power); a negative exponent
@@ -101,6 +112,7 @@ REGISTER_KERNEL(binary_kernel<MulOp>("Mul", dtypes_of(NumericTypes{})));
 REGISTER_KERNEL(binary_kernel<RealDivOp>("RealDiv", dtypes_of(FloatTypes{})));
 REGISTER_KERNEL(binary_kernel<MaximumOp>("Maximum", dtypes_of(NumericTypes{})));
 REGISTER_KERNEL(binary_kernel<MinimumOp>("Minimum", dtypes_of(NumericTypes{})));
+REGISTER_KERNEL(binary_kernel<SquaredDifferenceOp>("SquaredDifference", dtypes_of(SquaredDifferenceOp::Types{})));
 // TensorFlow's Pow lists no unsigned types; Python's graphrun accepts every
 // numeric type, and both runners must accept the same graphs.
 REGISTER_KERNEL(binary_kernel<PowOp>("Pow", dtypes_of(NumericTypes{})));

@@ -53,6 +53,12 @@ struct LogOp {
   static T apply(T x) { return std::log(x); }
 };
 
+struct Log1pOp {
+  using Types = FloatTypes;
+  template <class T>
+  static T apply(T x) { return std::log1p(x); }
+};
+
 struct SigmoidOp {
   using Types = FloatTypes;
   template <class T>
@@ -111,6 +117,7 @@ REGISTER_KERNEL(unary_kernel<SquareOp>("Square"));
 REGISTER_KERNEL(unary_kernel<SqrtOp>("Sqrt"));
 REGISTER_KERNEL(unary_kernel<ExpOp>("Exp"));
 REGISTER_KERNEL(unary_kernel<LogOp>("Log"));
+REGISTER_KERNEL(unary_kernel<Log1pOp>("Log1p"));
 REGISTER_KERNEL(unary_kernel<SigmoidOp>("Sigmoid"));
 REGISTER_KERNEL(unary_kernel<TanhOp>("Tanh"));
 REGISTER_KERNEL(unary_kernel<ReluOp>("Relu"));

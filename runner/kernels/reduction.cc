@@ -1,8 +1,9 @@
-// Sum, Mean and Max over the axes given by the second input.
+// Sum, Mean, Max, Min and Prod over the axes given by the second input.
 //
 // Each output element accumulates its inputs one by one in row-major order,
-// so results do not depend on a summation tree. Sum and float Mean accumulate
-// in the element type (int Sum wraps, as AddV2 does). Integer Mean sums in
+// so results do not depend on a summation tree. Sum, Prod and float Mean
+// accumulate in the element type (int Sum and Prod wrap, as AddV2 and Mul
+// do). Integer Mean sums in
 // 64 bits, as TensorFlow does (mean(250, 10) in uint8 is 130, not 2), then
 // divides by the count, truncating toward zero.
 #include <limits>
@@ -71,13 +72,20 @@ void accumulate(const Tensor& input, const ReductionPlan& plan, Acc* out, Combin
   }
 }
 
-enum class Reduction { kSum, kMean, kMax };
+enum class Reduction { kSum, kMean, kMax, kMin, kProd };
 
 template <class T>
 T max_identity() {
   // The max of nothing: -inf for floats (as TensorFlow), the lowest value for ints.
   if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
   else return std::numeric_limits<T>::lowest();
+}
+
+template <class T>
+T min_identity() {
+  // The min of nothing: +inf for floats, the highest value for ints.
+  if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
+  else return std::numeric_limits<T>::max();
 }
 
 // 64-bit accumulators for integer Mean: wide enough that realistic sums of
@@ -111,6 +119,13 @@ void compute_reduction(KernelContext& context) {
     if constexpr (kind == Reduction::kMax) {
       for (int64_t j = 0; j < size; ++j) out[j] = max_identity<T>();
       accumulate<T>(input, plan, out, [](T& acc, T x) { acc = maximum(acc, x); });
+    } else if constexpr (kind == Reduction::kMin) {
+      for (int64_t j = 0; j < size; ++j) out[j] = min_identity<T>();
+      accumulate<T>(input, plan, out, [](T& acc, T x) { acc = minimum(acc, x); });
+    } else if constexpr (kind == Reduction::kProd) {
+      // The product of nothing is 1, as in numpy and TensorFlow.
+      for (int64_t j = 0; j < size; ++j) out[j] = T(1);
+      accumulate<T>(input, plan, out, [](T& acc, T x) { acc = mul(acc, x); });
     } else if constexpr (kind == Reduction::kMean && std::is_integral_v<T>) {
       integer_mean<T>(input, plan, out, size);
     } else {
@@ -139,6 +154,8 @@ Kernel reduction_kernel(const char* op) {
 REGISTER_KERNEL(reduction_kernel<Reduction::kSum>("Sum"));
 REGISTER_KERNEL(reduction_kernel<Reduction::kMean>("Mean"));
 REGISTER_KERNEL(reduction_kernel<Reduction::kMax>("Max"));
+REGISTER_KERNEL(reduction_kernel<Reduction::kMin>("Min"));
+REGISTER_KERNEL(reduction_kernel<Reduction::kProd>("Prod"));
 
 }  // namespace
 }  // namespace graphrun

@@ -1,6 +1,7 @@
 // TF1 variables: VariableV2 reads its value from the process's variable
-// store; Assign, AssignAdd, AssignSub and ApplyGradientDescent write the
-// variable their ref input names and output the new value.
+// store; Assign, AssignAdd and AssignSub write the variable their ref input
+// names and output the new value (the optimizers' update ops are in
+// optimizers.cc).
 #include "int_arith.h"
 #include "kernel.h"
 #include "kernel_context.h"
@@ -59,36 +60,6 @@ void assign_update(KernelContext& context) {
   });
 }
 
-// var -= alpha * delta, with TensorFlow's checks: alpha is a scalar and delta
-// has the variable's shape. The product is rounded to the element type before
-// the subtraction (no fused multiply-add), as numpy computes it.
-void apply_gradient_descent(KernelContext& context) {
-  const std::string& variable = context.ref_variable(0);
-  const TensorPtr current = context.variables().read(variable);
-  const Tensor& alpha = context.input(1);
-  const Tensor& delta = context.input(2);
-  if (alpha.rank() != 0) throw Error("alpha must be a scalar, got shape " + shape_string(alpha.shape()));
-  if (current->shape() != delta.shape()) {
-    throw Error("variable '" + variable + "' has shape " + shape_string(current->shape()) +
-                " but delta has shape " + shape_string(delta.shape()));
-  }
-  dispatch(NumericTypes{}, delta.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    Tensor updated(delta.dtype(), delta.shape());
-    const T rate = alpha.data<T>()[0];
-    const T* v = current->data<T>();
-    const T* d = delta.data<T>();
-    T* out = updated.data<T>();
-    for (int64_t i = 0; i < delta.num_elements(); ++i) {
-      const T step = mul(rate, d[i]);
-      out[i] = sub(v[i], step);
-    }
-    auto shared = std::make_shared<const Tensor>(std::move(updated));
-    context.variables().write(variable, shared);
-    context.set_output(0, shared);
-  });
-}
-
 REGISTER_KERNEL(Kernel("VariableV2")
                     .output("dtype")
                     .type_attr("dtype")
@@ -124,15 +95,6 @@ REGISTER_KERNEL(Kernel("AssignSub")
                     .type_attr("T", kNumeric)
                     .bool_attr("use_locking", false)
                     .compute(assign_update<false>));
-
-REGISTER_KERNEL(Kernel("ApplyGradientDescent")
-                    .ref_input("var", "T")
-                    .input("alpha", "T")
-                    .input("delta", "T")
-                    .output("T")
-                    .type_attr("T", kNumeric)
-                    .bool_attr("use_locking", false)
-                    .compute(apply_gradient_descent));
 
 }  // namespace
 }  // namespace graphrun

@@ -1,0 +1,37 @@
+// Softmax and LogSoftmax over the last axis of a tensor of rank >= 1.
+#include "kernel.h"
+#include "kernel_context.h"
+#include "kernels/softmax_rows.h"
+
+namespace graphrun {
+namespace {
+
+template <bool kLog>
+void compute_softmax(KernelContext& context) {
+  const Tensor& logits = context.input(0);
+  if (logits.rank() == 0) throw Error("logits must have at least one dim, got shape []");
+  const int64_t classes = logits.shape().back();
+  const int64_t rows = classes == 0 ? 0 : logits.num_elements() / classes;
+  dispatch(FloatTypes{}, logits.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor out(logits.dtype(), logits.shape());
+    const T* in = logits.data<T>();
+    T* result = out.data<T>();
+    std::vector<T> scratch;
+    for (int64_t r = 0; r < rows; ++r) {
+      if constexpr (kLog) log_softmax_row(in + r * classes, classes, result + r * classes, scratch);
+      else softmax_row(in + r * classes, classes, result + r * classes);
+    }
+    context.set_output(0, std::move(out));
+  });
+}
+
+Kernel softmax_kernel(const char* op, ComputeFn compute) {
+  return Kernel(op).input("logits", "T").output("T").type_attr("T", dtypes_of(FloatTypes{})).compute(std::move(compute));
+}
+
+REGISTER_KERNEL(softmax_kernel("Softmax", compute_softmax<false>));
+REGISTER_KERNEL(softmax_kernel("LogSoftmax", compute_softmax<true>));
+
+}  // namespace
+}  // namespace graphrun
