@@ -28,6 +28,10 @@ from graphdef.ops.compare import (equal, greater, greater_equal, less, less_equa
                                   logical_or, not_equal, where)
 from graphdef.ops.math import (add_n, argmax, argmin, log1p, reduce_min, reduce_prod, sign,
                                squared_difference)
+from graphdef.ops.manip import concat, expand_dims, identity_n, split, squeeze, stack, unstack
+from graphdef.ops.math import div, floor_div, floordiv, floormod, mod, realdiv, rsqrt
+from graphdef.ops.slicing import gather, pad, slice_ as slice, tile, unsorted_segment_sum  # noqa: A004
+from graphdef.ops.strided_slice import strided_slice
 from graphdef.ops.registry import convert_to_tensor, raw_op
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
                                 global_variables_initializer, trainable_variables, variables_initializer)
@@ -36,5 +40,6 @@ from graphdef.session import InteractiveSession, Session, get_default_session
 from graphdef.shapes import TensorShape
 from graphdef import io, losses, nn, train  # noqa: E402  (namespaces that mirror tf.nn, tf.io, ...)
 from graphdef import graph_util  # noqa: E402  (tf.compat.v1.graph_util: freezing)
+from graphdef import math  # noqa: E402  (tf.math)
 
 __version__ = "0.1.0"

@@ -63,6 +63,52 @@ TABLE = {
     "SelectV2": (lambda x, y: tf.where([True, False, True], x, y), [(2, 3), (3,)], [(-2, 2), (-2, 2)]),
     "Select": (lambda x, y: tf.raw_op("Select", tf.constant([True, False]), x, y), [(2, 3), (2, 3)],
                [(-2, 2), (-2, 2)]),
+    # -- convolution and pooling (NHWC); strides, SAME padding and dilations all in play
+    "Conv2D": (lambda x, f: tf.nn.conv2d(x, f, strides=[1, 2, 1, 1], padding="SAME"),
+               [(2, 5, 4, 3), (3, 2, 3, 2)], [(-1, 1), (-1, 1)]),
+    "Conv2DBackpropInput": (lambda f, dy: tf.nn.conv2d_backprop_input([2, 5, 4, 3], f, dy, [1, 2, 1, 1], "SAME"),
+                            [(3, 2, 3, 2), (2, 3, 4, 2)], [(-1, 1), (-1, 1)]),
+    "Conv2DBackpropFilter": (lambda x, dy: tf.nn.conv2d_backprop_filter(x, [3, 2, 3, 2], dy, [1, 2, 1, 1], "SAME"),
+                             [(2, 5, 4, 3), (2, 3, 4, 2)], [(-1, 1), (-1, 1)]),
+    "DepthwiseConv2dNative": (lambda x, f: tf.nn.depthwise_conv2d(x, f, [1, 1, 2, 1], "SAME", rate=[2, 1]),
+                              [(2, 5, 4, 3), (2, 2, 3, 2)], [(-1, 1), (-1, 1)]),
+    "MaxPool": (lambda x: tf.nn.max_pool(x, ksize=[2, 3], strides=2, padding="SAME"), [(2, 5, 4, 2)], [(-2, 2)]),
+    "AvgPool": (lambda x: tf.nn.avg_pool(x, ksize=3, strides=2, padding="SAME"), [(2, 5, 4, 2)], [(-2, 2)]),
+    "AvgPoolGrad": (lambda g: tf.raw_op("AvgPoolGrad", [2, 5, 4, 2], g, ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1],
+                                        padding="SAME"), [(2, 3, 2, 2)], [(-2, 2)]),
+    "BiasAdd": (lambda x, b: tf.nn.bias_add(x, b), [(2, 3, 4), (4,)], [(-2, 2), (-2, 2)]),
+    # float32 only, as in TF: a wider step keeps float32 rounding out of the difference
+    "FusedBatchNormV3": (lambda x, s, o, m, v: tf.cast(tf.nn.fused_batch_norm(
+        *[tf.cast(t, tf.float32) for t in (x, s, o, m, v)], is_training=False)[0], tf.float64),
+        [(2, 2, 3, 3), (3,), (3,), (3,), (3,)], [(-2, 2), (0.5, 2), (-1, 1), (-1, 1), (0.5, 2)], 3e-3, 1e-3),
+    # -- activations (random draws never land on the kinks at 0 and 6)
+    "Relu6": (tf.nn.relu6, [(8,)], [(-2, 8)]),
+    "Elu": (tf.nn.elu, [(6,)], [(-2, 2)]),
+    "LeakyRelu": (lambda x: tf.nn.leaky_relu(x, alpha=0.3), [(6,)], [(-2, 2)]),
+    "Softplus": (tf.nn.softplus, [(6,)], [(-3, 3)]),
+    "Rsqrt": (tf.rsqrt, [(3,)], [(0.5, 2)]),
+    "Div": (lambda x, y: tf.raw_op("Div", x, y), [(2, 3), (3,)], [(-2, 2), (0.5, 2)]),
+    # x / y stays within (2.4, 2.9), away from the jumps of floor(x / y)
+    "FloorMod": (lambda x, y: x % y, [(2, 3), (3,)], [(5.2, 5.8), (2.0, 2.1)]),
+    # -- rearranging, slicing and indexing
+    "Squeeze": (lambda x: tf.squeeze(x, [1]), [(2, 1, 3)], [(-2, 2)]),
+    "ExpandDims": (lambda x: tf.expand_dims(x, -1), [(2, 3)], [(-2, 2)]),
+    "ConcatV2": (lambda x, y: tf.concat([x, y, x], axis=-1), [(2, 3), (2, 2)], [(-2, 2), (-2, 2)]),
+    "Pack": (lambda x, y: tf.stack([x, y], axis=1), [(2, 3), (2, 3)], [(-2, 2), (-2, 2)]),
+    "Unpack": (lambda x: (lambda a, b, c: a * b - c)(*tf.unstack(x, axis=1)), [(2, 3, 2)], [(-2, 2)]),
+    "Split": (lambda x: (lambda a, b: a * b)(*tf.split(x, 2, axis=1)), [(2, 4)], [(-2, 2)]),
+    "SplitV": (lambda x: (lambda a, b, c: a * tf.reduce_sum(b * b, axis=1, keepdims=True) + c[:, :1])(
+        *tf.split(x, [1, -1, 2], axis=1)), [(2, 6)], [(-2, 2)]),
+    "Slice": (lambda x: tf.slice(x, [1, 0], [2, -1]), [(3, 4)], [(-2, 2)]),
+    "StridedSlice": (lambda x: x[1:, ::-2, None, 0], [(3, 4, 2)], [(-2, 2)]),
+    "StridedSliceGrad": (lambda dy: tf.raw_op("StridedSliceGrad", [3, 4, 2], [1, 0, 0, 0], [0, 0, 0, 1],
+                                              [1, -2, 1, 1], dy, end_mask=3, begin_mask=2, new_axis_mask=4,
+                                              shrink_axis_mask=8), [(2, 2, 1)], [(-2, 2)]),
+    "Tile": (lambda x: tf.tile(x, [2, 1, 3]), [(2, 3, 1)], [(-2, 2)]),
+    "Pad": (lambda x: tf.pad(x, [[1, 0], [0, 2]]), [(2, 3)], [(-2, 2)]),
+    "GatherV2": (lambda p: tf.gather(p, [[2, 0], [2, 2]], axis=1), [(2, 3, 2)], [(-2, 2)]),  # repeats accumulate
+    "UnsortedSegmentSum": (lambda d: tf.unsorted_segment_sum(d, [1, -1, 1, 0], 3), [(4, 2)], [(-2, 2)]),
+    "IdentityN": (lambda x, y: (lambda a, b: a * b)(*tf.identity_n([x, y])), [(3,), (3,)], [(-2, 2), (-2, 2)]),
 }
 
 

@@ -141,6 +141,58 @@ SIGMOID = _unary("Sigmoid", lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + exp(-x))."
                  lambda op, g: [g * op.outputs[0] * (1 - op.outputs[0])], FLOATS)
 TANH = _unary("Tanh", np.tanh, "Hyperbolic tangent.",
               lambda op, g: [g * (1 - square(op.outputs[0]))], FLOATS)
+RSQRT = _unary("Rsqrt", lambda x: 1 / np.sqrt(x), "1 / sqrt(x); inf at 0, NaN below zero.",
+               lambda op, g: [g * op.outputs[0] * op.outputs[0] * op.outputs[0] * -0.5], FLOATS)
+
+
+# -- integer-aware division: TF's three conventions ------------------------------------------------
+
+def _nonzero_divisor(y):
+    if np.any(np.asarray(y) == 0):  # TF refuses rather than returning numpy's 0 and a warning
+        raise ValueError("integer division by zero")
+
+
+def _floor_div(x, y):
+    if np.asarray(x).dtype.kind == "f":
+        return np.floor(x / y)  # floor of the rounded quotient, as TF; numpy's // differs (1 // 0.1 is 9)
+    _nonzero_divisor(y)
+    return np.floor_divide(x, y)
+
+
+def _floor_mod(x, y):
+    if np.asarray(x).dtype.kind == "f":
+        # TF's rule: the C remainder, moved into y's sign when it is non-zero, so -4 mod 2 is -0.0
+        m = np.fmod(x, y)
+        return np.where((m != 0) & ((y < 0) != (m < 0)), m + y, m)
+    _nonzero_divisor(y)
+    return np.remainder(x, y)
+
+
+def _div(x, y):
+    kind = np.asarray(x).dtype.kind
+    if kind == "f":
+        return x / y
+    _nonzero_divisor(y)
+    q = np.floor_divide(x, y)
+    if kind == "u":
+        return q
+    # C++ division truncates toward zero: step floored quotients of inexact, opposite-sign pairs back up
+    inexact = (x - q * y != 0) & ((x < 0) != (y < 0))
+    return q + inexact.astype(q.dtype)
+
+
+def _div_grad(op, g, x, y):
+    if not x.dtype.is_floating:
+        return None, None
+    return g / y, negative(g) * x / square(y)
+
+
+FLOOR_DIV = _binary("FloorDiv", _floor_div, "x // y rounding toward -inf (floor(x / y) for floats); "
+                    "integer division by zero is an error.", NOT_DIFFERENTIABLE)
+FLOOR_MOD = _binary("FloorMod", _floor_mod, "The remainder of floor division: it has y's sign, as Python's %.",
+                    lambda op, g, x, y: (g, negative(g) * floordiv(x, y)))
+DIV = _binary("Div", _div, "TF 1.x's x / y: truncating toward zero for integers, like RealDiv for floats.",
+              _div_grad)
 
 
 def _same_shapes(what, *arrays):
@@ -462,6 +514,25 @@ relu = _op1("Relu", "Relu")
 sign = _op1("Sign", "Sign")
 log1p = _op1("Log1p", "Log1p")
 squared_difference = _op("SquaredDifference", "SquaredDifference")
+rsqrt = _op1("Rsqrt", "Rsqrt")
+floor_mod = floormod = mod = _op("FloorMod", "FloorMod")
+realdiv = _op("RealDiv", "RealDiv")
+
+
+def floordiv(x, y, name=None):
+    """x // y, rounding toward -inf (TF's FloorDiv, also for floats)."""
+    with get_default_graph().name_scope(name or "floordiv") as scope:
+        return build("FloorDiv", [x, y], name=scope).outputs[0]
+
+
+floor_div = floordiv
+
+
+def div(x, y, name=None):
+    """TF 1.x's tf.div (Python 2 division): RealDiv for floats, FloorDiv for integers."""
+    with get_default_graph().name_scope(name or "div") as scope:
+        x, y = _pair(x, y)
+        return build("RealDiv" if x.dtype.is_floating else "FloorDiv", [x, y], name=scope).outputs[0]
 
 
 def add_n(inputs, name=None):
@@ -569,3 +640,7 @@ Tensor.__matmul__ = lambda self, other: matmul(self, other, name="matmul")
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self, name="matmul")
 Tensor.__neg__ = lambda self: negative(self)
 Tensor.__abs__ = lambda self: abs(self)
+Tensor.__floordiv__ = lambda self, other: floordiv(self, other)
+Tensor.__rfloordiv__ = lambda self, other: floordiv(other, self)
+Tensor.__mod__ = _operator("FloorMod", "mod")
+Tensor.__rmod__ = _operator("FloorMod", "mod", reflected=True)

@@ -9,7 +9,7 @@ does the same for a node read from a GraphDef, so both paths share every check.
 
 import inspect
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -41,6 +41,7 @@ class Arg:
     dtype: object = None       # ... or a fixed DType
     number_attr: str = None    # "N*T": a list of N tensors
     is_ref: bool = False
+    type_list: bool = False    # T is a list(type) attr: one tensor per listed dtype (IdentityN)
 
 
 @dataclass
@@ -59,12 +60,15 @@ class OpDef:
     def num_outputs(self, attrs):
         n = 0
         for arg in self.outputs:
-            n += attrs[arg.number_attr] if arg.number_attr else 1
+            n += len(attrs[arg.type_attr]) if arg.type_list else attrs[arg.number_attr] if arg.number_attr else 1
         return n
 
     def output_dtypes(self, attrs):
         out = []
         for arg in self.outputs:
+            if arg.type_list:
+                out.extend(attrs[arg.type_attr])
+                continue
             dtype = arg.dtype or attrs[arg.type_attr]
             out.extend([dtype] * (attrs[arg.number_attr] if arg.number_attr else 1))
         return out
@@ -106,7 +110,15 @@ def define(type_name, signature, *, doc, infer, kernel, attrs=None, grad=None, s
     for name, attr in opdef.attrs.items():
         if attr.kind not in ATTR_KINDS:
             raise ValueError(f"{type_name}: attr {name} has unknown kind {attr.kind!r}")
-    for arg in opdef.inputs + opdef.outputs:
+    for i, arg in enumerate(opdef.inputs + opdef.outputs):
+        if arg.type_attr and not arg.number_attr and opdef.attrs.get(arg.type_attr, Attr(None)).kind == "list(type)":
+            arg = replace(arg, type_list=True)
+            if i < len(opdef.inputs):
+                opdef.inputs = opdef.inputs[:i] + (arg,) + opdef.inputs[i + 1:]
+            else:
+                j = i - len(opdef.inputs)
+                opdef.outputs = opdef.outputs[:j] + (arg,) + opdef.outputs[j + 1:]
+            continue
         for attr_name, kind in ((arg.type_attr, "type"), (arg.number_attr, "int")):
             if attr_name and opdef.attrs.get(attr_name, Attr(None)).kind != kind:
                 raise ValueError(f"{type_name}: arg {arg.name} needs a {kind} attr {attr_name}")
@@ -217,7 +229,7 @@ def _convert_inputs(opdef, inputs, attrs, label):
         raise TypeError(f"{opdef.type} takes {len(opdef.inputs)} inputs, got {len(inputs)}")
     # pass 1: dtypes fixed by tensors already in the graph (or by explicit attrs)
     for arg, value in zip(opdef.inputs, inputs):
-        if not arg.type_attr:
+        if not arg.type_attr or arg.type_list:
             continue
         items = value if arg.number_attr else [value]
         for item in items:
@@ -247,6 +259,17 @@ def _convert_inputs(opdef, inputs, attrs, label):
     # pass 2: everything else becomes a Const of the dtype its arg needs
     flat = []
     for arg, value in zip(opdef.inputs, inputs):
+        if arg.type_list:  # each tensor keeps its own dtype; the list attr records them
+            listed = attrs.get(arg.type_attr)
+            items = list(value)
+            if listed is not None and len(listed) != len(items):
+                raise TypeError(f"{opdef.type} '{label}': {arg.type_attr} lists {len(listed)} dtypes "
+                                f"for {len(items)} inputs")
+            tensors = [convert_to_tensor(v, dtype=None if listed is None else listed[k])
+                       for k, v in enumerate(items)]
+            attrs[arg.type_attr] = tuple(t.dtype for t in tensors)
+            flat.extend(tensors)
+            continue
         if arg.number_attr:
             value = list(value)
             attrs.setdefault(arg.number_attr, len(value))
@@ -285,6 +308,8 @@ def create(graph, opdef, name, inputs, attrs, control_inputs=()):
                                 f"expected one of {allowed}")
         elif attr.kind == "shape":
             attrs[attr_name] = TensorShape(attrs[attr_name])
+        elif attr.kind == "list(type)":
+            attrs[attr_name] = tuple(dtypes.as_dtype(d) for d in attrs[attr_name])
     _check_input_dtypes(opdef, name, inputs, attrs)
     for i in opdef.ref_inputs:
         if inputs[i].op.type != "VariableV2":
@@ -307,9 +332,13 @@ def create(graph, opdef, name, inputs, attrs, control_inputs=()):
 def _check_input_dtypes(opdef, name, inputs, attrs):
     i = 0
     for arg in opdef.inputs:
-        count = attrs[arg.number_attr] if arg.number_attr else 1
-        expected = arg.dtype or attrs[arg.type_attr]
-        for _ in range(count):
+        if arg.type_list:
+            listed = attrs[arg.type_attr]
+            count, expected_each = len(listed), listed
+        else:
+            count = attrs[arg.number_attr] if arg.number_attr else 1
+            expected_each = [arg.dtype or attrs[arg.type_attr]] * count
+        for expected in expected_each:
             if i >= len(inputs):
                 raise ValueError(f"{opdef.type} '{name}': expected more inputs for '{arg.name}'")
             t = inputs[i]

@@ -928,3 +928,463 @@ def _():
         ss = 0.999 * ss + 0.001 * g * g
         w = w - lr_t * mm / (np.sqrt(ss) + 1e-8)
     return {}, {"a2:0": w.astype(np.float32)}
+
+
+# -- convolution and pooling (NHWC) ---------------------------------------------------------------
+# The references below loop over output positions in float64, straight from TF's definitions:
+# output size and padding by TF's rule (SAME puts the odd pad at the bottom/right), a window
+# reads only real input elements. Inputs are small integers or halves, so sums are exact.
+
+def _same(size, k, s, d=1):
+    """TF's SAME rule: (output size, padding before)."""
+    k_eff = (k - 1) * d + 1
+    out = -(-size // s)
+    return out, max((out - 1) * s + k_eff - size, 0) // 2
+
+
+def _valid(size, k, s, d=1):
+    return (size - ((k - 1) * d + 1)) // s + 1, 0
+
+
+def _window_reads(x_shape, k, strides, dilations, pads, out):
+    """Yields (n, i, j, a, b, r, c): output (n, i, j) reads input (n, r, c) through filter tap (a, b)."""
+    n_, h, w, _ = x_shape
+    for n in range(n_):
+        for i in range(out[0]):
+            for j in range(out[1]):
+                for a in range(k[0]):
+                    for b in range(k[1]):
+                        r = i * strides[0] + a * dilations[0] - pads[0]
+                        c = j * strides[1] + b * dilations[1] - pads[1]
+                        if 0 <= r < h and 0 <= c < w:
+                            yield n, i, j, a, b, r, c
+
+
+def _conv_ref(x, f, strides, pads, out, dilations=(1, 1), depthwise=False):
+    x, f = x.astype(np.float64), f.astype(np.float64)
+    channels = x.shape[3] * f.shape[3] if depthwise else f.shape[3]
+    y = np.zeros((x.shape[0], out[0], out[1], channels))
+    for n, i, j, a, b, r, c in _window_reads(x.shape, f.shape[:2], strides, dilations, pads, out):
+        y[n, i, j] += (x[n, r, c][:, None] * f[a, b]).ravel() if depthwise else x[n, r, c] @ f[a, b]
+    return y
+
+
+X_IMG = (np.arange(50, dtype=np.float32).reshape(1, 5, 5, 2) % 7 - 3)       # small integers, some negative
+F_33 = (np.arange(36, dtype=np.float32).reshape(3, 3, 2, 2) % 5 - 2) * np.float32(0.5)
+
+
+@case("conv2d_same_stride2", "Conv2D NHWC, SAME padding, stride 2: [1,5,5,2] * [3,3,2,2] -> [1,3,3,2] "
+      "(one row/column of zeros on each side).", tol=F32)
+def _():
+    tf.nn.conv2d(feed("x", X_IMG), feed("f", F_33), strides=2, padding="SAME", name="y")
+    expected = _conv_ref(X_IMG, F_33, (2, 2), (1, 1), (3, 3)).astype(np.float32)
+    return {"x": X_IMG, "f": F_33}, {"y:0": expected}
+
+
+@case("conv2d_valid_dilated_rect", "Conv2D VALID with dilations [2,1] and strides [1,2] on a [2,6,5,1] "
+      "input with a [2,2,1,3] filter.", tol=F32)
+def _():
+    x = (np.arange(60, dtype=np.float32).reshape(2, 6, 5, 1) % 9 - 4)
+    f = np.array([1, -1, 2, 0.5, 0, 1, -2, 1, 1, 0.5, -1, 3], np.float32).reshape(2, 2, 1, 3)
+    tf.nn.conv2d(feed("x", x), feed("f", f), strides=[1, 2], padding="VALID", dilations=[2, 1], name="y")
+    out = (_valid(6, 2, 1, 2)[0], _valid(5, 2, 2)[0])
+    return {"x": x, "f": f}, {"y:0": _conv_ref(x, f, (1, 2), (0, 0), out, (2, 1)).astype(np.float32)}
+
+
+@case("conv2d_explicit_padding", "Conv2D with EXPLICIT padding [[0,0],[1,2],[0,1],[0,0]] (asymmetric), stride 1.",
+      tol=F32)
+def _():
+    f = F_33[:2, :, :, :1]
+    tf.nn.conv2d(feed("x", X_IMG), feed("f", f), strides=1, padding=[[0, 0], [1, 2], [0, 1], [0, 0]], name="y")
+    out = (5 + 1 + 2 - 2 + 1, 5 + 0 + 1 - 3 + 1)
+    return {"x": X_IMG, "f": f}, {"y:0": _conv_ref(X_IMG, f, (1, 1), (1, 0), out).astype(np.float32)}
+
+
+@case("conv2d_float64_1x1", "Conv2D in float64 with a 1x1 filter (a matrix product per pixel).", tol=F64)
+def _():
+    x = X_IMG.astype(np.float64) * 0.1
+    f = np.array([[1.5, -2.0, 0.25], [0.5, 1.0, -1.0]]).reshape(1, 1, 2, 3)
+    tf.nn.conv2d(feed("x", x), feed("f", f), strides=1, padding="VALID", name="y")
+    return {"x": x, "f": f}, {"y:0": np.einsum("nhwc,co->nhwo", x, f[0, 0])}
+
+
+DY_33 = (np.arange(18, dtype=np.float32).reshape(1, 3, 3, 2) % 4 - 1.5)
+
+
+@case("conv2d_backprop_input", "Conv2DBackpropInput (SAME, stride 2): the [1,3,3,2] gradient spread back through "
+      "the filter onto a [1,5,5,2] input; TF's transposed convolution.", tol=F32)
+def _():
+    tf.nn.conv2d_backprop_input([1, 5, 5, 2], feed("f", F_33), feed("dy", DY_33), [1, 2, 2, 1], "SAME", name="dx")
+    dx = np.zeros((1, 5, 5, 2))
+    for n, i, j, a, b, r, c in _window_reads((1, 5, 5, 2), (3, 3), (2, 2), (1, 1), (1, 1), (3, 3)):
+        dx[n, r, c] += F_33[a, b].astype(np.float64) @ DY_33[n, i, j]
+    return {"f": F_33, "dy": DY_33}, {"dx:0": dx.astype(np.float32)}
+
+
+@case("conv2d_backprop_filter", "Conv2DBackpropFilter (SAME, stride 2): the filter's gradient, [3,3,2,2].", tol=F32)
+def _():
+    tf.nn.conv2d_backprop_filter(feed("x", X_IMG), [3, 3, 2, 2], feed("dy", DY_33), [1, 2, 2, 1], "SAME", name="df")
+    df = np.zeros((3, 3, 2, 2))
+    for n, i, j, a, b, r, c in _window_reads((1, 5, 5, 2), (3, 3), (2, 2), (1, 1), (1, 1), (3, 3)):
+        df[a, b] += np.outer(X_IMG[n, r, c], DY_33[n, i, j])
+    return {"x": X_IMG, "dy": DY_33}, {"df:0": df.astype(np.float32)}
+
+
+@case("depthwise_conv2d", "DepthwiseConv2dNative with channel multiplier 2: SAME stride 2, and VALID stride 1 "
+      "in float64; output channel c*2 + m comes from input channel c.", tol=F32)
+def _():
+    f = F_33 * np.float32(-1)
+    x64, f64_ = X_IMG.astype(np.float64), f.astype(np.float64)
+    tf.nn.depthwise_conv2d(feed("x", X_IMG), feed("f", f), [1, 2, 2, 1], "SAME", name="same")
+    tf.nn.depthwise_conv2d(feed("x64", x64), feed("f64", f64_), [1, 1, 1, 1], "VALID", name="valid")
+    return {"x": X_IMG, "f": f, "x64": x64, "f64": f64_}, {
+        "same:0": _conv_ref(X_IMG, f, (2, 2), (1, 1), (3, 3), depthwise=True).astype(np.float32),
+        "valid:0": _conv_ref(x64, f64_, (1, 1), (0, 0), (3, 3), depthwise=True)}
+
+
+def _pool_ref(x, k, s, padding, reduce):
+    n_, h, w, c_ = x.shape
+    (oh, top), (ow, left) = (_same(h, k, s) if padding == "SAME" else _valid(h, k, s),
+                             _same(w, k, s) if padding == "SAME" else _valid(w, k, s))
+    windows = {}
+    for n, i, j, a, b, r, col in _window_reads(x.shape, (k, k), (s, s), (1, 1), (top, left), (oh, ow)):
+        windows.setdefault((n, i, j), []).append(x[n, r, col].astype(np.float64))
+    y = np.zeros((n_, oh, ow, c_))
+    for (n, i, j), values in windows.items():
+        y[n, i, j] = reduce(np.array(values), axis=0)
+    return y
+
+
+X_NEG = -(np.arange(50, dtype=np.float32).reshape(1, 5, 5, 2) % 11) - 1  # all negative: zero padding would win
+
+
+@case("max_pool", "MaxPool 3x3 stride 2 SAME on an all-negative input (padding never wins) and 2x2 VALID on int32.")
+def _():
+    xi = (np.arange(32, dtype=np.int32).reshape(1, 4, 4, 2) * 7) % 13 - 6
+    tf.nn.max_pool(feed("x", X_NEG), ksize=3, strides=2, padding="SAME", name="same")
+    tf.nn.max_pool(feed("xi", xi), ksize=[1, 2, 2, 1], strides=[1, 2, 2, 1], padding="VALID", name="valid")
+    return {"x": X_NEG, "xi": xi}, {"same:0": _pool_ref(X_NEG, 3, 2, "SAME", np.max).astype(np.float32),
+                                    "valid:0": _pool_ref(xi, 2, 2, "VALID", np.max).astype(np.int32)}
+
+
+@case("max_pool_nan", "MaxPool skips NaN, and a window of only NaN or -inf gives the lowest finite float32 "
+      "(TF starts each window there).")
+def _():
+    x = f32(1, NAN, NAN, NAN, -INF, -INF, NAN, 5,
+            NAN, 3, NAN, NAN, -INF, -INF, -INF, NAN).reshape(1, 2, 8, 1)
+    tf.nn.max_pool(feed("x", x), ksize=2, strides=2, padding="VALID", name="y")
+    lowest = np.finfo(np.float32).min
+    return {"x": x}, {"y:0": f32(3, lowest, lowest, 5).reshape(1, 1, 4, 1)}
+
+
+@case("max_pool_grad", "MaxPoolGrad (3x3 stride 2 SAME): each window's gradient goes to its max; on ties to the "
+      "first in row-major order; overlapping windows add up.")
+def _():
+    x = f32(5, 1, 5, 2, 5, 0, 1, 5, 1, 0, 2, 2, 9, 2, 2, 0, 1, 2, 3, 4, 4, 3, 2, 1, 0).reshape(1, 5, 5, 1)
+    y = _pool_ref(x, 3, 2, "SAME", np.max).astype(np.float32)
+    g = f32(1, 2, 4, 8, 16, 32, 64, 128, 256).reshape(1, 3, 3, 1)
+    tf.raw_op("MaxPoolGrad", feed("x", x), feed("y", y), feed("g", g), ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1],
+              padding="SAME", name="dx")
+    dx = np.zeros((1, 5, 5, 1), np.float32)
+    for i in range(3):
+        for j in range(3):
+            rows, cols = range(max(2 * i - 1, 0), min(2 * i + 2, 5)), range(max(2 * j - 1, 0), min(2 * j + 2, 5))
+            best = max(((r, c) for r in rows for c in cols), key=lambda rc: (x[0, rc[0], rc[1], 0], -rc[0], -rc[1]))
+            dx[0, best[0], best[1], 0] += g[0, i, j, 0]
+    return {"x": x, "y": y, "g": g}, {"dx:0": dx}
+
+
+@case("avg_pool", "AvgPool 3x3 stride 2 SAME (border windows average only their real elements) and 2x2 VALID.",
+      tol=F32)
+def _():
+    tf.nn.avg_pool(feed("x", X_IMG), ksize=3, strides=2, padding="SAME", name="same")
+    tf.nn.avg_pool(feed("x2", X_IMG), ksize=2, strides=1, padding="VALID", name="valid")
+    return {"x": X_IMG, "x2": X_IMG}, {"same:0": _pool_ref(X_IMG, 3, 2, "SAME", np.mean).astype(np.float32),
+                                      "valid:0": _pool_ref(X_IMG, 2, 1, "VALID", np.mean).astype(np.float32)}
+
+
+@case("avg_pool_grad", "AvgPoolGrad (3x3 stride 2 SAME): each window's gradient shared among the real elements "
+      "it covers.", tol=F32)
+def _():
+    tf.raw_op("AvgPoolGrad", [1, 5, 5, 2], feed("g", DY_33), ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1],
+              padding="SAME", name="dx")
+    counts = np.zeros((3, 3))
+    for _, i, j, *_rest in _window_reads((1, 5, 5, 1), (3, 3), (2, 2), (1, 1), (1, 1), (3, 3)):
+        counts[i, j] += 1
+    dx = np.zeros((1, 5, 5, 2))
+    for n, i, j, a, b, r, c in _window_reads((1, 5, 5, 2), (3, 3), (2, 2), (1, 1), (1, 1), (3, 3)):
+        dx[n, r, c] += DY_33[n, i, j] / counts[i, j]
+    return {"g": DY_33}, {"dx:0": dx.astype(np.float32)}
+
+
+@case("bias_add", "BiasAdd adds a [C] bias along the last dim: float32 [2,2,1,3] and int32 [2,3].")
+def _():
+    b = f32(0.5, -1, 2)
+    bi = i32(10, -20, 30)
+    tf.nn.bias_add(feed("x", X_IMG[:, :2, :1, :].repeat(3, axis=3)[..., :3]), feed("b", b), name="y")
+    tf.nn.bias_add(feed("xi", i32([1, 2, 3], [4, 5, 6])), feed("bi", bi), name="yi")
+    x = X_IMG[:, :2, :1, :].repeat(3, axis=3)[..., :3]
+    return {"x": x, "b": b, "xi": i32([1, 2, 3], [4, 5, 6]), "bi": bi}, {
+        "y:0": rounded(np.add, np.float32, x, b), "yi:0": i32([11, -18, 33], [14, -15, 36])}
+
+
+BN_X = (np.arange(24, dtype=np.float32).reshape(2, 2, 2, 3) % 5 - 2) * np.float32(0.5)
+BN_SCALE, BN_OFFSET = f32(1.0, 2.0, 0.5), f32(0.0, 1.0, -1.0)
+BN_MEAN, BN_VAR = f32(0.5, -0.25, 0.0), f32(1.0, 2.0, 0.25)
+BN_TOL = Tol(rtol=1e-5, atol=1e-6)  # a reciprocal square root and two roundings per element
+
+
+def _bn_feeds():
+    return {"x": BN_X, "scale": BN_SCALE, "offset": BN_OFFSET, "mean": BN_MEAN, "variance": BN_VAR}
+
+
+@case("fused_batch_norm_inference", "FusedBatchNormV3, is_training=False, epsilon 0.001: "
+      "scale * (x - mean) / sqrt(variance + epsilon) + offset; mean and variance pass through.", tol=BN_TOL)
+def _():
+    ins = [feed(k, v) for k, v in _bn_feeds().items()]
+    y, m, v = tf.nn.fused_batch_norm(*ins, epsilon=0.001, is_training=False, name="bn")
+    eps = np.float64(np.float32(0.001))  # the attr is a float32 on the wire
+    x = BN_X.astype(np.float64)
+    y = BN_SCALE * (x - BN_MEAN) / np.sqrt(BN_VAR.astype(np.float64) + eps) + BN_OFFSET
+    return _bn_feeds(), {"bn:0": y.astype(np.float32), "bn:1": BN_MEAN, "bn:2": BN_VAR}
+
+
+@case("fused_batch_norm_training", "FusedBatchNormV3, is_training=True: normalizes with the batch mean and biased "
+      "variance; outputs 1 and 2 are the mean and the unbiased (n/(n-1)) variance, 3 and 4 the mean and biased "
+      "variance; with exponential_avg_factor 0.25 outputs 1 and 2 move a quarter of the way from the given ones.",
+      tol=BN_TOL)
+def _():
+    x_, s_, o_ = feed("x", BN_X), feed("scale", BN_SCALE), feed("offset", BN_OFFSET)
+    m_, v_ = feed("mean", BN_MEAN), feed("variance", BN_VAR)
+    tf.raw_op("FusedBatchNormV3", x_, s_, o_, tf.constant(np.zeros(0, np.float32)), tf.constant(np.zeros(0, np.float32)),
+              epsilon=0.001, is_training=True, U=tf.float32, name="bn")
+    tf.raw_op("FusedBatchNormV3", x_, s_, o_, m_, v_, epsilon=0.001, is_training=True, exponential_avg_factor=0.25,
+              U=tf.float32, name="ema")
+    x = BN_X.astype(np.float64)
+    mean, var = x.mean(axis=(0, 1, 2)), x.var(axis=(0, 1, 2))
+    unbiased = var * 8 / 7
+    eps = np.float64(np.float32(0.001))
+    y = BN_SCALE * (x - mean) / np.sqrt(var + eps) + BN_OFFSET
+    return _bn_feeds(), {
+        "bn:0": y.astype(np.float32), "bn:1": mean.astype(np.float32), "bn:2": unbiased.astype(np.float32),
+        "bn:3": mean.astype(np.float32), "bn:4": var.astype(np.float32),
+        "ema:1": (0.75 * BN_MEAN + 0.25 * mean).astype(np.float32),
+        "ema:2": (0.75 * BN_VAR + 0.25 * unbiased).astype(np.float32)}
+
+
+@case("small_cnn", "A small CNN forward pass: Conv2D SAME, BiasAdd, Relu, MaxPool, AvgPool, Reshape, MatMul, Softmax.",
+      tol=F32)
+def _():
+    x = X_IMG * np.float32(0.25)
+    f = F_33[:, :, :, :1] * np.float32(0.5)
+    bias = f32(0.125)
+    w = f32(1, -1, 0.5, 2, -0.5, 1, 0.25, -2).reshape(4, 2)
+    conv = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(feed("x", x), tf.constant(f), strides=1, padding="SAME"),
+                                     tf.constant(bias)))
+    pooled = tf.nn.avg_pool(tf.nn.max_pool(conv, ksize=2, strides=1, padding="VALID"), ksize=2, strides=2,
+                            padding="VALID")
+    tf.nn.softmax(tf.matmul(tf.reshape(pooled, [1, 4]), tf.constant(w)), name="p")
+    c = np.maximum(_conv_ref(x, f, (1, 1), (1, 1), (5, 5)) + 0.125, 0)
+    logits = _pool_ref(_pool_ref(c, 2, 1, "VALID", np.max), 2, 2, "VALID", np.mean).reshape(1, 4) @ w
+    e = np.exp(logits - logits.max())
+    return {"x": x}, {"p:0": (e / e.sum()).astype(np.float32)}
+
+
+# -- activations, Rsqrt and TF's integer-aware divisions --------------------------------------------
+
+ACT_X = f32(-20, -14, -13.9, -3, -1, -0.0, 0.0, 0.5, 3, 5.9, 6, 7, 13.9, 14, 30, NAN, INF, -INF)
+
+
+@case("activations", "Relu6 (clips to [0, 6]), Elu (exp(x) - 1 below 0; -0.0 stays), LeakyRelu (alpha 0.2 and "
+      "0.01), Softplus (x above 13.94, exp(x) below -13.94, log1p(exp(x)) between) in float32.", tol=F32)
+def _():
+    x = feed("x", ACT_X)
+    tf.nn.relu6(x, name="relu6")
+    tf.nn.elu(x, name="elu")
+    tf.nn.leaky_relu(x, name="leaky")
+    tf.nn.leaky_relu(x, alpha=0.01, name="leaky01")
+    tf.nn.softplus(x, name="softplus")
+    v = ACT_X.astype(np.float64)
+    with np.errstate(all="ignore"):
+        threshold = np.log(np.finfo(np.float32).eps) + 2
+        softplus = np.where(v > -threshold, v, np.where(v < threshold, np.exp(v), np.log1p(np.exp(v))))
+        return {"x": ACT_X}, {
+            "relu6:0": np.clip(ACT_X, 0, 6), "elu:0": np.where(v < 0, np.expm1(v), v).astype(np.float32),
+            "leaky:0": np.where(v > 0, v, v * np.float64(np.float32(0.2))).astype(np.float32),
+            "leaky01:0": np.where(v > 0, v, v * np.float64(np.float32(0.01))).astype(np.float32),
+            "softplus:0": softplus.astype(np.float32)}
+
+
+@case("relu6_int32_rsqrt", "Relu6 in int32, and Rsqrt in float32 and float64 (inf at 0, nan below).", tol=F32)
+def _():
+    n, x = i32(-5, 0, 3, 6, 9), f32(4, 2, 0.01, 0, -1, INF)
+    tf.nn.relu6(feed("n", n), name="r6")
+    tf.rsqrt(feed("x", x), name="r")
+    tf.rsqrt(feed("x64", x.astype(np.float64)), name="r64")
+    with np.errstate(all="ignore"):
+        inv = 1 / np.sqrt(x.astype(np.float64))
+    return {"n": n, "x": x, "x64": x.astype(np.float64)}, {"r6:0": i32(0, 0, 3, 6, 6), "r:0": inv.astype(np.float32),
+                                                             "r64:0": inv}
+
+
+DIV_A = i32(-7, 7, -7, 7, 0, 6, -6, 2147483647, -2147483648, -1)
+DIV_B = i32(2, 2, -2, -2, 3, -4, 4, 3, 7, 5)
+
+
+@case("floor_div_mod_int", "FloorDiv (//) rounds toward -inf, FloorMod (%) takes y's sign, Div truncates toward "
+      "zero, in int32 and uint8.")
+def _():
+    a, b = feed("a", DIV_A), feed("b", DIV_B)
+    tf.identity(a // b, name="fd")
+    tf.identity(a % b, name="fm")
+    tf.raw_op("Div", a, b, name="div")
+    ua, ub = u8(7, 200, 0, 255), u8(2, 3, 5, 16)
+    tf.floordiv(feed("ua", ua), feed("ub", ub), name="ufd")
+    tf.floormod(feed("ua2", ua), feed("ub2", ub), name="ufm")
+    pa, pb = [int(v) for v in DIV_A], [int(v) for v in DIV_B]
+    return {"a": DIV_A, "b": DIV_B, "ua": ua, "ub": ub, "ua2": ua, "ub2": ub}, {
+        "fd:0": i32(*[p // q for p, q in zip(pa, pb)]), "fm:0": i32(*[p % q for p, q in zip(pa, pb)]),
+        "div:0": i32(*[int(p / q) for p, q in zip(pa, pb)]),
+        "ufd:0": u8(3, 66, 0, 15), "ufm:0": u8(1, 2, 0, 15)}
+
+
+@case("floor_div_mod_float", "FloorDiv of floats is floor(x / y) (1 // 0.1 = 10, where numpy says 9); FloorMod "
+      "keeps the C remainder's sign when it is zero (-4 mod 2 = -0.0); Div of floats is RealDiv.")
+def _():
+    a = f32(-4, 4, -7, 7, -7, 7, 0, -0.0, 1, 1, -1, 0, 5.5, -2.5)
+    b = f32(2, -2, 2, -2, -2, 2, -3, 3, 0.1, 0, 0, 0, INF, 0.75)
+    tf.floordiv(feed("a", a), feed("b", b), name="fd")
+    tf.floormod(feed("a2", a), feed("b2", b), name="fm")
+    tf.raw_op("Div", feed("a3", a), feed("b3", b), name="div")
+    with np.errstate(all="ignore"):
+        q = a.astype(np.float64) / b
+        fd = np.floor(rounded(np.divide, np.float32, a, b))
+        r = np.fmod(a, b)
+        fm = np.where((r != 0) & ((b < 0) != (r < 0)), r + b, r)
+    return {"a": a, "b": b, "a2": a, "b2": b, "a3": a, "b3": b}, {
+        "fd:0": fd.astype(np.float32), "fm:0": fm.astype(np.float32), "div:0": q.astype(np.float32)}
+
+
+# -- rearranging, slicing and indexing ---------------------------------------------------------------
+
+T234 = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 12
+
+
+@case("squeeze_expand_dims", "Squeeze of every size-1 dim and of listed ones (negative too); ExpandDims at 0, -1 "
+      "and 1 (an int64 dim).")
+def _():
+    x = np.arange(6, dtype=np.int32).reshape(1, 2, 1, 3, 1)
+    t = feed("x", x)
+    tf.squeeze(t, name="all")
+    tf.squeeze(t, axis=[0, -1], name="some")
+    tf.expand_dims(t, 0, name="e0")
+    tf.expand_dims(t, -1, name="elast")
+    tf.expand_dims(feed("v", f32(1, 2)), tf.constant(1, dtype=tf.int64), name="e1")
+    return {"x": x, "v": f32(1, 2)}, {"all:0": x.reshape(2, 3), "some:0": x.reshape(2, 1, 3), "e0:0": x[None],
+                                      "elast:0": x[..., None], "e1:0": f32([1], [2])}
+
+
+@case("concat_stack_unstack", "ConcatV2 along axis 1 and -1 (int64 axis), Pack along axis 0 and -1, "
+      "Unpack along axis 1 (three outputs).")
+def _():
+    a, b = T234, T234[:, :2] * 2
+    ta, tb = feed("a", a), feed("b", b)
+    tf.concat([ta, tb, ta], 1, name="c1")
+    tf.concat([ta, ta], tf.constant(-1, dtype=tf.int64), name="clast")
+    tf.stack([ta, ta * 2], name="s0")
+    tf.stack([ta, -ta], axis=-1, name="slast")
+    tf.unstack(ta, axis=1, name="u")
+    return {"a": a, "b": b}, {
+        "c1:0": np.concatenate([a, b, a], 1), "clast:0": np.concatenate([a, a], -1), "s0:0": np.stack([a, a * 2]),
+        "slast:0": np.stack([a, -a], -1), "u:0": a[:, 0], "u:1": a[:, 1], "u:2": a[:, 2]}
+
+
+@case("split_splitv", "Split into equal parts along axis -1, and SplitV by sizes [1, -1, 1] (the -1 takes the rest) "
+      "along axis 1.")
+def _():
+    x = feed("x", T234)
+    tf.split(x, 2, axis=-1, name="eq")
+    tf.split(x, [1, -1, 1], axis=1, name="by")
+    return {"x": T234}, {"eq:0": T234[..., :2], "eq:1": T234[..., 2:], "by:0": T234[:, :1], "by:1": T234[:, 1:2],
+                         "by:2": T234[:, 2:]}
+
+
+@case("slice", "Slice [1,0,1] with size [1,-1,2] (-1: to the end), and an empty slice.")
+def _():
+    x = feed("x", T234)
+    tf.slice(x, [1, 0, 1], [1, -1, 2], name="s")
+    tf.slice(x, [0, 3, 0], [2, 0, 4], name="empty")
+    return {"x": T234}, {"s:0": T234[1:2, :, 1:3], "empty:0": T234[:, 3:3]}
+
+
+@case("strided_slice", "StridedSlice through Python indexing: x[1], x[-1, 1:3], x[:, ::-1], x[..., 1], "
+      "x[:, None, 1:, ..., ::2], x[0, ..., None, -2], x[:, -1:-4:-2, 5:0:-2] and out-of-range bounds that clamp.")
+def _():
+    x = feed("x", T234)
+    specs = {"i": (1,), "row": (-1, slice(1, 3)), "rev": (slice(None), slice(None, None, -1)),
+             "ell": (Ellipsis, 1), "new": (slice(None), None, slice(1, None), Ellipsis, slice(None, None, 2)),
+             "new2": (0, Ellipsis, None, -2), "neg": (slice(None), slice(-1, -4, -2), slice(5, 0, -2)),
+             "clamp": (slice(-100, 100), slice(2, 100)), "none": (slice(None), slice(2, 1))}
+    for name, spec in specs.items():
+        tf.identity(x[spec], name=name)
+    return {"x": T234}, {f"{name}:0": T234[spec] for name, spec in specs.items()}
+
+
+@case("strided_slice_masks", "StridedSlice with masks set directly: begin_mask/end_mask ignore the given bounds, "
+      "new_axis_mask inserts dims, shrink_axis_mask removes one; int64 indices.")
+def _():
+    x = feed("x", T234)
+    tf.strided_slice(x, [1, 2, 3], [2, 0, 0], [1, -1, 1], begin_mask=0b010, end_mask=0b110, name="m")
+    tf.strided_slice(x, [0, 0, 0, 1], [0, 0, 0, 2], [1, 1, 1, 1], new_axis_mask=0b0101, begin_mask=0b0010,
+                     end_mask=0b0010, shrink_axis_mask=0b1000, name="n")
+    i64_ = tf.constant([0, 1], dtype=tf.int64)
+    tf.strided_slice(x, i64_, i64_ + 2, tf.constant([1, 1], dtype=tf.int64), name="w")
+    return {"x": T234}, {"m:0": T234[1:2, ::-1, 3:], "n:0": T234[None, :, None, 1], "w:0": T234[0:2, 1:3]}
+
+
+@case("strided_slice_grad", "StridedSliceGrad writes dy where StridedSlice x[1:, ::-2, None, 0] reads, zeros "
+      "elsewhere.")
+def _():
+    dy = f32(1.5, -2).reshape(1, 2, 1)
+    tf.raw_op("StridedSliceGrad", tf.constant([2, 4, 3]), tf.constant([1, 0, 0, 0]), tf.constant([0, 0, 0, 1]),
+              tf.constant([1, -2, 1, 1]), feed("dy", dy), begin_mask=2, end_mask=3, new_axis_mask=4,
+              shrink_axis_mask=8, name="dx")
+    dx = np.zeros((2, 4, 3), np.float32)
+    dx[1:, ::-2, 0] = dy[:, :, 0]
+    return {"dy": dy}, {"dx:0": dx}
+
+
+@case("tile_pad", "Tile by [2,1,2] and Pad with [[1,0],[0,2],[1,1]] zeros (int32 paddings and int64 multiples).")
+def _():
+    x = feed("x", T234)
+    tf.tile(x, tf.constant([2, 1, 2], dtype=tf.int64), name="t")
+    tf.pad(x, [[1, 0], [0, 2], [1, 1]], name="p")
+    return {"x": T234}, {"t:0": np.tile(T234, (2, 1, 2)), "p:0": np.pad(T234, [(1, 0), (0, 2), (1, 1)])}
+
+
+@case("gather", "GatherV2 along axis 0 with [2,2] indices, axis -1 with int64 indices (repeats), and batch_dims=1.")
+def _():
+    x = feed("x", T234)
+    tf.gather(x, [[1, 0], [0, 1]], name="g0")
+    tf.gather(x, tf.constant([3, 0, 3], dtype=tf.int64), axis=-1, name="glast")
+    idx = i32([2, 0], [1, 1])
+    tf.gather(x, feed("idx", idx), axis=1, batch_dims=1, name="gb")
+    return {"x": T234, "idx": idx}, {
+        "g0:0": T234[[[1, 0], [0, 1]]], "glast:0": T234[..., [3, 0, 3]],
+        "gb:0": np.stack([T234[0, [2, 0]], T234[1, [1, 1]]])}
+
+
+@case("unsorted_segment_sum", "UnsortedSegmentSum: rows summed into 3 segments; a negative id drops its row, an "
+      "empty segment is zero.")
+def _():
+    d = np.arange(8, dtype=np.float32).reshape(4, 2)
+    ids = i32(1, -1, 1, 0)
+    tf.unsorted_segment_sum(feed("d", d), feed("ids", ids), 4, name="s")
+    return {"d": d, "ids": ids}, {"s:0": np.array([d[3], d[0] + d[2], [0, 0], [0, 0]], np.float32)}
+
+
+@case("identity_n", "IdentityN passes through tensors of different dtypes.")
+def _():
+    a, b = f32(1.5, -2), i64(2**40, -1)
+    tf.identity_n([feed("a", a), feed("b", b)], name="n")
+    return {"a": a, "b": b}, {"n:0": a, "n:1": b}

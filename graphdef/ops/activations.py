@@ -1,0 +1,109 @@
+"""The activations beyond Relu: Relu6, Elu, LeakyRelu, Softplus, with TF's exact formulas.
+
+Their gradients are composed from comparisons and selects rather than TF's *Grad ops, so every
+runtime has fewer kernels to carry.
+"""
+
+import numpy as np
+
+from graphdef import dtypes
+from graphdef.ops.registry import Attr, build, define, same_as_input
+
+REAL = dtypes.NUMERIC
+FLOATS = dtypes.FLOATS
+
+
+def _zero_where_not(keep, g):
+    from graphdef.ops.array import zeros_like
+    from graphdef.ops.compare import select_v2
+    return select_v2(keep, g, zeros_like(g))
+
+
+def _relu6(features):
+    return np.minimum(np.maximum(features, 0), 6)  # NaN propagates, as TF's
+
+
+def _relu6_grad(op, g):
+    from graphdef.ops.compare import greater, less, logical_and
+    x = op.inputs[0]
+    return [_zero_where_not(logical_and(greater(x, 0), less(x, 6)), g)]
+
+
+def _elu(features):
+    x = np.asarray(features)
+    return np.where(x < 0, np.exp(x) - 1, x)  # exp - 1 rather than expm1: TF's formula, so -0.0 stays -0.0
+
+
+def _elu_grad(op, g):
+    from graphdef.ops.compare import less, select_v2
+    y = op.outputs[0]
+    return [select_v2(less(y, 0), g * (y + 1), g)]
+
+
+def _leaky_relu(features, *, alpha):
+    x = np.asarray(features)
+    # the attr is a float32 on the wire; using that value keeps built and loaded graphs (and TF) equal
+    return np.where(x > 0, x, x * np.float32(alpha).astype(x.dtype))
+
+
+def _leaky_relu_grad(op, g):
+    from graphdef.ops.compare import greater, select_v2
+    x = op.inputs[0]
+    alpha = np.float32(op.attrs["alpha"]).astype(x.dtype.np)
+    return [select_v2(greater(x, 0), g, g * alpha)]
+
+
+def _softplus(features):
+    x = np.asarray(features)
+    # TF's thresholds: beyond them softplus is x (or exp(x)) to within the type's epsilon
+    threshold = np.log(np.finfo(x.dtype).eps).astype(x.dtype) + x.dtype.type(2)
+    e = np.exp(x)
+    return np.where(x > -threshold, x, np.where(x < threshold, e, np.log1p(e)))
+
+
+def _softplus_grad(op, g):
+    from graphdef.ops.math import sigmoid
+    return [g * sigmoid(op.inputs[0])]
+
+
+RELU6 = define(
+    "Relu6", "features: T -> activations: T", doc="min(max(x, 0), 6); NaN propagates.",
+    attrs={"T": Attr("type", allowed=REAL)}, infer=same_as_input(), kernel=_relu6, grad=_relu6_grad)
+
+ELU = define(
+    "Elu", "features: T -> activations: T", doc="exp(x) - 1 where x < 0, else x.",
+    attrs={"T": Attr("type", allowed=FLOATS)}, infer=same_as_input(), kernel=_elu, grad=_elu_grad)
+
+LEAKY_RELU = define(
+    "LeakyRelu", "features: T -> activations: T", doc="x where x > 0, else alpha * x.",
+    attrs={"alpha": Attr("float", 0.2), "T": Attr("type", dtypes.float32, FLOATS)},
+    infer=same_as_input(), kernel=_leaky_relu, grad=_leaky_relu_grad)
+
+SOFTPLUS = define(
+    "Softplus", "features: T -> activations: T", doc="log(1 + exp(x)), computed without overflow.",
+    attrs={"T": Attr("type", allowed=FLOATS)}, infer=same_as_input(), kernel=_softplus, grad=_softplus_grad)
+
+
+# -- builders (tf.nn) ----------------------------------------------------------------------------
+
+def relu6(features, name=None):
+    return build("Relu6", [features], name=name, default_name="Relu6").outputs[0]
+
+
+def elu(features, name=None):
+    return build("Elu", [features], name=name, default_name="Elu").outputs[0]
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """tf.nn.leaky_relu: integer features are cast to float32 first, as TF does."""
+    from graphdef.ops.math import cast
+    from graphdef.ops.registry import convert_to_tensor
+    features = convert_to_tensor(features)
+    if features.dtype.is_integer:
+        features = cast(features, dtypes.float32)
+    return build("LeakyRelu", [features], name=name, default_name="LeakyRelu",
+                 attrs={"alpha": float(alpha)}).outputs[0]
+
+
+def softplus(features, name=None):
+    return build("Softplus", [features], name=name, default_name="Softplus").outputs[0]

@@ -1,0 +1,143 @@
+"""Sliding-window geometry shared by convolution and pooling: NHWC attrs, TF's padding rule,
+and the strided views and per-offset slices the kernels are built from."""
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from graphdef.ops.registry import Attr
+from graphdef.shapes import show
+
+PADDINGS = ("SAME", "VALID", "EXPLICIT")
+
+
+def window_attrs(explicit=True, dilations=True):
+    """The attrs every windowed op shares, with TF's defaults."""
+    attrs = {"strides": Attr("list(int)"), "padding": Attr("string"), "data_format": Attr("string", "NHWC")}
+    if explicit:
+        attrs["explicit_paddings"] = Attr("list(int)", ())
+    if dilations:
+        attrs["dilations"] = Attr("list(int)", (1, 1, 1, 1))
+    return attrs
+
+
+class Window:
+    """One op's window along H and W: sizes, strides, dilations and padding, checked."""
+
+    __slots__ = ("kh", "kw", "sh", "sw", "dh", "dw", "padding", "explicit")
+
+    def __init__(self, kh, kw, strides, padding, dilations=(1, 1, 1, 1), explicit_paddings=(), data_format="NHWC",
+                 what="strides"):
+        if data_format != "NHWC":
+            raise ValueError(f"data_format {data_format!r} is not supported, only NHWC; "
+                             "transpose the input to NHWC (tf.transpose(x, [0, 2, 3, 1])) and use NHWC")
+        strides, dilations = list(strides), list(dilations)
+        for name, v in ((what, strides), ("dilations", dilations)):
+            if len(v) != 4:
+                raise ValueError(f"{name} must have 4 entries (N, H, W, C), got {v}")
+            if v[0] != 1 or v[3] != 1:
+                raise ValueError(f"{name} {v} must be 1 in the batch and channel dims")
+            if min(v) < 1:
+                raise ValueError(f"{name} {v} must be positive")
+        if padding not in PADDINGS:
+            raise ValueError(f"padding must be one of {', '.join(PADDINGS)}, got {padding!r}")
+        explicit = [int(p) for p in explicit_paddings]
+        if padding == "EXPLICIT":
+            if len(explicit) != 8 or min(explicit) < 0:
+                raise ValueError(f"EXPLICIT padding needs 8 non-negative explicit_paddings, got {explicit}")
+            if any(explicit[i] for i in (0, 1, 6, 7)):
+                raise ValueError(f"explicit_paddings {explicit} must not pad the batch or channel dims")
+        elif explicit:
+            raise ValueError(f"explicit_paddings {explicit} are only allowed with padding EXPLICIT")
+        self.kh, self.kw = int(kh), int(kw)
+        self.sh, self.sw = strides[1], strides[2]
+        self.dh, self.dw = dilations[1], dilations[2]
+        self.padding = padding
+        self.explicit = explicit
+
+    def _axis(self, size, k, s, d, pads):
+        """TF's GetWindowedOutputSize: (output size, pad before, pad after) along one axis."""
+        k_eff = (k - 1) * d + 1
+        if self.padding == "SAME":
+            out = (size + s - 1) // s
+            total = max((out - 1) * s + k_eff - size, 0)
+            return out, total // 2, total - total // 2
+        before, after = pads if self.padding == "EXPLICIT" else (0, 0)
+        span = size + before + after - k_eff + s
+        out = span // s if span >= 0 else -(-span // s)  # C++ division truncates toward zero
+        if out < 0:
+            raise ValueError(f"a window of {k_eff} (size {k}, dilation {d}) does not fit in {size + before + after}")
+        return out, before, after
+
+    def geometry(self, h, w):
+        """((OH, top, bottom), (OW, left, right)) for an H x W input."""
+        return (self._axis(h, self.kh, self.sh, self.dh, self.explicit[2:4]),
+                self._axis(w, self.kw, self.sw, self.dw, self.explicit[4:6]))
+
+    def output_dims(self, h, w):
+        """Static output H and W; None stays unknown."""
+        oh = None if h is None else self._axis(h, self.kh, self.sh, self.dh, self.explicit[2:4])[0]
+        ow = None if w is None else self._axis(w, self.kw, self.sw, self.dw, self.explicit[4:6])[0]
+        return oh, ow
+
+    def offsets(self, oh, ow):
+        """(i, j, rows, cols) for every window offset: the slices of the padded input it touches."""
+        for i in range(self.kh):
+            rows = slice(i * self.dh, i * self.dh + (oh - 1) * self.sh + 1, self.sh)
+            for j in range(self.kw):
+                yield i, j, rows, slice(j * self.dw, j * self.dw + (ow - 1) * self.sw + 1, self.sw)
+
+
+def infer_window(ctx, window_of):
+    """Checks an NHWC input of rank 4 and returns (window, N, OH, OW, C); raises ctx.error on a mistake."""
+    x = ctx.shape(0)
+    if x.ndims not in (None, 4):
+        raise ctx.error(f"input must be 4-D [batch, height, width, channels] (NHWC), got shape {show(x)}")
+    try:
+        window = window_of(ctx)
+        dims = x.dims or (None,) * 4
+        oh, ow = window.output_dims(dims[1], dims[2])
+    except ValueError as e:
+        raise ctx.error(f"{e} (input shape {show(x)})") from None
+    return window, dims[0], oh, ow, dims[3]
+
+
+def padded(x, top, bottom, left, right, value=0):
+    """x [N,H,W,C] padded spatially with `value`; x itself when there is nothing to pad."""
+    if not (top or bottom or left or right):
+        return x
+    n, h, w, c = x.shape
+    out = np.full((n, h + top + bottom, w + left + right, c), value, dtype=x.dtype)
+    out[:, top:top + h, left:left + w, :] = x
+    return out
+
+
+def patches(xp, window, oh, ow):
+    """A read-only view [N, OH, OW, KH, KW, C] of every window of the padded input (no copy)."""
+    n, _, _, c = xp.shape
+    sn, sh, sw, sc = xp.strides
+    return as_strided(xp, (n, oh, ow, window.kh, window.kw, c),
+                      (sn, sh * window.sh, sw * window.sw, sh * window.dh, sw * window.dw, sc), writeable=False)
+
+
+def im2col(x, window, geometry):
+    """The [N*OH*OW, KH*KW*C] patch matrix, so a convolution is one matrix product."""
+    (oh, top, bottom), (ow, left, right) = geometry
+    x = np.ascontiguousarray(x)
+    if window.kh == window.kw == window.sh == window.sw == 1 and not (top or bottom or left or right):
+        return x.reshape(-1, x.shape[3])
+    xp = padded(x, top, bottom, left, right)
+    return patches(xp, window, oh, ow).reshape(x.shape[0] * oh * ow, -1)
+
+
+def col2im(cols, window, geometry, shape):
+    """The adjoint of im2col: adds each patch row back where it came from, giving `shape` [N,H,W,C]."""
+    (oh, top, bottom), (ow, left, right) = geometry
+    n, h, w, c = shape
+    if window.kh == window.kw == window.sh == window.sw == 1 and not (top or bottom or left or right):
+        return cols.reshape(shape)
+    out = np.zeros((n, h + top + bottom, w + left + right, c), dtype=cols.dtype)
+    if oh and ow:
+        cols = cols.reshape(n, oh, ow, window.kh, window.kw, c)
+        for i, j, rows, columns in window.offsets(oh, ow):
+            out[:, rows, columns, :] += cols[:, :, :, i, j, :]
+    return out[:, top:top + h, left:left + w, :]
