@@ -1,10 +1,10 @@
 """graphrun batch: stream an .npy dataset through the model into an .npy of results.
 
-The inputs are memory-mapped and read a batch of rows at a time; the output file is
-created at its full size and filled a batch at a time through its own map; the pages
-behind finished rows are handed back as the stream moves on (see graphdef.npy_stream),
-so memory stays flat whatever the dataset's size. The output is written to a temporary
-file beside the target and renamed into place only when every row is done.
+The inputs are memory-mapped and read a batch of rows at a time, and the pages behind
+finished rows are handed back as the stream moves on; the results are appended to the
+output file batch by batch (see graphdef.npy_stream). So memory stays flat whatever the
+dataset's size. The output is written to a temporary file beside the target and renamed
+into place only when every row is done.
 """
 
 import os
@@ -16,7 +16,7 @@ import numpy as np
 from graphdef import cli, feed_options
 from graphdef import feeds as feeding
 from graphdef.errors import OpError
-from graphdef.npy_stream import NpyError, NpyMap, create
+from graphdef.npy_stream import NpyError, NpyMap, NpyWriter
 from graphdef.output_format import format_shape
 from graphdef.session import Session
 from graphdef.shapes import show
@@ -153,25 +153,32 @@ def _common_rows(inputs):
 def stream(graph, target, inputs, constant, rows, batch_size, output, progress=False):
     """Runs every batch and writes the results to `output`; returns (dtype name, shape) written."""
     directory = os.path.dirname(os.path.abspath(output))
-    session = Session(graph=graph)
-    bar = _progress_bar(rows) if progress else None
     # beside the target, so the final rename cannot cross file systems; created by open(), so
     # the file gets the usual permissions
     partial = os.path.join(directory, f".{os.path.basename(output)}.partial-{os.getpid()}")
+    session = Session(graph=graph)
+    bar = _progress_bar(rows) if progress else None
+    feed_dict = dict(constant)
+    same_dtype = [(t, m.array) for t, m in inputs.items() if m.array.dtype == t.dtype.np]
+    other_dtype = [(t, m.array) for t, m in inputs.items() if m.array.dtype != t.dtype.np]
+    maps = list(inputs.values())
     out = None
     try:
-        for start in range(0, max(rows, 1), batch_size):
+        for start in range(0, max(rows, 1), batch_size):  # an empty dataset still runs once, for the output's shape
             stop = min(start + batch_size, rows)
-            result = _run_batch(session, target, inputs, constant, start, stop)
+            for tensor, array in same_dtype:
+                feed_dict[tensor] = array[start:stop]
+            for tensor, array in other_dtype:
+                feed_dict[tensor] = _converted(array[start:stop], tensor)
+            result = _run_batch(session, target, feed_dict, start, stop)
             if out is None:
                 out = _create_output(partial, result, rows, stop - start, target)
-            out.array[start:stop] = result
-            for mapped in inputs.values():
+            _write(out, result, target, start, stop)
+            for mapped in maps:
                 mapped.done_with_rows(stop)
-            out.done_with_rows(stop)
             if bar is not None:
                 bar.update(stop - start)
-        written = (out.array.dtype.name, out.array.shape)
+        written = (out.dtype.name, out.shape)
         out.close()
         out = None
         os.replace(partial, output)
@@ -179,7 +186,7 @@ def stream(graph, target, inputs, constant, rows, batch_size, output, progress=F
         raise cli.Failure(cli.EXIT_USAGE, f"--output {output}: cannot write ({e.strerror})") from None
     finally:
         if out is not None:
-            out.close()
+            out.abort()
         if os.path.exists(partial):
             os.unlink(partial)
         if bar is not None:
@@ -188,15 +195,20 @@ def stream(graph, target, inputs, constant, rows, batch_size, output, progress=F
     return written
 
 
-def _run_batch(session, target, inputs, constant, start, stop):
-    feed_dict = dict(constant)
-    for tensor, mapped in inputs.items():
-        rows = mapped.array[start:stop]
-        feed_dict[tensor] = rows if rows.dtype == tensor.dtype.np else _converted(rows, tensor)
+def _run_batch(session, target, feed_dict, start, stop):
     try:
-        return session.run(target, feed_dict)
+        return np.asarray(session.run(target, feed_dict))
     except (OpError, ValueError, TypeError) as e:
         raise cli.Failure(cli.EXIT_RUN, f"rows {start}..{stop - 1}: {cli.one_line(e)}") from None
+
+
+def _write(out, result, target, start, stop):
+    try:
+        out.write(result)
+    except NpyError:
+        raise cli.Failure(cli.EXIT_RUN, f"rows {start}..{stop - 1}: output '{target.name}' is {result.dtype} "
+                                        f"{format_shape(result.shape)}, but the first batch made rows of "
+                                        f"{out.dtype} {format_shape(out.shape[1:])}") from None
 
 
 def _converted(rows, tensor):
@@ -208,11 +220,10 @@ def _converted(rows, tensor):
 
 
 def _create_output(path, result, rows, batch_rows, target):
-    result = np.asarray(result)
     if result.ndim == 0 or result.shape[0] != batch_rows:
         raise cli.Failure(cli.EXIT_USAGE, f"output '{target.name}' has shape {format_shape(result.shape)} for a "
                                           f"batch of {batch_rows} rows; batch needs one output row per input row")
-    return create(path, result.dtype, (rows,) + result.shape[1:])
+    return NpyWriter(path, result.dtype, (rows,) + result.shape[1:])
 
 
 def _progress_bar(rows):

@@ -1,11 +1,13 @@
-""".npy files as memory-mapped arrays that can be walked from start to end in flat memory.
+""".npy files streamed front to back in flat memory: mapped for reading, appended for writing.
 
-A mapped file's pages, once touched, stay in the process (and count in its resident
-size) until the kernel needs the memory back. Streaming a file larger than memory
-through a model would then look like it needs all of it. So each NpyMap hands back the
-pages behind the rows already done, with madvise(MADV_DONTNEED), a window at a time.
-On a shared file mapping that only unmaps the pages: data written through the map stays
-in the page cache and reaches the file as usual.
+Reading: a mapped file's pages, once touched, stay in the process (and count in its
+resident size) until the kernel needs the memory back, so streaming a file larger than
+memory would look like it needs all of it. Each NpyMap therefore hands back the pages
+behind the rows already done, with madvise(MADV_DONTNEED), a window at a time.
+
+Writing: NpyWriter writes the header for the final shape, then each block of rows in
+order with plain buffered writes. The rows are produced in order anyway, and write()
+costs less than first-touch faults on a writable map of a fresh file.
 """
 
 import math
@@ -19,23 +21,22 @@ RELEASE_BYTES = 8 << 20  # hand back pages in steps of this size: the most a str
 
 
 class NpyError(ValueError):
-    """A file that cannot be mapped as an .npy array; the message is one line."""
+    """An .npy file that cannot be read or written as asked; the message is one line."""
 
 
 class NpyMap:
-    """The array in an .npy file, mapped read-only ("r") or read-write ("r+")."""
+    """The array in an .npy file, mapped read-only."""
 
-    def __init__(self, path, mode="r"):
+    def __init__(self, path):
         self.path = str(path)
         try:
-            with open(self.path, "rb" if mode == "r" else "r+b") as f:
+            with open(self.path, "rb") as f:
                 shape, fortran, dtype, offset = _read_header(f, self.path)
                 size = os.fstat(f.fileno()).st_size
                 needed = offset + math.prod(shape) * dtype.itemsize
                 if size < needed:
                     raise NpyError(f"{self.path}: the file is {size} bytes, its header promises {needed}")
-                access = mmap.ACCESS_READ if mode == "r" else mmap.ACCESS_WRITE
-                self._map = mmap.mmap(f.fileno(), 0, access=access)
+                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except FileNotFoundError:
             raise NpyError(f"{self.path}: no such file") from None
         except OSError as e:
@@ -58,11 +59,7 @@ class NpyMap:
             self._released = end
 
     def close(self):
-        """Unmaps; arrays taken from `array` must be gone by now.
-
-        Written pages are left to the kernel to write back, as after any write(): no msync,
-        which would make the caller wait for the disk (np.save does not wait either).
-        """
+        """Unmaps; arrays taken from `array` must be gone by now."""
         self.array = None
         mapped, self._map = self._map, None
         if mapped is None or mapped.closed:
@@ -94,15 +91,40 @@ def _read_header(f, path):
     return shape, fortran, dtype, f.tell()
 
 
-def create(path, dtype, shape):
-    """A new .npy file of `dtype` and `shape` (contents zero), mapped read-write."""
-    dtype = np.dtype(dtype)
-    header = {"descr": npy_format.dtype_to_descr(dtype), "fortran_order": False, "shape": tuple(shape)}
-    with open(path, "wb") as f:
-        npy_format.write_array_header_2_0(f, header) if _needs_v2(header) else npy_format.write_array_header_1_0(f, header)
-        f.truncate(f.tell() + math.prod(shape) * dtype.itemsize)  # sparse: no page is written yet
-    return NpyMap(path, "r+")
+class NpyWriter:
+    """Writes an .npy file of `dtype` and `shape` front to back, a block of rows at a time."""
 
+    def __init__(self, path, dtype, shape):
+        self.dtype = np.dtype(dtype)
+        self.shape = tuple(shape)
+        self._rows_left = self.shape[0]
+        header = {"descr": npy_format.dtype_to_descr(self.dtype), "fortran_order": False, "shape": self.shape}
+        self._file = open(path, "wb", buffering=1 << 20)
+        try:
+            if len(repr(header)) > 65000:  # version 1.0 headers hold at most 64 KiB
+                npy_format.write_array_header_2_0(self._file, header)
+            else:
+                npy_format.write_array_header_1_0(self._file, header)
+        except BaseException:
+            self._file.close()
+            raise
 
-def _needs_v2(header):
-    return len(repr(header)) > 65000
+    def write(self, rows):
+        """Appends `rows`, whose dtype and row shape must be the file's."""
+        if rows.dtype != self.dtype or rows.shape[1:] != self.shape[1:] or len(rows) > self._rows_left:
+            raise NpyError(f"rows of {rows.dtype} {list(rows.shape)} do not continue an array of "
+                           f"{self.dtype} {list(self.shape)} with {self._rows_left} rows to go")
+        self._file.write(np.ascontiguousarray(rows).data)
+        self._rows_left -= len(rows)
+
+    def close(self):
+        """Closes the file; NpyError if fewer rows were written than the header promises."""
+        if self._file.closed:
+            return
+        self._file.close()
+        if self._rows_left:
+            raise NpyError(f"{self._rows_left} rows of {self.shape[0]} were never written")
+
+    def abort(self):
+        """Closes the file without the completeness check (the caller deletes it)."""
+        self._file.close()

@@ -126,13 +126,42 @@ def test_npy_map_release_keeps_the_data(tmp_path, monkeypatch):
     monkeypatch.setattr(npy_stream, "RELEASE_BYTES", 4096)
     data = np.arange(100000, dtype=np.int64).reshape(-1, 10)
     np.save(tmp_path / "d.npy", data)
-    with npy_stream.NpyMap(tmp_path / "d.npy") as mapped, npy_stream.create(tmp_path / "c.npy", np.int64, data.shape) as out:
+    out = npy_stream.NpyWriter(tmp_path / "c.npy", np.int64, data.shape)
+    with npy_stream.NpyMap(tmp_path / "d.npy") as mapped:
         for start in range(0, len(data), 700):
-            out.array[start:start + 700] = mapped.array[start:start + 700] * 2
+            out.write(mapped.array[start:start + 700] * 2)
             mapped.done_with_rows(start + 700)
-            out.done_with_rows(start + 700)
         np.testing.assert_array_equal(mapped.array[:5], data[:5])   # released pages read back from the file
+    out.close()
     np.testing.assert_array_equal(np.load(tmp_path / "c.npy"), data * 2)
+
+
+def test_npy_writer_refuses_what_does_not_continue_the_array(tmp_path):
+    out = npy_stream.NpyWriter(tmp_path / "w.npy", np.float32, (3, 2))
+    for rows in (np.zeros((1, 2), np.float64), np.zeros((1, 3), np.float32), np.zeros((4, 2), np.float32)):
+        with pytest.raises(npy_stream.NpyError, match="do not continue"):
+            out.write(rows)
+    out.write(np.ones((2, 2), np.float32).T[:, :2])                 # any layout; written row-major
+    with pytest.raises(npy_stream.NpyError, match="1 rows of 3 were never written"):
+        out.close()
+    fortran = np.asfortranarray(np.arange(6, dtype=np.int16).reshape(2, 3))
+    np.save(tmp_path / "f.npy", fortran)
+    with npy_stream.NpyMap(tmp_path / "f.npy") as mapped:
+        assert mapped.array.tolist() == fortran.tolist()
+    (tmp_path / "short.npy").write_bytes((tmp_path / "f.npy").read_bytes()[:-2])
+    with pytest.raises(npy_stream.NpyError, match="header promises"):
+        npy_stream.NpyMap(tmp_path / "short.npy")
+
+
+def test_an_output_whose_rows_change_shape_between_batches(capsys, tmp_path):
+    def build():
+        x = tf.placeholder(tf.float32, [None, 2], name="x")
+        tf.matmul(x, tf.transpose(x), name="gram")              # [rows, rows]: its row shape follows the batch
+    path = save_model(tmp_path / "gram.pb", build)
+    np.save(tmp_path / "x.npy", np.ones((5, 2), np.float32))
+    fails(capsys, 4, "batch", path, "--input", f"x={tmp_path / 'x.npy'}", "--output", tmp_path / "g.npy",
+          "--batch-size", "2", mentions=["rows 4..4", "float32 [1,1]", "float32 [2]"])
+    assert not (tmp_path / "g.npy").exists()
 
 
 # -- graphdef.Runner ----------------------------------------------------------------------
