@@ -1,6 +1,9 @@
-// The command line: graphrun-cc MODEL.pb [--feed NAME=VALUE]... [--fetch NAME]... [--json]
+// The command line:
+//   graphrun-cc MODEL [--run TARGET]... [--steps N] [--feed NAME=VALUE]... [--feeds FILE.npz]...
+//               [--fetch NAME]... [--json]
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -8,8 +11,11 @@ namespace graphrun {
 
 struct Options {
   std::string model;
-  std::vector<std::string> feeds;    // "NAME=VALUE"
-  std::vector<std::string> fetches;  // "node" or "node:k"
+  std::vector<std::string> feeds;       // "NAME=VALUE"
+  std::vector<std::string> feed_files;  // .npz archives, every array a feed
+  std::vector<std::string> runs;        // "node" or "node:k", executed in order
+  int64_t steps = 1;                    // how many times the last --run executes
+  std::vector<std::string> fetches;     // "node" or "node:k"
   bool json = false;
   bool list_kernels = false;
   bool help = false;

@@ -29,8 +29,9 @@ std::string describe_placeholder(const GraphNode& node) {
 
 }  // namespace
 
-Executor::Executor(const Graph& graph, std::vector<Endpoint> fetches, const FeedMap& feeds)
-    : graph_(graph), fetches_(std::move(fetches)), uses_(graph.size(), 0) {
+Executor::Executor(const Graph& graph, std::vector<Endpoint> fetches, std::vector<int> targets,
+                   const FeedMap& feeds)
+    : graph_(graph), fetches_(std::move(fetches)), targets_(std::move(targets)), uses_(graph.size(), 0) {
   const std::vector<char> needed = mark_needed(feeds);
   check_fed(needed, feeds);
   plan_order(needed, feeds);
@@ -40,10 +41,12 @@ std::vector<char> Executor::mark_needed(const FeedMap& feeds) const {
   // An explicit stack: no recursion over the graph.
   std::vector<char> needed(graph_.size(), 0);
   std::vector<int> stack;
-  for (const Endpoint& fetch : fetches_) {
-    if (!needed[fetch.node]) {
-      needed[fetch.node] = 1;
-      stack.push_back(fetch.node);
+  std::vector<int> roots = targets_;
+  for (const Endpoint& fetch : fetches_) roots.push_back(fetch.node);
+  for (int root : roots) {
+    if (!needed[root]) {
+      needed[root] = 1;
+      stack.push_back(root);
     }
   }
   while (!stack.empty()) {
@@ -70,7 +73,7 @@ void Executor::check_fed(const std::vector<char>& needed, const FeedMap& feeds) 
   }
   if (unfed_count > 0) {
     throw UsageError(std::string(unfed_count > 1 ? "placeholders" : "placeholder") + " not fed: " + unfed +
-                     "; use --feed NAME=VALUE");
+                     "; use --feed NAME=VALUE or --feeds FILE.npz");
   }
 }
 
@@ -166,6 +169,11 @@ std::vector<TensorPtr> Executor::run(const FeedMap& feeds, VariableStore& variab
       const int producer = node.inputs[k].node;
       if (--remaining[producer] == 0) values[producer].clear();
     }
+  }
+  // Variables are read only by their consumers; a variable run as a target
+  // is read here, so an uninitialized one is reported as it would be fetched.
+  for (int target : targets_) {
+    if (graph_.node(target).kernel->is_variable() && !feeds.count(target)) run_node(target, values, variables);
   }
   std::vector<TensorPtr> results;
   results.reserve(fetches_.size());

@@ -15,14 +15,17 @@ using FeedMap = std::unordered_map<int, TensorPtr>;
 
 class Executor {
  public:
-  // Plans which nodes run and in what order: the ancestors of the fetches
-  // through data and control inputs, stopping at fed nodes (ref inputs are
-  // not followed: Assign writes a variable without reading it). Throws
-  // UsageError naming every placeholder that is needed but not fed.
-  Executor(const Graph& graph, std::vector<Endpoint> fetches, const FeedMap& feeds);
+  // Plans which nodes run and in what order: the fetches' nodes and the
+  // targets (nodes run only for their effects, such as a training step),
+  // with their ancestors through data and control inputs, stopping at fed
+  // nodes (ref inputs are not followed: Assign writes a variable without
+  // reading it). Throws UsageError naming every placeholder that is needed
+  // but not fed.
+  Executor(const Graph& graph, std::vector<Endpoint> fetches, std::vector<int> targets, const FeedMap& feeds);
 
   // Executes the plan; `feeds` must feed the same nodes as at planning.
-  // Returns one tensor per fetch. Throws RunError.
+  // Returns one tensor per fetch. Throws RunError. A plan can run any number
+  // of times; the variables carry state from one run to the next.
   std::vector<TensorPtr> run(const FeedMap& feeds, VariableStore& variables) const;
 
   // The planned node order (topological; among ready nodes, file order first).
@@ -39,6 +42,7 @@ class Executor {
 
   const Graph& graph_;
   std::vector<Endpoint> fetches_;
+  std::vector<int> targets_;
   std::vector<int> order_;
   std::vector<int> uses_;  // per node: data uses within the plan + fetches of it
 };

@@ -12,13 +12,13 @@
 
 #include "cli.h"
 #include "errors.h"
-#include "executor.h"
 #include "feeds.h"
 #include "fetches.h"
 #include "format.h"
 #include "graph.h"
+#include "invocation.h"
 #include "kernel.h"
-#include "variable_store.h"
+#include "run_targets.h"
 #include "version.h"
 
 namespace graphrun {
@@ -58,17 +58,17 @@ int run(int argc, const char* const* argv) {
   }
 
   const auto graph = Graph::load(options.model);
-  const FeedMap feeds = parse_feeds(*graph, options.feeds);
-  const std::vector<Fetch> fetches =
-      options.fetches.empty() ? default_fetches(*graph) : resolve_fetches(*graph, options.fetches);
-  std::vector<Endpoint> endpoints;
-  for (const Fetch& fetch : fetches) endpoints.push_back(fetch.endpoint);
-
-  // The process's variable state; a future multi-step mode would reuse it
-  // across runs of the same executor.
-  VariableStore variables;
-  const Executor executor(*graph, endpoints, feeds);
-  const std::vector<TensorPtr> values = executor.run(feeds, variables);
+  const FeedMap feeds = parse_feeds(*graph, options.feeds, options.feed_files);
+  Work work;
+  work.runs = resolve_run_targets(*graph, options.runs);
+  work.steps = options.steps;
+  // Without --fetch, a plain run prints the graph's outputs; runs done for
+  // their effects (training) print nothing unless asked.
+  std::vector<Fetch> fetches;
+  if (!options.fetches.empty()) fetches = resolve_fetches(*graph, options.fetches);
+  else if (options.runs.empty()) fetches = default_fetches(*graph);
+  for (const Fetch& fetch : fetches) work.fetches.push_back(fetch.endpoint);
+  const std::vector<TensorPtr> values = execute(*graph, feeds, work);
 
   std::vector<FetchResult> results;
   for (std::size_t i = 0; i < fetches.size(); ++i) results.push_back({fetches[i].name, values[i]});

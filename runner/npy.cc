@@ -202,18 +202,17 @@ uint32_t little_endian(const std::string& bytes, std::size_t at, int width) {
 
 }  // namespace
 
-Tensor read_npy(const std::string& path) {
-  const std::string bytes = read_all(path);
+Tensor parse_npy(const std::string& bytes, const std::string& source) {
   static const char kMagic[] = "\x93NUMPY";
-  if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0) throw Error(path + " is not a .npy file");
+  if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0) throw Error(source + " is not a .npy file");
   const int major = static_cast<unsigned char>(bytes[6]);
-  if (major < 1 || major > 3) throw Error(path + ": unsupported .npy format version " + std::to_string(major));
+  if (major < 1 || major > 3) throw Error(source + ": unsupported .npy format version " + std::to_string(major));
   // Version 1 has a 2-byte header length; versions 2 and 3 a 4-byte one.
   const int length_width = major == 1 ? 2 : 4;
-  if (bytes.size() < 8u + length_width) throw Error(path + " is truncated");
+  if (bytes.size() < 8u + length_width) throw Error(source + " is truncated");
   const std::size_t header_length = little_endian(bytes, 8, length_width);
   const std::size_t data_start = 8 + length_width + header_length;
-  if (data_start > bytes.size()) throw Error(path + " is truncated");
+  if (data_start > bytes.size()) throw Error(source + " is truncated");
 
   std::string descr;
   bool fortran_order = false;
@@ -221,13 +220,13 @@ Tensor read_npy(const std::string& path) {
   try {
     HeaderParser(bytes.substr(8 + length_width, header_length)).parse(descr, fortran_order, shape);
   } catch (const Error& error) {
-    throw Error(path + ": " + error.what());
+    throw Error(source + ": " + error.what());
   }
   const StoredType stored = stored_type(descr);
   const int64_t count = checked_num_elements(shape, stored.dtype);
   const std::size_t needed = static_cast<std::size_t>(count) * stored.size;
   if (bytes.size() - data_start < needed) {
-    throw Error(path + " is truncated: shape " + shape_string(shape) + " needs " + std::to_string(needed) +
+    throw Error(source + " is truncated: shape " + shape_string(shape) + " needs " + std::to_string(needed) +
                 " bytes of data, the file has " + std::to_string(bytes.size() - data_start));
   }
   // The file's bytes are used in place unless their layout differs from the
@@ -263,5 +262,7 @@ Tensor read_npy(const std::string& path) {
   }
   return tensor;
 }
+
+Tensor read_npy(const std::string& path) { return parse_npy(read_all(path), path); }
 
 }  // namespace graphrun

@@ -1,5 +1,6 @@
 // A reader for numpy's .npy files (format versions 1, 2 and 3), for --feed
-// NAME=@file.npy. The header is parsed as data, never evaluated.
+// NAME=@file.npy and the members of --feeds archives. The header is parsed as
+// data, never evaluated.
 #pragma once
 
 #include <string>
@@ -16,5 +17,9 @@ namespace graphrun {
 // placeholder's dtype follows the same exact-conversion rule as other feeds.
 // Throws Error for any other dtype or a malformed file.
 Tensor read_npy(const std::string& path);
+
+// The same for a .npy file's bytes already in memory (an .npz member);
+// `source` names it in error messages.
+Tensor parse_npy(const std::string& bytes, const std::string& source);
 
 }  // namespace graphrun
