@@ -214,3 +214,156 @@ def test_every_registered_op_has_a_cc_kernel(cc_runner):
     kernels = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
     missing = sorted(set(REGISTRY) - kernels)
     assert not missing, f"ops in graphdef.ops.REGISTRY with no C++ kernel: {', '.join(missing)}"
+
+
+# -- training across runtimes ---------------------------------------------------------------
+# A training graph built with graphdef's API, its data in an .npz, and the weights numpy
+# computes for N steps. Each runtime trains with the CLI's training contract,
+#   MODEL --run init --run train --steps N --feeds data.npz --fetch ... --json
+# and must print those weights: bit for bit where every operation rounds alike in numpy
+# and the runtimes (elementwise ops, sums of fewer than 8 terms, sqrt), closely otherwise.
+
+TRAINING_ENGINES = [
+    pytest.param("graphrun-cc", id="graphrun-cc"),
+    pytest.param("graphrun", id="graphrun", marks=pytest.mark.xfail(strict=True, reason="graphrun has no --run yet")),
+]
+
+F = np.float32
+
+
+def _regression_data():
+    """4 rows of 3 features (fewer than 8, so every sum in the graph adds left to right)."""
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(4, 3)).astype(F)
+    return {"x": x, "y": (x @ np.array([1.5, -2.0, 0.5], F) + F(0.75)).astype(F)}
+
+
+def _build_regression(tf, optimizer):
+    x = tf.placeholder(tf.float32, [None, 3], name="x")
+    y = tf.placeholder(tf.float32, [None], name="y")
+    w = tf.Variable(np.zeros(3, F), name="w")
+    b = tf.Variable(F(0), name="b")
+    loss = tf.reduce_mean(tf.square(tf.reduce_sum(x * w, axis=1) + b - y))
+    optimizer.minimize(loss, name="train")
+
+
+def _regression_gradients(data, w, b):
+    """The gradient graph's float32 arithmetic, operation by operation."""
+    x, y = data["x"], data["y"]
+    g = F(1) / F(len(y)) * (F(2) * ((x * w).sum(axis=1) + b - y))
+    return (x * g[:, None]).sum(axis=0), g.sum()
+
+
+def _numpy_gradient_descent(data, steps, lr=F(0.2)):
+    w, b = np.zeros(3, F), F(0)
+    for _ in range(steps):
+        gw, gb = _regression_gradients(data, w, b)
+        w, b = w - lr * gw, b - lr * gb
+    return {"w:0": w, "b:0": b}
+
+
+def _numpy_nesterov_momentum(data, steps, lr=F(0.02), momentum=F(0.9)):
+    w, b, aw, ab = np.zeros(3, F), F(0), np.zeros(3, F), F(0)
+    for _ in range(steps):
+        gw, gb = _regression_gradients(data, w, b)
+        aw, ab = aw * momentum + gw, ab * momentum + gb
+        w = w - (gw * lr + aw * momentum * lr)
+        b = b - (gb * lr + ab * momentum * lr)
+    return {"w:0": w, "b:0": b}
+
+
+def _numpy_adam(data, steps, lr=F(0.05), beta1=F(0.9), beta2=F(0.999), epsilon=F(1e-8)):
+    params = {"w:0": np.zeros(3, F), "b:0": F(0)}
+    m = {k: np.zeros_like(v) for k, v in params.items()}
+    v = {k: np.zeros_like(p) for k, p in params.items()}
+    beta1_power, beta2_power = beta1, beta2  # TF1's Adam keeps these as variables
+    for _ in range(steps):
+        grads = dict(zip(params, _regression_gradients(data, params["w:0"], params["b:0"])))
+        lr_t = lr * np.sqrt(F(1) - beta2_power) / (F(1) - beta1_power)
+        for k, g in grads.items():
+            m[k] = beta1 * m[k] + (F(1) - beta1) * g
+            v[k] = beta2 * v[k] + (F(1) - beta2) * g * g
+            params[k] = params[k] - lr_t * m[k] / (np.sqrt(v[k]) + epsilon)
+        beta1_power, beta2_power = beta1_power * beta1, beta2_power * beta2
+    return params
+
+
+def _classifier_data():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(32, 4)).astype(F)
+    labels = np.argmax(x @ rng.normal(size=(4, 3)), axis=1).astype(np.int32)
+    return {"x": x, "labels": labels}
+
+
+def _build_classifier(tf, optimizer):
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    labels = tf.placeholder(tf.int32, [None], name="labels")
+    w = tf.Variable(np.zeros((4, 3), F), name="w")
+    b = tf.Variable(np.zeros(3, F), name="b")
+    logits = tf.matmul(x, w) + b
+    loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits))
+    optimizer.minimize(loss, name="train")
+
+
+def _numpy_softmax_classifier(data, steps, lr=0.5):
+    """Float64 gradient descent on the mean cross-entropy: d/dlogits = (softmax - onehot) / N."""
+    x, labels = data["x"].astype(np.float64), data["labels"]
+    w, b = np.zeros((4, 3)), np.zeros(3)
+    lr = float(F(lr))
+    for _ in range(steps):
+        logits = x @ w + b
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        p[np.arange(len(labels)), labels] -= 1
+        g = p / len(labels)
+        w, b = w - lr * (x.T @ g), b - lr * g.sum(axis=0)
+    return {"w:0": w.astype(F), "b:0": b.astype(F)}
+
+
+TRAINING_CASES = {
+    # name: (build, optimizer, data, steps, numpy weights, exact)
+    "linear_gradient_descent": (_build_regression, lambda tf: tf.train.GradientDescentOptimizer(0.2),
+                                _regression_data, 100, _numpy_gradient_descent, True),
+    "linear_nesterov_momentum": (_build_regression, lambda tf: tf.train.MomentumOptimizer(0.02, 0.9, use_nesterov=True),
+                                 _regression_data, 100, _numpy_nesterov_momentum, True),
+    "linear_adam": (_build_regression, lambda tf: tf.train.AdamOptimizer(0.05),
+                    _regression_data, 100, _numpy_adam, True),
+    "softmax_classifier_gradient_descent": (_build_classifier, lambda tf: tf.train.GradientDescentOptimizer(0.5),
+                                            _classifier_data, 50, _numpy_softmax_classifier, False),
+}
+
+
+def _train(engine, request, args):
+    """stdout of one runtime given the training arguments."""
+    if engine == "graphrun":
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = cli.main(args)
+        assert code == 0, f"graphrun exited {code}: {err.getvalue().strip()}"
+        return out.getvalue()
+    runner = request.getfixturevalue("cc_runner")
+    proc = subprocess.run([str(runner), *args], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, f"graphrun-cc exited {proc.returncode}: {proc.stderr.strip()}"
+    return proc.stdout
+
+
+@pytest.mark.parametrize("engine", TRAINING_ENGINES)
+@pytest.mark.parametrize("name", sorted(TRAINING_CASES))
+def test_training(name, engine, request, tmp_path):
+    build, optimizer, make_data, steps, numpy_weights, exact = TRAINING_CASES[name]
+    graph = graphdef.Graph()
+    with graph.as_default():
+        build(graphdef, optimizer(graphdef))
+        graphdef.global_variables_initializer()
+    graphdef.save(graph, str(tmp_path / "model.pb"))
+    data = make_data()
+    np.savez(tmp_path / "data.npz", **data)
+    fetches = ["w:0", "b:0"]
+    stdout = _train(engine, request, [str(tmp_path / "model.pb"), "--run", "init", "--run", "train",
+                                      "--steps", str(steps), "--feeds", str(tmp_path / "data.npz"),
+                                      *[a for f in fetches for a in ("--fetch", f)], "--json"])
+    expected = numpy_weights(data, steps)
+    case = replay.CaseFiles(name=name, directory=tmp_path, description=f"{steps} training steps", feeds=data,
+                            feed_files={}, fetches=fetches, expected=[expected[f] for f in fetches],
+                            exact=exact, rtol=1e-4, atol=1e-5, skip={})
+    replay.check_outputs(engine, case, parse_json_outputs(engine, case, stdout))
