@@ -35,7 +35,11 @@ SINGLE_THREADED = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREA
 # -- the children -------------------------------------------------------------------------
 
 def child_write(path, rows, chunk=1_000_000):
-    """rows x 16 float32, written a chunk at a time."""
+    """rows x 16 float32, written a chunk at a time and synced: a dataset already on disk.
+
+    Without the sync, the kernel would still be writing it back during the measurements,
+    and throttle the output writes of graphrun batch.
+    """
     import numpy as np
     out = np.lib.format.open_memmap(path, mode="w+", dtype=np.float32, shape=(rows, FEATURES))
     rng = np.random.default_rng(0)
@@ -43,6 +47,9 @@ def child_write(path, rows, chunk=1_000_000):
         stop = min(start + chunk, rows)
         out[start:stop] = rng.standard_normal((stop - start, FEATURES), dtype=np.float32)
     out.flush()
+    del out
+    with open(path, "rb+") as f:
+        os.fsync(f.fileno())
 
 
 def child_loop(path, batch_size, expected_out):
