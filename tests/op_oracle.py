@@ -1,0 +1,84 @@
+"""TensorFlow as the oracle for single ops: the same GraphDef run by our Session and by TF.
+
+`run_both` builds a graph with graphdef, runs it here, imports its bytes into TensorFlow and
+runs it there; `gradients_both` compares our tf.gradients with TensorFlow's own gradients of
+the same imported forward graph. Tests get TensorFlow from the `tf_oracle` fixture, which
+skips (with the reason reported) where it is not installed.
+"""
+
+import os
+
+import numpy as np
+import pytest
+
+import graphdef
+
+
+@pytest.fixture(scope="module")
+def tf_oracle():
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # must precede the import to quiet its C++ logging
+    return pytest.importorskip("tensorflow", reason="TensorFlow is not installed; `make test` installs it")
+
+
+def _import(tf, graph_def):
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.import_graph_def(tf.compat.v1.GraphDef.FromString(graph_def.SerializeToString()), name="")
+    return graph
+
+
+def _session(tf, graph):
+    return tf.compat.v1.Session(graph=graph, config=tf.compat.v1.ConfigProto(device_count={"GPU": 0}))
+
+
+def _feed(feeds):
+    return {f"{name}:0": value for name, value in feeds.items()}
+
+
+def assert_same(ours, theirs, names, rtol, atol):
+    for name, a, b in zip(names, ours, theirs):
+        a, b = np.asarray(a), np.asarray(b)
+        assert (a.dtype, a.shape) == (b.dtype, b.shape), f"{name}: ours {a.dtype}{list(a.shape)}, TF {b.dtype}{list(b.shape)}"
+        if a.dtype.kind == "f":
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, err_msg=name)
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=name)
+
+
+def run_both(tf, make, feeds, rtol=1e-5, atol=1e-6):
+    """make() builds into a fresh default graph and returns the tensors to fetch; returns our values."""
+    graph = graphdef.Graph()
+    with graph.as_default():
+        fetches = make()
+    names = [t.name for t in fetches]
+    with graphdef.Session(graph=graph) as sess:
+        ours = sess.run(names, _feed(feeds))
+    with _session(tf, _import(tf, graph.as_graph_def())) as sess:
+        theirs = sess.run(names, _feed(feeds))
+    assert_same(ours, theirs, names, rtol, atol)
+    return ours
+
+
+def gradients_both(tf, make, feeds, rtol=1e-4, atol=1e-5):
+    """make() -> (loss, xs); our symbolic gradients against TF's on the imported forward graph.
+
+    Inputs TF gives no gradient for (it treats some as constants) are returned in `skipped`.
+    """
+    graph = graphdef.Graph()
+    with graph.as_default():
+        loss, xs = make()
+        forward = graph.as_graph_def()
+        ours_t = graphdef.gradients(loss, xs)
+    tf_graph = _import(tf, forward)
+    with tf_graph.as_default():
+        theirs_t = tf.compat.v1.gradients(tf_graph.get_tensor_by_name(loss.name),
+                                          [tf_graph.get_tensor_by_name(x.name) for x in xs])
+    pairs = [(x, o, t) for x, o, t in zip(xs, ours_t, theirs_t) if t is not None]
+    for x, o, _ in pairs:
+        assert o is not None, f"TF has a gradient for {x.name}, graphdef has none"
+    with graphdef.Session(graph=graph) as sess:
+        ours = sess.run([o for _, o, _ in pairs], _feed(feeds))
+    with _session(tf, tf_graph) as sess:
+        theirs = sess.run([t for _, _, t in pairs], _feed(feeds))
+    assert_same(ours, theirs, [x.name for x, _, _ in pairs], rtol, atol)
+    return [x.name for x, _, t in zip(xs, ours_t, theirs_t) if t is None]
