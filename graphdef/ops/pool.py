@@ -11,7 +11,7 @@ from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, constant_valu
 from graphdef.ops.windows import Window, infer_window, padded
 from graphdef.shapes import TensorShape, show
 
-MAX_POOL_TYPES = dtypes.NUMERIC
+MAX_POOL_TYPES = dtypes.NUMERIC - {dtypes.uint32, dtypes.uint64}  # TF's MaxPool has no 32/64-bit unsigned kernel
 FLOATS = dtypes.FLOATS
 
 
@@ -187,7 +187,7 @@ MAX_POOL = define(
 MAX_POOL_GRAD = define(
     "MaxPoolGrad", "orig_input: T, orig_output: T, grad: T -> output: T",
     doc="The gradient of MaxPool: each window's gradient goes to its max (the first, on ties).",
-    attrs={"T": Attr("type", dtypes.float32, MAX_POOL_TYPES), **_pool_attrs(explicit=True)},
+    attrs={"T": Attr("type", dtypes.float32, dtypes.NUMERIC), **_pool_attrs(explicit=True)},
     # as for ReluGrad, second derivatives through it are not built
     infer=_infer_max_pool_grad, kernel=_max_pool_grad, grad=NOT_DIFFERENTIABLE)
 
