@@ -1,6 +1,7 @@
 // The values of the graph's variables (VariableV2 nodes), keyed by the
-// variable node's name. main() owns one store for the whole process, so a
-// sequence of runs (e.g. training steps) sees the values earlier runs wrote.
+// variable node's name. execute() (invocation.h) owns one store for the whole
+// invocation, so a sequence of runs (e.g. training steps) sees the values
+// earlier runs wrote.
 #pragma once
 
 #include <string>
