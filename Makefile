@@ -12,7 +12,7 @@ PY_GEN := $(patsubst proto/%.proto,graphdef/_proto/%_pb2.py,$(PROTOS))
 CC_GEN := $(patsubst proto/%.proto,$(GEN_CC)/%.pb.cc,$(PROTOS))
 RUNNER_SRC := $(shell find runner -name '*.cc' 2>/dev/null)
 RUNNER_HDR := $(shell find runner -name '*.h' 2>/dev/null)
-SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev
+SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev
 CXXFLAGS ?= -O2 -g0
 CXXFLAGS += -std=c++17 -Wall -Wextra -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3
 RUNNER := $(BUILD)/graphrun-cc
@@ -23,9 +23,9 @@ all: setup
 
 setup: venv proto cc
 
-# The C++ runner's build needs protoc, libprotobuf, Eigen and nlohmann-json.
+# The C++ runner's build needs protoc, libprotobuf, Eigen, nlohmann-json and libzip.
 sysdeps: $(BUILD)/.sysdeps
-$(BUILD)/.sysdeps:
+$(BUILD)/.sysdeps: Makefile
 	@mkdir -p $(BUILD)
 	@missing=$$(for p in $(SYS_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
 	if [ -n "$$missing" ]; then \
@@ -65,7 +65,7 @@ $(GEN_CC)/%.pb.cc: proto/%.proto $(BUILD)/.sysdeps
 
 cc: $(RUNNER)
 $(RUNNER): $(CC_GEN) $(RUNNER_SRC) $(RUNNER_HDR)
-	$(CXX) $(CXXFLAGS) -o $@ $(CC_GEN) $(RUNNER_SRC) $$(pkg-config --cflags --libs protobuf) -lpthread
+	$(CXX) $(CXXFLAGS) -o $@ $(CC_GEN) $(RUNNER_SRC) $$(pkg-config --cflags --libs protobuf) -lzip -lpthread
 
 # Build models, save them, and run the same files in every runtime: the seed program, then
 # seed 002's IQ models and a digits classifier, trained in the graph and frozen.
