@@ -4,6 +4,8 @@ Each kernel makes one vectorised pass per window offset (KH * KW passes over the
 never a loop over pixels.
 """
 
+import functools
+
 import numpy as np
 
 from graphdef import dtypes
@@ -101,12 +103,20 @@ def _max_pool_grad(orig_input, orig_output, grad, *, ksize, strides, padding, ex
     return out[:, top:top + h, left:left + w, :]
 
 
-def _counts(window, oh, ow, h, w, top, left):
-    """How many real input elements each window covers: [OH, OW] (SAME windows at the border cover fewer)."""
+def _counts(window, oh, ow, h, w, top, left, dtype):
+    """How many real input elements each window covers, [1, OH, OW, 1] in `dtype` (fewer at a SAME border)."""
+    return _cached_counts(window.kh, window.kw, window.sh, window.sw, oh, ow, h, w, top, left, np.dtype(dtype))
+
+
+@functools.lru_cache(maxsize=256)
+def _cached_counts(kh, kw, sh, sw, oh, ow, h, w, top, left, dtype):
+    # the same geometry recurs on every run of a model, so the counts are made once
     total = np.zeros((oh, ow), np.int64)
-    for valid in _in_bounds(window, oh, ow, h, w, top, left):
+    for valid in _in_bounds(Window(kh, kw, [1, sh, sw, 1], "VALID"), oh, ow, h, w, top, left):
         total += valid
-    return total
+    counts = total.astype(dtype)[None, :, :, None]
+    counts.flags.writeable = False
+    return counts
 
 
 def _work(x):
@@ -122,8 +132,7 @@ def _avg_pool(value, *, ksize, strides, padding, data_format):
     if oh and ow:
         for _, _, rows, cols in window.offsets(oh, ow):
             total += xp[:, rows, cols, :]
-    counts = _counts(window, oh, ow, x.shape[1], x.shape[2], top, left)
-    return (total / counts[None, :, :, None].astype(xp.dtype)).astype(x.dtype, copy=False)
+    return (total / _counts(window, oh, ow, x.shape[1], x.shape[2], top, left, xp.dtype)).astype(x.dtype, copy=False)
 
 
 def _avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_format):
@@ -136,7 +145,7 @@ def _avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_form
     (oh, top, bottom), (ow, left, right) = window.geometry(h, w)
     if g.shape != (n, oh, ow, c):
         raise ValueError(f"grad has shape {show(g.shape)}, expected the pooled shape {show((n, oh, ow, c))}")
-    share = _work(g) / _counts(window, oh, ow, h, w, top, left)[None, :, :, None].astype(_work(g).dtype)
+    share = _work(g) / _counts(window, oh, ow, h, w, top, left, _work(g).dtype)
     out = np.zeros((n, h + top + bottom, w + left + right, c), share.dtype)
     if oh and ow:
         for _, _, rows, cols in window.offsets(oh, ow):
