@@ -173,7 +173,8 @@ def test_gradients_with_shapes_known_only_at_run_time(tf_oracle):
         x = tf.placeholder(tf.float32, [None, 3, None, 5], name="x")
         y = tf.placeholder(tf.float32, [None, 3, None, None], name="y")
         parts = [tf.slice(x, [0, 1, 0, 2], [-1, 2, 3, 2]), tf.tile(x, [1, 2, 1, 3]),
-                 tf.pad(x, [[0, 1], [2, 0], [1, 1], [0, 0]]), tf.concat([x, y], axis=-1), tf.gather(x, [1, 0], axis=2)]
+                 tf.pad(x, [[0, 1], [2, 0], [1, 1], [0, 0]]), tf.concat([x, y], axis=-1), tf.gather(x, [1, 0], axis=2),
+                 tf.gather(x[:, 0, 0, 0], [1, 0, 1])]
         return tf.add_n([tf.reduce_sum(p * p) for p in parts]), [x, y]
     gradients_both(tf_oracle, make, {"x": X, "y": X[..., :2]})
 

@@ -265,9 +265,9 @@ def _take(shape_vector, positions):
     """Entries of a 1-D shape tensor: a Const when it is one, else a GatherV2."""
     from graphdef.ops.array import constant
     value = const_ints(shape_vector)
-    if value is not None:
-        return constant([value[p] for p in positions], dtype=shape_vector.dtype)
-    return gather(shape_vector, positions)
+    if value is not None or not positions:
+        return constant([value[p] for p in positions] if positions else [], dtype=shape_vector.dtype)
+    return gather(shape_vector, constant(positions, dtype=dtypes.int32))
 
 
 def _concat_shapes(*parts):
