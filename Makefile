@@ -11,7 +11,6 @@ PROTOS := $(wildcard proto/*.proto)
 PY_GEN := $(patsubst proto/%.proto,graphdef/_proto/%_pb2.py,$(PROTOS))
 CC_GEN := $(patsubst proto/%.proto,$(GEN_CC)/%.pb.cc,$(PROTOS))
 RUNNER_SRC := $(shell find runner -name '*.cc' 2>/dev/null)
-RUNNER_HDR := $(shell find runner -name '*.h' 2>/dev/null)
 SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev
 CXXFLAGS ?= -O2 -g0
 CXXFLAGS += -std=c++17 -Wall -Wextra -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3
@@ -63,9 +62,30 @@ $(GEN_CC)/%.pb.cc: proto/%.proto $(BUILD)/.sysdeps
 	@mkdir -p $(GEN_CC)
 	protoc -Iproto --cpp_out=$(GEN_CC) $<
 
-cc: $(RUNNER)
-$(RUNNER): $(CC_GEN) $(RUNNER_SRC) $(RUNNER_HDR)
-	$(CXX) $(CXXFLAGS) -o $@ $(CC_GEN) $(RUNNER_SRC) $$(pkg-config --cflags --libs protobuf) -lzip -lpthread
+# One object per source, with the headers each includes tracked (-MMD), so a change
+# recompiles only what it touches and `make -j` uses every core.
+OBJ := $(BUILD)/obj
+RUNNER_OBJ := $(patsubst %.cc,$(OBJ)/%.o,$(RUNNER_SRC) $(CC_GEN:$(BUILD)/%=%))
+PROTOBUF_FLAGS = $$(pkg-config --cflags protobuf)
+
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
+# Only the compile runs in parallel: the pip installs above must not race each other.
+cc: $(BUILD)/.sysdeps
+	@$(MAKE) --no-print-directory -j$(NPROC) $(RUNNER)
+
+$(RUNNER): $(RUNNER_OBJ)
+	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) -lzip -lpthread
+
+$(OBJ)/gen/%.o: $(GEN_CC)/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
+
+$(OBJ)/runner/%.o: runner/%.cc $(CC_GEN)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
+
+-include $(RUNNER_OBJ:.o=.d)
 
 # Build models, save them, and run the same files in every runtime: the seed program, then
 # seed 002's IQ models and a digits classifier, trained in the graph and frozen.
