@@ -226,3 +226,26 @@ def test_integer_range_counts_exactly(graph):
         assert len(sess.run(tf.range(tf.constant(-100, tf.int8), tf.constant(100, tf.int8)))) == 200
         assert sess.run(tf.range(tf.constant(5, tf.uint8), tf.constant(0, tf.uint8))).size == 0
         np.testing.assert_array_equal(sess.run(tf.range(5, 0, -2)), [5, 3, 1])
+
+
+def test_training_ops_check_fed_shapes(graph):
+    logits = tf.placeholder(tf.float32, name="logits")
+    labels = tf.placeholder(tf.int32, name="labels")
+    dense = tf.placeholder(tf.float32, name="dense")
+    sparse = tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=logits)
+    xent = tf.nn.softmax_cross_entropy_with_logits_v2(labels=dense, logits=logits)
+    c, t, e = (tf.placeholder(tf.float32 if n != "c" else tf.bool, name=n) for n in "cte")
+    chosen = tf.raw_op("Select", c, t, e, name="chosen")
+    anywhere = tf.where(c, t, e)  # unknown ranks still build
+    assert anywhere.shape.ndims is None
+    two = np.zeros((2, 4), np.float32)
+    with tf.Session() as sess:
+        with pytest.raises(InvalidArgumentError, match=r"labels \[1\] must be \[batch\]"):
+            sess.run(sparse, {logits: two, labels: [1]})
+        with pytest.raises(InvalidArgumentError, match=r"same shape"):
+            sess.run(xent, {logits: two, dense: np.zeros((1, 4))})
+        with pytest.raises(InvalidArgumentError, match=r"must be \[batch, classes\]"):
+            sess.run(xent, {logits: np.zeros((1, 2, 4)), dense: np.zeros((1, 2, 4))})
+        with pytest.raises(InvalidArgumentError, match=r"t \[2,2\] and e \[2\]"):
+            sess.run(chosen, {c: True, t: np.zeros((2, 2)), e: np.zeros(2)})
+        assert sess.run(tf.nn.softmax(tf.zeros([2, 0]))).shape == (2, 0)

@@ -44,9 +44,9 @@ LOGICAL_NOT = define("LogicalNot", "x: bool -> y: bool", doc="not x elementwise.
 
 def _infer_select_v2(ctx):
     from graphdef.shapes import broadcast
-    shape = broadcast(broadcast(ctx.shape(0), ctx.shape(1)) or ctx.shape(1), ctx.shape(2))
     inner = broadcast(ctx.shape(0), ctx.shape(1))
-    if inner is None or shape is None:
+    shape = None if inner is None else broadcast(inner, ctx.shape(2))
+    if shape is None:
         raise ctx.error(f"condition {show(ctx.shape(0))}, t {show(ctx.shape(1))} and e {show(ctx.shape(2))} "
                         "cannot be broadcast together")
     return [shape]
@@ -78,6 +78,12 @@ def _infer_select(ctx):
 
 def _select(condition, t, e):
     condition = np.asarray(condition)
+    if np.shape(t) != np.shape(e):
+        raise ValueError(f"t {show(np.shape(t))} and e {show(np.shape(e))} must have the same shape")
+    if condition.ndim and condition.shape != np.shape(t) and not (
+            condition.ndim == 1 and np.ndim(t) > 1 and condition.shape[0] == np.shape(t)[0]):
+        raise ValueError(f"condition {show(condition.shape)} must be a scalar, a vector over t's first dim, "
+                         f"or t's shape {show(np.shape(t))}")
     if condition.ndim == 1 and np.ndim(t) > 1:  # a vector picks whole rows
         condition = condition.reshape((-1,) + (1,) * (np.ndim(t) - 1))
     return np.where(condition, t, e)

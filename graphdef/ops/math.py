@@ -404,6 +404,8 @@ def _infer_arg_extreme(ctx):
 def _arg_extreme(pick):
     def kernel(x, dimension, *, output_type):
         x = np.asarray(x)
+        if x.ndim == 0:
+            raise ValueError(f"cannot take {pick.__name__} of a scalar; it needs at least one dim")
         (axis,) = normalize_axes(dimension, x.ndim)
         if x.shape[axis] == 0:
             raise ValueError(f"cannot take {pick.__name__} along an empty axis {axis} of shape {list(x.shape)}")

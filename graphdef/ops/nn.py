@@ -11,6 +11,8 @@ FLOATS = dtypes.FLOATS
 
 def _shifted(x):
     x = np.asarray(x)
+    if x.shape[-1] == 0:  # no classes: nothing to normalise, and max() of nothing is an error
+        return x
     return x - np.max(x, axis=-1, keepdims=True)
 
 
@@ -66,12 +68,24 @@ def _infer_cross_entropy(ctx):
     return [TensorShape([batch]), features if features.ndims is not None else TensorShape([None, None])]
 
 
+def _check_batch(features, labels, dense):
+    features, labels = np.asarray(features), np.asarray(labels)
+    if features.ndim != 2:
+        raise ValueError(f"logits must be [batch, classes], got {show(features.shape)}")
+    if dense and labels.shape != features.shape:
+        raise ValueError(f"logits {show(features.shape)} and labels {show(labels.shape)} must have the same shape")
+    if not dense and labels.shape != features.shape[:1]:
+        raise ValueError(f"labels {show(labels.shape)} must be [batch] for logits {show(features.shape)}")
+
+
 def _softmax_cross_entropy(features, labels):
+    _check_batch(features, labels, dense=True)
     log_p = _log_softmax(features)
     return -np.sum(labels * log_p, axis=-1), np.exp(log_p) - labels
 
 
 def _sparse_softmax_cross_entropy(features, labels):
+    _check_batch(features, labels, dense=False)
     features = np.asarray(features)
     labels = np.asarray(labels)
     classes = features.shape[-1]

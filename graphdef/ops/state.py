@@ -94,8 +94,12 @@ def _infer_update(ctx, delta, scalars):
     return [var]
 
 
-def _check_update(var_name, var, delta, *scalars):
+def _check_update(var_name, var, delta, *scalars, slots=()):
     """Run-time twin of _infer_update, for shapes only known when fed."""
+    for slot_name, slot in slots:
+        if np.shape(slot) != np.shape(var):
+            raise ValueError(f"slot '{slot_name}' of shape {show(np.shape(slot))} does not match "
+                             f"variable '{var_name}' of shape {show(np.shape(var))}")
     if np.shape(delta) != np.shape(var):
         raise ValueError(f"update of shape {show(np.shape(delta))} for variable '{var_name}' "
                          f"of shape {show(np.shape(var))}")
@@ -120,7 +124,8 @@ APPLY_GRADIENT_DESCENT = define(
 
 def _apply_momentum(lr, grad, momentum, *, state, refs, use_nesterov):
     var_name, accum_name = refs
-    _check_update(var_name, _read(state=state, node=var_name), grad, lr, momentum)
+    _check_update(var_name, _read(state=state, node=var_name), grad, lr, momentum,
+                  slots=[(accum_name, _read(state=state, node=accum_name))])
     accum = _read(state=state, node=accum_name) * momentum + grad
     step = grad * lr + accum * momentum * lr if use_nesterov else accum * lr  # TF's order of rounding
     state[accum_name] = _sealed(accum)
@@ -140,7 +145,7 @@ APPLY_MOMENTUM = define(
 def _apply_adam(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, *, state, refs, use_nesterov):
     var_name, m_name, v_name = refs
     _check_update(var_name, _read(state=state, node=var_name), grad, beta1_power, beta2_power, lr, beta1, beta2,
-                  epsilon)
+                  epsilon, slots=[(m_name, _read(state=state, node=m_name)), (v_name, _read(state=state, node=v_name))])
     lr_t = lr * np.sqrt(1 - beta2_power) / (1 - beta1_power)
     m = beta1 * _read(state=state, node=m_name) + (1 - beta1) * grad
     v = beta2 * _read(state=state, node=v_name) + (1 - beta2) * grad * grad
