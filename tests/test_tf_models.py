@@ -342,6 +342,43 @@ def tf():
     return pytest.importorskip("tensorflow", reason="TensorFlow is not installed; `make test` installs it")
 
 
+def output_shapes(graph_def):
+    """{node: [dims or None (unknown rank)] per output} from the `_output_shapes` attrs viewers draw."""
+    found = {}
+    for node in graph_def.node:
+        if "_output_shapes" in node.attr:
+            found[node.name] = [None if s.unknown_rank else [d.size for d in s.dim]
+                                for s in node.attr["_output_shapes"].list.shape]
+    return found
+
+
+@pytest.mark.parametrize("name", [n for n in MODEL_NAMES if n not in REGISTRY_LACKS])
+def test_output_shapes_never_contradict_tensorflows(tf, name):
+    """as_graph_def(add_shapes=True) annotates every node as TensorFlow's does, never contradicting it.
+
+    graphdef may know less (TensorFlow also evaluates Shape -> StridedSlice -> Pack chains
+    while inferring) or more; a rank or a dimension both know must be the same.
+    """
+    data = (MODELS_DIR / name / "model.pb").read_bytes()
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.import_graph_def(tf.compat.v1.GraphDef.FromString(data), name="")
+    theirs = output_shapes(graph.as_graph_def(add_shapes=True))
+    ours = output_shapes(load(MODELS_DIR / name / "model.pb").as_graph_def(add_shapes=True))
+    contradictions = []
+    for node, shapes in theirs.items():
+        if len(ours.get(node, ())) != len(shapes):
+            contradictions.append(f"{node}: TensorFlow lists {len(shapes)} output shapes, graphdef "
+                                  f"{len(ours.get(node, ()))}")
+            continue
+        for index, (t, o) in enumerate(zip(shapes, ours[node])):
+            if t is None or o is None:
+                continue
+            if len(t) != len(o) or any(a != b and a != -1 and b != -1 for a, b in zip(t, o)):
+                contradictions.append(f"{node}:{index}: TensorFlow {t}, graphdef {o}")
+    assert not contradictions, f"{name}: " + "; ".join(contradictions)
+
+
 @pytest.mark.parametrize("name", MODEL_NAMES)
 def test_tensorflow_gives_the_committed_outputs(tf, name):
     """The expected files are TensorFlow's answer for exactly the committed bytes, here and now."""
