@@ -23,6 +23,7 @@ The numpy pass reads its weights from the frozen file's Consts and is checked ag
 TensorFlow's committed outputs before it is timed, so it is the same model.
 """
 
+import json
 import os
 import shutil
 import subprocess
@@ -208,11 +209,10 @@ def time_cc(model, input_name, batch, workdir):
     """Per-run seconds of graphrun-cc, start-up and load taken out by difference; also its output."""
     feed = workdir / f"{input_name}_{len(batch)}.npy"
     np.save(feed, batch)
-    base = [str(RUNNER), str(model), "--feed", f"{input_name}={'@'}{feed}"]
+    base = [str(RUNNER), str(model), "--feed", f"{input_name}=@{feed}"]
     fetched = subprocess.run(base + ["--fetch", f"{OUTPUT}:0", "--json"], capture_output=True, text=True)
     if fetched.returncode != 0:
         raise RuntimeError(f"graphrun-cc failed: {fetched.stderr.strip()}")
-    import json
     from tests.conformance.replay import from_json_output
     output = from_json_output(json.loads(fetched.stdout)["outputs"][0])[1]
 
