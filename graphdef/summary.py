@@ -29,7 +29,6 @@ MergeSummary nodes is still refused as having ops graphdef lacks.
 import itertools
 import os
 import re
-import socket
 import threading
 import time
 import weakref
@@ -224,6 +223,7 @@ class FileWriter:
             self.add_graph(graph, graph_def=graph_def)
 
     def _open(self):
+        import socket  # here, not at the top: `import graphdef` should not pay for it
         from tensorboard.summary.writer.record_writer import RecordWriter
         os.makedirs(self._logdir, exist_ok=True)
         name = (f"events.out.tfevents.{int(time.time()):010d}.{socket.gethostname()}.{os.getpid()}."
