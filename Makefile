@@ -11,12 +11,12 @@ PROTOS := $(wildcard proto/*.proto)
 PY_GEN := $(patsubst proto/%.proto,graphdef/_proto/%_pb2.py,$(PROTOS))
 CC_GEN := $(patsubst proto/%.proto,$(GEN_CC)/%.pb.cc,$(PROTOS))
 RUNNER_SRC := $(shell find runner -name '*.cc' 2>/dev/null)
-SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev
+SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev graphviz
 CXXFLAGS ?= -O2 -g0
 CXXFLAGS += -std=c++17 -Wall -Wextra -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3
 RUNNER := $(BUILD)/graphrun-cc
 
-.PHONY: all setup sysdeps venv proto cc demo test bench clean
+.PHONY: all setup sysdeps venv proto cc demo test bench clean tf-fixtures
 
 all: setup
 
@@ -45,9 +45,10 @@ $(VENV)/.installed: pyproject.toml
 	$(VPY) -m pip install -q -e '.[dev]'
 	@touch $@
 
-# Test-only oracles (TensorFlow, TensorBoard): large, so only `make test` installs them.
+# Test-only oracles (TensorFlow, TensorBoard) and the optional extras the tests exercise (graphrun's
+# progress bar, Dask): large, so only `make test` installs them.
 $(VENV)/.oracles: $(VENV)/.installed
-	$(VPY) -m pip install -q -e '.[oracle]'
+	$(VPY) -m pip install -q -e '.[oracle,cli,dask,summary]'
 	@touch $@
 
 $(VENV)/.demo: $(VENV)/.installed
@@ -108,6 +109,11 @@ test: setup $(VENV)/.oracles $(VENV)/.demo
 
 bench: setup $(VENV)/.oracles
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(VPY) $$f || exit 1; done
+
+# Regenerate the committed TensorFlow-made models and TF1 transcripts (needs TensorFlow).
+tf-fixtures: setup $(VENV)/.oracles
+	$(VPY) -m tests.tf_models.generate
+	$(VPY) -m tests.tf1_programs --write
 
 clean:
 	rm -rf $(BUILD) graphdef/_proto/*_pb2.py

@@ -8,13 +8,11 @@ Cases (the portable-slice issue's targets):
 Times are the best of several repeats (the least disturbed by other load on the machine).
 """
 
-import os
 import sys
-import timeit
 
 import numpy as np
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from side_by_side import best_seconds, compare
 
 
 def build(api):
@@ -31,11 +29,6 @@ def build(api):
     return graph, seed, x, chain
 
 
-def best_seconds(fn, number):
-    fn()  # the first run plans (ours) or compiles (TensorFlow) the graph
-    return min(timeit.repeat(fn, number=number, repeat=5)) / number
-
-
 def measure(api):
     graph, seed, x, chain = build(api)
     sess = api.Session(graph=graph)
@@ -46,26 +39,7 @@ def measure(api):
 
 
 def main():
-    import graphdef
-    ours = measure(graphdef)
-    try:
-        import tensorflow as tensorflow
-    except ImportError:
-        print("TensorFlow is not installed (make test installs it); graphdef alone:")
-        for case, seconds in ours.items():
-            print(f"{case:6s} graphdef {seconds * 1e6:9.1f} us")
-        return 0
-    tf1 = tensorflow.compat.v1
-    tf1.disable_eager_execution()
-    theirs = measure(tf1)
-    targets = {"seed": 0.25, "chain": 1.0}
-    print(f"{'case':6s} {'graphdef':>12s} {'tensorflow':>12s} {'ratio':>7s} {'target':>7s}")
-    for case in ours:
-        ratio = ours[case] / theirs[case]
-        verdict = "ok" if ratio <= targets[case] else "MISSED"
-        print(f"{case:6s} {ours[case] * 1e6:9.1f} us {theirs[case] * 1e6:9.1f} us {ratio:7.3f} "
-              f"{targets[case]:7.2f} {verdict}")
-    return 0
+    return compare(measure, {"seed": 0.25, "chain": 1.0})
 
 
 if __name__ == "__main__":

@@ -8,13 +8,11 @@ Cases (the learning issue's targets):
 Both libraries build the same graph from the same initial weights; times are the best of repeats.
 """
 
-import os
 import sys
-import timeit
 
 import numpy as np
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+from side_by_side import best_seconds, compare
 
 
 def linear(api):
@@ -58,36 +56,12 @@ def mlp(api):
     return lambda: sess.run(train, feed)
 
 
-def best_seconds(step, number):
-    step()
-    return min(timeit.repeat(step, number=number, repeat=5)) / number
-
-
 def measure(api):
     return {"linear": best_seconds(linear(api), 2000), "mlp": best_seconds(mlp(api), 20)}
 
 
 def main():
-    import graphdef
-    ours = measure(graphdef)
-    try:
-        import tensorflow
-    except ImportError:
-        print("TensorFlow is not installed (make test installs it); graphdef alone:")
-        for case, seconds in ours.items():
-            print(f"{case:7s} graphdef {seconds * 1e6:10.1f} us")
-        return 0
-    tf1 = tensorflow.compat.v1
-    tf1.disable_eager_execution()
-    theirs = measure(tf1)
-    targets = {"linear": 0.5, "mlp": 1.0}
-    print(f"{'case':7s} {'graphdef':>12s} {'tensorflow':>12s} {'ratio':>7s} {'target':>7s}")
-    for case in ours:
-        ratio = ours[case] / theirs[case]
-        verdict = "ok" if ratio <= targets[case] else "MISSED"
-        print(f"{case:7s} {ours[case] * 1e6:9.1f} us {theirs[case] * 1e6:9.1f} us {ratio:7.3f} "
-              f"{targets[case]:7.2f} {verdict}")
-    return 0
+    return compare(measure, {"linear": 0.5, "mlp": 1.0})
 
 
 if __name__ == "__main__":

@@ -36,10 +36,12 @@ from graphdef.ops.registry import convert_to_tensor, raw_op
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
                                 global_variables_initializer, trainable_variables, variables_initializer)
 from graphdef.serialize import import_graph_def, load, save, write_graph
+from graphdef.runner_api import Runner
 from graphdef.session import InteractiveSession, Session, get_default_session
 from graphdef.shapes import TensorShape
 from graphdef import io, losses, nn, train  # noqa: E402  (namespaces that mirror tf.nn, tf.io, ...)
 from graphdef import graph_util  # noqa: E402  (tf.compat.v1.graph_util: freezing)
 from graphdef import math  # noqa: E402  (tf.math)
+from graphdef import summary  # noqa: E402  (tf.summary: FileWriter, scalar, merge, merge_all)
 
 __version__ = "0.1.0"

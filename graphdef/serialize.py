@@ -368,13 +368,18 @@ def read_graph_def(path):
 
 def load(path):
     """Reads a model file into a new Graph, keeping the file's node names."""
+    return load_with_graph_def(path)[0]
+
+
+def load_with_graph_def(path):
+    """(Graph, GraphDef) for the file at `path`: the file as read, and the graph built from it."""
     graph_def = read_graph_def(path)
     graph = Graph()
     try:
         import_graph_def(graph_def, name="", graph=graph)
     except GraphFileError as e:
         raise GraphFileError(f"{path}: {e}") from None
-    return graph
+    return graph, graph_def
 
 
 def _one_line(exc):

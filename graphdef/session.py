@@ -290,14 +290,18 @@ def _with_variable_reads(order, targets, fed):
     return compute
 
 
-def _resolve_fetch(graph, fetch):
+def _element(graph, key, role):
+    """The graph element `key` names, or one error line saying which fetch or feed is wrong."""
     try:
-        element = graph.as_graph_element(fetch)
+        return graph.as_graph_element(key)
     except KeyError as e:
-        raise NotFoundError(f"Session.run: fetch {fetch!r} does not exist: {e.args[0]}") from None
+        raise NotFoundError(f"Session.run: {role} {key!r} does not exist: {e.args[0]}") from None
     except (TypeError, ValueError) as e:
-        raise type(e)(f"Session.run: cannot fetch {fetch!r}: {e}") from None
-    return element
+        raise type(e)(f"Session.run: cannot use {key!r} as a {role}: {e}") from None
+
+
+def _resolve_fetch(graph, fetch):
+    return _element(graph, fetch, "fetch")
 
 
 def _resolve_feed(graph, key):
@@ -305,12 +309,7 @@ def _resolve_feed(graph, key):
         key = key._to_tensor()
     if isinstance(key, str) and ":" not in key:
         key += ":0"
-    try:
-        element = graph.as_graph_element(key)
-    except KeyError as e:
-        raise NotFoundError(f"Session.run: feed_dict key {key!r} does not exist: {e.args[0]}") from None
-    except (TypeError, ValueError) as e:
-        raise type(e)(f"Session.run: cannot feed {key!r}: {e}") from None
+    element = _element(graph, key, "feed_dict key")
     if not isinstance(element, Tensor):
         raise TypeError(f"Session.run: feed_dict key {key!r} is an operation; feed one of its tensors")
     return element

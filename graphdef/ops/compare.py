@@ -4,7 +4,7 @@ in their condition."""
 import numpy as np
 
 from graphdef import dtypes
-from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, define, infer_broadcast
+from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, builder, define, infer_broadcast
 from graphdef.shapes import show
 
 _ORDERED = dtypes.NUMERIC
@@ -106,10 +106,7 @@ def _select_v1_grad(op, g):
 # -- builders -------------------------------------------------------------------------------
 
 def _builder(type_name, default_name):
-    def builder(x, y, name=None):
-        return build(type_name, [x, y], name=name, default_name=default_name).outputs[0]
-    builder.__name__ = default_name.lower()
-    return builder
+    return builder(type_name, default_name, 2)
 
 
 equal = _builder("Equal", "Equal")

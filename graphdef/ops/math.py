@@ -6,8 +6,8 @@ import numpy as np
 
 from graphdef import dtypes
 from graphdef.graph import Tensor, get_default_graph
-from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, constant_value, convert_to_tensor,
-                                   define, infer_broadcast, lookup, same_as_input)
+from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, builder, constant_value, convert_to_tensor,
+                                   define, infer_broadcast, same_as_input)
 from graphdef.shapes import TensorShape, show
 
 ARITH = dtypes.NUMERIC
@@ -484,18 +484,11 @@ CAST = define(
 # -- builders -------------------------------------------------------------------------
 
 def _op(type_name, default_name):
-    def builder(x, y, name=None):
-        return build(type_name, [x, y], name=name, default_name=default_name).outputs[0]
-    builder.__name__ = default_name.lower()
-    builder.__doc__ = lookup(type_name).doc
-    return builder
+    return builder(type_name, default_name, 2)
 
 
 def _op1(type_name, default_name):
-    def builder(x, name=None):
-        return build(type_name, [x], name=name, default_name=default_name).outputs[0]
-    builder.__doc__ = lookup(type_name).doc
-    return builder
+    return builder(type_name, default_name, 1)
 
 
 add = _op("AddV2", "Add")

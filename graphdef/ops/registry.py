@@ -218,6 +218,17 @@ def build(op_type, inputs, *, name=None, default_name=None, attrs=None, control_
     return create(graph, opdef, node_name, flat, attrs, control_inputs)
 
 
+def builder(type_name, default_name, arity):
+    """The public builder of a single-output op whose inputs are all tensors: f(x[, y], name=None)."""
+    def build_op(*inputs, name=None):
+        if len(inputs) != arity:
+            raise TypeError(f"{default_name.lower()}() takes {arity} tensors, got {len(inputs)}")
+        return build(type_name, list(inputs), name=name, default_name=default_name).outputs[0]
+    build_op.__name__ = default_name.lower()
+    build_op.__doc__ = lookup(type_name).doc
+    return build_op
+
+
 def raw_op(op_type, *inputs, name=None, **attrs):
     """Any registered op by its TF type name: raw_op("Add", x, y) (like tf.raw_ops)."""
     op = build(op_type, list(inputs), name=name, attrs=attrs)
