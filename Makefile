@@ -47,11 +47,11 @@ $(VENV)/.installed: pyproject.toml
 
 # Test-only oracles (TensorFlow, TensorBoard) and the optional extras the tests exercise (graphrun's
 # progress bar, Dask): large, so only `make test` installs them.
-$(VENV)/.oracles: $(VENV)/.installed
+$(VENV)/.oracles: $(VENV)/.installed pyproject.toml
 	$(VPY) -m pip install -q -e '.[oracle,cli,dask,summary]'
 	@touch $@
 
-$(VENV)/.demo: $(VENV)/.installed
+$(VENV)/.demo: $(VENV)/.installed pyproject.toml
 	$(VPY) -m pip install -q -e '.[demo]'
 	@touch $@
 
