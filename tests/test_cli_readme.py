@@ -7,7 +7,6 @@ import sys
 
 import pytest
 
-import graphdef
 from graphdef import engines
 from tests.graphrun_helpers import ok
 
