@@ -20,9 +20,9 @@ import graphdef
 from graphdef import feed_options
 from graphdef import feeds as feeding
 from graphdef.errors import OpError
-from graphdef.model_file import output_names, read_model
+from graphdef.model_file import output_names
 from graphdef.output_format import format_json, format_shape, format_text
-from graphdef.serialize import GraphFileError
+from graphdef.serialize import GraphFileError, load_with_graph_def
 from graphdef.session import Session
 
 EXIT_OK = 0
@@ -214,7 +214,7 @@ def prepare(args):
 def load_model(path):
     """The Graph with the file's node names, and those names in file order; Failure(3) if unusable."""
     try:
-        graph, graph_def = read_model(path)
+        graph, graph_def = load_with_graph_def(path)
     except GraphFileError as e:
         raise Failure(EXIT_MODEL, _one_line(e)) from None
     except RecursionError:

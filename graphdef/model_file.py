@@ -1,26 +1,10 @@
-"""A model file read for running: the Graph with the file's names, and the file's own order.
+"""What graphrun's verbs and graphdef.Runner agree on about a model file: its outputs.
 
-graphrun's verbs and graphdef.Runner share this, so "the outputs" of a model mean the
-same thing everywhere: every output of every node nothing consumes, in file order.
+Reading the file is graphdef.serialize.load_with_graph_def, which also returns the
+GraphDef as read, because "the outputs" follow the file's own node order: every output of
+every node nothing consumes, in file order, so they mean the same thing everywhere (and in
+graphrun-cc, which reads the file as written).
 """
-
-from graphdef.graph import Graph
-from graphdef.serialize import GraphFileError, import_graph_def, read_graph_def
-
-
-def read_model(path):
-    """(Graph, GraphDef) for the file at `path`; GraphFileError names the file and the problem.
-
-    This is serialize.load() kept in two steps: the default outputs follow the file's node
-    order, and the imported graph holds its nodes in dependency order instead.
-    """
-    graph_def = read_graph_def(path)
-    graph = Graph()
-    try:
-        import_graph_def(graph_def, name="", graph=graph)
-    except GraphFileError as e:
-        raise GraphFileError(f"{path}: {e}") from None
-    return graph, graph_def
 
 
 def output_names(graph, file_order):

@@ -18,7 +18,8 @@ import numpy as np
 
 from graphdef import feeds as feeding
 from graphdef.graph import Tensor
-from graphdef.model_file import output_names, read_model
+from graphdef.model_file import output_names
+from graphdef.serialize import load_with_graph_def
 from graphdef.session import Session
 
 _cache = {}
@@ -37,7 +38,7 @@ class Runner:
         self.path = os.fspath(path)
         self._fetch_names = _names(fetches)
         self._init_names = _names(init)
-        self.graph, graph_def = read_model(self.path)
+        self.graph, graph_def = load_with_graph_def(self.path)
         names = self._fetch_names or output_names(self.graph, [node.name for node in graph_def.node])
         if not names:
             raise ValueError(f"Runner: {self.path} has no outputs to compute; pass fetches=[...]")
