@@ -1,6 +1,6 @@
 """graphrun: run, inspect, compare, benchmark, draw and batch-score a GraphDef file.
 
-    graphrun MODEL [--feed NAME=VALUE]... [--fetch NAME]... [--json]      (the run verb)
+    graphrun MODEL [--run TARGET]... [--steps N] [--feed NAME=VALUE]... [--fetch NAME]... [--json]
     graphrun inspect|compare|bench|view|batch MODEL ...
 
 The C++ runner (graphrun-cc) implements the same contract for run, and both must print
@@ -13,6 +13,7 @@ stderr and an exit code that says whose fault it was (see EXIT_CODES).
 import argparse
 import importlib
 import os
+import re
 import sys
 import warnings
 
@@ -59,6 +60,17 @@ FETCH_HELP = """fetches:
   other node uses (as data or control input), in file order.
 """
 
+RUN_HELP = """training (--run, --steps):
+  --run TARGET executes the node TARGET ("node", or "node:k" naming one of its outputs)
+  for its effects, such as an initializer or a training step, before the fetches are
+  printed. Repeatable: the runs execute in the order given, in one session, so variables
+  keep their values from one run to the next. --steps N executes the last --run target N
+  times (default 1). Every run gets all the feeds and needs only the placeholders it uses;
+  all runs are checked before the first executes. With --run, nothing is printed unless
+  asked for with --fetch (with --json, an empty "outputs" list). The same as graphrun-cc:
+    graphrun model.pb --run init --run train --steps 1000 --feeds data.npz --fetch loss
+"""
+
 EPILOG = f"""commands (the first argument; without one, graphrun runs the model):
   graphrun MODEL ...            run it and print the fetched tensors (also: graphrun run)
   graphrun inspect MODEL        inputs, outputs, op histogram, parameters, unsupported ops
@@ -70,6 +82,7 @@ EPILOG = f"""commands (the first argument; without one, graphrun runs the model)
 
 {feed_options.HELP}
 {FETCH_HELP}
+{RUN_HELP}
 output:
   one line per fetch, "<node>:<k> <dtype> <shape> = <values>"; with --json, one line
   {{"outputs": [{{"name": ..., "dtype": ..., "shape": [...], "values": ...}}, ...]}}.
@@ -112,10 +125,18 @@ def build_parser():
     parser = _Parser(
         prog="graphrun", allow_abbrev=False, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Run a TensorFlow GraphDef (.pb binary, or .pbtxt text) and print the fetched tensors.")
+        description="Run a TensorFlow GraphDef (.pb binary, or .pbtxt text), after any --run targets such as "
+                    "an initializer and training steps, and print the fetched tensors.")
     parser.add_argument("model", metavar="MODEL", help="the GraphDef file (.pb, or .pbtxt for text)")
     feed_options.add_arguments(parser)
-    add_fetch_argument(parser, '"node" or "node:k" to print (repeatable; default: the graph\'s sinks)')
+    add_fetch_argument(parser, '"node" or "node:k" to print (repeatable; default: the graph\'s sinks, '
+                               'or nothing with --run)')
+    training = parser.add_argument_group("training (see below)")
+    training.add_argument("--run", action="append", default=[], metavar="TARGET",
+                          help="execute the node TARGET for its effects, e.g. an initializer or a training "
+                               "step (repeatable, in order; variables persist from run to run)")
+    training.add_argument("--steps", type=parse_steps, default=None, metavar="N",
+                          help="execute the last --run target N times (default 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text lines")
     parser.add_argument("--out", metavar="DIR", help="save each fetched tensor as DIR/<name>.npy")
     parser.add_argument("--version", action="version", version=f"graphrun {graphdef.__version__}")
@@ -153,10 +174,25 @@ def _main(argv):
     return command(args)
 
 
+def parse_steps(text):
+    """--steps N: N >= 1 written in at most 18 ASCII digits, as graphrun-cc accepts it.
+
+    Checked for every --steps given (the last one counts), so a bad value is refused even
+    when a later --steps replaces it, as graphrun-cc refuses it. Raises Failure itself:
+    argparse would wrap a ValueError in its own words.
+    """
+    if not re.fullmatch(r"[0-9]{1,18}", text) or int(text) < 1:
+        raise Failure(EXIT_USAGE, f"--steps needs a whole number of at least 1, got '{text}'")
+    return int(text)
+
+
 def run_command(args):
-    """The run verb: feeds in, the fetched tensors out (printed, or saved with --out)."""
+    """The run verb: feeds in, the --run targets executed, the fetched tensors out."""
+    if args.steps is not None and not args.run:
+        raise Failure(EXIT_USAGE, "--steps repeats the last --run target; give one with --run")
     prepared = prepare(args)
-    values = run(prepared.graph, prepared.targets, prepared.fed.values)
+    values = run(prepared.graph, prepared.targets, prepared.fed.values, prepared.runs,
+                 1 if args.steps is None else args.steps)
     outputs = [(t.name, value) for t, value in zip(prepared.targets, values)]
     if args.out is not None:
         text = _write_out(args, outputs)
@@ -184,31 +220,43 @@ def _write_out(args, outputs):
 
 
 class Prepared:
-    """A loaded model with its fetches resolved and every needed feed in hand."""
+    """A loaded model with its runs and fetches resolved and every needed feed in hand.
 
-    def __init__(self, graph, file_order, targets, fed):
+    `runs` holds what Session.run executes for each --run target (see run_element).
+    """
+
+    def __init__(self, graph, file_order, targets, fed, runs=()):
         self.graph, self.file_order, self.targets, self.fed = graph, file_order, targets, fed
+        self.runs = list(runs)
 
 
 def prepare(args):
-    """Loads args.model and gathers the feeds and fetches of args (the run/compare/bench flags).
+    """Loads args.model and gathers the feeds, runs and fetches of args (the run/compare/bench flags).
 
-    Order matters to which error a user sees first: the model, then the feed values, then
-    the fetch names, then what is still unfed.
+    Order matters to which error a user sees first, and follows graphrun-cc's: the model,
+    then the feed values, then the --run targets, then the fetch names, then what is still
+    unfed, for each run in order and then for the fetches, all before anything executes,
+    so a run that cannot start never leaves the runs before it half done.
     """
     graph, file_order = load_model(args.model)
     try:
         fed = feed_options.explicit_feeds(graph, args)
     except feeding.FeedError as e:
         raise Failure(EXIT_USAGE, str(e)) from None
-    names = args.fetch or default_fetches(graph, file_order)
+    run_ops = [resolve_run_target(graph, name) for name in getattr(args, "run", ())]
+    # Runs are done for their effects (training): printing every output of the graph
+    # after them is rarely wanted, so with --run only --fetch prints anything.
+    names = args.fetch or ([] if run_ops else default_fetches(graph, file_order))
     targets = [resolve_fetch(graph, name) for name in names]
     try:
-        feed_options.complete_feeds(graph, file_order, targets, fed, args)
+        feed_options.complete_feeds(graph, file_order, run_ops + targets, fed, args)
     except feeding.FeedError as e:
         raise Failure(EXIT_USAGE, str(e)) from None
-    check_fed(targets, fed.values)
-    return Prepared(graph, file_order, targets, fed)
+    runs = [run_element(op, fed.values) for op in run_ops]
+    for element in runs:
+        check_fed([element], fed.values, file_order)
+    check_fed(targets, fed.values, file_order)
+    return Prepared(graph, file_order, targets, fed, runs)
 
 
 def load_model(path):
@@ -245,9 +293,53 @@ def resolve_fetch(graph, name):
     return op.outputs[k]
 
 
-def check_fed(targets, feed_dict):
-    """Failure naming every placeholder the fetches need that --feed does not give."""
+_TENSOR_NAME = re.compile(r"(.*):([0-9]+)")
+
+
+def resolve_run_target(graph, name):
+    """The node --run `name` executes: "node", or "node:k" naming an output of it.
+
+    Parsed and refused exactly as graphrun-cc does: "node:k" must name an output the node
+    has (so "init:0" for a NoOp is refused, with the way to say it), and a control input
+    "^node" is not a target.
+    """
+    if name.startswith("^"):
+        raise Failure(EXIT_USAGE, f"unknown run target '{name}': name the node without '^'")
+    tensor = _TENSOR_NAME.fullmatch(name)
+    node = tensor.group(1) if tensor else name
+    try:
+        op = graph.get_operation_by_name(node)
+    except KeyError:
+        raise Failure(EXIT_USAGE, f"unknown run target '{name}': no node is named '{node}'") from None
+    outputs = len(op.outputs)
+    if tensor and int(tensor.group(2)) >= outputs:
+        has = f"no outputs; run it as '{node}'" if outputs == 0 else f"{outputs} output{'s' * (outputs != 1)}"
+        raise Failure(EXIT_USAGE, f"unknown run target '{name}': node '{node}' ({op.type}) has {has}")
+    return op
+
+
+def run_element(op, feed_dict):
+    """What Session.run executes for --run `op`: the operation, or its output 0 where that
+    does what graphrun-cc does and the operation would not.
+
+    A variable run as an operation is not read, so an uninitialized one would pass silently
+    where graphrun-cc reports it (exit 4); a fed placeholder run as an operation would be
+    planned as unfed, where running it means nothing (its value is the feed).
+    """
+    if op.type == "VariableV2" or (op.outputs and op.outputs[0] in feed_dict):
+        return op.outputs[0]
+    return op
+
+
+def check_fed(targets, feed_dict, file_order=None):
+    """Failure naming every placeholder `targets` need that the feeds do not give.
+
+    Listed in the file's node order when it is given, as graphrun-cc lists them.
+    """
     missing = feeding.unfed_placeholders(targets, feed_dict)
+    if missing and file_order is not None:
+        position = {name: i for i, name in enumerate(file_order)}
+        missing.sort(key=lambda op: position[op.name])
     if missing:
         listed = ", ".join(feeding.describe(op) for op in missing)
         plural = "s" if len(missing) > 1 else ""
@@ -255,11 +347,20 @@ def check_fed(targets, feed_dict):
                                   "--feeds FILE.npz or --random")
 
 
-def run(graph, targets, feed_dict):
-    """The fetched values as ndarrays; Failure(EXIT_RUN) if the graph fails."""
+def run(graph, targets, feed_dict, runs=(), steps=1):
+    """Executes `runs` in order (the last one `steps` times), then returns the fetched values.
+
+    One Session throughout, so what a run writes to a variable is what the next run and
+    the fetches read. The Session plans each distinct run once and reuses the plan, so a
+    step costs only its kernels. Failure(EXIT_RUN) if the graph fails.
+    """
     session = Session(graph=graph)
     try:
-        values = session.run(list(targets), feed_dict)
+        for i, element in enumerate(runs):
+            execute = session.run
+            for _ in range(steps if i == len(runs) - 1 else 1):
+                execute(element, feed_dict)
+        values = session.run(list(targets), feed_dict) if targets else []
     except OpError as e:
         raise Failure(EXIT_RUN, _one_line(e)) from None
     finally:

@@ -13,6 +13,7 @@ import math
 
 import numpy as np
 
+from graphdef.graph import Operation
 from graphdef.output_format import format_float
 from graphdef.shapes import show
 
@@ -65,10 +66,11 @@ def find_placeholder(graph, name):
 def unfed_placeholders(targets, fed):
     """Placeholders (without a default) that computing `targets` needs and `fed` lacks.
 
-    Walks inputs and control inputs from the fetched nodes, stopping at fed tensors,
-    which is the set of nodes Session.run executes.
+    `targets` are tensors to compute or operations to run for their effects (graphrun's
+    --run). Walks inputs and control inputs from them, stopping at fed tensors, which is
+    the set of nodes Session.run executes.
     """
-    stack = [t.op for t in targets if t not in fed]
+    stack = [op for op in (_computed(t, fed) for t in targets) if op is not None]
     seen = set(stack)
     missing = []
     while stack:
@@ -82,6 +84,13 @@ def unfed_placeholders(targets, fed):
                 stack.append(dep)
     order = {op: i for i, op in enumerate(missing[0].graph.get_operations())} if missing else {}
     return sorted(missing, key=order.get)
+
+
+def _computed(target, fed):
+    """The node that computes or runs `target`, or None when a feed replaces it."""
+    if isinstance(target, Operation):
+        return None if any(t in fed for t in target.outputs) else target
+    return None if target in fed else target.op
 
 
 # -- parsing ------------------------------------------------------------------------------
