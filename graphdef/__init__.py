@@ -18,7 +18,7 @@ from graphdef.ops.math import (abs, add, cast, divide, exp, log, matmul, maximum
                                negative, pow, reduce_max, reduce_mean, reduce_sum, relu, sigmoid, sqrt, square,
                                subtract, tanh, truediv)
 from graphdef.gradients import gradients
-from graphdef.init_ops import (constant_initializer, get_variable, glorot_normal_initializer,
+from graphdef.init_ops import (AUTO_REUSE, constant_initializer, get_variable_scope, variable_scope, get_variable, glorot_normal_initializer,
                                glorot_uniform_initializer, ones_initializer, random_normal,
                                random_normal_initializer, random_uniform, random_uniform_initializer,
                                set_random_seed, truncated_normal, truncated_normal_initializer, zeros_initializer)
@@ -26,7 +26,7 @@ from graphdef.ops.array import (broadcast_to, one_hot, ones_like, range_ as rang
                                 size, zeros_like)
 from graphdef.ops.compare import (equal, greater, greater_equal, less, less_equal, logical_and, logical_not,
                                   logical_or, not_equal, where)
-from graphdef.ops.math import (add_n, argmax, argmin, log1p, reduce_min, reduce_prod, sign,
+from graphdef.ops.math import (add_n, clip_by_value, argmax, argmin, log1p, reduce_min, reduce_prod, sign,
                                squared_difference)
 from graphdef.ops.manip import concat, expand_dims, identity_n, split, squeeze, stack, unstack
 from graphdef.ops.math import div, floor_div, floordiv, floormod, mod, realdiv, rsqrt
@@ -43,5 +43,7 @@ from graphdef import io, losses, nn, train  # noqa: E402  (namespaces that mirro
 from graphdef import graph_util  # noqa: E402  (tf.compat.v1.graph_util: freezing)
 from graphdef import math  # noqa: E402  (tf.math)
 from graphdef import summary  # noqa: E402  (tf.summary: FileWriter, scalar, merge, merge_all)
+from graphdef import gfile  # noqa: E402  (tf.gfile)
+from graphdef._proto.graph_pb2 import GraphDef, NodeDef  # noqa: E402  (tf.GraphDef, as TF1 code parses .pb files)
 
 __version__ = "0.1.0"

@@ -134,29 +134,91 @@ def glorot_normal_initializer(seed=None, dtype=dtypes.float32):
     return Initializer(make, dtype)
 
 
-def get_variable(name, shape=None, dtype=dtypes.float32, initializer=None, trainable=True):
-    """A new Variable `name` in the current scope, by default glorot-uniform initialised.
+class _AutoReuse:
+    def __repr__(self):
+        return "tf.AUTO_REUSE"
 
-    Variable sharing (variable_scope(reuse=True)) is not supported: a second variable of
-    the same name is an error, as TF1 reports without reuse.
+
+AUTO_REUSE = _AutoReuse()  # get_variable returns the variable if it exists, else creates it
+
+
+class _VariableScope:
+    """What variable_scope gives `as`: its name and reuse setting."""
+
+    def __init__(self, name, reuse):
+        self.name, self.reuse = name, reuse
+
+
+def _scopes(graph):
+    if not hasattr(graph, "_variable_scopes"):
+        graph._variable_scopes = [_VariableScope("", None)]
+        graph._named_variables = {}
+    return graph._variable_scopes
+
+
+def get_variable_scope():
+    return _scopes(get_default_graph())[-1]
+
+
+class variable_scope:  # noqa: N801 - TF's name for a context manager
+    """Names get_variable's variables `scope/name` and sets whether they may be reused.
+
+    It also opens a name scope of the same name for the ops built inside, as TF1 does.
+    """
+
+    def __init__(self, name_or_scope, default_name=None, values=None, reuse=None):
+        name = name_or_scope.name if isinstance(name_or_scope, _VariableScope) else (name_or_scope or default_name)
+        if not name:
+            raise ValueError("variable_scope needs a name")
+        self._name, self._reuse = name, reuse
+
+    def __enter__(self):
+        graph = get_default_graph()
+        scopes = _scopes(graph)
+        parent = scopes[-1]
+        full = f"{parent.name}/{self._name}" if parent.name else self._name
+        reuse = self._reuse if self._reuse is not None else parent.reuse
+        scope = _VariableScope(full, reuse)
+        scopes.append(scope)
+        self._names = graph.name_scope(self._name)
+        self._names.__enter__()
+        return scope
+
+    def __exit__(self, *exc):
+        self._names.__exit__(*exc)
+        _scopes(get_default_graph()).pop()
+        return False
+
+
+def get_variable(name, shape=None, dtype=dtypes.float32, initializer=None, trainable=True):
+    """The variable `scope/name` of the current variable_scope, made (glorot-uniform by default) or reused.
+
+    Name scopes do not prefix it, as in TF1. Reusing needs variable_scope(reuse=True or
+    AUTO_REUSE); making one that exists, or reusing one that does not, is an error.
     """
     from graphdef.ops.state import Variable
     graph = get_default_graph()
-    scope = graph.get_name_scope()
-    full = f"{scope}/{name}" if scope else name
-    if full in graph._ops:
-        raise ValueError(f"Variable {full} already exists (variable sharing is not supported)")
+    scope = _scopes(graph)[-1]
+    full = f"{scope.name}/{name}" if scope.name else name
+    existing = graph._named_variables.get(full)
+    if existing is not None:
+        if scope.reuse in (True, AUTO_REUSE):
+            return existing
+        raise ValueError(f"Variable {full} already exists, disallowed; did you mean to set reuse=True or "
+                         f"reuse=tf.AUTO_REUSE in variable_scope?")
+    if scope.reuse is True:
+        raise ValueError(f"Variable {full} does not exist, or was not created with tf.get_variable(); "
+                         f"did you mean to set reuse=tf.AUTO_REUSE in variable_scope?")
     dtype = dtypes.as_dtype(dtype)
     if initializer is None:
         initializer = glorot_uniform_initializer() if dtype.is_floating else zeros_initializer()
     if isinstance(initializer, Initializer):
         if shape is None:
-            raise ValueError(f"get_variable('{name}'): an initializer needs a shape")
-        with graph.name_scope(name + "/Initializer"):
+            raise ValueError(f"get_variable('{full}'): an initializer needs a shape")
+        with graph.name_scope(full + "/Initializer/"):  # absolute: name scopes do not apply
             initial = initializer(shape, dtype)
     else:
         initial = initializer
-    variable = Variable(initial, trainable=trainable, name=name, dtype=dtype)
-    if variable.op.name != full:
-        raise ValueError(f"Variable {full} already exists (variable sharing is not supported)")
+    variable = Variable(initial, trainable=trainable, name=full + "/", dtype=dtype)
+    graph._named_variables[full] = variable
     return variable

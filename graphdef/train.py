@@ -10,6 +10,38 @@ from graphdef.checkpoint import (Saver, checkpoint_exists, latest_checkpoint, li
 from graphdef.serialize import write_graph  # noqa: F401 - TF1 kept write_graph here too
 
 
+def get_global_step(graph=None):
+    """The graph's global step variable, or None if there is none yet."""
+    graph = graph or get_default_graph()
+    return getattr(graph, "_global_step", None)
+
+
+def get_or_create_global_step(graph=None):
+    """A non-trainable int64 scalar variable named global_step, made once per graph."""
+    import numpy as np
+    from graphdef.ops.array import constant
+    graph = graph or get_default_graph()
+    if get_global_step(graph) is None:
+        # at the root, whatever scope the caller is in, as TF1 makes it
+        with graph.as_default(), graph.control_dependencies(None):
+            with graph.name_scope("global_step/Initializer/"):
+                zero = constant(np.int64(0), name="zeros")
+            graph._global_step = Variable(zero, trainable=False, name="global_step/")
+    return graph._global_step
+
+
+def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None):
+    """learning_rate * decay_rate ** (global_step / decay_steps), the exponent floored with staircase."""
+    from graphdef.ops.math import cast, floordiv, multiply, pow, truediv
+    graph = get_default_graph()
+    with graph.name_scope(name or "ExponentialDecay") as scope:
+        rate = convert_to_tensor(learning_rate, name="learning_rate")
+        step = cast(convert_to_tensor(global_step), rate.dtype)
+        steps = convert_to_tensor(decay_steps, dtype=rate.dtype)
+        exponent = floordiv(step, steps) if staircase else truediv(step, steps)
+        return multiply(rate, pow(convert_to_tensor(decay_rate, dtype=rate.dtype), exponent), name=scope)
+
+
 class Optimizer:
     """compute_gradients + apply_gradients = minimize, as in tf.compat.v1.train.Optimizer."""
 

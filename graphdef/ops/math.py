@@ -639,3 +639,10 @@ Tensor.__floordiv__ = lambda self, other: floordiv(self, other)
 Tensor.__rfloordiv__ = lambda self, other: floordiv(other, self)
 Tensor.__mod__ = _operator("FloorMod", "mod")
 Tensor.__rmod__ = _operator("FloorMod", "mod", reflected=True)
+
+
+def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """min(max(t, clip_value_min), clip_value_max), as TF1 builds it (Minimum, then Maximum)."""
+    with get_default_graph().name_scope(name or "clip_by_value") as scope:
+        t = convert_to_tensor(t, name="t")
+        return maximum(minimum(t, clip_value_max, name="Minimum"), clip_value_min, name=scope)

@@ -207,14 +207,16 @@ def build(op_type, inputs, *, name=None, default_name=None, attrs=None, control_
     opdef = lookup(op_type)
     graph = get_default_graph()
     attrs = dict(attrs or {})
-    flat = _convert_inputs(opdef, list(inputs), attrs, name or default_name or op_type)
+    node_name = graph.op_name(name, default_name or op_type)
+    # plain values become Consts named after their argument inside the op's scope (add/y), as in TF
+    with graph.name_scope(node_name + "/"):
+        flat = _convert_inputs(opdef, list(inputs), attrs, node_name)
     if graph is not get_default_graph():  # converting inputs must not switch graphs
         raise RuntimeError("the default graph changed while building an op")
     for t in flat:
         if t.graph is not graph:
             raise ValueError(f"{op_type}: input '{t.name}' is from another graph; "
                              "build every op of a model inside one `with graph.as_default()`")
-    node_name = graph.op_name(name, default_name or op_type)
     return create(graph, opdef, node_name, flat, attrs, control_inputs)
 
 
@@ -287,9 +289,11 @@ def _convert_inputs(opdef, inputs, attrs, label):
             items = value
         else:
             items = [value]
+        start = len(flat)
         for item in items:
             dtype = arg.dtype or attrs.get(arg.type_attr) or defaults.get(arg.type_attr)
-            t = convert_to_tensor(item, dtype=dtype)
+            t = convert_to_tensor(item, dtype=dtype,
+                                  name=f"{arg.name}_{len(flat) - start}" if arg.number_attr else arg.name)
             if arg.type_attr and attrs.get(arg.type_attr) is None:
                 attrs[arg.type_attr] = t.dtype
             flat.append(t)

@@ -36,13 +36,7 @@ PROGRAMS = (
 
 # Programs using TF1 behaviour graphdef does not offer yet: program -> what is missing.
 # They run as strict xfails, so each line must go once graphdef grows the names.
-NEEDS = {
-    "get_variable_names": "tf.get_variable to ignore name scopes (graphdef names the variable block/got, "
-                          "TensorFlow got)",
-    "load_frozen_graph": "tf.gfile.GFile and tf.GraphDef",
-    "variable_scope_training": "tf.variable_scope, tf.AUTO_REUSE, tf.train.get_or_create_global_step, "
-                               "tf.train.exponential_decay and tf.clip_by_value",
-}
+NEEDS = {}  # program -> what graphdef lacks to run it as TensorFlow does; none today
 
 
 def tensorflow_v1():
