@@ -140,13 +140,20 @@ def attr_to_proto(kind, value, proto):
 
 _EXPECTED_FIELD = {"type": "type", "int": "i", "float": "f", "bool": "b", "string": "s", "shape": "shape",
                    "tensor": "tensor"}
+# the words the C++ runner uses for the same mistake, so both runners print one line alike
+_HELD = {"list": "a list", "s": "a string", "i": "an int", "f": "a float", "b": "a bool", "type": "a type",
+         "shape": "a shape", "tensor": "a tensor", "func": "a function", "placeholder": "a function placeholder",
+         None: "nothing"}
+_KIND = {"type": "a type", "int": "an int", "float": "a float", "bool": "a bool", "string": "a string",
+         "shape": "a shape", "tensor": "a tensor", "list(int)": "a list of ints", "list(type)": "a list of types",
+         "list(shape)": "a list of shapes", "list(float)": "a list of floats", "list(string)": "a list of strings"}
 
 
 def attr_from_proto(kind, proto, where):
     field = proto.WhichOneof("value")
     expected = "list" if kind.startswith("list(") else _EXPECTED_FIELD[kind]
     if field != expected:
-        raise ValueError(f"{where} should be a {kind}, but the file holds {field or 'nothing'}")
+        raise ValueError(f"{where} should hold {_KIND[kind]} but holds {_HELD.get(field, field)}")
     if kind == "type":
         try:
             return dtypes.as_dtype(proto.type)
@@ -239,8 +246,10 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     if missing:
         listed = {}
         for n in missing:
-            listed.setdefault(n.op or "<empty>", n.name)
-        raise GraphFileError("no kernel for " + ", ".join(f"{op} ({nm})" for op, nm in listed.items()))
+            listed.setdefault(n.op or "an empty op type", []).append(n.name)
+        raise GraphFileError("no kernel for " + ", ".join(
+            f"{op} ({names[0]}{f' and {len(names) - 1} more' if len(names) > 1 else ''})"
+            for op, names in listed.items()))
 
     def deps(node_name):
         node = nodes[node_name]
@@ -250,9 +259,9 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
             if index < 0:
                 seen_control = True
             elif seen_control:
-                raise GraphFileError(f"node '{node.name}': control input before data input '{text}'")
+                raise GraphFileError(f"node '{node.name}' ({node.op}): control input before data input '{text}'")
             if src not in nodes:
-                raise GraphFileError(f"node '{node.name}': input '{text}' names no node in the graph")
+                raise GraphFileError(f"node '{node.name}' ({node.op}): input '{text}' names no node in the graph")
             if text not in input_map and f"{src}:{max(index, 0)}" not in input_map:
                 yield src
 

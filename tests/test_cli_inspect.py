@@ -101,7 +101,7 @@ def test_an_invalid_graph_is_described_with_its_problem(capsys, tmp_path):
     (tmp_path / "dangling.pbtxt").write_text('node { name: "n" op: "Identity" input: "ghost" '
                                              'attr { key: "T" value { type: DT_FLOAT } } }\n')
     out = ok(capsys, "inspect", tmp_path / "dangling.pbtxt")
-    assert "cannot be run: node 'n': input 'ghost' names no node in the graph\n" in out
+    assert "cannot be run: node 'n' (Identity): input 'ghost' names no node in the graph\n" in out
 
 
 def test_unreadable_files_exit_3(capsys, tmp_path):

@@ -112,15 +112,15 @@ def _graph_def(text):
 
 def test_every_missing_op_type_is_listed_at_once():
     gd = _graph_def('node { name: "a" op: "FooBar" } node { name: "b" op: "Baz" } node { name: "c" op: "FooBar" }')
-    with pytest.raises(GraphFileError, match=r"no kernel for FooBar \(a\), Baz \(b\)"):
+    with pytest.raises(GraphFileError, match=r"no kernel for FooBar \(a and 1 more\), Baz \(b\)$"):
         import_graph_def(gd, graph=tf.Graph())
 
 
 @pytest.mark.parametrize("text, message", [
     ('node { name: "y" op: "Identity" input: "zz" attr { key: "T" value { type: DT_FLOAT } } }',
-     "node 'y': input 'zz' names no node"),
+     "node 'y' \\(Identity\\): input 'zz' names no node"),
     ('node { name: "c" op: "Const" attr { key: "dtype" value { i: 1 } } }',
-     "node 'c' \\(Const\\): attr 'dtype' should be a type"),
+     "node 'c' \\(Const\\): attr 'dtype' should hold a type but holds an int"),
     ('node { name: "a" op: "Identity" input: "b" attr { key: "T" value { type: DT_FLOAT } } }'
      'node { name: "b" op: "Identity" input: "a" attr { key: "T" value { type: DT_FLOAT } } }',
      "cycle"),
