@@ -67,7 +67,8 @@ RUN_HELP = """training (--run, --steps):
   keep their values from one run to the next. --steps N executes the last --run target N
   times (default 1). Every run gets all the feeds and needs only the placeholders it uses;
   all runs are checked before the first executes. With --run, nothing is printed unless
-  asked for with --fetch (with --json, an empty "outputs" list). The same as graphrun-cc:
+  asked for with --fetch (with --json, an empty "outputs" list). graphrun-cc takes the
+  same flags and prints the same bytes. For example:
     graphrun model.pb --run init --run train --steps 1000 --feeds data.npz --fetch loss
 """
 
@@ -356,8 +357,8 @@ def run(graph, targets, feed_dict, runs=(), steps=1):
     """
     session = Session(graph=graph)
     try:
+        execute = session.run
         for i, element in enumerate(runs):
-            execute = session.run
             for _ in range(steps if i == len(runs) - 1 else 1):
                 execute(element, feed_dict)
         values = session.run(list(targets), feed_dict) if targets else []

@@ -225,7 +225,7 @@ def test_every_registered_op_has_a_cc_kernel(cc_runner):
 
 TRAINING_ENGINES = [
     pytest.param("graphrun-cc", id="graphrun-cc"),
-    pytest.param("graphrun", id="graphrun", marks=pytest.mark.xfail(strict=True, reason="graphrun has no --run yet")),
+    pytest.param("graphrun", id="graphrun"),
 ]
 
 F = np.float32
