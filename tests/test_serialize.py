@@ -193,3 +193,13 @@ def test_saved_files_get_ordinary_permissions(graph, tmp_path):
         os.umask(old)
     assert (tmp_path / "m.pb").stat().st_mode & 0o777 == 0o644
     assert [p.name for p in tmp_path.iterdir()] == ["m.pb"]  # no temporary file left behind
+
+
+def test_tensorflow_made_files_reserialize_to_their_own_bytes():
+    """TF's frozen graphs (tests/tf_models, written by TensorFlow) come back byte for byte."""
+    import pathlib
+    files = sorted((pathlib.Path(__file__).parent / "tf_models").glob("*/model.pb"))
+    assert files, "tests/tf_models holds TensorFlow-made models"
+    for path in files:
+        data = path.read_bytes()
+        assert serialize(graph_pb2.GraphDef.FromString(data)) == data, path.parent.name
