@@ -195,11 +195,17 @@ class _Plan:
         if len(fed) != len(self.feeds):
             raise ValueError("Session.run: the same tensor is fed twice")
 
+        def slot_source(t):
+            return _forwarded(t, fed)
+
         roots = []
         for t in targets:
-            op = t.op if isinstance(t, Tensor) else t
-            if not (isinstance(t, Tensor) and t in fed):
-                roots.append(op)
+            if isinstance(t, Tensor):
+                t = slot_source(t)
+                if t not in fed:
+                    roots.append(t.op)
+            else:
+                roots.append(t)
         order = toposort(roots, lambda op: _dependencies(op, fed))
 
         unfed = [op for op in order if op.type == "Placeholder"]
@@ -216,8 +222,11 @@ class _Plan:
         for op in order:
             for t in op.outputs:
                 slots[t] = len(slots)
+        def slot_of(t):
+            return slots[slot_source(t)]
+
         self.feed_slots = [slots[t] for t in self.feeds]
-        self.fetch_slots = [slots[t] if isinstance(t, Tensor) else None for t in targets]
+        self.fetch_slots = [slot_of(t) if isinstance(t, Tensor) else None for t in targets]
         keep = set(self.fetch_slots) | set(self.feed_slots)
 
         compute = _with_variable_reads(order, targets, fed)
@@ -225,7 +234,7 @@ class _Plan:
         last_use = {}
         for i, op in enumerate(compute):
             for t in _data_inputs(op):
-                last_use[slots[t]] = i
+                last_use[slot_of(t)] = i
         frees = [[] for _ in compute]
         for slot, i in last_use.items():
             if slot not in keep:
@@ -237,7 +246,7 @@ class _Plan:
             if op.type == "Const":
                 self.initial[slots[op.outputs[0]]] = _fast_scalar(op.attrs["value"])
         self.segments = _segments([_bind_kernel(op, session) for op in compute],
-                                  [[slots[t] for t in _data_inputs(op)] for op in compute],
+                                  [[slot_of(t) for t in _data_inputs(op)] for op in compute],
                                   [[slots[t] for t in op.outputs] for op in compute], frees, len(slots))
         self.ops = compute
         self.first_output = [slots[op.outputs[0]] if op.outputs else None for op in compute]
@@ -322,8 +331,24 @@ def _data_inputs(op):
     return [t for i, t in enumerate(op.inputs) if i not in refs]
 
 
+_PASS_THROUGH = frozenset(("Identity", "StopGradient"))
+
+
+def _forwarded(t, fed):
+    """The tensor whose slot `t` can share, looking through Identities that only pass a value on.
+
+    An Identity with control inputs orders a read, and one over a variable is that variable's
+    snapshot for the whole run, so both keep their step.
+    """
+    while (t not in fed and t.op.type in _PASS_THROUGH and not t.op.control_inputs
+           and t.op.inputs[0].op.type != "VariableV2"):
+        t = t.op.inputs[0]
+    return t
+
+
 def _dependencies(op, fed):
     for t in _data_inputs(op):
+        t = _forwarded(t, fed)
         if t not in fed:
             yield t.op
     yield from op.control_inputs

@@ -9,21 +9,33 @@ from graphdef.shapes import TensorShape, show
 FLOATS = dtypes.FLOATS
 
 
+# numpy reduces a short last axis row by row, slowly (30 us for 256 rows of 10); reducing a
+# transposed copy across rows instead is several times faster up to about this width.
+_SHORT_ROW = 32
+
+
+def _over_rows(ufunc, x):
+    """ufunc.reduce over the last axis, keeping it as size 1; fast for short rows of a matrix."""
+    if x.ndim == 2 and x.shape[1] <= _SHORT_ROW:
+        return ufunc.reduce(x.T.copy(), axis=0)[:, None]
+    return ufunc.reduce(x, axis=-1, keepdims=True)
+
+
 def _shifted(x):
     x = np.asarray(x)
     if x.shape[-1] == 0:  # no classes: nothing to normalise, and max() of nothing is an error
         return x
-    return x - np.max(x, axis=-1, keepdims=True)
+    return x - _over_rows(np.maximum, x)
 
 
 def _softmax(x):
     e = np.exp(_shifted(x))
-    return e / np.sum(e, axis=-1, keepdims=True)
+    return e / _over_rows(np.add, e)
 
 
 def _log_softmax(x):
     shifted = _shifted(x)
-    return shifted - np.log(np.sum(np.exp(shifted), axis=-1, keepdims=True))
+    return shifted - np.log(_over_rows(np.add, np.exp(shifted)))
 
 
 def _infer_last_axis(ctx):
