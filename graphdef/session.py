@@ -204,7 +204,7 @@ class _Plan:
                 t = slot_source(t)
                 if t not in fed:
                     roots.append(t.op)
-            else:
+            elif not (t.outputs and all(out in fed for out in t.outputs)):  # a fully fed op need not run
                 roots.append(t)
         order = toposort(roots, lambda op: _dependencies(op, fed))
 
@@ -293,9 +293,11 @@ def _with_variable_reads(order, targets, fed):
         for var_op in dict.fromkeys(t.op for t in _data_inputs(op) if t.op.type == "VariableV2" and t not in fed):
             compute.append(var_op)
         compute.append(op)
-    for t in targets:
+    for t in targets:  # a fetched variable, as a tensor or as an op, is read (so checked) last
         if isinstance(t, Tensor) and t.op.type == "VariableV2" and t not in fed:
             compute.append(t.op)
+        elif isinstance(t, Operation) and t.type == "VariableV2" and t.outputs[0] not in fed:
+            compute.append(t)
     return compute
 
 

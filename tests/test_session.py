@@ -249,3 +249,14 @@ def test_training_ops_check_fed_shapes(graph):
         with pytest.raises(InvalidArgumentError, match=r"t \[2,2\] and e \[2\]"):
             sess.run(chosen, {c: True, t: np.zeros((2, 2)), e: np.zeros(2)})
         assert sess.run(tf.nn.softmax(tf.zeros([2, 0]))).shape == (2, 0)
+
+
+def test_running_ops_by_name_follows_their_outputs(graph):
+    x = tf.placeholder(tf.float32, name="x")
+    w = tf.Variable(1.0, name="w")
+    with tf.Session() as sess:
+        assert sess.run("x", {x: 2.0}) is None  # its output is fed, so the op need not run
+        with pytest.raises(FailedPreconditionError, match="variable 'w' is not initialized"):
+            sess.run("w")  # running the variable's op reads it
+        sess.run(w.initializer)
+        assert sess.run("w") is None

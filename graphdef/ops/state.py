@@ -21,8 +21,7 @@ def _read(*, state, node):
         return state[node]
     except KeyError:
         raise FailedPreconditionError(
-            f"variable '{node}' is not initialized; run its initializer first "
-            f"(e.g. sess.run(tf.global_variables_initializer()))") from None
+            f"variable '{node}' is not initialized; run its initializer first") from None
 
 
 VARIABLE_V2 = define(
