@@ -110,14 +110,24 @@ void Executor::plan_order(const std::vector<char>& needed, const FeedMap& feeds)
   }
 }
 
-std::vector<TensorPtr> Executor::run_node(int i, const std::vector<std::vector<TensorPtr>>& values,
-                                          VariableStore& variables) const {
+std::vector<TensorPtr> Executor::gather_inputs(int i, const std::vector<std::vector<TensorPtr>>& values,
+                                               VariableStore& variables) const {
   const GraphNode& node = graph_.node(i);
   std::vector<TensorPtr> inputs(node.inputs.size());
   for (std::size_t k = 0; k < node.inputs.size(); ++k) {
     if (node.input_spec(static_cast<int>(k)).is_ref) continue;
     inputs[k] = value_of(node.inputs[k], values, variables);
   }
+  return inputs;
+}
+
+std::vector<TensorPtr> Executor::run_node(int i, const std::vector<std::vector<TensorPtr>>& values,
+                                          VariableStore& variables) const {
+  return execute(i, gather_inputs(i, values, variables), variables);
+}
+
+std::vector<TensorPtr> Executor::execute(int i, std::vector<TensorPtr> inputs, VariableStore& variables) const {
+  const GraphNode& node = graph_.node(i);
   KernelContext context(graph_, i, std::move(inputs), variables);
   try {
     node.kernel->run(context);
@@ -161,14 +171,18 @@ std::vector<TensorPtr> Executor::run(const FeedMap& feeds, VariableStore& variab
       continue;
     }
     if (graph_.node(i).kernel->is_variable()) continue;  // read by each consumer instead
-    values[i] = run_node(i, values, variables);
-    // Free each input once its last consumer in this plan has run.
+    std::vector<TensorPtr> inputs = gather_inputs(i, values, variables);
+    // Let go of each input whose last consumer this node is before it runs:
+    // an input it then holds the only reference to is one it may overwrite
+    // (KernelContext::reusable_input), saving a new buffer and a pass over
+    // memory for ops like BiasAdd and Relu.
     const GraphNode& node = graph_.node(i);
     for (int k = 0; k < static_cast<int>(node.inputs.size()); ++k) {
       if (node.input_spec(k).is_ref) continue;
       const int producer = node.inputs[k].node;
       if (--remaining[producer] == 0) values[producer].clear();
     }
+    values[i] = execute(i, std::move(inputs), variables);
   }
   // Variables are read only by their consumers; a variable run as a target
   // is read here, so an uninitialized one is reported as it would be fetched.

@@ -35,8 +35,11 @@ class Executor {
   std::vector<char> mark_needed(const FeedMap& feeds) const;
   void check_fed(const std::vector<char>& needed, const FeedMap& feeds) const;
   void plan_order(const std::vector<char>& needed, const FeedMap& feeds);
+  std::vector<TensorPtr> gather_inputs(int node, const std::vector<std::vector<TensorPtr>>& values,
+                                       VariableStore& variables) const;
   std::vector<TensorPtr> run_node(int node, const std::vector<std::vector<TensorPtr>>& values,
                                   VariableStore& variables) const;
+  std::vector<TensorPtr> execute(int node, std::vector<TensorPtr> inputs, VariableStore& variables) const;
   TensorPtr value_of(Endpoint endpoint, const std::vector<std::vector<TensorPtr>>& values,
                      VariableStore& variables) const;
 

@@ -108,11 +108,12 @@ void Graph::resolve_inputs() {
 
 void Graph::check_input_dtypes() {
   for (const GraphNode& node : nodes_) {
+    const std::vector<DataType> expected_dtypes = node.kernel->input_dtypes(*node.def);
     for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
       const Endpoint from = node.inputs[i];
       const DataType got = nodes_[from.node].output_dtypes[from.output];
       const InputSpec& arg = node.input_spec(i);
-      const DataType expected = node.kernel->input_dtype(*node.def, arg);
+      const DataType expected = expected_dtypes[i];
       if (got != expected) {
         fail(node.describe() + ": input " + std::to_string(i) + " ('" + arg.name + "') is " + dtype_name(got) +
              " from '" + tensor_name(nodes_[from.node].name(), from.output) + "' but the node expects " +

@@ -17,7 +17,7 @@ namespace graphrun {
 class KernelContext;
 class Kernel;
 
-enum class AttrKind { kType, kBool, kString, kShape, kTensor, kInt };
+enum class AttrKind { kType, kBool, kString, kShape, kTensor, kInt, kFloat, kIntList, kTypeList };
 
 struct AttrSpec {
   AttrSpec(std::string name, AttrKind kind) : name(std::move(name)), kind(kind) {}
@@ -27,7 +27,8 @@ struct AttrSpec {
   bool has_default = false;
   graphdef::AttrValue default_value;
   std::vector<DataType> allowed_dtypes;  // kType only; empty means every supported dtype
-  int64_t minimum = 0;                    // kInt only
+  std::vector<std::string> allowed_strings;  // kString only; empty means any string
+  int64_t minimum = 0;                    // kInt: the least value; kTypeList: the least length
 };
 
 struct InputSpec {
@@ -44,6 +45,9 @@ struct InputSpec {
   // The dtype of an input whose type no attr gives (LogicalAnd's bool,
   // OneHot's int32 depth).
   DataType fixed_dtype = graphdef::DT_INVALID;
+  // TF's "list(type)" arg (IdentityN's T): one input per dtype that the
+  // list attr `type_attr` names.
+  bool type_list = false;
 };
 
 using ComputeFn = std::function<void(KernelContext&)>;
@@ -62,10 +66,24 @@ class Kernel {
   Kernel& input(std::string name, DataType fixed_dtype);  // always this dtype, whatever the attrs
   Kernel& output(std::string type_attr);
   Kernel& output(DataType fixed_dtype);  // an output of one dtype whatever the attrs (Rank's int32)
+  // "num*T": as many outputs of dtype attr `type_attr` as the int attr
+  // `number_attr` says (Split's num_split).
+  Kernel& list_output(std::string number_attr, std::string type_attr);
+  // A list(type) arg: one input, or one output, per dtype the attr lists.
+  Kernel& type_list_input(std::string name, std::string type_list_attr);
+  Kernel& type_list_output(std::string type_list_attr);
   Kernel& type_attr(std::string name, std::vector<DataType> allowed = {});
   Kernel& type_attr(std::string name, std::vector<DataType> allowed, DataType default_dtype);
   Kernel& bool_attr(std::string name, bool default_value);
   Kernel& string_attr(std::string name, std::string default_value);
+  // A string that must be one of `allowed` (padding, data_format); required,
+  // or with a default.
+  Kernel& choice_attr(std::string name, std::vector<std::string> allowed);
+  Kernel& choice_attr(std::string name, std::vector<std::string> allowed, std::string default_value);
+  Kernel& float_attr(std::string name, float default_value);
+  Kernel& int_list_attr(std::string name);  // required
+  Kernel& int_list_attr(std::string name, std::vector<int64_t> default_value);
+  Kernel& type_list_attr(std::string name, int64_t min_length);  // required; each a supported dtype
   Kernel& shape_attr(std::string name);  // absent means "unknown rank"
   Kernel& tensor_attr(std::string name);  // required
   Kernel& int_attr(std::string name, int64_t minimum);  // required, at least `minimum`
@@ -82,9 +100,9 @@ class Kernel {
   int64_t num_inputs(const graphdef::NodeDef& node) const;
   // The arg that the node's i-th data input belongs to (i < num_inputs).
   const InputSpec& input_spec(const graphdef::NodeDef& node, int i) const;
-  // The dtype an input of `arg` must have: its fixed dtype or its type attr's.
-  DataType input_dtype(const graphdef::NodeDef& node, const InputSpec& arg) const;
-  int num_outputs(const graphdef::NodeDef& node) const;
+  // The dtype each data input must have, in input order. Valid only after
+  // validate_attrs() accepted the node.
+  std::vector<DataType> input_dtypes(const graphdef::NodeDef& node) const;
   bool is_feedable() const { return feedable_; }
   bool must_be_fed() const { return must_be_fed_; }
   bool is_variable() const { return holds_variable_; }
@@ -101,6 +119,9 @@ class Kernel {
   DataType get_type(const graphdef::NodeDef& node, const std::string& name) const;
   bool get_bool(const graphdef::NodeDef& node, const std::string& name) const;
   int64_t get_int(const graphdef::NodeDef& node, const std::string& name) const;
+  float get_float(const graphdef::NodeDef& node, const std::string& name) const;
+  const std::string& get_string(const graphdef::NodeDef& node, const std::string& name) const;
+  std::vector<int64_t> get_int_list(const graphdef::NodeDef& node, const std::string& name) const;
 
   void run(KernelContext& context) const { compute_(context); }
 
@@ -110,9 +131,16 @@ class Kernel {
 
   std::string op_;
   std::vector<InputSpec> inputs_;
+  // How many inputs or outputs an arg stands for: 1, its number attr, or
+  // the length of its type-list attr.
+  int64_t arg_length(const graphdef::NodeDef& node, const std::string& number_attr, bool type_list,
+                     const std::string& type_attr) const;
+
   struct OutputSpec {
     std::string type_attr;  // empty for a fixed dtype
     DataType fixed_dtype;
+    std::string number_attr;  // "num*T": how many outputs; empty for one
+    bool type_list = false;   // one output per dtype of the list attr type_attr
   };
   std::vector<OutputSpec> outputs_;
   std::vector<AttrSpec> attrs_;

@@ -19,6 +19,13 @@ const TensorPtr& KernelContext::input_ptr(int i) const {
   return inputs_[i];
 }
 
+Tensor* KernelContext::reusable_input(int i) {
+  const TensorPtr& input = input_ptr(i);
+  // use_count 1: this context holds the only reference, so no other node,
+  // feed, fetch or variable can observe the change.
+  return input.use_count() == 1 ? const_cast<Tensor*>(input.get()) : nullptr;
+}
+
 const std::string& KernelContext::ref_variable(int i) const {
   return graph_.node(node_.inputs.at(i).node).name();
 }
@@ -36,6 +43,14 @@ DataType KernelContext::attr_type(const std::string& name) const { return attr(n
 bool KernelContext::attr_bool(const std::string& name) const { return attr(name).b(); }
 
 int64_t KernelContext::attr_int(const std::string& name) const { return attr(name).i(); }
+
+float KernelContext::attr_float(const std::string& name) const { return attr(name).f(); }
+
+const std::string& KernelContext::attr_string(const std::string& name) const { return attr(name).s(); }
+
+std::vector<int64_t> KernelContext::attr_int_list(const std::string& name) const {
+  return node_.kernel->get_int_list(*node_.def, name);
+}
 
 void KernelContext::set_output(int i, TensorPtr value) { outputs_.at(i) = std::move(value); }
 

@@ -16,10 +16,18 @@ class KernelContext {
   KernelContext(const Graph& graph, int node, std::vector<TensorPtr> inputs, VariableStore& variables);
 
   const graphdef::NodeDef& node_def() const { return *node_.def; }
+  const Kernel& kernel() const { return *node_.kernel; }
 
   // A data input's value. Ref inputs have none: use ref_variable().
   const Tensor& input(int i) const { return *input_ptr(i); }
   const TensorPtr& input_ptr(int i) const;
+
+  // Input i as a tensor this kernel may overwrite and pass on as an output,
+  // when nothing else holds it (the executor lets go of each value at its
+  // last consumer, and feeds, variables and other uses keep their own
+  // reference); nullptr otherwise. The kernel must then write every element
+  // it reads only before writing it.
+  Tensor* reusable_input(int i);
 
   // The variable node a ref input names (its name keys the variable store).
   const std::string& ref_variable(int i) const;
@@ -29,6 +37,9 @@ class KernelContext {
   DataType attr_type(const std::string& name) const;
   bool attr_bool(const std::string& name) const;
   int64_t attr_int(const std::string& name) const;
+  float attr_float(const std::string& name) const;
+  const std::string& attr_string(const std::string& name) const;
+  std::vector<int64_t> attr_int_list(const std::string& name) const;
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
 
   VariableStore& variables() { return variables_; }

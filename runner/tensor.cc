@@ -39,12 +39,17 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype) {
   return static_cast<int64_t>(count);
 }
 
-Tensor::Tensor(DataType dtype, Shape shape)
+Tensor::Tensor(DataType dtype, Shape shape) : Tensor(dtype, std::move(shape), true) {}
+
+Tensor Tensor::uninitialized(DataType dtype, Shape shape) { return Tensor(dtype, std::move(shape), false); }
+
+Tensor::Tensor(DataType dtype, Shape shape, bool zeroed)
     : dtype_(dtype), shape_(std::move(shape)), num_elements_(checked_num_elements(shape_, dtype)) {
   // calloc: zeroed memory, aligned for every element type, and large
-  // allocations come as untouched pages until written.
-  void* memory = std::calloc(num_elements_ > 0 ? static_cast<std::size_t>(num_elements_) : 1,
-                             dtype_size(dtype_));
+  // allocations come as untouched pages until written. malloc's memory is
+  // equally aligned.
+  const std::size_t count = num_elements_ > 0 ? static_cast<std::size_t>(num_elements_) : 1;
+  void* memory = zeroed ? std::calloc(count, dtype_size(dtype_)) : std::malloc(count * dtype_size(dtype_));
   if (memory == nullptr) throw std::bad_alloc();
   buffer_.reset(memory);
 }

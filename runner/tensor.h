@@ -35,6 +35,10 @@ class Tensor {
   // Zero-filled. Throws Error for an unsupported dtype or an oversized shape.
   Tensor(DataType dtype, Shape shape);
 
+  // With unspecified contents, for a kernel that writes every element: a
+  // large output then costs no zero-filling pass before the real one.
+  static Tensor uninitialized(DataType dtype, Shape shape);
+
   Tensor(const Tensor&) = delete;
   Tensor& operator=(const Tensor&) = delete;
   Tensor(Tensor&&) = default;
@@ -70,6 +74,7 @@ class Tensor {
   struct FreeDeleter {
     void operator()(void* p) const { std::free(p); }
   };
+  Tensor(DataType dtype, Shape shape, bool zeroed);
   void check_type(DataType requested) const;
 
   DataType dtype_;

@@ -34,9 +34,11 @@ DTYPES = {
 
 KERNELS = sorted([
     "Abs", "Add", "AddN", "AddV2", "ApplyAdam", "ApplyGradientDescent", "ApplyMomentum", "ArgMax", "ArgMin",
-    "Assign", "AssignAdd", "AssignSub", "BroadcastGradientArgs", "BroadcastTo", "Cast", "Const", "Equal", "Exp",
+    "Assign", "AssignAdd", "AssignSub", "AvgPool", "AvgPoolGrad", "BiasAdd", "BroadcastGradientArgs",
+    "BroadcastTo", "Cast", "Const", "Conv2D", "Equal", "Exp",
     "Fill", "Greater", "GreaterEqual", "Identity", "L2Loss", "Less", "LessEqual", "Log", "Log1p", "LogSoftmax",
-    "LogicalAnd", "LogicalNot", "LogicalOr", "MatMul", "Max", "Maximum", "Mean", "Min", "Minimum", "Mul", "Neg",
+    "LogicalAnd", "LogicalNot", "LogicalOr", "MatMul", "Max", "MaxPool", "MaxPoolGrad", "Maximum", "Mean", "Min",
+    "Minimum", "Mul", "Neg",
     "NoOp", "NotEqual", "OneHot", "OnesLike", "Placeholder", "PlaceholderWithDefault", "Pow", "Prod", "Range",
     "Rank", "RealDiv", "Relu", "ReluGrad", "Reshape", "Select", "SelectV2", "Shape", "Sigmoid", "Sign", "Size",
     "Softmax", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "Sqrt", "Square",

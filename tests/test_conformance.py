@@ -29,22 +29,11 @@ CASE_DIRS = replay.case_dirs()
 # Known bugs, one line per (runtime, case): the test is a strict xfail, so it fails as
 # soon as the bug is fixed, and then its line here must go.
 KNOWN_BUGS = {
-    ("graphrun-cc", "conv2d_same_stride2"): "the C++ runner has no Conv2D kernel yet",
-    ("graphrun-cc", "conv2d_valid_dilated_rect"): "the C++ runner has no Conv2D kernel yet",
-    ("graphrun-cc", "conv2d_explicit_padding"): "the C++ runner has no Conv2D kernel yet",
-    ("graphrun-cc", "conv2d_float64_1x1"): "the C++ runner has no Conv2D kernel yet",
     ("graphrun-cc", "conv2d_backprop_input"): "the C++ runner has no Conv2DBackpropInput kernel yet",
     ("graphrun-cc", "conv2d_backprop_filter"): "the C++ runner has no Conv2DBackpropFilter kernel yet",
     ("graphrun-cc", "depthwise_conv2d"): "the C++ runner has no DepthwiseConv2dNative kernel yet",
-    ("graphrun-cc", "max_pool"): "the C++ runner has no MaxPool kernel yet",
-    ("graphrun-cc", "max_pool_nan"): "the C++ runner has no MaxPool kernel yet",
-    ("graphrun-cc", "max_pool_grad"): "the C++ runner has no MaxPoolGrad kernel yet",
-    ("graphrun-cc", "avg_pool"): "the C++ runner has no AvgPool kernel yet",
-    ("graphrun-cc", "avg_pool_grad"): "the C++ runner has no AvgPoolGrad kernel yet",
-    ("graphrun-cc", "bias_add"): "the C++ runner has no BiasAdd kernel yet",
     ("graphrun-cc", "fused_batch_norm_inference"): "the C++ runner has no FusedBatchNormV3 kernel yet",
     ("graphrun-cc", "fused_batch_norm_training"): "the C++ runner has no FusedBatchNormV3 kernel yet",
-    ("graphrun-cc", "small_cnn"): "the C++ runner has no Conv2D, BiasAdd, MaxPool or AvgPool kernels yet",
     ("graphrun-cc", "activations"): "the C++ runner has no Relu6, Elu, LeakyRelu or Softplus kernels yet",
     ("graphrun-cc", "relu6_int32_rsqrt"): "the C++ runner has no Relu6 or Rsqrt kernels yet",
     ("graphrun-cc", "floor_div_mod_int"): "the C++ runner has no FloorDiv, FloorMod or Div kernels yet",

@@ -5,6 +5,7 @@
 #include "min_max.h"
 #include "kernel.h"
 #include "kernel_context.h"
+#include "vec4.h"
 
 namespace graphrun {
 namespace {
@@ -92,16 +93,37 @@ struct SignOp {
   }
 };
 
+// ReLU on float32, four lanes at a time and without branches: the scalar
+// form's branch on the sign mispredicts half the time on real activations.
+// Same rule as maximum(x, 0): NaN passes through, -0.0 becomes 0.0.
+void relu_f32(const float* in, int64_t n, float* out) {
+  int64_t i = 0;
+  const F32x4 zero = {0, 0, 0, 0};
+  for (; i + 4 <= n; i += 4) {
+    const F32x4 x = load4(in + i);
+    store4(out + i, (x > zero) | (x != x) ? x : zero);
+  }
+  for (; i < n; ++i) out[i] = maximum(in[i], 0.0f);
+}
+
 template <class Op>
 void compute_unary(KernelContext& context) {
   const Tensor& x = context.input(0);
   dispatch(typename Op::Types{}, x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    Tensor out(x.dtype(), x.shape());
+    // Element i is read before it is written, so the result may take the
+    // input's place when nothing else holds the input.
+    Tensor* reused = context.reusable_input(0);
+    Tensor fresh = reused ? Tensor(x.dtype(), {0}) : Tensor::uninitialized(x.dtype(), x.shape());
     const T* in = x.data<T>();
-    T* result = out.data<T>();
-    for (int64_t i = 0; i < x.num_elements(); ++i) result[i] = Op::apply(in[i]);
-    context.set_output(0, std::move(out));
+    T* result = reused ? reused->data<T>() : fresh.data<T>();
+    if constexpr (std::is_same_v<Op, ReluOp> && std::is_same_v<T, float>) {
+      relu_f32(in, x.num_elements(), result);
+    } else {
+      for (int64_t i = 0; i < x.num_elements(); ++i) result[i] = Op::apply(in[i]);
+    }
+    if (reused) context.set_output(0, context.input_ptr(0));
+    else context.set_output(0, std::move(fresh));
   });
 }
 

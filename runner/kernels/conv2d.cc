@@ -1,0 +1,168 @@
+// Conv2D, NHWC: the patch matrix of the output pixels times the
+// [KH*KW*C, out] filter. float32 is an implicit product (gemm_f32.h) that
+// reads each patch straight from a zero-padded copy of the input, pixels
+// shared out over the cores. float64 and int32 build the patch matrix a tile
+// at a time; float64 multiplies with Eigen, int32 with wrap-around, as
+// Python's numpy product does. A 1x1 window with stride 1 and no padding
+// needs no patch matrix: the input already is one.
+#include <Eigen/Core>
+#include <vector>
+
+#include "gemm_f32.h"
+#include "int_arith.h"
+#include "kernels/conv_common.h"
+#include "parallel.h"
+
+namespace graphrun {
+namespace {
+
+using ConvTypes = TypeList<float, double, int32_t>;
+
+template <class T>
+using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+bool is_pointwise(const ConvShape& s) {
+  const WindowGeometry& g = s.window;
+  return g.kh == 1 && g.kw == 1 && g.stride_h == 1 && g.stride_w == 1 && g.rows.before == 0 &&
+         g.rows.after == 0 && g.cols.before == 0 && g.cols.after == 0;
+}
+
+// rows x out = patches [rows, k] * filter [k, out], for one tile.
+template <class T>
+struct TileProduct {
+  TileProduct(const T* filter, int64_t k, int64_t out) : filter(filter), k(k), out(out) {}
+
+  void operator()(const T* patches, int64_t rows, T* result) const {
+    if constexpr (std::is_same_v<T, double>) {
+      const Eigen::Map<const RowMajor<T>> A(patches, rows, k);
+      const Eigen::Map<const RowMajor<T>> B(filter, k, out);
+      Eigen::Map<RowMajor<T>> C(result, rows, out);
+      C.noalias() = A * B;
+    } else {
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t o = 0; o < out; ++o) {
+          T sum = 0;
+          for (int64_t i = 0; i < k; ++i) sum = add(sum, mul(patches[r * k + i], filter[i * out + o]));
+          result[r * out + o] = sum;
+        }
+      }
+    }
+  }
+
+  const T* filter;
+  int64_t k, out;
+};
+
+template <class T>
+void convolve(const ConvShape& s, const T* x, const T* filter, int64_t out_channels, T* y) {
+  const int64_t pixels = s.pixels();
+  const int64_t k = s.patch_size();
+  const TileProduct<T> product(filter, k, out_channels);
+  const double work = static_cast<double>(pixels) * static_cast<double>(k) * static_cast<double>(out_channels);
+  if (is_pointwise(s)) {
+    parallel_for(pixels, work, [&](int64_t begin, int64_t end) {
+      product(x + begin * k, end - begin, y + begin * out_channels);
+    });
+    return;
+  }
+  const int64_t tile = tile_pixels(k, sizeof(T));
+  const int64_t tiles = (pixels + tile - 1) / tile;
+  parallel_for(tiles, work, [&](int64_t first, int64_t last) {
+    std::vector<T> patches(static_cast<std::size_t>(tile * k));
+    for (int64_t t = first; t < last; ++t) {
+      const int64_t begin = t * tile;
+      const int64_t rows = std::min(tile, pixels - begin);
+      im2col_tile(s, x, begin, rows, patches.data());
+      product(patches.data(), rows, y + begin * out_channels);
+    }
+  });
+}
+
+// The input with its padding made real: [N, top + H + bottom, left + W + right, C]
+// with zeros around, so every window lies inside. Padding taps then multiply
+// a real 0.0, as Python's padded input does (0 * inf is NaN in both).
+std::vector<float> pad_input(const ConvShape& s, const float* x, int64_t& hp, int64_t& wp) {
+  const WindowGeometry& g = s.window;
+  hp = s.h + g.rows.before + g.rows.after;
+  wp = s.w + g.cols.before + g.cols.after;
+  std::vector<float> padded(static_cast<std::size_t>(checked_num_elements({s.n, hp, wp, s.c}, graphdef::DT_FLOAT)));
+  const int64_t row = s.w * s.c;
+  for (int64_t n = 0; n < s.n; ++n) {
+    for (int64_t r = 0; r < s.h; ++r) {
+      const float* from = x + (n * s.h + r) * row;
+      std::copy(from, from + row, padded.data() + ((n * hp + r + g.rows.before) * wp + g.cols.before) * s.c);
+    }
+  }
+  return padded;
+}
+
+void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64_t out_channels, float* y) {
+  const WindowGeometry& g = s.window;
+  const int64_t pixels = s.pixels();
+  if (pixels == 0 || out_channels == 0) return;
+  const int64_t k = s.patch_size();
+  const PackedRhs packed(filter, k, out_channels, out_channels);
+  const double work = static_cast<double>(pixels) * static_cast<double>(k) * static_cast<double>(out_channels);
+  if (is_pointwise(s)) {
+    parallel_for(pixels, work, [&](int64_t begin, int64_t end) {
+      gemm_f32(x + begin * k, end - begin, k, packed, y + begin * out_channels, out_channels);
+    });
+    return;
+  }
+  int64_t hp = s.h, wp = s.w;
+  std::vector<float> padded;
+  const bool pads = g.rows.before || g.rows.after || g.cols.before || g.cols.after;
+  if (pads) padded = pad_input(s, x, hp, wp);
+  const float* image = pads ? padded.data() : x;
+  // One segment per window row, or per tap when dilation splits the row.
+  std::vector<int64_t> offsets;
+  for (int64_t a = 0; a < g.kh; ++a) {
+    for (int64_t b = 0; b < (g.dilation_w == 1 ? 1 : g.kw); ++b) {
+      offsets.push_back((a * g.dilation_h * wp + b * g.dilation_w) * s.c);
+    }
+  }
+  const int64_t run = g.dilation_w == 1 ? g.kw * s.c : s.c;
+  constexpr int64_t kTile = 256;
+  const int64_t tiles = (pixels + kTile - 1) / kTile;
+  parallel_for(tiles, work, [&](int64_t first, int64_t last) {
+    std::vector<const float*> bases(kTile);
+    for (int64_t t = first; t < last; ++t) {
+      const int64_t begin = t * kTile;
+      const int64_t count = std::min(kTile, pixels - begin);
+      for_each_output_row(s, begin, count, [&](int64_t n, int64_t oy, int64_t ox0, int64_t row_pixels, int64_t done) {
+        const float* row = image + (n * hp + oy * g.stride_h) * wp * s.c;
+        for (int64_t i = 0; i < row_pixels; ++i) bases[done + i] = row + (ox0 + i) * g.stride_w * s.c;
+      });
+      conv_gemm_f32(bases.data(), count, offsets.data(), static_cast<int64_t>(offsets.size()), run, packed,
+                    y + begin * out_channels, out_channels);
+    }
+  });
+}
+
+void compute_conv2d(KernelContext& context) {
+  const Tensor& input = context.input(0);
+  const Tensor& filter = context.input(1);
+  const ConvShape s = conv_shape(input.shape(), filter.shape(), conv_window_attrs(context));
+  const int64_t out_channels = filter.shape()[3];
+  Tensor output = Tensor::uninitialized(input.dtype(), {s.n, s.window.rows.out, s.window.cols.out, out_channels});
+  dispatch(ConvTypes{}, input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float>) {
+      convolve_f32(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>());
+    } else {
+      convolve<T>(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>());
+    }
+  });
+  context.set_output(0, std::move(output));
+}
+
+REGISTER_KERNEL(declare_conv_attrs(Kernel("Conv2D")
+                                       .input("input", "T")
+                                       .input("filter", "T")
+                                       .output("T")
+                                       .type_attr("T", dtypes_of(ConvTypes{})),
+                                   true)
+                    .compute(compute_conv2d));
+
+}  // namespace
+}  // namespace graphrun

@@ -1,0 +1,53 @@
+#include "kernels/conv_common.h"
+
+namespace graphrun {
+
+Kernel& declare_conv_attrs(Kernel& kernel, bool cudnn) {
+  if (cudnn) kernel.bool_attr("use_cudnn_on_gpu", true);
+  return kernel.int_list_attr("strides")
+      .choice_attr("padding", {"SAME", "VALID", "EXPLICIT"})
+      .int_list_attr("explicit_paddings", {})
+      .choice_attr("data_format", {"NHWC"}, "NHWC")
+      .int_list_attr("dilations", {1, 1, 1, 1})
+      .check([](const Kernel& k, const graphdef::NodeDef& node) { read_window_attrs(k, node, true, true); });
+}
+
+WindowAttrs conv_window_attrs(const KernelContext& context) {
+  return read_window_attrs(context.kernel(), context.node_def(), true, true);
+}
+
+ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs& attrs,
+                     const std::string& filter_what) {
+  if (input.size() != 4 || filter.size() != 4 || input[3] != filter[2]) {
+    throw Error("input " + shape_string(input) + " and " + filter_what + " " + shape_string(filter) +
+                " do not match: need [N,H,W,C] and [KH,KW,C,out]");
+  }
+  ConvShape s;
+  s.n = input[0];
+  s.h = input[1];
+  s.w = input[2];
+  s.c = input[3];
+  s.window = window_geometry(attrs, filter[0], filter[1], s.h, s.w);
+  return s;
+}
+
+Shape read_sizes(const Tensor& sizes, const std::string& what) {
+  if (sizes.rank() > 1 || sizes.num_elements() != 4) {
+    throw Error(what + " must be a 4-vector of sizes, got shape " + shape_string(sizes.shape()));
+  }
+  const int32_t* values = sizes.data<int32_t>();
+  Shape shape(values, values + 4);
+  for (int64_t d : shape) {
+    if (d < 0) throw Error(what + " " + shape_string(shape) + " must be 4 non-negative numbers");
+  }
+  return shape;
+}
+
+void check_out_backprop(const Tensor& grad, const ConvShape& s, int64_t out_channels) {
+  const Shape expected = {s.n, s.window.rows.out, s.window.cols.out, out_channels};
+  if (grad.shape() != expected) {
+    throw Error("out_backprop has shape " + shape_string(grad.shape()) + ", expected " + shape_string(expected));
+  }
+}
+
+}  // namespace graphrun

@@ -1,0 +1,153 @@
+// MaxPool and MaxPoolGrad, NHWC, with TensorFlow's rules as Python's
+// graphrun has them. MaxPool starts every window at the lowest finite value
+// and keeps a value only when it is greater, so NaN and -inf never win and
+// padding never counts: a window of only NaN or -inf gives the lowest finite
+// value. MaxPoolGrad finds each window's max again from orig_input, over real
+// elements in row-major order, the first one taken and replaced only by a
+// strictly greater one, and adds the window's gradient there.
+#include <limits>
+#include <vector>
+
+#include "int_arith.h"
+#include "kernels/pool_common.h"
+#include "vec4.h"
+
+namespace graphrun {
+namespace {
+
+using MaxPoolTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t>;
+
+// out[c] = max(out[c], in[c]) as above, four lanes at a time for float32.
+template <class T>
+void keep_greater(const T* in, int64_t channels, T* out) {
+  int64_t c = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    for (; c + 4 <= channels; c += 4) {
+      const F32x4 v = load4(in + c);
+      const F32x4 o = load4(out + c);
+      store4(out + c, v > o ? v : o);
+    }
+  }
+  for (; c < channels; ++c) out[c] = in[c] > out[c] ? in[c] : out[c];
+}
+
+template <class T>
+void max_pool(const ConvShape& s, const T* x, T* y) {
+  const WindowGeometry& g = s.window;
+  for_each_output_row(s, 0, s.pixels(), [&](int64_t n, int64_t oy, int64_t, int64_t pixels, int64_t done) {
+    for (int64_t ox = 0; ox < pixels; ++ox) {
+      T* out = y + (done + ox) * s.c;
+      std::fill(out, out + s.c, std::numeric_limits<T>::lowest());
+      for (int64_t a = 0; a < g.kh; ++a) {
+        const int64_t r = oy * g.stride_h - g.rows.before + a * g.dilation_h;
+        if (r < 0 || r >= s.h) continue;
+        for (int64_t b = 0; b < g.kw; ++b) {
+          const int64_t col = ox * g.stride_w - g.cols.before + b * g.dilation_w;
+          if (col < 0 || col >= s.w) continue;
+          keep_greater(x + ((n * s.h + r) * s.w + col) * s.c, s.c, out);
+        }
+      }
+    }
+  });
+}
+
+void compute_max_pool(KernelContext& context) {
+  const Tensor& input = context.input(0);
+  const ConvShape s = pool_shape(context, input.shape(), true);
+  Tensor output = Tensor::uninitialized(input.dtype(), {s.n, s.window.rows.out, s.window.cols.out, s.c});
+  dispatch(MaxPoolTypes{}, input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    max_pool<T>(s, input.data<T>(), output.data<T>());
+  });
+  context.set_output(0, std::move(output));
+}
+
+// Per window and channel, the tap (a * KW + b) holding its max; -1 for a
+// window that covers no real element (only possible with EXPLICIT padding).
+template <class T>
+std::vector<int32_t> argmax_taps(const ConvShape& s, const T* x) {
+  const WindowGeometry& g = s.window;
+  std::vector<int32_t> taps(static_cast<std::size_t>(s.pixels() * s.c), -1);
+  std::vector<T> best(static_cast<std::size_t>(s.c));
+  for_each_output_row(s, 0, s.pixels(), [&](int64_t n, int64_t oy, int64_t, int64_t pixels, int64_t done) {
+    for (int64_t ox = 0; ox < pixels; ++ox) {
+      int32_t* tap = taps.data() + (done + ox) * s.c;
+      for (int64_t a = 0; a < g.kh; ++a) {
+        const int64_t r = oy * g.stride_h - g.rows.before + a * g.dilation_h;
+        if (r < 0 || r >= s.h) continue;
+        for (int64_t b = 0; b < g.kw; ++b) {
+          const int64_t col = ox * g.stride_w - g.cols.before + b * g.dilation_w;
+          if (col < 0 || col >= s.w) continue;
+          const T* in = x + ((n * s.h + r) * s.w + col) * s.c;
+          const int32_t k = static_cast<int32_t>(a * g.kw + b);
+          for (int64_t c = 0; c < s.c; ++c) {
+            if (tap[c] < 0 || best[c] < in[c]) {
+              best[c] = in[c];
+              tap[c] = k;
+            }
+          }
+        }
+      }
+    }
+  });
+  return taps;
+}
+
+// Python's order of additions: tap by tap, every window whose max is at that
+// tap adds its gradient, so a cell shared by several windows sums them in
+// tap order, starting from 0.
+template <class T>
+void max_pool_grad(const ConvShape& s, const T* x, const T* grad, T* dx) {
+  const WindowGeometry& g = s.window;
+  const std::vector<int32_t> taps = argmax_taps(s, x);
+  for (int64_t a = 0; a < g.kh; ++a) {
+    for (int64_t b = 0; b < g.kw; ++b) {
+      const int32_t k = static_cast<int32_t>(a * g.kw + b);
+      for_each_output_row(s, 0, s.pixels(), [&](int64_t n, int64_t oy, int64_t, int64_t pixels, int64_t done) {
+        const int64_t r = oy * g.stride_h - g.rows.before + a * g.dilation_h;
+        if (r < 0 || r >= s.h) return;
+        for (int64_t ox = 0; ox < pixels; ++ox) {
+          const int64_t col = ox * g.stride_w - g.cols.before + b * g.dilation_w;
+          if (col < 0 || col >= s.w) continue;
+          const int64_t window = (done + ox) * s.c;
+          T* to = dx + ((n * s.h + r) * s.w + col) * s.c;
+          for (int64_t c = 0; c < s.c; ++c) {
+            if (taps[window + c] == k) to[c] = add(to[c], grad[window + c]);
+          }
+        }
+      });
+    }
+  }
+}
+
+void compute_max_pool_grad(KernelContext& context) {
+  const Tensor& input = context.input(0);
+  const Tensor& grad = context.input(2);
+  const ConvShape s = pool_shape(context, input.shape(), true);
+  check_pooled_grad(grad, s);
+  Tensor output(input.dtype(), input.shape());
+  dispatch(NumericTypes{}, input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    max_pool_grad<T>(s, input.data<T>(), grad.data<T>(), output.data<T>());
+  });
+  context.set_output(0, std::move(output));
+}
+
+REGISTER_KERNEL(declare_pool_attrs(Kernel("MaxPool")
+                                       .input("input", "T")
+                                       .output("T")
+                                       .type_attr("T", dtypes_of(MaxPoolTypes{}), graphdef::DT_FLOAT),
+                                   true)
+                    .compute(compute_max_pool));
+
+REGISTER_KERNEL(declare_pool_attrs(Kernel("MaxPoolGrad")
+                                       .input("orig_input", "T")
+                                       .input("orig_output", "T")
+                                       .input("grad", "T")
+                                       .output("T")
+                                       .type_attr("T", dtypes_of(NumericTypes{}), graphdef::DT_FLOAT),
+                                   true)
+                    .compute(compute_max_pool_grad));
+
+}  // namespace
+}  // namespace graphrun

@@ -1,0 +1,22 @@
+// What the pooling kernels share: their attrs, checked at load time, and
+// the input's NHWC dims with the window placed over them.
+#pragma once
+
+#include "im2col.h"
+#include "kernel.h"
+#include "kernel_context.h"
+
+namespace graphrun {
+
+// ksize, strides, padding (SAME, VALID and, with `explicit_paddings`, also
+// EXPLICIT), data_format NHWC; a check reads them at load time.
+Kernel& declare_pool_attrs(Kernel& kernel, bool explicit_paddings);
+
+// An NHWC input's dims and the node's window over them. Throws Error for an
+// input that is not 4-D or a window that does not fit.
+ConvShape pool_shape(const KernelContext& context, const Shape& input, bool explicit_paddings);
+
+// Python's check that a pooling gradient has the pooled shape.
+void check_pooled_grad(const Tensor& grad, const ConvShape& s);
+
+}  // namespace graphrun
