@@ -71,6 +71,8 @@ void append_tensor_values(std::string& out, const Tensor& tensor, Style style) {
   });
 }
 
+}  // namespace
+
 // Escaped as Python's json.dumps does by default (ensure_ascii), so names
 // print identically from both runners.
 void append_json_string(std::string& out, const std::string& text) {
@@ -107,8 +109,6 @@ void append_json_string(std::string& out, const std::string& text) {
   }
   out += '"';
 }
-
-}  // namespace
 
 std::string format_text(const std::vector<FetchResult>& results) {
   std::string out;

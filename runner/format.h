@@ -21,4 +21,8 @@ std::string format_text(const std::vector<FetchResult>& results);
 // nan and infinities become the strings "nan", "inf", "-inf".
 std::string format_json(const std::vector<FetchResult>& results);
 
+// Appends `text` as a JSON string escaped as Python's json.dumps escapes it
+// (ensure_ascii), for every document graphrun-cc prints.
+void append_json_string(std::string& out, const std::string& text);
+
 }  // namespace graphrun

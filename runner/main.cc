@@ -1,4 +1,4 @@
-// graphrun-cc: run a GraphDef and print the fetched tensors.
+// graphrun-cc: run, inspect or bench a GraphDef (see verbs.h).
 //
 // Every failure ends as exactly one "graphrun-cc: ..." line on stderr and the
 // exit code of its stage (see errors.h); nothing escapes as a crash.
@@ -12,25 +12,13 @@
 
 #include "cli.h"
 #include "errors.h"
-#include "feeds.h"
-#include "fetches.h"
-#include "format.h"
-#include "graph.h"
-#include "invocation.h"
 #include "kernel.h"
-#include "run_targets.h"
+#include "stdout.h"
+#include "verbs.h"
 #include "version.h"
 
 namespace graphrun {
 namespace {
-
-void write_stdout(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
-    if (errno == EPIPE) throw RunError("output closed before everything was written (broken pipe)");
-    throw RunError(std::string("cannot write the output: ") + std::strerror(errno));
-  }
-}
 
 void report_error(std::string message) {
   // One line, whatever a message carries (a path or JSON text with newlines).
@@ -43,7 +31,7 @@ void report_error(std::string message) {
 int run(int argc, const char* const* argv) {
   const Options options = parse_command_line(argc, argv);
   if (options.help) {
-    write_stdout(usage_text());
+    write_stdout(usage_text(options.verb));
     return kExitOk;
   }
   if (options.version) {
@@ -57,23 +45,9 @@ int run(int argc, const char* const* argv) {
     return kExitOk;
   }
 
-  const auto graph = Graph::load(options.model);
-  const FeedMap feeds = parse_feeds(*graph, options.feeds, options.feed_files);
-  Work work;
-  work.runs = resolve_run_targets(*graph, options.runs);
-  work.steps = options.steps;
-  // Without --fetch, a plain run prints the graph's outputs; runs done for
-  // their effects (training) print nothing unless asked.
-  std::vector<Fetch> fetches;
-  if (!options.fetches.empty()) fetches = resolve_fetches(*graph, options.fetches);
-  else if (options.runs.empty()) fetches = default_fetches(*graph);
-  for (const Fetch& fetch : fetches) work.fetches.push_back(fetch.endpoint);
-  const std::vector<TensorPtr> values = execute(*graph, feeds, work);
-
-  std::vector<FetchResult> results;
-  for (std::size_t i = 0; i < fetches.size(); ++i) results.push_back({fetches[i].name, values[i]});
-  write_stdout(options.json ? format_json(results) : format_text(results));
-  return kExitOk;
+  if (options.verb == "inspect") return inspect_verb(options);
+  if (options.verb == "bench") return bench_verb(options);
+  return run_verb(options);
 }
 
 }  // namespace

@@ -1498,7 +1498,8 @@ def test_each_run_needs_only_its_own_placeholders(runner, tmp_path):
               "--fetch", "v") == "v:0 float64 [] = 3.5\n"
     # A run that needs an unfed placeholder is refused before any run changes anything.
     line = fails(runner, 2, model, "--run", "init", "--run", "add_k", "--fetch", "v")
-    assert line == "graphrun-cc: placeholder not fed: k (float64, []); use --feed NAME=VALUE or --feeds FILE.npz"
+    assert line == ("graphrun-cc: placeholder not fed: k (float64, []); use --feed NAME=VALUE, --feeds FILE.npz "
+                    "or --random")
 
 
 @pytest.mark.parametrize("args, message", [

@@ -1,0 +1,27 @@
+// The run verb: feeds in, the --run targets executed, the fetched tensors out
+// (printed, or saved under --out).
+#include "format.h"
+#include "invocation.h"
+#include "out_files.h"
+#include "prepare.h"
+#include "stdout.h"
+#include "verbs.h"
+
+namespace graphrun {
+
+int run_verb(const Options& options) {
+  const Prepared prepared = prepare(options);
+  Work work;
+  work.runs = prepared.runs;
+  work.steps = options.steps;
+  for (const Fetch& fetch : prepared.fetches) work.fetches.push_back(fetch.endpoint);
+  const std::vector<TensorPtr> values = execute(*prepared.graph, prepared.feeds, work);
+
+  std::vector<FetchResult> results;
+  for (std::size_t i = 0; i < prepared.fetches.size(); ++i) results.push_back({prepared.fetches[i].name, values[i]});
+  if (options.out_given) write_stdout(write_out_files(options.out, results, options.json));
+  else write_stdout(options.json ? format_json(results) : format_text(results));
+  return kExitOk;
+}
+
+}  // namespace graphrun

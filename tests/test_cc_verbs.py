@@ -1,0 +1,213 @@
+"""graphrun-cc's run, inspect and bench verbs against graphrun's (graphdef.cli.main in-process).
+
+Wherever the output is deterministic (random feeds, --out files and their lines, inspect,
+errors and exit codes) the two must agree byte for byte; for bench, where the figures are
+timings, the layout and the JSON keys must agree and both must parse.
+"""
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import graphdef as tf
+from tests.graphrun_helpers import CNN, MLP, graphrun, save_model
+
+REPO = Path(__file__).resolve().parent.parent
+CC = REPO / "build" / "graphrun-cc"
+COMMITTED_MODELS = sorted([*(REPO / "tests" / "models").glob("*.pb"),
+                           *(REPO / "tests" / "tf_models").glob("*/model.pb"),
+                           *(REPO / "tests" / "conformance" / "cases").glob("*/model.pb")])
+
+
+@pytest.fixture(scope="module")
+def cc():
+    """build/graphrun-cc, built with `make cc` when missing; a failed build fails, never skips."""
+    if not CC.exists():
+        proc = subprocess.run(["make", "-s", "cc"], cwd=REPO, capture_output=True, text=True)
+        if proc.returncode != 0 or not CC.exists():
+            tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
+            pytest.fail(f"`make cc` could not build build/graphrun-cc:\n{tail}")
+    return CC
+
+
+def run_cc(cc, *argv):
+    proc = subprocess.run([str(cc), *map(str, argv)], capture_output=True, text=True, timeout=300)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def both(capsys, cc, *argv):
+    """(code, stdout, stderr without the program's prefix) from each runner."""
+    py = graphrun(capsys, *argv)
+    c = run_cc(cc, *argv)
+    return ((py[0], py[1], py[2].removeprefix("graphrun: ")),
+            (c[0], c[1], c[2].removeprefix("graphrun-cc: ")))
+
+
+def same(capsys, cc, *argv, code=0):
+    """Both runners exit `code` with the same stdout and the same one-line error; returns stdout."""
+    py, c = both(capsys, cc, *argv)
+    assert py == c
+    assert py[0] == code, py
+    return py[1]
+
+
+# -- run --random / --seed / --shape --------------------------------------------------------
+
+DTYPES = [tf.float32, tf.float64, tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8, tf.uint16,
+          tf.uint32, tf.uint64, tf.bool]
+
+
+def build_every_dtype():
+    for i, dtype in enumerate(DTYPES):
+        tf.placeholder(dtype, [3, 4] if i % 2 else [None, 5], name=f"p{i}/{dtype.name}")
+    unknown = tf.placeholder(tf.float32, None, name="unknown_rank")
+    tf.identity(unknown, name="unknown_out")
+    tf.placeholder_with_default(tf.constant([1.0, 2.0]), [2], name="defaulted")
+
+
+@pytest.fixture
+def every_dtype(tmp_path):
+    return save_model(tmp_path / "dtypes.pb", build_every_dtype)
+
+
+def fetch_all(*extra):
+    args = []
+    for i, dtype in enumerate(DTYPES):
+        args += ["--fetch", f"p{i}/{dtype.name}"]
+        if not i % 2:
+            args += ["--shape", f"p{i}/{dtype.name}=2,5"]
+    return args + list(extra)
+
+
+@pytest.mark.parametrize("seed", ["0", "1", "18446744073709551615", " 4_2 "])
+def test_random_values_are_graphruns_bit_for_bit(capsys, cc, every_dtype, seed):
+    out = same(capsys, cc, every_dtype, "--random", "--seed", seed, *fetch_all("--json"))
+    assert len(json.loads(out)["outputs"]) == len(DTYPES)
+    same(capsys, cc, every_dtype, "--random", "--seed", seed, *fetch_all())
+
+
+def test_random_feeds_only_what_is_needed(capsys, cc, every_dtype):
+    # The unknown-rank placeholder is not needed for these fetches, so it needs no --shape;
+    # a PlaceholderWithDefault is never given random values.
+    same(capsys, cc, every_dtype, "--random", "--fetch", "p1/float64", "--fetch", "defaulted")
+    # Fed placeholders keep their values; the others are random.
+    same(capsys, cc, every_dtype, "--random", "--fetch", "p1/float64", "--fetch", "p3/int16",
+         "--feed", "p3/int16=[[1,2,3,4],[5,6,7,8],[9,10,11,12]]")
+
+
+def test_random_on_the_test_models(capsys, cc):
+    same(capsys, cc, MLP, "--random", "--shape", "x=3,16", "--seed", "9")
+    same(capsys, cc, MLP, "--random", "--shape", "x:0=3,16", "--fetch", "x", "--json")
+    same(capsys, cc, CNN, "--random", "--shape", "x=2,8,8,1", "--fetch", "x")
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], "placeholder not fed: x (float32, [?,16]); use --feed NAME=VALUE, --feeds FILE.npz or --random"),
+    (["--random"], "--random: placeholder x (float32, [?,16]) has an unknown dimension; "
+                   "give its shape with --shape x=N,16"),
+    (["--shape", "x=2,16"], "--shape sets the shape of --random values; add --random"),
+    (["--random", "--shape", "x=2,15"],
+     "--shape x: shape [2,15] does not fit placeholder 'x' (float32), whose shape is [?,16]"),
+    (["--random", "--shape", "x=2"], "--shape x: shape [2] does not fit placeholder 'x' (float32), "
+                                     "whose shape is [?,16]"),
+    (["--random", "--shape", "x=2,a"], "--shape x: '2,a' is not a list of sizes such as 8,784"),
+    (["--random", "--shape", "x=-2,16"], "--shape x: '-2,16' is not a list of sizes such as 8,784"),
+    (["--random", "--shape", "x"], "--shape expects NAME=D,D,... (e.g. x=8,784), got 'x'"),
+    (["--random", "--shape", "=2"], "--shape expects NAME=D,D,... (e.g. x=8,784), got '=2'"),
+    (["--random", "--shape", "x=2,16", "--shape", "x:0=3,16"], "--shape x:0: placeholder 'x' is given twice"),
+    (["--random", "--shape", "nope=2"], "cannot feed 'nope': the graph has no node 'nope'; "
+                                        "the graph's placeholders: x (float32, [?,16])"),
+    (["--random", "--shape", "x:1=2,16"], "cannot feed 'x:1': a placeholder has only output 0; "
+                                          "the graph's placeholders: x (float32, [?,16])"),
+    (["--random", "--shape", "output/score=2"], "cannot feed 'output/score': 'output/score' is a Sigmoid node, "
+                                                "not a placeholder; the graph's placeholders: x (float32, [?,16])"),
+    (["--random", "--shape", "x=1,16", "--feed", "x=[[" + ",".join(["1"] * 16) + "]]"],
+     "--shape x: the placeholder is fed by --feed; --shape applies to --random values only"),
+])
+def test_random_and_shape_errors(capsys, cc, args, message):
+    py, c = both(capsys, cc, MLP, *args)
+    assert py == c == (2, "", message + "\n")
+
+
+def test_unknown_rank_hint_and_npz_source(capsys, cc, every_dtype, tmp_path):
+    py, c = both(capsys, cc, every_dtype, "--random", "--fetch", "unknown_out")
+    assert py == c
+    assert py[2].endswith("has an unknown rank; give its shape with --shape unknown_rank=D,D,...\n")
+    np.savez(tmp_path / "f.npz", **{"p1/float64": np.zeros((3, 4))})
+    py, c = both(capsys, cc, every_dtype, "--random", "--feeds", tmp_path / "f.npz", "--shape", "p1/float64=3,4",
+                 "--fetch", "p1/float64")
+    assert py == c
+    assert py[2] == f"--shape p1/float64: the placeholder is fed by --feeds {tmp_path / 'f.npz'}; " \
+                    "--shape applies to --random values only\n"
+
+
+def test_bad_seeds_exit_2(capsys, cc):
+    for seed in ["-1", "18446744073709551616", "1.5", "x"]:
+        py, c = both(capsys, cc, MLP, "--random", "--shape", "x=1,16", "--seed", seed)
+        assert py[:2] == c[:2] == (2, ""), (seed, py, c)
+
+
+# -- run --out ------------------------------------------------------------------------------
+
+def build_odd_names():
+    x = tf.placeholder(tf.float32, [2, 3], name="x")
+    with tf.name_scope("layer"):
+        tf.nn.relu(x, name="Relu")
+    tf.cast(x > 0, tf.int32, name="pos")
+    tf.greater(x, 0.5, name="big")
+    tf.reduce_sum(tf.cast(x, tf.float64), name="total")
+    tf.identity(tf.constant(7, tf.int64), name="seven")
+    tf.constant(np.arange(12, dtype=np.uint8).reshape(3, 4), name="u8")
+
+
+@pytest.fixture
+def odd(tmp_path):
+    return save_model(tmp_path / "odd.pb", build_odd_names)
+
+
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_out_writes_the_same_lines_and_npy_bytes(capsys, cc, odd, tmp_path, json_flag):
+    py_dir, cc_dir = tmp_path / "py" / "deep", tmp_path / "cc" / "deep"
+    py = graphrun(capsys, odd, "--random", "--seed", "3", "--out", py_dir, *json_flag)
+    c = run_cc(cc, odd, "--random", "--seed", "3", "--out", cc_dir, *json_flag)
+    assert py[0] == c[0] == 0 and py[2] == c[2] == ""
+    assert py[1].replace(str(py_dir), "DIR") == c[1].replace(str(cc_dir), "DIR")
+    names = sorted(p.name for p in py_dir.iterdir())
+    assert names == sorted(p.name for p in cc_dir.iterdir())
+    assert "layer_Relu_0.npy" in names and len(names) == 6
+    for name in names:
+        assert (py_dir / name).read_bytes() == (cc_dir / name).read_bytes(), name
+
+
+def test_out_with_a_trailing_slash_and_the_mlp(capsys, cc, tmp_path):
+    same_dir = str(tmp_path / "o") + "/"
+    out = same(capsys, cc, MLP, "--random", "--shape", "x=4,16", "--out", same_dir, "--fetch", "x",
+               "--fetch", "output/score:0", "--fetch", "x:0")
+    assert out.splitlines()[0] == f"x:0 float32 [4,16] -> {same_dir}x_0.npy"
+
+
+def test_out_errors(capsys, cc, odd, tmp_path):
+    py, c = both(capsys, cc, odd, "--random", "--out", tmp_path / "o", "--fetch", "layer/Relu", "--fetch", "layer_Relu")
+    assert py[0] == 2 and py[1] == ""  # no such node: the fetch is refused first, by both
+    assert c[:2] == py[:2]
+    (tmp_path / "file").write_text("")
+    py, c = both(capsys, cc, odd, "--random", "--out", tmp_path / "file", "--fetch", "pos")
+    assert py == c
+    assert py[2] == f"--out {tmp_path / 'file'}: cannot create the directory (File exists)\n"
+
+
+def test_out_collision(capsys, cc, tmp_path):
+    model = tmp_path / "clash.pbtxt"
+    model.write_text("""
+node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+       attr { key: "shape" value { shape { dim { size: 2 } } } } }
+node { name: "a/b" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+node { name: "a>b" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+""")
+    py, c = both(capsys, cc, model, "--random", "--out", tmp_path / "o")
+    assert py == c == (2, "", "--out: 'a/b:0' and 'a>b:0' would both be written to a_b_0.npy\n")
+    assert not (tmp_path / "o").exists()
