@@ -35,14 +35,16 @@ DTYPES = {
 KERNELS = sorted([
     "Abs", "Add", "AddN", "AddV2", "ApplyAdam", "ApplyGradientDescent", "ApplyMomentum", "ArgMax", "ArgMin",
     "Assign", "AssignAdd", "AssignSub", "AvgPool", "AvgPoolGrad", "BiasAdd", "BroadcastGradientArgs",
-    "BroadcastTo", "Cast", "Const", "Conv2D", "Equal", "Exp",
-    "Fill", "Greater", "GreaterEqual", "Identity", "L2Loss", "Less", "LessEqual", "Log", "Log1p", "LogSoftmax",
-    "LogicalAnd", "LogicalNot", "LogicalOr", "MatMul", "Max", "MaxPool", "MaxPoolGrad", "Maximum", "Mean", "Min",
-    "Minimum", "Mul", "Neg",
-    "NoOp", "NotEqual", "OneHot", "OnesLike", "Placeholder", "PlaceholderWithDefault", "Pow", "Prod", "Range",
-    "Rank", "RealDiv", "Relu", "ReluGrad", "Reshape", "Select", "SelectV2", "Shape", "Sigmoid", "Sign", "Size",
-    "Softmax", "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "Sqrt", "Square",
-    "SquaredDifference", "StopGradient", "Sub", "Sum", "Tanh", "Transpose", "VariableV2", "ZerosLike",
+    "BroadcastTo", "Cast", "ConcatV2", "Const", "Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput",
+    "DepthwiseConv2dNative", "Div", "Elu", "Equal", "Exp", "ExpandDims", "Fill", "FloorDiv", "FloorMod",
+    "Greater", "GreaterEqual", "Identity", "IdentityN", "L2Loss", "LeakyRelu", "Less", "LessEqual", "Log",
+    "Log1p", "LogSoftmax", "LogicalAnd", "LogicalNot", "LogicalOr", "MatMul", "Max", "MaxPool", "MaxPoolGrad",
+    "Maximum", "Mean", "Min", "Minimum", "Mul", "Neg", "NoOp", "NotEqual", "OneHot", "OnesLike", "Pack",
+    "Placeholder", "PlaceholderWithDefault", "Pow", "Prod", "Range", "Rank", "RealDiv", "Relu", "Relu6",
+    "ReluGrad", "Reshape", "Rsqrt", "Select", "SelectV2", "Shape", "Sigmoid", "Sign", "Size", "Softmax",
+    "SoftmaxCrossEntropyWithLogits", "Softplus", "SparseSoftmaxCrossEntropyWithLogits", "Split", "SplitV",
+    "Sqrt", "Square", "SquaredDifference", "Squeeze", "StopGradient", "Sub", "Sum", "Tanh", "Transpose",
+    "Unpack", "VariableV2", "ZerosLike",
 ])
 
 

@@ -29,18 +29,8 @@ CASE_DIRS = replay.case_dirs()
 # Known bugs, one line per (runtime, case): the test is a strict xfail, so it fails as
 # soon as the bug is fixed, and then its line here must go.
 KNOWN_BUGS = {
-    ("graphrun-cc", "conv2d_backprop_input"): "the C++ runner has no Conv2DBackpropInput kernel yet",
-    ("graphrun-cc", "conv2d_backprop_filter"): "the C++ runner has no Conv2DBackpropFilter kernel yet",
-    ("graphrun-cc", "depthwise_conv2d"): "the C++ runner has no DepthwiseConv2dNative kernel yet",
     ("graphrun-cc", "fused_batch_norm_inference"): "the C++ runner has no FusedBatchNormV3 kernel yet",
     ("graphrun-cc", "fused_batch_norm_training"): "the C++ runner has no FusedBatchNormV3 kernel yet",
-    ("graphrun-cc", "activations"): "the C++ runner has no Relu6, Elu, LeakyRelu or Softplus kernels yet",
-    ("graphrun-cc", "relu6_int32_rsqrt"): "the C++ runner has no Relu6 or Rsqrt kernels yet",
-    ("graphrun-cc", "floor_div_mod_int"): "the C++ runner has no FloorDiv, FloorMod or Div kernels yet",
-    ("graphrun-cc", "floor_div_mod_float"): "the C++ runner has no FloorDiv, FloorMod or Div kernels yet",
-    ("graphrun-cc", "squeeze_expand_dims"): "the C++ runner has no Squeeze or ExpandDims kernels yet",
-    ("graphrun-cc", "concat_stack_unstack"): "the C++ runner has no ConcatV2, Pack or Unpack kernels yet",
-    ("graphrun-cc", "split_splitv"): "the C++ runner has no Split or SplitV kernels yet",
     ("graphrun-cc", "slice"): "the C++ runner has no Slice kernel yet",
     ("graphrun-cc", "strided_slice"): "the C++ runner has no StridedSlice kernel yet",
     ("graphrun-cc", "strided_slice_masks"): "the C++ runner has no StridedSlice kernel yet",
@@ -48,7 +38,6 @@ KNOWN_BUGS = {
     ("graphrun-cc", "tile_pad"): "the C++ runner has no Tile or Pad kernels yet",
     ("graphrun-cc", "gather"): "the C++ runner has no GatherV2 kernel yet",
     ("graphrun-cc", "unsorted_segment_sum"): "the C++ runner has no UnsortedSegmentSum kernel yet",
-    ("graphrun-cc", "identity_n"): "the C++ runner has no IdentityN kernel yet",
 }
 
 

@@ -60,6 +60,13 @@ struct Log1pOp {
   static T apply(T x) { return std::log1p(x); }
 };
 
+// 1 / sqrt(x), two correctly rounded steps as numpy's 1 / np.sqrt(x).
+struct RsqrtOp {
+  using Types = FloatTypes;
+  template <class T>
+  static T apply(T x) { return T(1) / std::sqrt(x); }
+};
+
 struct SigmoidOp {
   using Types = FloatTypes;
   template <class T>
@@ -140,6 +147,7 @@ REGISTER_KERNEL(unary_kernel<SqrtOp>("Sqrt"));
 REGISTER_KERNEL(unary_kernel<ExpOp>("Exp"));
 REGISTER_KERNEL(unary_kernel<LogOp>("Log"));
 REGISTER_KERNEL(unary_kernel<Log1pOp>("Log1p"));
+REGISTER_KERNEL(unary_kernel<RsqrtOp>("Rsqrt"));
 REGISTER_KERNEL(unary_kernel<SigmoidOp>("Sigmoid"));
 REGISTER_KERNEL(unary_kernel<TanhOp>("Tanh"));
 REGISTER_KERNEL(unary_kernel<ReluOp>("Relu"));

@@ -1,0 +1,79 @@
+// The activations beyond Relu, with TensorFlow's formulas as Python's
+// graphrun has them: Relu6 clips to [0, 6] (NaN propagates; integers too),
+// Elu is exp(x) - 1 below 0 (not expm1, so -0.0 stays -0.0), LeakyRelu
+// multiplies by the float32 alpha cast to T, and Softplus switches to x or
+// exp(x) beyond log(epsilon) + 2, where log1p(exp(x)) equals them to within
+// the type's precision.
+#include <cmath>
+#include <limits>
+
+#include "kernel.h"
+#include "kernel_context.h"
+#include "min_max.h"
+
+namespace graphrun {
+namespace {
+
+// out[i] = f(in[i]), in place when nothing else holds the input.
+template <class Types, class F>
+void elementwise(KernelContext& context, F f) {
+  const Tensor& x = context.input(0);
+  dispatch(Types{}, x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    Tensor* reused = context.reusable_input(0);
+    Tensor fresh = reused ? Tensor(x.dtype(), {0}) : Tensor::uninitialized(x.dtype(), x.shape());
+    const T* in = x.data<T>();
+    T* out = reused ? reused->data<T>() : fresh.data<T>();
+    for (int64_t i = 0; i < x.num_elements(); ++i) out[i] = f(in[i]);
+    if (reused) context.set_output(0, context.input_ptr(0));
+    else context.set_output(0, std::move(fresh));
+  });
+}
+
+void compute_relu6(KernelContext& context) {
+  elementwise<NumericTypes>(context, [](auto x) {
+    using T = decltype(x);
+    return minimum(maximum(x, T(0)), T(6));
+  });
+}
+
+void compute_elu(KernelContext& context) {
+  elementwise<FloatTypes>(context, [](auto x) {
+    using T = decltype(x);
+    return x < T(0) ? std::exp(x) - T(1) : x;
+  });
+}
+
+void compute_leaky_relu(KernelContext& context) {
+  const float alpha = context.attr_float("alpha");
+  elementwise<FloatTypes>(context, [alpha](auto x) {
+    using T = decltype(x);
+    return x > T(0) ? x : x * static_cast<T>(alpha);
+  });
+}
+
+void compute_softplus(KernelContext& context) {
+  elementwise<FloatTypes>(context, [](auto x) {
+    using T = decltype(x);
+    const T threshold = std::log(std::numeric_limits<T>::epsilon()) + T(2);
+    if (x > -threshold) return x;
+    if (x < threshold) return std::exp(x);
+    return std::log1p(std::exp(x));
+  });
+}
+
+REGISTER_KERNEL(Kernel("Relu6").input("features", "T").output("T").type_attr("T", dtypes_of(NumericTypes{}))
+                    .compute(compute_relu6));
+REGISTER_KERNEL(Kernel("Elu").input("features", "T").output("T").type_attr("T", dtypes_of(FloatTypes{}))
+                    .compute(compute_elu));
+REGISTER_KERNEL(Kernel("LeakyRelu")
+                    .input("features", "T")
+                    .output("T")
+                    .float_attr("alpha", 0.2f)
+                    .type_attr("T", dtypes_of(FloatTypes{}), graphdef::DT_FLOAT)
+                    .compute(compute_leaky_relu));
+REGISTER_KERNEL(Kernel("Softplus").input("features", "T").output("T").type_attr("T", dtypes_of(FloatTypes{}))
+                    .compute(compute_softplus));
+
+}  // namespace
+}  // namespace graphrun

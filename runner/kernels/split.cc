@@ -1,0 +1,115 @@
+// Unpack, Split and SplitV: one tensor cut along an axis into several
+// outputs. Unpack removes the axis (num pieces of size 1), Split makes
+// num_split equal pieces, SplitV pieces of the given sizes, one of which may
+// be -1 for the rest.
+#include <cstring>
+#include <limits>
+
+#include "kernel.h"
+#include "kernel_context.h"
+#include "kernels/axis.h"
+
+namespace graphrun {
+namespace {
+
+// Cuts `input` along `axis` into pieces of the given sizes; each output has
+// the input's shape with the axis dim replaced by its size (or removed).
+void cut(KernelContext& context, const Tensor& input, int64_t axis, const std::vector<int64_t>& sizes,
+         bool remove_axis) {
+  const AxisView view = axis_view(input.shape(), axis);
+  const std::size_t item = dtype_size(input.dtype());
+  const auto* from = static_cast<const unsigned char*>(input.raw_data());
+  int64_t offset = 0;  // elements into each outer row
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    Shape shape = input.shape();
+    if (remove_axis) shape.erase(shape.begin() + axis);
+    else shape[axis] = sizes[i];
+    Tensor piece = Tensor::uninitialized(input.dtype(), shape);
+    const std::size_t bytes = static_cast<std::size_t>(sizes[i] * view.inner) * item;
+    auto* to = static_cast<unsigned char*>(piece.raw_data());
+    for (int64_t o = 0; bytes > 0 && o < view.outer; ++o) {
+      std::memcpy(to + o * bytes, from + (o * view.dim * view.inner + offset) * item, bytes);
+    }
+    offset += sizes[i] * view.inner;
+    context.set_output(static_cast<int>(i), std::move(piece));
+  }
+}
+
+void compute_unpack(KernelContext& context) {
+  const Tensor& value = context.input(0);
+  const int64_t num = context.attr_int("num");
+  const int64_t axis = normalize_axis(context.attr_int("axis"), value.rank());
+  if (value.shape()[axis] != num) {
+    throw Error("cannot unstack dim " + std::to_string(axis) + " of shape " + shape_string(value.shape()) +
+                " into " + std::to_string(num) + " tensors");
+  }
+  cut(context, value, axis, std::vector<int64_t>(num, 1), true);
+}
+
+void compute_split(KernelContext& context) {
+  const Tensor& value = context.input(1);
+  const int64_t num = context.attr_int("num_split");
+  const int64_t axis = normalize_axis(read_scalar_int(context.input(0), "split_dim"), value.rank(), "split_dim");
+  if (value.shape()[axis] % num != 0) {
+    throw Error("cannot split dim " + std::to_string(axis) + " of shape " + shape_string(value.shape()) + " into " +
+                std::to_string(num) + " equal parts");
+  }
+  cut(context, value, axis, std::vector<int64_t>(num, value.shape()[axis] / num), false);
+}
+
+void compute_split_v(KernelContext& context) {
+  const Tensor& value = context.input(0);
+  const int64_t num = context.attr_int("num_split");
+  const int64_t axis = normalize_axis(read_scalar_int(context.input(2), "split_dim"), value.rank(), "split_dim");
+  std::vector<int64_t> sizes = read_ints(context.input(1));
+  const int64_t dim = value.shape()[axis];
+  const std::string listed = "size_splits " + shape_string(sizes);
+  if (static_cast<int64_t>(sizes.size()) != num) {
+    throw Error(listed + " has " + std::to_string(sizes.size()) + " entries for num_split=" + std::to_string(num));
+  }
+  int64_t known = 0;
+  int free = -1;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] < -1 || (sizes[i] == -1 && free >= 0)) {
+      throw Error(listed + " may hold at most one -1 and no other negative size");
+    }
+    if (sizes[i] == -1) free = static_cast<int>(i);
+    else if (__builtin_add_overflow(known, sizes[i], &known)) known = std::numeric_limits<int64_t>::max();
+  }
+  if (free >= 0) {
+    if (known > dim) throw Error(listed + " add up to more than the dim's " + std::to_string(dim));
+    sizes[free] = dim - known;
+  } else if (known != dim) {
+    throw Error(listed + " add up to " + std::to_string(known) + ", not the dim's " + std::to_string(dim));
+  }
+  cut(context, value, axis, sizes, false);
+}
+
+REGISTER_KERNEL(Kernel("Unpack")
+                    .input("value", "T")
+                    .list_output("num", "T")
+                    .int_attr("num", 0)
+                    .type_attr("T")
+                    .int_attr("axis", std::numeric_limits<int64_t>::min(), 0)
+                    .compute(compute_unpack));
+
+REGISTER_KERNEL(Kernel("Split")
+                    .input("split_dim", graphdef::DT_INT32)
+                    .input("value", "T")
+                    .list_output("num_split", "T")
+                    .int_attr("num_split", 1)
+                    .type_attr("T")
+                    .compute(compute_split));
+
+REGISTER_KERNEL(Kernel("SplitV")
+                    .input("value", "T")
+                    .input("size_splits", "Tlen")
+                    .input("split_dim", graphdef::DT_INT32)
+                    .list_output("num_split", "T")
+                    .int_attr("num_split", 1)
+                    .type_attr("T")
+                    .type_attr("Tlen", {graphdef::DT_INT8, graphdef::DT_INT32, graphdef::DT_INT64}, graphdef::DT_INT64)
+                    .compute(compute_split_v));
+
+}  // namespace
+}  // namespace graphrun
