@@ -4,7 +4,7 @@ import contextlib
 import re
 import threading
 
-from graphdef.shapes import TensorShape, show
+from graphdef.shapes import show
 
 VALID_NODE_NAME = re.compile(r"^[A-Za-z0-9.][A-Za-z0-9_.\\/>-]*$")
 
@@ -308,6 +308,3 @@ def name_scope(name, default_name=None, values=None):
 def control_dependencies(control_inputs):
     return get_default_graph().control_dependencies(control_inputs)
 
-
-def get_collection_variables(graph):
-    return list(graph._variables)

@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from graphdef.errors import (FailedPreconditionError, InvalidArgumentError, NotFoundError, OpError,
+from graphdef.errors import (InvalidArgumentError, NotFoundError, OpError,
                              ResourceExhaustedError)
 from graphdef.graph import Operation, Tensor, get_default_graph
 from graphdef.shapes import show

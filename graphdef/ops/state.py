@@ -11,7 +11,7 @@ from graphdef.errors import FailedPreconditionError
 from graphdef.graph import Tensor, get_default_graph
 from graphdef.ops import math as math_ops
 from graphdef.ops.array import frozen, group, identity
-from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, convert_to_tensor, define, same_as_input
+from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, convert_to_tensor, define
 from graphdef.shapes import show
 from graphdef import dtypes
 
