@@ -37,14 +37,15 @@ KERNELS = sorted([
     "Assign", "AssignAdd", "AssignSub", "AvgPool", "AvgPoolGrad", "BiasAdd", "BroadcastGradientArgs",
     "BroadcastTo", "Cast", "ConcatV2", "Const", "Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput",
     "DepthwiseConv2dNative", "Div", "Elu", "Equal", "Exp", "ExpandDims", "Fill", "FloorDiv", "FloorMod",
-    "Greater", "GreaterEqual", "Identity", "IdentityN", "L2Loss", "LeakyRelu", "Less", "LessEqual", "Log",
-    "Log1p", "LogSoftmax", "LogicalAnd", "LogicalNot", "LogicalOr", "MatMul", "Max", "MaxPool", "MaxPoolGrad",
-    "Maximum", "Mean", "Min", "Minimum", "Mul", "Neg", "NoOp", "NotEqual", "OneHot", "OnesLike", "Pack",
-    "Placeholder", "PlaceholderWithDefault", "Pow", "Prod", "Range", "Rank", "RealDiv", "Relu", "Relu6",
-    "ReluGrad", "Reshape", "Rsqrt", "Select", "SelectV2", "Shape", "Sigmoid", "Sign", "Size", "Softmax",
-    "SoftmaxCrossEntropyWithLogits", "Softplus", "SparseSoftmaxCrossEntropyWithLogits", "Split", "SplitV",
-    "Sqrt", "Square", "SquaredDifference", "Squeeze", "StopGradient", "Sub", "Sum", "Tanh", "Transpose",
-    "Unpack", "VariableV2", "ZerosLike",
+    "FusedBatchNormV3", "GatherV2", "Greater", "GreaterEqual", "Identity", "IdentityN", "L2Loss", "LeakyRelu",
+    "Less", "LessEqual", "Log", "Log1p", "LogSoftmax", "LogicalAnd", "LogicalNot", "LogicalOr", "MatMul", "Max",
+    "MaxPool", "MaxPoolGrad", "Maximum", "Mean", "Min", "Minimum", "Mul", "Neg", "NoOp", "NotEqual", "OneHot",
+    "OnesLike", "Pack", "Pad", "Placeholder", "PlaceholderWithDefault", "Pow", "Prod", "Range", "Rank",
+    "RealDiv", "Relu", "Relu6", "ReluGrad", "Reshape", "Rsqrt", "Select", "SelectV2", "Shape", "Sigmoid",
+    "Sign", "Size", "Slice", "Softmax", "SoftmaxCrossEntropyWithLogits", "Softplus",
+    "SparseSoftmaxCrossEntropyWithLogits", "Split", "SplitV", "Sqrt", "Square", "SquaredDifference", "Squeeze",
+    "StopGradient", "StridedSlice", "StridedSliceGrad", "Sub", "Sum", "Tanh", "Tile", "Transpose", "Unpack",
+    "UnsortedSegmentSum", "VariableV2", "ZerosLike",
 ])
 
 

@@ -29,15 +29,6 @@ CASE_DIRS = replay.case_dirs()
 # Known bugs, one line per (runtime, case): the test is a strict xfail, so it fails as
 # soon as the bug is fixed, and then its line here must go.
 KNOWN_BUGS = {
-    ("graphrun-cc", "fused_batch_norm_inference"): "the C++ runner has no FusedBatchNormV3 kernel yet",
-    ("graphrun-cc", "fused_batch_norm_training"): "the C++ runner has no FusedBatchNormV3 kernel yet",
-    ("graphrun-cc", "slice"): "the C++ runner has no Slice kernel yet",
-    ("graphrun-cc", "strided_slice"): "the C++ runner has no StridedSlice kernel yet",
-    ("graphrun-cc", "strided_slice_masks"): "the C++ runner has no StridedSlice kernel yet",
-    ("graphrun-cc", "strided_slice_grad"): "the C++ runner has no StridedSliceGrad kernel yet",
-    ("graphrun-cc", "tile_pad"): "the C++ runner has no Tile or Pad kernels yet",
-    ("graphrun-cc", "gather"): "the C++ runner has no GatherV2 kernel yet",
-    ("graphrun-cc", "unsorted_segment_sum"): "the C++ runner has no UnsortedSegmentSum kernel yet",
 }
 
 
@@ -180,12 +171,6 @@ def test_every_registered_op_is_in_a_case():
     assert not missing, f"ops in graphdef.ops.REGISTRY with no conformance case: {', '.join(missing)}"
 
 
-@pytest.mark.xfail(strict=True, reason="the C++ runner has no kernels yet for the layer ops joining the registry: "
-                   "Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter, DepthwiseConv2dNative, MaxPool, "
-                   "MaxPoolGrad, AvgPool, AvgPoolGrad, BiasAdd, FusedBatchNormV3, Relu6, Elu, LeakyRelu, "
-                   "Softplus, Rsqrt, FloorDiv, FloorMod, Div, Squeeze, ExpandDims, ConcatV2, Pack, Unpack, "
-                   "Split, SplitV, Slice, StridedSlice, StridedSliceGrad, Tile, Pad, GatherV2, "
-                   "UnsortedSegmentSum, IdentityN")
 def test_every_registered_op_has_a_cc_kernel(cc_runner):
     proc = subprocess.run([str(cc_runner), "--list-kernels"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, f"graphrun-cc --list-kernels exited {proc.returncode}: {proc.stderr.strip()}"

@@ -1,0 +1,132 @@
+// FusedBatchNormV3, NHWC, float32, computed as Python's graphrun (and TF's
+// CPU kernel) does, every step in float32:
+//   inference  y = (x - mean) * (scale / sqrt(variance + eps)) + offset;
+//              outputs 1-4 are mean, variance, mean, variance;
+//   training   mean = sum(x) * (1/n) and variance = sum((x - mean)^2) * (1/n)
+//              per channel (sums in row order), y normalizes with them;
+//              output 1 is the batch mean and output 2 the unbiased variance
+//              (times n / max(n - 1, 1)), or with exponential_avg_factor
+//              f != 1 the moving averages (1 - f) * input + f * batch;
+//              outputs 3 and 4 are the batch mean and biased variance.
+// Output 5 is an empty [0]. Training ignores empty mean/variance inputs
+// unless f != 1 needs them.
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernel.h"
+#include "kernel_context.h"
+
+namespace graphrun {
+namespace {
+
+Tensor vector_of(const std::vector<float>& values) {
+  Tensor t = Tensor::uninitialized(graphdef::DT_FLOAT, {static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), t.data<float>());
+  return t;
+}
+
+std::vector<float> read_vector(const Tensor& t, int64_t depth, const std::string& what, const std::string& why) {
+  if (t.shape() != Shape{depth}) {
+    throw Error(what + " has shape " + shape_string(t.shape()) + ", expected [" + std::to_string(depth) + "]" + why);
+  }
+  return std::vector<float>(t.data<float>(), t.data<float>() + depth);
+}
+
+void compute_fused_batch_norm(KernelContext& context) {
+  const Tensor& x = context.input(0);
+  if (x.rank() != 4) throw Error("x must be 4-D (NHWC), got shape " + shape_string(x.shape()));
+  const int64_t depth = x.shape()[3];
+  const int64_t rows = depth ? x.num_elements() / depth : 0;
+  const std::vector<float> scale = read_vector(context.input(1), depth, "scale", "");
+  const std::vector<float> offset = read_vector(context.input(2), depth, "offset", "");
+  const float eps = context.attr_float("epsilon");
+  const float* in = x.data<float>();
+  Tensor y = Tensor::uninitialized(graphdef::DT_FLOAT, x.shape());
+  float* out = y.data<float>();
+
+  if (!context.attr_bool("is_training")) {
+    const std::vector<float> mean = read_vector(context.input(3), depth, "mean", "");
+    const std::vector<float> variance = read_vector(context.input(4), depth, "variance", "");
+    std::vector<float> factor(depth);
+    for (int64_t c = 0; c < depth; ++c) factor[c] = scale[c] / std::sqrt(variance[c] + eps);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < depth; ++c) out[r * depth + c] = (in[r * depth + c] - mean[c]) * factor[c] + offset[c];
+    }
+    context.set_output(0, std::move(y));
+    context.set_output(1, context.input_ptr(3));
+    context.set_output(2, context.input_ptr(4));
+    context.set_output(3, context.input_ptr(3));
+    context.set_output(4, context.input_ptr(4));
+    context.set_output(5, Tensor(graphdef::DT_FLOAT, {0}));
+    return;
+  }
+
+  const float inv_count = rows ? 1.0f / static_cast<float>(rows) : std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> batch_mean(depth, 0.0f), batch_var(depth, 0.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < depth; ++c) batch_mean[c] += in[r * depth + c];
+  }
+  for (float& m : batch_mean) m *= inv_count;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < depth; ++c) {
+      const float centred = in[r * depth + c] - batch_mean[c];
+      batch_var[c] += centred * centred;
+    }
+  }
+  for (float& v : batch_var) v *= inv_count;
+  std::vector<float> factor(depth);
+  for (int64_t c = 0; c < depth; ++c) factor[c] = scale[c] / std::sqrt(batch_var[c] + eps);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < depth; ++c) {
+      out[r * depth + c] = (in[r * depth + c] - batch_mean[c]) * factor[c] + offset[c];
+    }
+  }
+  // The variance reported for moving averages is unbiased.
+  const float adjust = static_cast<float>(rows) / static_cast<float>(std::max<int64_t>(rows - 1, 1));
+  const float f = context.attr_float("exponential_avg_factor");
+  std::vector<float> running_mean(depth), running_var(depth);
+  if (f == 1.0f) {
+    for (int64_t c = 0; c < depth; ++c) {
+      running_mean[c] = batch_mean[c];
+      running_var[c] = batch_var[c] * adjust;
+    }
+  } else {
+    const std::string why = " (exponential_avg_factor != 1 updates it)";
+    const std::vector<float> mean = read_vector(context.input(3), depth, "mean", why);
+    const std::vector<float> variance = read_vector(context.input(4), depth, "variance", why);
+    for (int64_t c = 0; c < depth; ++c) {
+      running_mean[c] = (1.0f - f) * mean[c] + f * batch_mean[c];
+      running_var[c] = (1.0f - f) * variance[c] + (f * adjust) * batch_var[c];
+    }
+  }
+  context.set_output(0, std::move(y));
+  context.set_output(1, vector_of(running_mean));
+  context.set_output(2, vector_of(running_var));
+  context.set_output(3, vector_of(batch_mean));
+  context.set_output(4, vector_of(batch_var));
+  context.set_output(5, Tensor(graphdef::DT_FLOAT, {0}));
+}
+
+REGISTER_KERNEL(Kernel("FusedBatchNormV3")
+                    .input("x", "T")
+                    .input("scale", "U")
+                    .input("offset", "U")
+                    .input("mean", "U")
+                    .input("variance", "U")
+                    .output("T")
+                    .output("U")
+                    .output("U")
+                    .output("U")
+                    .output("U")
+                    .output("U")
+                    .type_attr("T", {graphdef::DT_FLOAT})
+                    .type_attr("U", {graphdef::DT_FLOAT})
+                    .float_attr("epsilon", 0.0001f)
+                    .float_attr("exponential_avg_factor", 1.0f)
+                    .choice_attr("data_format", {"NHWC"}, "NHWC")
+                    .bool_attr("is_training", true)
+                    .compute(compute_fused_batch_norm));
+
+}  // namespace
+}  // namespace graphrun

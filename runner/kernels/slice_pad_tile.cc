@@ -1,0 +1,133 @@
+// Slice, Pad and Tile. Out-of-range begins and sizes are errors, never
+// clamped, as in TF (numpy would clip them).
+#include "kernel.h"
+#include "kernel_context.h"
+#include "kernels/axis.h"
+#include "kernels/strided_box.h"
+
+namespace graphrun {
+namespace {
+
+void compute_slice(KernelContext& context) {
+  const Tensor& input = context.input(0);
+  const std::vector<int64_t> begin = read_ints(context.input(1));
+  const std::vector<int64_t> size = read_ints(context.input(2));
+  const Shape& shape = input.shape();
+  if (begin.size() != shape.size() || size.size() != shape.size()) {
+    throw Error("begin " + shape_string(begin) + " and size " + shape_string(size) +
+                " must have one entry per dim of shape " + shape_string(shape));
+  }
+  Shape box(shape.size());
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    const int64_t b = begin[d], s = size[d];
+    const bool valid = b >= 0 && s >= -1 && b <= shape[d] && (s == -1 || s <= shape[d] - b);
+    if (!valid) {
+      throw Error("slice of dim " + std::to_string(d) + " from " + std::to_string(b) + " with size " +
+                  std::to_string(s) + " is outside shape " + shape_string(shape));
+    }
+    box[d] = s == -1 ? shape[d] - b : s;
+  }
+  Tensor out = Tensor::uninitialized(input.dtype(), box);
+  gather_box(input, begin, std::vector<int64_t>(shape.size(), 1), box, out.raw_data());
+  context.set_output(0, std::move(out));
+}
+
+void compute_pad(KernelContext& context) {
+  const Tensor& input = context.input(0);
+  const std::vector<int64_t> paddings = read_ints(context.input(1));
+  const int64_t rank = input.rank();
+  bool valid = static_cast<int64_t>(paddings.size()) == 2 * rank;
+  for (int64_t p : paddings) valid = valid && p >= 0;
+  if (!valid) {
+    throw Error("paddings " + shape_string(paddings) + " must be " + std::to_string(rank) +
+                " non-negative [before, after] pairs");
+  }
+  Shape shape = input.shape();
+  std::vector<int64_t> before(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    before[d] = paddings[2 * d];
+    if (__builtin_add_overflow(shape[d], paddings[2 * d], &shape[d]) ||
+        __builtin_add_overflow(shape[d], paddings[2 * d + 1], &shape[d])) {
+      throw Error("paddings " + shape_string(paddings) + " are too large");
+    }
+  }
+  Tensor out(input.dtype(), shape);  // zeros around
+  scatter_box(input.raw_data(), before, std::vector<int64_t>(rank, 1), input.shape(), out);
+  context.set_output(0, std::move(out));
+}
+
+void compute_tile(KernelContext& context) {
+  const Tensor& input = context.input(0);
+  const std::vector<int64_t> multiples = read_ints(context.input(1));
+  const int64_t rank = input.rank();
+  bool valid = static_cast<int64_t>(multiples.size()) == rank;
+  for (int64_t m : multiples) valid = valid && m >= 0;
+  if (!valid) {
+    throw Error("multiples " + shape_string(multiples) + " must be " + std::to_string(rank) +
+                " non-negative counts for shape " + shape_string(input.shape()));
+  }
+  Shape shape(rank);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (__builtin_mul_overflow(input.shape()[d], multiples[d], &shape[d])) {
+      throw Error("multiples " + shape_string(multiples) + " make too large a tensor");
+    }
+  }
+  Tensor out = Tensor::uninitialized(input.dtype(), shape);  // checks the size
+  const std::size_t item = dtype_size(input.dtype());
+  const auto* from = static_cast<const unsigned char*>(input.raw_data());
+  auto* to = static_cast<unsigned char*>(out.raw_data());
+  if (out.num_elements() == 0) {
+    context.set_output(0, std::move(out));
+    return;
+  }
+  if (rank == 0) {
+    std::memcpy(to, from, item);
+    context.set_output(0, std::move(out));
+    return;
+  }
+  // Row by row of the output (all dims but the last): the input row it
+  // repeats, copied multiples.back() times.
+  const std::vector<int64_t> in_steps = row_major_strides(input.shape());
+  const int64_t row = input.shape()[rank - 1];
+  const std::size_t row_bytes = static_cast<std::size_t>(row) * item;
+  std::vector<int64_t> index(rank, 0);
+  const int64_t rows = out.num_elements() / shape[rank - 1];
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d + 1 < rank; ++d) offset += (index[d] % input.shape()[d]) * in_steps[d];
+    for (int64_t m = 0; m < multiples[rank - 1]; ++m, to += row_bytes) std::memcpy(to, from + offset * item, row_bytes);
+    for (int64_t d = rank - 2; d >= 0; --d) {
+      if (++index[d] < shape[d]) break;
+      index[d] = 0;
+    }
+  }
+  context.set_output(0, std::move(out));
+}
+
+REGISTER_KERNEL(Kernel("Slice")
+                    .input("input", "T")
+                    .input("begin", "Index")
+                    .input("size", "Index")
+                    .output("T")
+                    .type_attr("T")
+                    .type_attr("Index", dtypes_of(IndexTypes{}))
+                    .compute(compute_slice));
+
+REGISTER_KERNEL(Kernel("Pad")
+                    .input("input", "T")
+                    .input("paddings", "Tpaddings")
+                    .output("T")
+                    .type_attr("T")
+                    .type_attr("Tpaddings", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+                    .compute(compute_pad));
+
+REGISTER_KERNEL(Kernel("Tile")
+                    .input("input", "T")
+                    .input("multiples", "Tmultiples")
+                    .output("T")
+                    .type_attr("T")
+                    .type_attr("Tmultiples", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+                    .compute(compute_tile));
+
+}  // namespace
+}  // namespace graphrun
