@@ -76,6 +76,14 @@ std::unique_ptr<const Graph> Graph::load(const std::string& path) {
   }
 }
 
+std::unique_ptr<graphdef::GraphDef> Graph::read(const std::string& path) {
+  try {
+    return parse_graph_def(path, read_file(path));
+  } catch (const std::bad_alloc&) {
+    throw ModelError(path + ": out of memory while loading the model");
+  }
+}
+
 Graph::Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto)
     : source_(std::move(source)), proto_(std::move(proto)) {
   validate();

@@ -39,6 +39,10 @@ class Graph {
   // and validates it. Throws ModelError("<path>: <reason>").
   static std::unique_ptr<const Graph> load(const std::string& path);
 
+  // The GraphDef at `path`, parsed but not validated (graphrun-cc inspect
+  // describes models it cannot run). Throws ModelError like load().
+  static std::unique_ptr<graphdef::GraphDef> read(const std::string& path);
+
   // Validates an in-memory GraphDef; `source` prefixes error messages.
   Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto);
 
