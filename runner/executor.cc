@@ -1,5 +1,6 @@
 #include "executor.h"
 
+#include <chrono>
 #include <functional>
 #include <new>
 #include <queue>
@@ -129,8 +130,12 @@ std::vector<TensorPtr> Executor::run_node(int i, const std::vector<std::vector<T
 std::vector<TensorPtr> Executor::execute(int i, std::vector<TensorPtr> inputs, VariableStore& variables) const {
   const GraphNode& node = graph_.node(i);
   KernelContext context(graph_, i, std::move(inputs), variables);
+  const auto start = node_seconds_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
     node.kernel->run(context);
+    if (node_seconds_) {
+      (*node_seconds_)[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
   } catch (const ExitError&) {
     throw;
   } catch (const Error& error) {

@@ -31,6 +31,10 @@ class Executor {
   // The planned node order (topological; among ready nodes, file order first).
   const std::vector<int>& order() const { return order_; }
 
+  // For graphrun-cc bench --profile: while set, every kernel's run adds its
+  // seconds to (*seconds)[node] (sized graph.size()); nullptr stops it.
+  void time_nodes(std::vector<double>* seconds) { node_seconds_ = seconds; }
+
  private:
   std::vector<char> mark_needed(const FeedMap& feeds) const;
   void check_fed(const std::vector<char>& needed, const FeedMap& feeds) const;
@@ -48,6 +52,7 @@ class Executor {
   std::vector<int> targets_;
   std::vector<int> order_;
   std::vector<int> uses_;  // per node: data uses within the plan + fetches of it
+  std::vector<double>* node_seconds_ = nullptr;  // see time_nodes
 };
 
 }  // namespace graphrun

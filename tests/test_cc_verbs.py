@@ -276,3 +276,51 @@ def test_inspect_errors(capsys, cc, tmp_path):
         assert py[:2] == c[:2] == (3, "")
     py, c = both(capsys, cc, "inspect", MLP, "--random")
     assert py[:2] == c[:2] == (2, "")
+
+
+# -- bench ----------------------------------------------------------------------------------
+
+def layout(text):
+    """A bench report with its timings (and the rows they order) taken out."""
+    lines = [re.sub(r"\d+ timed runs|profile: \d+ runs", "N runs", re.sub(r"\d+\.\d+", "T", line))
+             for line in text.splitlines()]
+    return [line for line in lines if not line.startswith("  ") or "op type" in line or line.startswith("  node ")]
+
+
+def keys(value):
+    if isinstance(value, dict):
+        return {k: keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [keys(value[0])] if value else []
+    return type(value).__name__
+
+
+@pytest.mark.parametrize("extra", [[], ["--profile", "--top", "2"], ["--warmup", "0", "--duration", "0.05"]])
+def test_bench_has_graphruns_layout(capsys, cc, extra):
+    argv = ["bench", MLP, "--random", "--shape", "x=8,16", "--runs", "20", *extra]
+    if "--duration" in extra:
+        argv.remove("--runs"), argv.remove("20")
+    py, c = both(capsys, cc, *argv)
+    assert py[0] == c[0] == 0 and py[2] == c[2] == ""
+    assert layout(c[1]) == layout(py[1])
+    if "--profile" in extra:  # the same nodes are profiled: the same op types with the same counts
+        table = lambda text: sorted(re.findall(r"^  (\w+)\s+(\d+)\s+\d+\.\d+\s", text, re.M))
+        assert table(c[1]) == table(py[1])
+        assert c[1].count("\n") == py[1].count("\n")
+    py_json, c_json = both(capsys, cc, *argv, "--json")
+    py_doc, c_doc = json.loads(py_json[1]), json.loads(c_json[1])
+    assert keys(c_doc) == keys(py_doc)
+    assert list(c_doc) == list(py_doc)
+    assert c_doc["runs"] == py_doc["runs"] or "--duration" in extra
+    lat = c_doc["latency_seconds"]
+    assert lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"]
+
+
+def test_bench_errors(capsys, cc):
+    for argv in [["bench", MLP, "--runs", "1", "--duration", "1", "--random", "--shape", "x=1,16"],
+                 ["bench", MLP, "--runs", "0"], ["bench", MLP, "--top", "x"], ["bench", MLP, "--runs", "2"],
+                 ["bench", MLP, "--out", "o"]]:
+        py, c = both(capsys, cc, *argv)
+        assert py[:2] == c[:2] == (2, ""), argv
+    py, c = both(capsys, cc, "bench", MLP, "--runs", "2")
+    assert py == c  # the missing feed, in graphrun's words
