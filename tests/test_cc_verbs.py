@@ -284,7 +284,9 @@ def layout(text):
     """A bench report with its timings (and the rows they order) taken out."""
     lines = [re.sub(r"\d+ timed runs|profile: \d+ runs", "N runs", re.sub(r"\d+\.\d+", "T", line))
              for line in text.splitlines()]
-    return [line for line in lines if not line.startswith("  ") or "op type" in line or line.startswith("  node ")]
+    # Column widths follow the names of whichever nodes were slowest this time.
+    return [re.sub(r"  +", "  ", line) for line in lines
+            if not line.startswith("  ") or "op type" in line or line.startswith("  node ")]
 
 
 def keys(value):
