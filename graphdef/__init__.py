@@ -26,7 +26,7 @@ from graphdef.ops.array import (broadcast_to, one_hot, ones_like, range_ as rang
                                 size, zeros_like)
 from graphdef.ops.compare import (equal, greater, greater_equal, less, less_equal, logical_and, logical_not,
                                   logical_or, not_equal, where)
-from graphdef.ops.math import (add_n, clip_by_value, argmax, argmin, log1p, reduce_min, reduce_prod, sign,
+from graphdef.ops.math import (add_n, clip_by_value, erfc, argmax, argmin, log1p, reduce_min, reduce_prod, sign,
                                squared_difference)
 from graphdef.ops.manip import concat, expand_dims, identity_n, split, squeeze, stack, unstack
 from graphdef.ops.math import div, floor_div, floordiv, floormod, mod, realdiv, rsqrt

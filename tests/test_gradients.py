@@ -60,6 +60,8 @@ TABLE = {
         lambda logits: tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[0, 3, 1], logits=logits),
         [(3, 4)], [(-2, 2)]),
     "L2Loss": (tf.nn.l2_loss, [(2, 3)], [(-2, 2)]),
+    "Erfc": (tf.erfc, [(4,)], [(-2, 2)]),
+    "BiasAddGrad": (lambda g: tf.raw_op("BiasAddGrad", g), [(2, 3, 4)], [(-2, 2)]),
     "SelectV2": (lambda x, y: tf.where([True, False, True], x, y), [(2, 3), (3,)], [(-2, 2), (-2, 2)]),
     "Select": (lambda x, y: tf.raw_op("Select", tf.constant([True, False]), x, y), [(2, 3), (2, 3)],
                [(-2, 2), (-2, 2)]),

@@ -51,6 +51,8 @@ def cpu_session(tf, graph):
 @pytest.mark.parametrize("directory", cases())
 def test_tensorflow_agrees(tf, directory):
     case = replay.load(directory)
+    if "tensorflow" in case.skip:
+        pytest.skip(f"TensorFlow skips {case.name}: {case.skip['tensorflow']}")
     _, graph = import_into_tensorflow(tf, case.model.read_bytes())
     with cpu_session(tf, graph) as sess:
         values = sess.run(case.fetches, feed_dict={f"{name}:0": v for name, v in case.feeds.items()})

@@ -1,7 +1,7 @@
 """Importing this package registers every op family."""
 
 from graphdef.ops import array, compare, math, nn, state  # noqa: F401
-from graphdef.ops import activations, batch_norm, conv, manip, pool, slicing, strided_slice  # noqa: F401
+from graphdef.ops import activations, batch_norm, conv, manip, pool, random, slicing, strided_slice  # noqa: F401
 from graphdef.ops.registry import REGISTRY  # noqa: F401
 
 

@@ -192,6 +192,18 @@ SHAPE = define(
     infer=_infer_shape_op, kernel=_shape_kernel, grad=NOT_DIFFERENTIABLE)
 
 
+def _shape_n_kernel(*inputs, out_type):
+    return tuple(np.array(np.shape(x), dtype=out_type.np) for x in inputs)
+
+
+SHAPE_N = define(
+    "ShapeN", "input: N*T -> output: N*out_type",
+    doc="The shapes of N tensors, as N 1-D tensors.",
+    attrs={"N": Attr("int"), "T": Attr("type"), "out_type": Attr("type", dtypes.int32, dtypes.INDEX)},
+    infer=lambda ctx: [TensorShape([t.shape.ndims]) for t in ctx.inputs], kernel=_shape_n_kernel,
+    grad=NOT_DIFFERENTIABLE)
+
+
 def _size_kernel(x, *, out_type):
     return np.array(np.size(x), dtype=out_type.np)
 

@@ -298,6 +298,33 @@ BIAS_ADD = define(
     infer=_infer_bias_add, kernel=_bias_add, grad=_bias_add_grad)
 
 
+def _infer_bias_add_grad(ctx):
+    g = ctx.shape(0)
+    if g.ndims is not None and g.ndims < 2:
+        raise ctx.error(f"out_backprop must be at least 2-D, got shape {show(g)}")
+    return [TensorShape([None if g.ndims is None else g.dims[-1]])]
+
+
+def _bias_add_grad_kernel(out_backprop, *, data_format):
+    g = np.asarray(out_backprop)
+    if g.ndim < 2:
+        raise ValueError(f"out_backprop must be at least 2-D, got shape {show(g.shape)}")
+    return np.sum(g, axis=tuple(range(g.ndim - 1)), dtype=g.dtype)
+
+
+BIAS_ADD_GRAD = define(
+    "BiasAddGrad", "out_backprop: T -> output: T",
+    doc="The gradient of BiasAdd for its bias: out_backprop summed over every dim but the last.",
+    attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "data_format": Attr("string", "NHWC")},
+    infer=_infer_bias_add_grad, kernel=_bias_add_grad_kernel,
+    grad=lambda op, g: [_bias_grad_back(op, g)])
+
+
+def _bias_grad_back(op, g):
+    from graphdef.ops.array import broadcast_to, shape_of
+    return broadcast_to(g, shape_of(op.inputs[0]))
+
+
 # -- builders (tf.nn) -----------------------------------------------------------------------------
 
 def spatial(value, name, channel_index=3):

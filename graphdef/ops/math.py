@@ -1,5 +1,6 @@
 """Elementwise arithmetic, reductions, MatMul and Cast, with Tensor's operators."""
 
+import math
 import operator
 
 import numpy as np
@@ -135,6 +136,10 @@ LOG = _unary("Log", np.log, "Natural log; -inf at 0, NaN below zero.", lambda op
              FLOATS)
 LOG1P = _unary("Log1p", np.log1p, "log(1 + x), accurate near 0.", lambda op, g: [g / (1 + op.inputs[0])],
                FLOATS)
+_ERFC = np.vectorize(math.erfc, otypes=[np.float64])  # numpy has no erfc; C's is correctly rounded enough
+
+ERFC = _unary("Erfc", lambda x: _ERFC(x).astype(np.asarray(x).dtype), "1 - erf(x) (Keras' exact gelu uses it).",
+              lambda op, g: [g * (-2 / np.sqrt(np.pi)) * exp(-square(op.inputs[0]))], FLOATS)
 SIGN = _unary("Sign", np.sign, "-1, 0 or 1 by the sign of x (0 for 0).", NOT_DIFFERENTIABLE, SIGNED)
 ABS = _unary("Abs", np.abs, "|x|.", lambda op, g: [g * sign(op.inputs[0])], SIGNED)
 SIGMOID = _unary("Sigmoid", lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + exp(-x)).",
@@ -508,6 +513,7 @@ tanh = _op1("Tanh", "Tanh")
 relu = _op1("Relu", "Relu")
 sign = _op1("Sign", "Sign")
 log1p = _op1("Log1p", "Log1p")
+erfc = _op1("Erfc", "Erfc")
 squared_difference = _op("SquaredDifference", "SquaredDifference")
 rsqrt = _op1("Rsqrt", "Rsqrt")
 floor_mod = floormod = mod = _op("FloorMod", "FloorMod")

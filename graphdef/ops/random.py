@@ -1,0 +1,42 @@
+"""RandomUniform, for the dropout leftovers frozen TensorFlow graphs carry.
+
+graphdef's own random values are computed in Python and stored as constants; this op
+exists so TensorFlow-made graphs that still hold one can run. Its values come from the
+generator of graphdef.random_feeds (spelled out so the C++ runner draws the same ones),
+seeded by the node's seed, seed2 and name: the same values on every run, in every runtime.
+"""
+
+import numpy as np
+
+from graphdef import dtypes
+from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, constant_value, define
+from graphdef.random_feeds import words
+from graphdef.shapes import TensorShape
+
+_SIGNIFICAND = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
+
+
+def _infer_random_uniform(ctx):
+    shape = constant_value(ctx.inputs[0])
+    if shape is not None:
+        return [TensorShape([int(d) for d in np.ravel(shape)])]
+    n = ctx.shape(0)[0] if ctx.shape(0).ndims == 1 else None
+    return [TensorShape(None if n is None else [None] * n)]
+
+
+def _random_uniform(shape, *, dtype, seed, seed2, node):
+    dims = tuple(int(d) for d in np.ravel(shape))
+    if any(d < 0 for d in dims):
+        raise ValueError(f"shape {list(dims)} must not be negative")
+    bits = _SIGNIFICAND[dtype.np]
+    stream = ((seed & 0xFFFFFFFF) << 32) | (seed2 & 0xFFFFFFFF)
+    mantissas = words(stream, node, int(np.prod(dims))) >> np.uint64(64 - bits)
+    return (mantissas.astype(np.float64) * 2.0 ** -bits).astype(dtype.np).reshape(dims)  # [0, 1), exact
+
+
+RANDOM_UNIFORM = define(
+    "RandomUniform", "shape: T -> output: dtype",
+    doc="Uniform values in [0, 1) of the given shape, the same on every run (seeded by seed, seed2, node name).",
+    attrs={"seed": Attr("int", 0), "seed2": Attr("int", 0), "dtype": Attr("type", allowed=dtypes.FLOATS),
+           "T": Attr("type", allowed=dtypes.INDEX)},
+    infer=_infer_random_uniform, kernel=_random_uniform, stateful=True, grad=NOT_DIFFERENTIABLE)
