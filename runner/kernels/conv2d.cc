@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "gemm_f32.h"
+#include "min_max.h"
 #include "int_arith.h"
 #include "kernels/conv_common.h"
 #include "parallel.h"
+#include "vec4.h"
 
 namespace graphrun {
 namespace {
@@ -96,7 +98,28 @@ std::vector<float> pad_input(const ConvShape& s, const float* x, int64_t& hp, in
   return padded;
 }
 
-void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64_t out_channels, float* y) {
+// The executor's epilogue (kernel_context.h) on `rows` output rows, right
+// after the product wrote them: y + bias, then max(y, 0) with Relu's rule
+// (NaN passes, -0.0 becomes 0.0), the same float arithmetic as the BiasAdd
+// and Relu kernels, so fusing changes no bit.
+void apply_epilogue(float* y, int64_t rows, int64_t channels, const float* bias, bool relu) {
+  const F32x4 zero = {0, 0, 0, 0};
+  for (int64_t r = 0; r < rows; ++r, y += channels) {
+    int64_t c = 0;
+    for (; c + 4 <= channels; c += 4) {
+      F32x4 v = load4(y + c) + load4(bias + c);
+      if (relu) v = (v > zero) | (v != v) ? v : zero;
+      store4(y + c, v);
+    }
+    for (; c < channels; ++c) {
+      const float v = y[c] + bias[c];
+      y[c] = relu ? maximum(v, 0.0f) : v;
+    }
+  }
+}
+
+void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64_t out_channels, float* y,
+                  const float* bias, bool relu) {
   const WindowGeometry& g = s.window;
   const int64_t pixels = s.pixels();
   if (pixels == 0 || out_channels == 0) return;
@@ -106,6 +129,7 @@ void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64
   if (is_pointwise(s)) {
     parallel_for(pixels, work, [&](int64_t begin, int64_t end) {
       gemm_f32(x + begin * k, end - begin, k, packed, y + begin * out_channels, out_channels);
+      if (bias) apply_epilogue(y + begin * out_channels, end - begin, out_channels, bias, relu);
     });
     return;
   }
@@ -135,6 +159,7 @@ void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64
       });
       conv_gemm_f32(bases.data(), count, offsets.data(), static_cast<int64_t>(offsets.size()), run, packed,
                     y + begin * out_channels, out_channels);
+      if (bias) apply_epilogue(y + begin * out_channels, count, out_channels, bias, relu);
     }
   });
 }
@@ -148,7 +173,14 @@ void compute_conv2d(KernelContext& context) {
   dispatch(ConvTypes{}, input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float>) {
-      convolve_f32(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>());
+      // The executor may ask for a bias (and ReLU) to be applied as the
+      // product is made; only a bias the BiasAdd would accept is taken.
+      OutputEpilogue* epilogue = context.epilogue();
+      const Tensor* bias = epilogue ? epilogue->bias : nullptr;
+      const bool fits = bias && bias->dtype() == graphdef::DT_FLOAT && bias->shape() == Shape{out_channels};
+      convolve_f32(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>(),
+                   fits ? bias->data<float>() : nullptr, fits && epilogue->relu);
+      if (fits) epilogue->applied = true;
     } else {
       convolve<T>(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>());
     }
