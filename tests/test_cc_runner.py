@@ -2545,3 +2545,31 @@ def test_strided_slice_errors(runner, tmp_path, begin, end, strides, masks, mess
     g.node("z", "StridedSlice", ["x", "begin", "end", "strides"], T=type_attr(np.float32), Index=type_attr(np.int64),
            **attrs)
     assert message in fails(runner, 4, g.save(tmp_path / "model.pb"))
+
+
+def test_conv_bias_relu_chain_gives_what_the_separate_kernels_give(runner, tmp_path):
+    # The executor runs Conv2D -> BiasAdd -> Relu as one kernel call when the intermediate
+    # values have no other use; fetching them too forces the separate kernels. Both must
+    # agree bit for bit, and a bias that does not fit is still BiasAdd's error.
+    rng = np.random.default_rng(19)
+    x, f = rng.normal(size=(2, 6, 5, 3)).astype(np.float32), rng.normal(size=(3, 3, 3, 10)).astype(np.float32)
+    g = Graph()
+    g.const("x", x)
+    g.const("f", f)
+    b = rng.normal(size=10).astype(np.float32)
+    g.const("b", b)
+    g.const("short", np.ones(9, np.float32))
+    attrs = conv_attrs((1, 1, 1, 1), "SAME", (1, 1, 1, 1), ())
+    for prefix in ("fused", "plain"):
+        g.op(f"{prefix}_conv", "Conv2D", ["x", "f"], np.float32, **attrs)
+        g.op(f"{prefix}_bias", "BiasAdd", [f"{prefix}_conv", "b"], np.float32)
+        g.op(f"{prefix}_relu", "Relu", [f"{prefix}_bias"], np.float32)
+    g.op("bad_conv", "Conv2D", ["x", "f"], np.float32, **attrs)
+    g.op("bad_bias", "BiasAdd", ["bad_conv", "short"], np.float32)
+    model = g.save(tmp_path / "model.pb")
+    got = outputs(runner, model, "--fetch", "fused_relu", "--fetch", "plain_relu", "--fetch", "plain_bias",
+                  "--fetch", "plain_conv")
+    assert_same(got["fused_relu:0"], got["plain_relu:0"])
+    assert_same(got["plain_bias:0"], got["plain_conv:0"] + b)
+    np.testing.assert_allclose(got["plain_conv:0"], conv_oracle(x, f, (1, 1, 1, 1), "SAME"), rtol=1e-5, atol=1e-5)
+    assert "node 'bad_bias' (BiasAdd): bias [9] must be 1-D and match" in fails(runner, 4, model, "--fetch", "bad_bias")
