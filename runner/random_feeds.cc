@@ -8,6 +8,7 @@
 #include "input_name.h"
 #include "int_text.h"
 #include "npz.h"
+#include "random_words.h"
 #include "shape_pattern.h"
 #include "unfed.h"
 
@@ -15,26 +16,12 @@ namespace graphrun {
 
 namespace {
 
-constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ULL;
-
-uint64_t fnv1a64(const std::string& text) {
-  uint64_t h = 0xCBF29CE484222325ULL;
-  for (unsigned char byte : text) h = (h ^ byte) * 0x100000001B3ULL;
-  return h;
-}
-
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
-
 template <class T>
 void fill(Tensor& tensor, uint64_t stream) {
   T* data = tensor.data<T>();
   const int64_t n = tensor.num_elements();
   for (int64_t i = 0; i < n; ++i) {
-    const uint64_t word = mix(stream + static_cast<uint64_t>(i + 1) * kGolden);
+    const uint64_t word = random_word(stream, i);
     if constexpr (std::is_same_v<T, bool>) {
       data[i] = (word >> 63) != 0;
     } else if constexpr (std::is_floating_point_v<T>) {
@@ -165,7 +152,7 @@ std::string feed_source(const Graph& graph, const Options& options, int node) {
 
 Tensor random_tensor(uint64_t seed, const std::string& name, DataType dtype, const Shape& shape) {
   Tensor tensor(dtype, shape);
-  const uint64_t stream = mix(seed ^ fnv1a64(name));
+  const uint64_t stream = random_stream(seed, name);
   dispatch(AllTypes{}, dtype, [&](auto tag) { fill<typename decltype(tag)::type>(tensor, stream); });
   return tensor;
 }

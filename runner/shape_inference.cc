@@ -168,6 +168,23 @@ std::vector<StaticShape> infer_node(const Graph& graph, const GraphNode& node,
   } else if (op == "Shape") {
     const StaticShape in = input(0);
     out[0] = in.known_rank ? known({static_cast<int64_t>(in.dims.size())}) : known({-1});
+  } else if (op == "ShapeN") {
+    for (std::size_t k = 0; k < outputs && k < node.inputs.size(); ++k) {
+      const StaticShape in = input(static_cast<int>(k));
+      out[k] = in.known_rank ? known({static_cast<int64_t>(in.dims.size())}) : known({-1});
+    }
+  } else if (op == "BiasAddGrad") {
+    // The last dim, whatever it is; graphrun says so even for an unknown rank.
+    const StaticShape in = input(0);
+    out[0] = known({in.known_rank && !in.dims.empty() ? in.dims.back() : -1});
+  } else if (op == "RandomUniform") {
+    // The dims of a Const shape, or as many unknown dims as a 1-D shape has.
+    std::vector<int64_t> dims;
+    const StaticShape shape = input(0);
+    if (const_ints(graph, node.inputs[0], dims)) out[0] = known(dims);
+    else if (shape.known_rank && shape.dims.size() == 1 && shape.dims[0] >= 0) {
+      out[0] = known(std::vector<int64_t>(shape.dims[0], -1));
+    }
   } else if (op == "AddN") {
     out[0] = input(0);
     for (std::size_t k = 1; k < node.inputs.size(); ++k) out[0] = broadcast(out[0], input(static_cast<int>(k)));

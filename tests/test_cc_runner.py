@@ -34,18 +34,19 @@ DTYPES = {
 
 KERNELS = sorted([
     "Abs", "Add", "AddN", "AddV2", "ApplyAdam", "ApplyGradientDescent", "ApplyMomentum", "ArgMax", "ArgMin",
-    "Assign", "AssignAdd", "AssignSub", "AvgPool", "AvgPoolGrad", "BiasAdd", "BroadcastGradientArgs",
-    "BroadcastTo", "Cast", "ConcatV2", "Const", "Conv2D", "Conv2DBackpropFilter", "Conv2DBackpropInput",
-    "DepthwiseConv2dNative", "Div", "Elu", "Equal", "Exp", "ExpandDims", "Fill", "FloorDiv", "FloorMod",
-    "FusedBatchNormV3", "GatherV2", "Greater", "GreaterEqual", "Identity", "IdentityN", "L2Loss", "LeakyRelu",
-    "Less", "LessEqual", "Log", "Log1p", "LogSoftmax", "LogicalAnd", "LogicalNot", "LogicalOr", "MatMul", "Max",
-    "MaxPool", "MaxPoolGrad", "Maximum", "Mean", "Min", "Minimum", "Mul", "Neg", "NoOp", "NotEqual", "OneHot",
-    "OnesLike", "Pack", "Pad", "Placeholder", "PlaceholderWithDefault", "Pow", "Prod", "Range", "Rank",
-    "RealDiv", "Relu", "Relu6", "ReluGrad", "Reshape", "Rsqrt", "Select", "SelectV2", "Shape", "Sigmoid",
-    "Sign", "Size", "Slice", "Softmax", "SoftmaxCrossEntropyWithLogits", "Softplus",
-    "SparseSoftmaxCrossEntropyWithLogits", "Split", "SplitV", "Sqrt", "Square", "SquaredDifference", "Squeeze",
-    "StopGradient", "StridedSlice", "StridedSliceGrad", "Sub", "Sum", "Tanh", "Tile", "Transpose", "Unpack",
-    "UnsortedSegmentSum", "VariableV2", "ZerosLike",
+    "Assign", "AssignAdd", "AssignSub", "AvgPool", "AvgPoolGrad", "BiasAdd", "BiasAddGrad",
+    "BroadcastGradientArgs", "BroadcastTo", "Cast", "ConcatV2", "Const", "Conv2D", "Conv2DBackpropFilter",
+    "Conv2DBackpropInput", "DepthwiseConv2dNative", "Div", "Elu", "Equal", "Erfc", "Exp", "ExpandDims",
+    "Fill", "FloorDiv", "FloorMod", "FusedBatchNormV3", "GatherV2", "Greater", "GreaterEqual", "Identity",
+    "IdentityN", "L2Loss", "LeakyRelu", "Less", "LessEqual", "Log", "Log1p", "LogSoftmax", "LogicalAnd",
+    "LogicalNot", "LogicalOr", "MatMul", "Max", "MaxPool", "MaxPoolGrad", "Maximum", "Mean", "Min", "Minimum",
+    "Mul", "Neg", "NoOp", "NotEqual", "OneHot", "OnesLike", "Pack", "Pad", "Placeholder",
+    "PlaceholderWithDefault", "Pow", "Prod", "RandomUniform", "Range", "Rank", "RealDiv", "Relu", "Relu6",
+    "ReluGrad", "Reshape", "Rsqrt", "Select", "SelectV2", "Shape", "ShapeN", "Sigmoid", "Sign", "Size",
+    "Slice", "Softmax", "SoftmaxCrossEntropyWithLogits", "Softplus", "SparseSoftmaxCrossEntropyWithLogits",
+    "Split", "SplitV", "Sqrt", "Square", "SquaredDifference", "Squeeze", "StopGradient", "StridedSlice",
+    "StridedSliceGrad", "Sub", "Sum", "Tanh", "Tile", "Transpose", "Unpack", "UnsortedSegmentSum",
+    "VariableV2", "ZerosLike",
 ])
 
 
@@ -363,6 +364,17 @@ def test_unary_float64(runner, tmp_path):
     assert_close(output(runner, unary_graph(tmp_path, "Exp", x)), np.exp(x), rtol=1e-15)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_erfc_is_double_erfc_rounded(runner, tmp_path, dtype):
+    x = np.array([-np.inf, -3.0, -0.5, -0.0, 1e-30, 0.3, 1.0, 2.5, 9.0, 30.0, np.inf, np.nan], dtype)
+    expected = np.array([math.erfc(v) for v in x.astype(np.float64).tolist()]).astype(dtype)
+    assert_same(output(runner, unary_graph(tmp_path, "Erfc", x)), expected)
+
+
+def test_erfc_refuses_integers(runner, tmp_path):
+    assert "node 'z' (Erfc): attr 'T' is int32" in fails(runner, 3, unary_graph(tmp_path, "Erfc", [1], np.int32))
+
+
 def test_unary_integer_ops_wrap(runner, tmp_path):
     x = np.array([-128, -3, 0, 127], np.int8)
     assert_same(output(runner, unary_graph(tmp_path, "Neg", x)), np.array([-128, 3, 0, -127], np.int8))
@@ -633,6 +645,29 @@ def test_shape_refuses_other_out_types(runner, tmp_path):
     g.node("s", "Shape", ["x"], T=type_attr(np.float32), out_type=type_attr(np.float32))
     line = fails(runner, 3, g.save(tmp_path / "model.pb"))
     assert "node 's' (Shape): attr 'out_type' is float32; Shape accepts int32, int64" in line
+
+
+def test_shape_n(runner, tmp_path):
+    g = Graph()
+    g.placeholder("a", np.float32)
+    g.placeholder("b", np.float32)
+    g.node("s", "ShapeN", ["a", "b"], N=graph_pb2.AttrValue(i=2), T=type_attr(np.float32))
+    g.node("s64", "ShapeN", ["b"], N=graph_pb2.AttrValue(i=1), T=type_attr(np.float32),
+           out_type=type_attr(np.int64))
+    model = g.save(tmp_path / "model.pb")
+    np.save(tmp_path / "a.npy", np.zeros((2, 0, 3), np.float32))
+    got = outputs(runner, model, "--feed", f"a=@{tmp_path / 'a.npy'}", "--feed", "b=1.5",
+                  "--fetch", "s:0", "--fetch", "s:1", "--fetch", "s64:0")
+    assert_same(got["s:0"], np.array([2, 0, 3], np.int32))
+    assert_same(got["s:1"], np.zeros(0, np.int32))
+    assert_same(got["s64:0"], np.zeros(0, np.int64))
+
+
+def test_shape_n_count_must_match_n(runner, tmp_path):
+    g = Graph()
+    g.const("a", [1.0], np.float32)
+    g.node("s", "ShapeN", ["a"], N=graph_pb2.AttrValue(i=2), T=type_attr(np.float32))
+    assert "node 's' (ShapeN)" in fails(runner, 3, g.save(tmp_path / "model.pb"))
 
 
 def range_graph(tmp_path, start, limit, delta, dtype):
@@ -2237,6 +2272,68 @@ def test_bias_add_wraps_integers_and_checks_shapes(runner, tmp_path):
     line = fails(runner, 4, conv_graph(tmp_path, "BiasAdd", [np.ones(3, np.float32), np.ones(3, np.float32)],
                                        np.float32))
     assert "must be 1-D and match the last dim of value [3] (at least 2-D)" in line
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (300, 5), (4, 70, 1), (1000, 1), (0, 3)])
+def test_bias_add_grad_rounds_as_numpy(runner, tmp_path, shape):
+    # numpy adds row by row into the sums, except with one channel, where it sums the
+    # contiguous column pairwise; non-integral values make any other order show.
+    g = np.random.default_rng(7).standard_normal(shape).astype(np.float32) * np.float32(1000)
+    expected = np.sum(g, axis=tuple(range(g.ndim - 1)), dtype=np.float32)
+    assert_same(output(runner, conv_graph(tmp_path, "BiasAddGrad", [g], np.float32)), expected)
+
+
+def test_bias_add_grad_wraps_integers_and_checks_its_input(runner, tmp_path):
+    g = np.array([[[100, -128]], [[100, -1]]], np.int8)
+    assert_same(output(runner, conv_graph(tmp_path, "BiasAddGrad", [g], np.int8)), np.array([-56, 127], np.int8))
+    line = fails(runner, 4, conv_graph(tmp_path, "BiasAddGrad", [np.ones(3, np.float32)], np.float32))
+    assert "node 'z' (BiasAddGrad): out_backprop must be at least 2-D, got shape [3]" in line
+    model = conv_graph(tmp_path, "BiasAddGrad", [np.ones((2, 3), np.float32)], np.float32,
+                       data_format=graph_pb2.AttrValue(s=b"NCHW"))
+    assert "attr 'data_format' is 'NCHW'; BiasAddGrad accepts NHWC" in fails(runner, 3, model)
+
+
+def uniform_words(stream, name, count):
+    """graphdef's shared generator, in Python integers: splitmix64 words of name's stream."""
+    mask = (1 << 64) - 1
+
+    def mix(z):
+        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & mask
+        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & mask
+        return z ^ (z >> 31)
+
+    h = 0xCBF29CE484222325
+    for byte in name.encode():
+        h = ((h ^ byte) * 0x100000001B3) & mask
+    start = mix(stream ^ h)
+    return [mix((start + (i + 1) * 0x9E3779B97F4A7C15) & mask) for i in range(count)]
+
+
+@pytest.mark.parametrize("dtype, bits, seed, seed2, shape_dtype", [
+    (np.float32, 24, 1, 2, np.int32), (np.float64, 53, -5, 7, np.int64), (np.float32, 24, 0, 0, np.int64),
+])
+def test_random_uniform_is_the_shared_stream(runner, tmp_path, dtype, bits, seed, seed2, shape_dtype):
+    g = Graph()
+    g.const("shape", [2, 3], shape_dtype)
+    g.node("drop/u", "RandomUniform", ["shape"], T=type_attr(shape_dtype), dtype=type_attr(dtype),
+           seed=graph_pb2.AttrValue(i=seed), seed2=graph_pb2.AttrValue(i=seed2))
+    stream = ((seed & 0xFFFFFFFF) << 32) | (seed2 & 0xFFFFFFFF)
+    expected = np.array([w >> (64 - bits) for w in uniform_words(stream, "drop/u", 6)], np.float64) * 2.0 ** -bits
+    model = g.save(tmp_path / "model.pb")
+    first = output(runner, model)
+    assert_same(first, expected.astype(dtype).reshape(2, 3))
+    assert_same(output(runner, model), first)  # the same values on every run
+
+
+def test_random_uniform_checks_shape_and_dtype(runner, tmp_path):
+    g = Graph()
+    g.const("shape", [2, -1], np.int32)
+    g.node("u", "RandomUniform", ["shape"], T=type_attr(np.int32), dtype=type_attr(np.float32))
+    assert "node 'u' (RandomUniform): shape [2,-1] must not be negative" in fails(runner, 4, g.save(tmp_path / "a.pb"))
+    g = Graph()
+    g.const("shape", [2], np.int32)
+    g.node("u", "RandomUniform", ["shape"], T=type_attr(np.int32), dtype=type_attr(np.int32))
+    assert "node 'u' (RandomUniform): attr 'dtype' is int32" in fails(runner, 3, g.save(tmp_path / "b.pb"))
 
 
 def test_in_place_kernels_leave_shared_values_alone(runner, tmp_path):

@@ -29,9 +29,6 @@ CASE_DIRS = replay.case_dirs()
 # Known bugs, one line per (runtime, case): the test is a strict xfail, so it fails as
 # soon as the bug is fixed, and then its line here must go.
 KNOWN_BUGS = {
-    ("graphrun-cc", "erfc"): "the C++ runner has no Erfc kernel yet",
-    ("graphrun-cc", "bias_add_grad_shape_n"): "the C++ runner has no BiasAddGrad or ShapeN kernel yet",
-    ("graphrun-cc", "random_uniform"): "the C++ runner has no RandomUniform kernel yet",
 }
 
 
@@ -174,7 +171,6 @@ def test_every_registered_op_is_in_a_case():
     assert not missing, f"ops in graphdef.ops.REGISTRY with no conformance case: {', '.join(missing)}"
 
 
-@pytest.mark.xfail(strict=True, reason="the C++ runner has no kernels yet for RandomUniform, Erfc, BiasAddGrad, ShapeN")
 def test_every_registered_op_has_a_cc_kernel(cc_runner):
     proc = subprocess.run([str(cc_runner), "--list-kernels"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, f"graphrun-cc --list-kernels exited {proc.returncode}: {proc.stderr.strip()}"

@@ -43,11 +43,7 @@ EXIT_MODEL = 3
 # that (runtime, model) a strict xfail and a refusal test; test_missing_op_lists_are_current
 # fails as soon as an entry no longer says exactly what is missing, so update or drop it then.
 REGISTRY_LACKS = {}
-CC_LACKS = {
-    "cnn_dropout": ("RandomUniform",),
-    "gradients": ("BiasAddGrad", "ShapeN"),
-    "keras_sequence": ("Erfc",),
-}
+CC_LACKS = {}
 LACKS = {"python": REGISTRY_LACKS, "graphrun": REGISTRY_LACKS, "graphrun-cc": CC_LACKS}
 WHO = {"python": "graphdef's op registry", "graphrun": "graphdef's op registry", "graphrun-cc": "graphrun-cc"}
 

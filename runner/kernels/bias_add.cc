@@ -1,8 +1,10 @@
 // BiasAdd, NHWC: a 1-D bias added along the last dim of a value of rank 2 or
-// more; integers wrap, as every integer addition here does.
+// more; integers wrap, as every integer addition here does. BiasAddGrad, its
+// gradient for the bias: the sum over every dim but the last.
 #include "int_arith.h"
 #include "kernel.h"
 #include "kernel_context.h"
+#include "pairwise_sum.h"
 #include "vec4.h"
 
 namespace graphrun {
@@ -42,6 +44,44 @@ void compute_bias_add(KernelContext& context) {
   if (reused) context.set_output(0, context.input_ptr(0));
   else context.set_output(0, std::move(fresh));
 }
+
+// The column sums of a rows x channels matrix, rounded as the Python
+// runtime's np.sum(g, axis=all-but-last, dtype=T) rounds them. numpy walks
+// such a reduction row by row, adding each row into the sums from 0, unless
+// there is one channel: then the size-1 axis drops out, the reduced axis is
+// the contiguous inner one, and numpy sums it pairwise. Integer sums wrap
+// alike in any order, so they always take the wrapping row-by-row path.
+template <class T>
+void column_sums(const T* g, int64_t rows, int64_t channels, T* out) {
+  if (std::is_floating_point_v<T> && channels == 1) {
+    out[0] = numpy_sum(g, rows);
+    return;
+  }
+  for (int64_t c = 0; c < channels; ++c) out[c] = T(0);
+  for (int64_t r = 0; r < rows; ++r, g += channels) {
+    for (int64_t c = 0; c < channels; ++c) out[c] = add(out[c], g[c]);
+  }
+}
+
+void compute_bias_add_grad(KernelContext& context) {
+  const Tensor& g = context.input(0);
+  if (g.rank() < 2) throw Error("out_backprop must be at least 2-D, got shape " + shape_string(g.shape()));
+  const int64_t channels = g.shape().back();
+  Tensor output(g.dtype(), {channels});
+  dispatch(NumericTypes{}, g.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    // Without channels the output is empty and there is nothing to sum.
+    if (channels > 0) column_sums<T>(g.data<T>(), g.num_elements() / channels, channels, output.data<T>());
+  });
+  context.set_output(0, std::move(output));
+}
+
+REGISTER_KERNEL(Kernel("BiasAddGrad")
+                    .input("out_backprop", "T")
+                    .output("T")
+                    .type_attr("T", dtypes_of(NumericTypes{}))
+                    .choice_attr("data_format", {"NHWC"}, "NHWC")
+                    .compute(compute_bias_add_grad));
 
 REGISTER_KERNEL(Kernel("BiasAdd")
                     .input("value", "T")

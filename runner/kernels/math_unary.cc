@@ -73,6 +73,15 @@ struct SigmoidOp {
   static T apply(T x) { return T(1) / (T(1) + std::exp(-x)); }
 };
 
+// 1 - erf(x) (Keras' exact GELU), computed in double and rounded to T, as
+// the Python runtime does with math.erfc: a float32 erfcf could round
+// differently.
+struct ErfcOp {
+  using Types = FloatTypes;
+  template <class T>
+  static T apply(T x) { return static_cast<T>(std::erfc(static_cast<double>(x))); }
+};
+
 struct TanhOp {
   using Types = FloatTypes;
   template <class T>
@@ -150,6 +159,7 @@ REGISTER_KERNEL(unary_kernel<Log1pOp>("Log1p"));
 REGISTER_KERNEL(unary_kernel<RsqrtOp>("Rsqrt"));
 REGISTER_KERNEL(unary_kernel<SigmoidOp>("Sigmoid"));
 REGISTER_KERNEL(unary_kernel<TanhOp>("Tanh"));
+REGISTER_KERNEL(unary_kernel<ErfcOp>("Erfc"));
 REGISTER_KERNEL(unary_kernel<ReluOp>("Relu"));
 REGISTER_KERNEL(unary_kernel<SignOp>("Sign"));
 

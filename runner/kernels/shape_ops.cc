@@ -1,4 +1,4 @@
-// Shape, Size and Rank: what is known about a tensor, as a tensor. They never
+// Shape, ShapeN, Size and Rank: what is known about a tensor, as a tensor. They never
 // read the input's elements.
 #include <limits>
 
@@ -34,6 +34,22 @@ void compute_shape(KernelContext& context) {
   context.set_output(0, std::move(out));
 }
 
+// The shapes of N inputs, one 1-D output each (TF's gradient code asks for
+// several shapes at once this way).
+void compute_shape_n(KernelContext& context) {
+  const DataType out_type = context.attr_type("out_type");
+  for (int i = 0; i < context.num_inputs(); ++i) {
+    const Shape& shape = context.input(i).shape();
+    Tensor out(out_type, {static_cast<int64_t>(shape.size())});
+    dispatch(IndexTypes{}, out_type, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* values = out.data<T>();
+      for (std::size_t d = 0; d < shape.size(); ++d) values[d] = index_value<T>(shape[d], "dimension");
+    });
+    context.set_output(i, std::move(out));
+  }
+}
+
 void compute_size(KernelContext& context) {
   const int64_t count = context.input(0).num_elements();
   const DataType out_type = context.attr_type("out_type");
@@ -57,6 +73,14 @@ REGISTER_KERNEL(Kernel("Shape")
                     .type_attr("T")
                     .type_attr("out_type", kIndexDtypes, graphdef::DT_INT32)
                     .compute(compute_shape));
+
+REGISTER_KERNEL(Kernel("ShapeN")
+                    .list_input("input", "N", "T")
+                    .list_output("N", "out_type")
+                    .int_attr("N", 1)
+                    .type_attr("T")
+                    .type_attr("out_type", kIndexDtypes, graphdef::DT_INT32)
+                    .compute(compute_shape_n));
 
 REGISTER_KERNEL(Kernel("Size")
                     .input("input", "T")
