@@ -260,3 +260,11 @@ def test_running_ops_by_name_follows_their_outputs(graph):
             sess.run("w")  # running the variable's op reads it
         sess.run(w.initializer)
         assert sess.run("w") is None
+
+
+def test_segment_sum_with_empty_segments(graph):
+    with tf.Session() as sess:
+        empty_rows = tf.raw_op("UnsortedSegmentSum", tf.zeros([0, 3]), tf.zeros([0], tf.int32), 2)
+        np.testing.assert_array_equal(sess.run(empty_rows), np.zeros((2, 3), np.float32))
+        no_segments = tf.raw_op("UnsortedSegmentSum", tf.ones([2, 3]), tf.constant([-1, -1]), 0)
+        assert sess.run(no_segments).shape == (0, 3)

@@ -311,7 +311,8 @@ def _segment_sum(data, segment_ids, num_segments):
     rest = data.shape[ids.ndim:]
     out = np.zeros((num,) + rest, data.dtype)
     keep = ids.ravel() >= 0  # TF drops negative ids
-    np.add.at(out.reshape(num, -1), ids.ravel()[keep], data.reshape(ids.size, -1)[keep])
+    row = int(np.prod(rest, dtype=np.int64))  # explicit: -1 cannot be resolved when a size is 0
+    np.add.at(out.reshape(num, row), ids.ravel()[keep], data.reshape(ids.size, row)[keep])
     return out
 
 
