@@ -60,16 +60,6 @@ def test_committed_files_match_the_table():
                           + "\n  ".join(problems[:30]))
 
 
-@pytest.mark.parametrize("case", [
-    pytest.param(c, id=c.name, marks=pytest.mark.xfail(strict=True, reason=c.blocked))
-    for c in table.CASES if c.blocked])
-def test_blocked_case_still_cannot_be_built(case):
-    """A case graphdef cannot build has no files yet; once it builds, drop its `blocked=` and regenerate."""
-    graph = graphdef.Graph()
-    with graph.as_default():
-        case.make()
-
-
 # -- (a) the Python Session ---------------------------------------------------------------
 
 @pytest.mark.parametrize("directory", cases_for("python"))

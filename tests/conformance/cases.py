@@ -44,16 +44,15 @@ class Case:
     doc: str
     make: object                    # () -> (feeds, expected); builds into the default graph
     tol: Tol = EXACT
-    skip: dict = field(default_factory=dict)  # runtime -> written reason; none so far
-    blocked: str = None             # a graphdef bug that stops the graph from being built at all
+    skip: dict = field(default_factory=dict)  # runtime -> written reason
 
 
 CASES = []
 
 
-def case(name, doc, tol=EXACT, blocked=None, skip=None):
+def case(name, doc, tol=EXACT, skip=None):
     def register(make):
-        CASES.append(Case(name, doc, make, tol, skip=dict(skip or {}), blocked=blocked))
+        CASES.append(Case(name, doc, make, tol, skip=dict(skip or {})))
         return make
     return register
 

@@ -88,7 +88,7 @@ def generate(root=ROOT):
     leaves the committed files untouched.
     """
     names = [c.name for c in table.CASES]
-    written = [c for c in table.CASES if not c.blocked]
+    written = list(table.CASES)
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         raise ValueError(f"conformance case names used twice: {duplicates}")
@@ -142,9 +142,6 @@ def main(argv=None):
         return 1 if problems else 0
     names = generate()
     print(f"wrote {len(names)} conformance cases to tests/conformance/cases/")
-    for case in table.CASES:
-        if case.blocked:
-            print(f"not written, graphdef cannot build it yet: {case.name}: {case.blocked}")
     return 0
 
 
