@@ -291,7 +291,10 @@ def _infer_reduction(ctx):
 
 def _sum(x, axes, *, keep_dims):
     x = np.asarray(x)
-    return np.sum(x, axis=normalize_axes(axes, x.ndim), dtype=x.dtype, keepdims=keep_dims)
+    axes = normalize_axes(axes, x.ndim)
+    if not axes:  # nothing to reduce (a gradient's unbroadcast often asks for this): no copy
+        return x
+    return np.sum(x, axis=axes, dtype=x.dtype, keepdims=keep_dims)
 
 
 def _mean(x, axes, *, keep_dims):

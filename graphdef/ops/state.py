@@ -109,7 +109,12 @@ def _check_update(var_name, var, delta, *scalars, slots=()):
 
 def _apply_gradient_descent(alpha, delta, *, state, ref):
     _check_update(ref, _read(state=state, node=ref), delta, alpha)
-    state[ref] = stored = _sealed(_read(state=state, node=ref) - alpha * delta)
+    step = np.multiply(delta, alpha)
+    var = _read(state=state, node=ref)
+    if type(step) is np.ndarray and step.shape == np.shape(var):  # reuse the step's buffer: one allocation
+        state[ref] = stored = _sealed(np.subtract(var, step, out=step))
+    else:  # scalars travel as numpy scalars, which have no buffer to reuse
+        state[ref] = stored = _sealed(var - step)
     return stored
 
 
