@@ -59,6 +59,9 @@ proto: $(PY_GEN)
 graphdef/_proto/%_pb2.py: proto/%.proto $(VENV)/.installed
 	$(VPY) -m grpc_tools.protoc -Iproto --python_out=graphdef/_proto $<
 
+# Generated sources are kept: as an intermediate of two pattern rules, make would delete them
+# after each build and the next build would regenerate them and recompile everything.
+.SECONDARY: $(CC_GEN)
 $(GEN_CC)/%.pb.cc: proto/%.proto $(BUILD)/.sysdeps
 	@mkdir -p $(GEN_CC)
 	protoc -Iproto --cpp_out=$(GEN_CC) $<
