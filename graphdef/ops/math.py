@@ -216,9 +216,21 @@ def _infer_same_shapes(ctx):
     return [shape]
 
 
+_SAME_WIDTH_UINT = {4: np.uint32, 8: np.uint64, 2: np.uint16}
+
+
 def _relu_grad(gradients, features):
     _same_shapes("ReluGrad", gradients, features)
-    return np.where(features > 0, gradients, np.zeros((), gradients.dtype))
+    gradients = np.asarray(gradients)
+    keep = np.asarray(features) > 0
+    if gradients.dtype.kind != "f" or gradients.ndim == 0:
+        return np.where(keep, gradients, np.zeros((), gradients.dtype))
+    # select(keep, g, +0.0) by masking the bits: exact (a NaN where features <= 0 still gives 0,
+    # unlike g * keep) and several times faster than np.where
+    bits = _SAME_WIDTH_UINT[gradients.dtype.itemsize]
+    mask = keep.astype(bits)
+    np.negative(mask, out=mask)  # True -> all ones, False -> 0
+    return (np.ascontiguousarray(gradients).view(bits) & mask).view(gradients.dtype)
 
 
 RELU_GRAD = define(
