@@ -15,3 +15,18 @@ def graph():
     g = tf.Graph()
     with g.as_default():
         yield g
+
+
+@pytest.fixture(scope="session")
+def cc_runner():
+    """build/graphrun-cc, built with `make cc` when missing; a failed build fails, never skips."""
+    import pathlib
+    import subprocess
+    repo = pathlib.Path(__file__).resolve().parent.parent
+    binary = repo / "build" / "graphrun-cc"
+    if not binary.exists():
+        proc = subprocess.run(["make", "-s", "cc"], cwd=repo, capture_output=True, text=True)
+        if proc.returncode != 0 or not binary.exists():
+            tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
+            pytest.fail(f"`make cc` could not build build/graphrun-cc:\n{tail}")
+    return binary

@@ -51,14 +51,9 @@ KERNELS = sorted([
 
 
 @pytest.fixture(scope="session")
-def runner():
-    """The runner binary; built once with `make cc` when it is missing (never skipped)."""
-    if not RUNNER.exists():
-        proc = subprocess.run(["make", "-s", "cc"], cwd=REPO, capture_output=True, text=True)
-        if proc.returncode != 0 or not RUNNER.exists():
-            tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
-            pytest.fail(f"`make cc` could not build build/graphrun-cc:\n{tail}")
-    return RUNNER
+def runner(cc_runner):
+    """build/graphrun-cc (the shared fixture in conftest.py builds it when missing)."""
+    return cc_runner
 
 
 # -- building graphs ----------------------------------------------------------------------

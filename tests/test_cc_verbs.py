@@ -23,15 +23,10 @@ COMMITTED_MODELS = sorted([*(REPO / "tests" / "models").glob("*.pb"),
                            *(REPO / "tests" / "conformance" / "cases").glob("*/model.pb")])
 
 
-@pytest.fixture(scope="module")
-def cc():
-    """build/graphrun-cc, built with `make cc` when missing; a failed build fails, never skips."""
-    if not CC.exists():
-        proc = subprocess.run(["make", "-s", "cc"], cwd=REPO, capture_output=True, text=True)
-        if proc.returncode != 0 or not CC.exists():
-            tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
-            pytest.fail(f"`make cc` could not build build/graphrun-cc:\n{tail}")
-    return CC
+@pytest.fixture(scope="session")
+def cc(cc_runner):
+    """build/graphrun-cc (the shared fixture in conftest.py builds it when missing)."""
+    return cc_runner
 
 
 def run_cc(cc, *argv):

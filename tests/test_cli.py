@@ -14,46 +14,14 @@ import numpy as np
 import pytest
 
 import graphdef as tf
-from graphdef import cli, serialize
+from graphdef import cli
 from graphdef.output_format import format_json, format_line, format_value
+from tests.graphrun_helpers import fails, graphrun, ok, save_model
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "graphrun"
 
 
 # -- helpers ------------------------------------------------------------------------------
-
-def save_model(path, build):
-    """Builds a graph with `build()` inside it and writes it to `path` (.pbtxt means text)."""
-    g = tf.Graph()
-    with g.as_default():
-        build()
-    serialize.save(g, path)
-    return path
-
-
-def graphrun(capsys, *argv):
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def ok(capsys, *argv):
-    code, out, err = graphrun(capsys, *argv)
-    assert (code, err) == (0, ""), err
-    return out
-
-
-def fails(capsys, expected_code, *argv, mentions=()):
-    """Runs graphrun expecting failure: that exit code, no stdout, one 'graphrun: ' line."""
-    code, out, err = graphrun(capsys, *argv)
-    assert code == expected_code, (code, err)
-    assert out == ""
-    assert err.startswith("graphrun: ") and err.endswith("\n") and err.count("\n") == 1, err
-    assert "Traceback" not in err
-    for text in mentions:
-        assert text in err, (text, err)
-    return err
-
 
 def json_outputs(text):
     """--json stdout -> [(name, dtype, shape, values)] after checking it is one line."""

@@ -19,7 +19,6 @@ from graphdef import cli
 from graphdef._proto import graph_pb2
 from graphdef.ops import REGISTRY
 from graphdef.serialize import load
-from tests.conformance import cases as table
 from tests.conformance import generate, replay
 
 REPO = Path(__file__).resolve().parent.parent
@@ -103,17 +102,6 @@ def parse_json_outputs(runtime, case, stdout):
     names = [name for name, _ in outputs]
     assert names == case.fetches, f"{runtime} on {case.name}: outputs {names}, fetched {case.fetches}"
     return [value for _, value in outputs]
-
-
-@pytest.fixture(scope="session")
-def cc_runner():
-    """build/graphrun-cc, built with `make cc` when missing; a failed build fails, never skips."""
-    if not CC_RUNNER.exists():
-        proc = subprocess.run(["make", "-s", "cc"], cwd=REPO, capture_output=True, text=True)
-        if proc.returncode != 0 or not CC_RUNNER.exists():
-            tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
-            pytest.fail(f"`make cc` could not build {CC_RUNNER.relative_to(REPO)}:\n{tail}")
-    return CC_RUNNER
 
 
 @pytest.mark.parametrize("directory", cases_for("graphrun"))

@@ -180,14 +180,10 @@ def test_graphrun_prints_the_live_outputs(trained, frozen_file, capsys):
     np.testing.assert_array_equal(np.array(outputs["out:0"]["values"], np.float32), live_output(trained))
 
 
-@pytest.fixture(scope="module")
-def runner():
-    """The C++ runner; built with `make cc` when it is missing."""
-    if not RUNNER.exists():
-        proc = subprocess.run(["make", "-s", "cc"], cwd=REPO, capture_output=True, text=True)
-        if proc.returncode != 0 or not RUNNER.exists():
-            pytest.fail("`make cc` could not build build/graphrun-cc:\n" + (proc.stdout + proc.stderr)[-3000:])
-    return RUNNER
+@pytest.fixture(scope="session")
+def runner(cc_runner):
+    """build/graphrun-cc (the shared fixture in conftest.py builds it when missing)."""
+    return cc_runner
 
 
 def test_the_cc_runner_has_a_kernel_for_every_frozen_op(runner, frozen):

@@ -72,17 +72,6 @@ def file_census(path):
 
 
 @pytest.fixture(scope="session")
-def cc_runner():
-    """build/graphrun-cc, built with `make cc` when missing; a failed build fails, never skips."""
-    if not CC_RUNNER.exists():
-        proc = subprocess.run(["make", "-s", "cc"], cwd=REPO, capture_output=True, text=True)
-        if proc.returncode != 0 or not CC_RUNNER.exists():
-            tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
-            pytest.fail(f"`make cc` could not build {CC_RUNNER.relative_to(REPO)}:\n{tail}")
-    return CC_RUNNER
-
-
-@pytest.fixture(scope="session")
 def cc_kernels(cc_runner):
     proc = subprocess.run([str(cc_runner), "--list-kernels"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, f"graphrun-cc --list-kernels exited {proc.returncode}: {proc.stderr.strip()}"
