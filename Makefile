@@ -13,10 +13,12 @@ CC_GEN := $(patsubst proto/%.proto,$(GEN_CC)/%.pb.cc,$(PROTOS))
 RUNNER_SRC := $(shell find runner -name '*.cc' 2>/dev/null)
 SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev graphviz
 CXXFLAGS ?= -O2 -g0
-CXXFLAGS += -std=c++17 -Wall -Wextra -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3
+# No contraction of a * b + c into an FMA: it would change the bits of ops the numerics policy calls exact,
+# and by compiler version; the GEMM kernel asks for its FMAs by name.
+CXXFLAGS += -std=c++17 -ffp-contract=off -Wall -Wextra -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3
 RUNNER := $(BUILD)/graphrun-cc
 
-.PHONY: all setup sysdeps venv proto cc demo test bench clean tf-fixtures
+.PHONY: all setup sysdeps venv proto cc demo test test-profiles bench clean tf-fixtures
 
 all: setup
 
@@ -109,6 +111,11 @@ demo: setup $(VENV)/.demo
 
 test: setup $(VENV)/.oracles $(VENV)/.demo
 	$(VPY) -m pytest -q tests
+
+# The suite again as CPUs without AVX-512, AVX2 or oneDNN would run it (tests/cpu_profiles.py);
+# PROFILES=no-avx2 picks one.
+test-profiles: setup $(VENV)/.oracles $(VENV)/.demo
+	$(VPY) -m tests.cpu_profiles $(PROFILES)
 
 bench: setup $(VENV)/.oracles
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(VPY) $$f || exit 1; done

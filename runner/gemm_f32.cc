@@ -1,6 +1,7 @@
 #include "gemm_f32.h"
 
 #include <Eigen/Core>
+#include <cstdlib>
 #include <cstring>
 
 namespace graphrun {
@@ -24,6 +25,14 @@ inline Vec8 load8(const float* p) {
 
 inline void store8(float* p, Vec8 v) { __builtin_memcpy(p, &v, sizeof v); }
 
+// acc + x * b with one rounding, spelled out: the build turns off contraction
+// (-ffp-contract=off) so that exact ops stay exact, and this product is where
+// fusing is wanted (MatMul and Conv2D are inexact under the numerics policy).
+inline Vec8 fma8(Vec8 acc, float x, Vec8 b) {
+  const Vec8 broadcast = {x, x, x, x, x, x, x, x};
+  return __builtin_ia32_vfmaddps256(broadcast, b, acc);
+}
+
 // R rows of C by P panels (8 * P columns): R * P accumulators stay in
 // registers while k runs; each step loads P vectors of B and broadcasts one
 // element of A per row.
@@ -45,7 +54,7 @@ inline __attribute__((always_inline)) void block(const float* a, int64_t lda, co
     for (int r = 0; r < R; ++r) {
       const float x = a[r * lda + kk];
 #pragma GCC unroll 4
-      for (int p = 0; p < P; ++p) acc[r][p] += x * b[p];
+      for (int p = 0; p < P; ++p) acc[r][p] = fma8(acc[r][p], x, b[p]);
     }
   }
   if (columns == kLanes * P) {
@@ -111,7 +120,7 @@ inline __attribute__((always_inline)) void conv_block(const float* const* pixels
       for (int r = 0; r < R; ++r) {
         const float x = a[r][kk];
 #pragma GCC unroll 4
-        for (int p = 0; p < P; ++p) acc[r][p] += x * b[p];
+        for (int p = 0; p < P; ++p) acc[r][p] = fma8(acc[r][p], x, b[p]);
       }
     }
   }
@@ -164,7 +173,14 @@ void conv_gemm_avx2(const float* const* pixels, int64_t m, const int64_t* offset
 
 namespace {
 
-const bool kVectorized = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+// GRAPHRUN_CC_NO_AVX2 set to anything but "" or "0" takes the portable Eigen path on any CPU, so a
+// machine with AVX2 can test what one without it computes (tests/cpu_profiles.py).
+bool avx2_allowed() {
+  const char* off = std::getenv("GRAPHRUN_CC_NO_AVX2");
+  return off == nullptr || off[0] == '\0' || std::strcmp(off, "0") == 0;
+}
+
+const bool kVectorized = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && avx2_allowed();
 
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using Strided = Eigen::OuterStride<Eigen::Dynamic>;

@@ -11,6 +11,7 @@ import graphdef as tf
 from graphdef import npy_stream
 from graphdef.runner_api import Runner
 from tests.graphrun_helpers import MLP, fails, ok, save_model
+from tests.numerics_policy import assert_conforms
 
 
 def session_result(model, fetch, feeds):
@@ -32,7 +33,8 @@ def test_batch_equals_one_session_run(capsys, tmp_path, rows, monkeypatch):
     assert out.startswith(f"{tmp_path / 's.npy'}: output/score:0 float32 [3001,1], 3001 rows in ")
     scores = np.load(tmp_path / "s.npy")
     assert scores.dtype == np.float32 and scores.shape == (3001, 1)
-    np.testing.assert_array_equal(scores, session_result(MLP, "output/score:0", {"x:0": rows}))
+    # BLAS may pick other kernels for 256 rows than for 3001, so equal within the MLP's policy
+    assert_conforms(scores, session_result(MLP, "output/score:0", {"x:0": rows}), MLP, "output/score:0")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s.npy", "x.npy"]   # no partial file left
 
 
@@ -220,7 +222,7 @@ def test_runner_in_other_processes(rows):
     chunks = np.array_split(rows[:400], 4)
     with concurrent.futures.ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as pool:
         results = list(pool.map(runner, chunks))
-    np.testing.assert_array_equal(np.concatenate(results), runner(rows[:400]))
+    assert_conforms(np.concatenate(results), runner(rows[:400]), MLP, "output/score:0")
 
 
 def test_runner_from_threads(rows):
@@ -228,4 +230,4 @@ def test_runner_from_threads(rows):
     chunks = np.array_split(rows, 16)
     with concurrent.futures.ThreadPoolExecutor(4) as pool:
         results = list(pool.map(runner, chunks))
-    np.testing.assert_array_equal(np.concatenate(results), runner(rows))
+    assert_conforms(np.concatenate(results), runner(rows), MLP, "output/score:0")

@@ -7,6 +7,7 @@ runtime has fewer kernels to carry.
 import numpy as np
 
 from graphdef import dtypes
+from graphdef.numerics import EXACT, EXACT_BUT_ZERO_SIGN, elementwise_ulps, tensor_ulps
 from graphdef.ops.registry import Attr, build, define, same_as_input
 
 REAL = dtypes.NUMERIC
@@ -68,20 +69,22 @@ def _softplus_grad(op, g):
 
 RELU6 = define(
     "Relu6", "features: T -> activations: T", doc="min(max(x, 0), 6); NaN propagates.",
-    attrs={"T": Attr("type", allowed=REAL)}, infer=same_as_input(), kernel=_relu6, grad=_relu6_grad)
+    attrs={"T": Attr("type", allowed=REAL)}, infer=same_as_input(), kernel=_relu6, grad=_relu6_grad, numerics=EXACT_BUT_ZERO_SIGN)
 
 ELU = define(
     "Elu", "features: T -> activations: T", doc="exp(x) - 1 where x < 0, else x.",
-    attrs={"T": Attr("type", allowed=FLOATS)}, infer=same_as_input(), kernel=_elu, grad=_elu_grad)
+    attrs={"T": Attr("type", allowed=FLOATS)}, infer=same_as_input(), kernel=_elu, grad=_elu_grad,
+    numerics=tensor_ulps(4))
 
 LEAKY_RELU = define(
     "LeakyRelu", "features: T -> activations: T", doc="x where x > 0, else alpha * x.",
     attrs={"alpha": Attr("float", 0.2), "T": Attr("type", dtypes.float32, FLOATS)},
-    infer=same_as_input(), kernel=_leaky_relu, grad=_leaky_relu_grad)
+    infer=same_as_input(), kernel=_leaky_relu, grad=_leaky_relu_grad, numerics=EXACT)
 
 SOFTPLUS = define(
     "Softplus", "features: T -> activations: T", doc="log(1 + exp(x)), computed without overflow.",
-    attrs={"T": Attr("type", allowed=FLOATS)}, infer=same_as_input(), kernel=_softplus, grad=_softplus_grad)
+    attrs={"T": Attr("type", allowed=FLOATS)}, infer=same_as_input(), kernel=_softplus, grad=_softplus_grad,
+    numerics=elementwise_ulps(4))
 
 
 # -- builders (tf.nn) ----------------------------------------------------------------------------

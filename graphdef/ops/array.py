@@ -4,6 +4,7 @@ import numpy as np
 
 from graphdef import dtypes
 from graphdef.errors import InvalidArgumentError
+from graphdef.numerics import EXACT
 from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, constant_value, define,
                                    python_to_numpy, same_as_input)
 from graphdef.shapes import TensorShape, show
@@ -34,7 +35,7 @@ CONST = define(
     doc="A tensor whose value is stored in the graph.",
     attrs={"value": Attr("tensor"), "dtype": Attr("type")},
     infer=lambda ctx: [_infer_const(ctx)],
-    kernel=_const_kernel, grad=NOT_DIFFERENTIABLE)
+    kernel=_const_kernel, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _must_feed(*, node):
@@ -46,7 +47,7 @@ PLACEHOLDER = define(
     doc="An input whose value must be fed to Session.run.",
     attrs={"dtype": Attr("type"), "shape": Attr("shape", TensorShape(None))},
     infer=lambda ctx: [ctx.attrs["shape"]],
-    kernel=_must_feed, grad=NOT_DIFFERENTIABLE)
+    kernel=_must_feed, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _infer_placeholder_with_default(ctx):
@@ -61,19 +62,19 @@ PLACEHOLDER_WITH_DEFAULT = define(
     doc="An input that takes its default value unless fed.",
     attrs={"dtype": Attr("type"), "shape": Attr("shape")},
     infer=_infer_placeholder_with_default,
-    kernel=lambda x: x, grad=lambda op, g: [g])
+    kernel=lambda x: x, grad=lambda op, g: [g], numerics=EXACT)
 
 IDENTITY = define(
     "Identity", "input: T -> output: T",
     doc="Returns its input unchanged.",
     attrs={"T": Attr("type")}, infer=same_as_input(), kernel=lambda x: x,
-    grad=lambda op, g: [g])
+    grad=lambda op, g: [g], numerics=EXACT)
 
 STOP_GRADIENT = define(
     "StopGradient", "input: T -> output: T",
     doc="Returns its input; gradients do not flow through it.",
     attrs={"T": Attr("type")}, infer=same_as_input(), kernel=lambda x: x,
-    grad=NOT_DIFFERENTIABLE)
+    grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _no_op():
@@ -81,7 +82,7 @@ def _no_op():
 
 
 NO_OP = define("NoOp", "->", doc="Does nothing; groups control dependencies.",
-               infer=lambda ctx: [], kernel=_no_op, grad=NOT_DIFFERENTIABLE)
+               infer=lambda ctx: [], kernel=_no_op, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _infer_reshape(ctx):
@@ -111,7 +112,7 @@ RESHAPE = define(
     attrs={"T": Attr("type"), "Tshape": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=_infer_reshape,
     kernel=lambda x, shape: np.reshape(x, shape),
-    grad=lambda op, g: [reshape(g, shape_of(op.inputs[0])), None])
+    grad=lambda op, g: [reshape(g, shape_of(op.inputs[0])), None], numerics=EXACT)
 
 
 def _infer_transpose(ctx):
@@ -133,7 +134,7 @@ TRANSPOSE = define(
     attrs={"T": Attr("type"), "Tperm": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=_infer_transpose,
     kernel=lambda x, perm: np.transpose(x, perm),
-    grad=lambda op, g: [transpose(g, _inverse_permutation(op.inputs[1])), None])
+    grad=lambda op, g: [transpose(g, _inverse_permutation(op.inputs[1])), None], numerics=EXACT)
 
 
 def _inverse_permutation(perm):
@@ -168,7 +169,7 @@ FILL = define(
     doc="A tensor of shape `dims` with every element `value`; nothing is allocated until it runs.",
     attrs={"T": Attr("type"), "index_type": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=_infer_fill, kernel=_fill,
-    grad=lambda op, g: [None, _math().reduce_sum(g)])
+    grad=lambda op, g: [None, _math().reduce_sum(g)], numerics=EXACT)
 
 
 def _math():
@@ -189,7 +190,7 @@ SHAPE = define(
     "Shape", "input: T -> output: out_type",
     doc="The input's shape as a 1-D tensor.",
     attrs={"T": Attr("type"), "out_type": Attr("type", dtypes.int32, dtypes.INDEX)},
-    infer=_infer_shape_op, kernel=_shape_kernel, grad=NOT_DIFFERENTIABLE)
+    infer=_infer_shape_op, kernel=_shape_kernel, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _shape_n_kernel(*inputs, out_type):
@@ -201,7 +202,7 @@ SHAPE_N = define(
     doc="The shapes of N tensors, as N 1-D tensors.",
     attrs={"N": Attr("int"), "T": Attr("type"), "out_type": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=lambda ctx: [TensorShape([t.shape.ndims]) for t in ctx.inputs], kernel=_shape_n_kernel,
-    grad=NOT_DIFFERENTIABLE)
+    grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _size_kernel(x, *, out_type):
@@ -212,7 +213,7 @@ SIZE = define(
     "Size", "input: T -> output: out_type",
     doc="The input's number of elements as a scalar.",
     attrs={"T": Attr("type"), "out_type": Attr("type", dtypes.int32, dtypes.INDEX)},
-    infer=lambda ctx: [TensorShape(())], kernel=_size_kernel, grad=NOT_DIFFERENTIABLE)
+    infer=lambda ctx: [TensorShape(())], kernel=_size_kernel, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _rank_kernel(x):
@@ -223,7 +224,7 @@ RANK = define(
     "Rank", "input: T -> output: int32",
     doc="The input's number of dims as a scalar.",
     attrs={"T": Attr("type")}, infer=lambda ctx: [TensorShape(())], kernel=_rank_kernel,
-    grad=NOT_DIFFERENTIABLE)
+    grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _infer_range(ctx):
@@ -248,7 +249,7 @@ RANGE = define(
     "Range", "start: Tidx, limit: Tidx, delta: Tidx -> output: Tidx",
     doc="[start, start + delta, ...) up to but not including limit.",
     attrs={"Tidx": Attr("type", dtypes.int32, dtypes.NUMERIC)},
-    infer=_infer_range, kernel=_range, grad=NOT_DIFFERENTIABLE)
+    infer=_infer_range, kernel=_range, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _infer_broadcast_to(ctx):
@@ -272,7 +273,7 @@ BROADCAST_TO = define(
     doc="Repeats the input along size-1 and missing leading dims to reach `shape` (numpy rules).",
     attrs={"T": Attr("type"), "Tidx": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=_infer_broadcast_to, kernel=_broadcast_to,
-    grad=lambda op, g: [_math().unbroadcast(g, op.inputs[0]), None])
+    grad=lambda op, g: [_math().unbroadcast(g, op.inputs[0]), None], numerics=EXACT)
 
 
 def _like(fill_value):
@@ -283,10 +284,10 @@ def _like(fill_value):
 
 ZEROS_LIKE = define(
     "ZerosLike", "x: T -> y: T", doc="Zeros with the shape and dtype of x.",
-    attrs={"T": Attr("type")}, infer=same_as_input(), kernel=_like(0), grad=NOT_DIFFERENTIABLE)
+    attrs={"T": Attr("type")}, infer=same_as_input(), kernel=_like(0), grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 ONES_LIKE = define(
     "OnesLike", "x: T -> y: T", doc="Ones with the shape and dtype of x.",
-    attrs={"T": Attr("type")}, infer=same_as_input(), kernel=_like(1), grad=NOT_DIFFERENTIABLE)
+    attrs={"T": Attr("type")}, infer=same_as_input(), kernel=_like(1), grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _infer_one_hot(ctx):
@@ -317,7 +318,7 @@ ONE_HOT = define(
     doc="on_value where the new axis equals the index, off_value elsewhere; an index out of range is all off.",
     attrs={"axis": Attr("int", -1), "T": Attr("type"),
            "TI": Attr("type", dtypes.int64, frozenset((dtypes.uint8, dtypes.int8, dtypes.int32, dtypes.int64)))},
-    infer=_infer_one_hot, kernel=_one_hot, grad=NOT_DIFFERENTIABLE)
+    infer=_infer_one_hot, kernel=_one_hot, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 # -- builders -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import numpy as np
 
 from graphdef import dtypes
 from graphdef.graph import get_default_graph
+from graphdef.numerics import tensor_ulps
 from graphdef.ops.registry import Attr, build, convert_to_tensor, define
 from graphdef.shapes import show
 
@@ -120,7 +121,7 @@ FUSED_BATCH_NORM_V3 = define(
            "U": Attr("type", allowed=frozenset((dtypes.float32,))),
            "epsilon": Attr("float", 0.0001), "exponential_avg_factor": Attr("float", 1.0),
            "data_format": Attr("string", "NHWC"), "is_training": Attr("bool", True)},
-    infer=_infer, kernel=_fused_batch_norm, grad=_grad)
+    infer=_infer, kernel=_fused_batch_norm, grad=_grad, numerics=tensor_ulps(8))
 
 
 # -- builders (tf.nn) ----------------------------------------------------------------------------

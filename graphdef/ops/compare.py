@@ -4,6 +4,7 @@ in their condition."""
 import numpy as np
 
 from graphdef import dtypes
+from graphdef.numerics import EXACT
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, builder, define, infer_broadcast
 from graphdef.shapes import show
 
@@ -14,7 +15,7 @@ def _comparison(type_name, kernel, doc, allowed=_ORDERED, extra_attrs=None):
     attrs = {"T": Attr("type", allowed=allowed)}
     attrs.update(extra_attrs or {})
     return define(type_name, "x: T, y: T -> z: bool", doc=doc, attrs=attrs, infer=infer_broadcast,
-                  kernel=kernel, grad=NOT_DIFFERENTIABLE)
+                  kernel=kernel, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _equality(compare):
@@ -35,11 +36,11 @@ LESS = _comparison("Less", np.less, "x < y elementwise, with broadcasting.")
 LESS_EQUAL = _comparison("LessEqual", np.less_equal, "x <= y elementwise, with broadcasting.")
 
 LOGICAL_AND = define("LogicalAnd", "x: bool, y: bool -> z: bool", doc="x and y elementwise.",
-                     infer=infer_broadcast, kernel=np.logical_and, grad=NOT_DIFFERENTIABLE)
+                     infer=infer_broadcast, kernel=np.logical_and, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 LOGICAL_OR = define("LogicalOr", "x: bool, y: bool -> z: bool", doc="x or y elementwise.",
-                    infer=infer_broadcast, kernel=np.logical_or, grad=NOT_DIFFERENTIABLE)
+                    infer=infer_broadcast, kernel=np.logical_or, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 LOGICAL_NOT = define("LogicalNot", "x: bool -> y: bool", doc="not x elementwise.",
-                     infer=lambda ctx: [ctx.shape(0)], kernel=np.logical_not, grad=NOT_DIFFERENTIABLE)
+                     infer=lambda ctx: [ctx.shape(0)], kernel=np.logical_not, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _infer_select_v2(ctx):
@@ -63,7 +64,7 @@ def _select_grad(op, g):
 SELECT_V2 = define(
     "SelectV2", "condition: bool, t: T, e: T -> output: T",
     doc="t where condition, else e; all three broadcast together (numpy.where).",
-    attrs={"T": Attr("type")}, infer=_infer_select_v2, kernel=np.where, grad=_select_grad)
+    attrs={"T": Attr("type")}, infer=_infer_select_v2, kernel=np.where, grad=_select_grad, numerics=EXACT)
 
 
 def _infer_select(ctx):
@@ -93,7 +94,7 @@ SELECT = define(
     "Select", "condition: bool, t: T, e: T -> output: T",
     doc="TF1's select: t where condition, else e; condition is a scalar, a vector over dim 0, or t's shape.",
     attrs={"T": Attr("type")}, infer=_infer_select, kernel=_select,
-    grad=lambda op, g: _select_v1_grad(op, g))
+    grad=lambda op, g: _select_v1_grad(op, g), numerics=EXACT)
 
 
 def _select_v1_grad(op, g):

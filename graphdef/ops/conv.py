@@ -9,6 +9,7 @@ import numpy as np
 
 from graphdef import dtypes
 from graphdef.graph import get_default_graph
+from graphdef.numerics import EXACT, tensor_ulps
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.ops.windows import Window, col2im, im2col, infer_window, padded, window_attrs
 from graphdef.shapes import TensorShape, show
@@ -87,7 +88,7 @@ CONV2D = define(
     doc="2-D convolution (cross-correlation) of NHWC input with a [KH, KW, in, out] filter; SAME pads "
         "the extra row/column at the bottom/right, as TF does.",
     attrs={"T": Attr("type", allowed=CONV_TYPES), "use_cudnn_on_gpu": Attr("bool", True), **window_attrs()},
-    infer=_infer_conv2d, kernel=_conv2d, grad=_conv2d_grad)
+    infer=_infer_conv2d, kernel=_conv2d, grad=_conv2d_grad, numerics=tensor_ulps(8))
 
 
 # -- the two backprops: also the forward op of a transposed convolution --------------------------
@@ -191,13 +192,13 @@ CONV2D_BACKPROP_INPUT = define(
     "Conv2DBackpropInput", "input_sizes: int32, filter: T, out_backprop: T -> output: T",
     doc="The gradient of Conv2D with respect to its input, of shape input_sizes (also a transposed convolution).",
     attrs={"T": Attr("type", allowed=CONV_TYPES), "use_cudnn_on_gpu": Attr("bool", True), **window_attrs()},
-    infer=_infer_backprop_input, kernel=_conv2d_backprop_input, grad=_backprop_input_grad)
+    infer=_infer_backprop_input, kernel=_conv2d_backprop_input, grad=_backprop_input_grad, numerics=tensor_ulps(8))
 
 CONV2D_BACKPROP_FILTER = define(
     "Conv2DBackpropFilter", "input: T, filter_sizes: int32, out_backprop: T -> output: T",
     doc="The gradient of Conv2D with respect to its filter, of shape filter_sizes.",
     attrs={"T": Attr("type", allowed=FLOATS), "use_cudnn_on_gpu": Attr("bool", True), **window_attrs()},
-    infer=_infer_backprop_filter, kernel=_conv2d_backprop_filter, grad=_backprop_filter_grad)
+    infer=_infer_backprop_filter, kernel=_conv2d_backprop_filter, grad=_backprop_filter_grad, numerics=tensor_ulps(8))
 
 
 # -- depthwise ---------------------------------------------------------------------------------
@@ -252,7 +253,7 @@ DEPTHWISE_CONV2D_NATIVE = define(
     doc="Per-channel 2-D convolution: filter [KH, KW, C, M] gives C*M output channels, channel c*M + m "
         "from input channel c.",
     attrs={"T": Attr("type", allowed=FLOATS), **window_attrs()},
-    infer=_infer_depthwise, kernel=_depthwise, grad=_depthwise_grad)
+    infer=_infer_depthwise, kernel=_depthwise, grad=_depthwise_grad, numerics=tensor_ulps(8))
 
 
 # -- bias ----------------------------------------------------------------------------------------
@@ -295,7 +296,7 @@ BIAS_ADD = define(
     "BiasAdd", "value: T, bias: T -> output: T",
     doc="value + bias, the 1-D bias added along the last (channel) dim of a value of rank 2 or more.",
     attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "data_format": Attr("string", "NHWC")},
-    infer=_infer_bias_add, kernel=_bias_add, grad=_bias_add_grad)
+    infer=_infer_bias_add, kernel=_bias_add, grad=_bias_add_grad, numerics=EXACT)
 
 
 def _infer_bias_add_grad(ctx):
@@ -317,7 +318,7 @@ BIAS_ADD_GRAD = define(
     doc="The gradient of BiasAdd for its bias: out_backprop summed over every dim but the last.",
     attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "data_format": Attr("string", "NHWC")},
     infer=_infer_bias_add_grad, kernel=_bias_add_grad_kernel,
-    grad=lambda op, g: [_bias_grad_back(op, g)])
+    grad=lambda op, g: [_bias_grad_back(op, g)], numerics=tensor_ulps(8))
 
 
 def _bias_grad_back(op, g):

@@ -9,6 +9,7 @@ import numpy as np
 
 from graphdef import dtypes
 from graphdef.graph import get_default_graph
+from graphdef.numerics import EXACT
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.shapes import TensorShape, show
 
@@ -76,7 +77,7 @@ SQUEEZE = define(
     "Squeeze", "input: T -> output: T",
     doc="Removes size-1 dims: those listed in squeeze_dims (negative counts from the end), or all of them.",
     attrs={"T": Attr("type"), "squeeze_dims": Attr("list(int)", ())},
-    infer=_infer_squeeze, kernel=_squeeze, grad=lambda op, g: [_reshape_like(g, op.inputs[0])])
+    infer=_infer_squeeze, kernel=_squeeze, grad=lambda op, g: [_reshape_like(g, op.inputs[0])], numerics=EXACT)
 
 
 def _expand_axis(dim, rank):
@@ -108,7 +109,8 @@ EXPAND_DIMS = define(
     "ExpandDims", "input: T, dim: Tdim -> output: T",
     doc="Inserts a size-1 dim at index `dim` of the output (in [-rank-1, rank]).",
     attrs={"T": Attr("type"), "Tdim": Attr("type", dtypes.int32, dtypes.INDEX)},
-    infer=_infer_expand_dims, kernel=_expand_dims, grad=lambda op, g: [_reshape_like(g, op.inputs[0]), None])
+    infer=_infer_expand_dims, kernel=_expand_dims, grad=lambda op, g: [_reshape_like(g, op.inputs[0]), None],
+    numerics=EXACT)
 
 
 # -- ConcatV2 ------------------------------------------------------------------------------------
@@ -181,7 +183,7 @@ CONCAT_V2 = define(
     "ConcatV2", "values: N*T, axis: Tidx -> output: T",
     doc="Joins N >= 2 tensors of one rank along `axis` (negative counts from the end); other dims must match.",
     attrs={"N": Attr("int"), "T": Attr("type"), "Tidx": Attr("type", dtypes.int32, dtypes.INDEX)},
-    infer=_infer_concat, kernel=_concat, grad=_concat_grad)
+    infer=_infer_concat, kernel=_concat, grad=_concat_grad, numerics=EXACT)
 
 
 # -- Pack and Unpack -----------------------------------------------------------------------------
@@ -212,7 +214,7 @@ PACK = define(
     doc="Stacks N tensors of one shape along a new dim at `axis` (in [-rank-1, rank]).",
     attrs={"N": Attr("int"), "T": Attr("type"), "axis": Attr("int", 0)},
     infer=_infer_pack, kernel=_pack,
-    grad=lambda op, g: list(unstack(g, num=op.attrs["N"], axis=op.attrs["axis"])))
+    grad=lambda op, g: list(unstack(g, num=op.attrs["N"], axis=op.attrs["axis"])), numerics=EXACT)
 
 
 def _infer_unpack(ctx):
@@ -241,7 +243,7 @@ UNPACK = define(
     doc="Splits a tensor along `axis` into `num` tensors with that dim removed.",
     attrs={"num": Attr("int"), "T": Attr("type"), "axis": Attr("int", 0)},
     infer=_infer_unpack, kernel=_unpack,
-    grad=lambda op, *gs: [stack(list(gs), axis=op.attrs["axis"])])
+    grad=lambda op, *gs: [stack(list(gs), axis=op.attrs["axis"])], numerics=EXACT)
 
 
 # -- Split and SplitV ------------------------------------------------------------------------------
@@ -280,7 +282,7 @@ SPLIT = define(
     "Split", "split_dim: int32, value: T -> output: num_split*T",
     doc="Splits `value` along split_dim into num_split equal parts.",
     attrs={"num_split": Attr("int"), "T": Attr("type")},
-    infer=_infer_split, kernel=_split, grad=_split_grad)
+    infer=_infer_split, kernel=_split, grad=_split_grad, numerics=EXACT)
 
 
 def _resolve_sizes(sizes, dim, num):
@@ -335,7 +337,7 @@ SPLIT_V = define(
     doc="Splits `value` along split_dim into parts of the given sizes (one may be -1: the rest).",
     attrs={"num_split": Attr("int"), "T": Attr("type"),
            "Tlen": Attr("type", dtypes.int64, frozenset((dtypes.int8, dtypes.int32, dtypes.int64)))},
-    infer=_infer_split_v, kernel=_split_v, grad=_split_v_grad)
+    infer=_infer_split_v, kernel=_split_v, grad=_split_v_grad, numerics=EXACT)
 
 
 # -- IdentityN -----------------------------------------------------------------------------------
@@ -348,7 +350,7 @@ IDENTITY_N = define(
     "IdentityN", "input: T -> output: T",
     doc="Returns its inputs unchanged; T lists their dtypes, which may differ.",
     attrs={"T": Attr("list(type)")},
-    infer=lambda ctx: [t.shape for t in ctx.inputs], kernel=_identity_n, grad=lambda op, *gs: list(gs))
+    infer=lambda ctx: [t.shape for t in ctx.inputs], kernel=_identity_n, grad=lambda op, *gs: list(gs), numerics=EXACT)
 
 
 # -- builders ------------------------------------------------------------------------------------

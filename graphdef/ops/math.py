@@ -7,6 +7,7 @@ import numpy as np
 
 from graphdef import dtypes
 from graphdef.graph import Tensor, get_default_graph
+from graphdef.numerics import EXACT, EXACT_BUT_ZERO_SIGN, elementwise_ulps, tensor_ulps
 from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, builder, constant_value, convert_to_tensor,
                                    define, infer_broadcast, same_as_input)
 from graphdef.shapes import TensorShape, show
@@ -17,15 +18,16 @@ FLOATS = dtypes.FLOATS
 REAL = dtypes.NUMERIC
 
 
-def _binary(type_name, kernel, doc, grad, allowed=ARITH):
+def _binary(type_name, kernel, doc, grad, allowed=ARITH, *, numerics):
     return define(type_name, "x: T, y: T -> z: T", doc=doc,
                   attrs={"T": Attr("type", allowed=allowed)}, infer=infer_broadcast, kernel=kernel,
-                  grad=_broadcasting(grad) if callable(grad) else grad)
+                  grad=_broadcasting(grad) if callable(grad) else grad, numerics=numerics)
 
 
-def _unary(type_name, kernel, doc, grad, allowed=ARITH):
+def _unary(type_name, kernel, doc, grad, allowed=ARITH, *, numerics):
     return define(type_name, "x: T -> y: T", doc=doc,
-                  attrs={"T": Attr("type", allowed=allowed)}, infer=same_as_input(), kernel=kernel, grad=grad)
+                  attrs={"T": Attr("type", allowed=allowed)}, infer=same_as_input(), kernel=kernel,
+                  grad=grad, numerics=numerics)
 
 
 def _broadcasting(grad):
@@ -69,7 +71,7 @@ BROADCAST_GRADIENT_ARGS = define(
     doc="For shapes s0, s1 broadcast together: the axes each side's gradient must be summed over.",
     attrs={"T": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=lambda ctx: [TensorShape([None]), TensorShape([None])],
-    kernel=_broadcast_gradient_args, grad=NOT_DIFFERENTIABLE)
+    kernel=_broadcast_gradient_args, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def unbroadcast(g, x):
@@ -92,13 +94,14 @@ def unbroadcast(g, x):
 
 # operator.* rather than np.* ufuncs: same numpy semantics, far less call overhead on scalars.
 ADD = _binary("Add", operator.add, "x + y with numpy broadcasting (TF 1.x graphs).",
-               lambda op, g, x, y: (g, g))
-ADD_V2 = _binary("AddV2", operator.add, "x + y with numpy broadcasting.", lambda op, g, x, y: (g, g))
-SUB = _binary("Sub", operator.sub, "x - y with numpy broadcasting.", lambda op, g, x, y: (g, negative(g)))
+               lambda op, g, x, y: (g, g), numerics=EXACT)
+ADD_V2 = _binary("AddV2", operator.add, "x + y with numpy broadcasting.", lambda op, g, x, y: (g, g), numerics=EXACT)
+SUB = _binary("Sub", operator.sub, "x - y with numpy broadcasting.", lambda op, g, x, y: (g, negative(g)),
+              numerics=EXACT)
 MUL = _binary("Mul", operator.mul, "x * y with numpy broadcasting.",
-               lambda op, g, x, y: (multiply(g, y), multiply(x, g)))
+               lambda op, g, x, y: (multiply(g, y), multiply(x, g)), numerics=EXACT)
 REAL_DIV = _binary("RealDiv", operator.truediv, "x / y for floats, with numpy broadcasting.",
-                   lambda op, g, x, y: (g / y, negative(g) * x / square(y)), FLOATS)
+                   lambda op, g, x, y: (g / y, negative(g) * x / square(y)), FLOATS, numerics=EXACT)
 def _choose(pick_x):
     """Maximum/Minimum send the gradient to the side that won (x on ties, as TF does)."""
     def grad(op, g, x, y):
@@ -120,34 +123,36 @@ def _le(x, y):
     return less_equal(x, y)
 
 
-MAXIMUM = _binary("Maximum", np.maximum, "Elementwise max; NaN propagates.", _choose(_ge))
-MINIMUM = _binary("Minimum", np.minimum, "Elementwise min; NaN propagates.", _choose(_le))
+MAXIMUM = _binary("Maximum", np.maximum, "Elementwise max; NaN propagates.", _choose(_ge), numerics=EXACT_BUT_ZERO_SIGN)
+MINIMUM = _binary("Minimum", np.minimum, "Elementwise min; NaN propagates.", _choose(_le), numerics=EXACT_BUT_ZERO_SIGN)
 SQUARED_DIFFERENCE = _binary("SquaredDifference", lambda x, y: np.square(x - y), "(x - y) ** 2 with broadcasting.",
-                              lambda op, g, x, y: (g * (2 * (x - y)), g * (2 * (y - x))), SIGNED)
+                              lambda op, g, x, y: (g * (2 * (x - y)), g * (2 * (y - x))), SIGNED, numerics=EXACT)
 POW = _binary("Pow", operator.pow, "x ** y; integer x to a negative integer power is an error.",
-              lambda op, g, x, y: (g * y * pow(x, y - 1), None))
+              lambda op, g, x, y: (g * y * pow(x, y - 1), None), numerics=elementwise_ulps(4))
 
-NEG = _unary("Neg", operator.neg, "-x.", lambda op, g: [negative(g)], SIGNED)
-SQUARE = _unary("Square", np.square, "x * x.", lambda op, g: [g * (2 * op.inputs[0])])
+NEG = _unary("Neg", operator.neg, "-x.", lambda op, g: [negative(g)], SIGNED, numerics=EXACT)
+SQUARE = _unary("Square", np.square, "x * x.", lambda op, g: [g * (2 * op.inputs[0])], numerics=EXACT)
 SQRT = _unary("Sqrt", np.sqrt, "Square root; NaN below zero.", lambda op, g: [g / (2 * op.outputs[0])],
-              FLOATS)
-EXP = _unary("Exp", np.exp, "e ** x.", lambda op, g: [g * op.outputs[0]], FLOATS)
+              FLOATS, numerics=EXACT)
+EXP = _unary("Exp", np.exp, "e ** x.", lambda op, g: [g * op.outputs[0]], FLOATS, numerics=elementwise_ulps(4))
 LOG = _unary("Log", np.log, "Natural log; -inf at 0, NaN below zero.", lambda op, g: [g / op.inputs[0]],
-             FLOATS)
+             FLOATS, numerics=elementwise_ulps(4))
 LOG1P = _unary("Log1p", np.log1p, "log(1 + x), accurate near 0.", lambda op, g: [g / (1 + op.inputs[0])],
-               FLOATS)
+               FLOATS, numerics=elementwise_ulps(4))
 _ERFC = np.vectorize(math.erfc, otypes=[np.float64])  # numpy has no erfc; C's is correctly rounded enough
 
 ERFC = _unary("Erfc", lambda x: _ERFC(x).astype(np.asarray(x).dtype), "1 - erf(x) (Keras' exact gelu uses it).",
-              lambda op, g: [g * (-2 / np.sqrt(np.pi)) * exp(-square(op.inputs[0]))], FLOATS)
-SIGN = _unary("Sign", np.sign, "-1, 0 or 1 by the sign of x (0 for 0).", NOT_DIFFERENTIABLE, SIGNED)
-ABS = _unary("Abs", np.abs, "|x|.", lambda op, g: [g * sign(op.inputs[0])], SIGNED)
+              lambda op, g: [g * (-2 / np.sqrt(np.pi)) * exp(-square(op.inputs[0]))], FLOATS,
+              numerics=elementwise_ulps(4))
+SIGN = _unary("Sign", np.sign, "-1, 0 or 1 by the sign of x (0 for 0).", NOT_DIFFERENTIABLE, SIGNED, numerics=EXACT)
+ABS = _unary("Abs", np.abs, "|x|.", lambda op, g: [g * sign(op.inputs[0])], SIGNED, numerics=EXACT)
 SIGMOID = _unary("Sigmoid", lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + exp(-x)).",
-                 lambda op, g: [g * op.outputs[0] * (1 - op.outputs[0])], FLOATS)
+                 lambda op, g: [g * op.outputs[0] * (1 - op.outputs[0])], FLOATS, numerics=elementwise_ulps(4))
 TANH = _unary("Tanh", np.tanh, "Hyperbolic tangent.",
-              lambda op, g: [g * (1 - square(op.outputs[0]))], FLOATS)
+              lambda op, g: [g * (1 - square(op.outputs[0]))], FLOATS, numerics=elementwise_ulps(4))
 RSQRT = _unary("Rsqrt", lambda x: 1 / np.sqrt(x), "1 / sqrt(x); inf at 0, NaN below zero.",
-               lambda op, g: [g * op.outputs[0] * op.outputs[0] * op.outputs[0] * -0.5], FLOATS)
+               lambda op, g: [g * op.outputs[0] * op.outputs[0] * op.outputs[0] * -0.5], FLOATS,
+               numerics=elementwise_ulps(2))
 
 
 # -- integer-aware division: TF's three conventions ------------------------------------------------
@@ -193,11 +198,11 @@ def _div_grad(op, g, x, y):
 
 
 FLOOR_DIV = _binary("FloorDiv", _floor_div, "x // y rounding toward -inf (floor(x / y) for floats); "
-                    "integer division by zero is an error.", NOT_DIFFERENTIABLE)
+                    "integer division by zero is an error.", NOT_DIFFERENTIABLE, numerics=EXACT)
 FLOOR_MOD = _binary("FloorMod", _floor_mod, "The remainder of floor division: it has y's sign, as Python's %.",
-                    lambda op, g, x, y: (g, negative(g) * floordiv(x, y)))
+                    lambda op, g, x, y: (g, negative(g) * floordiv(x, y)), numerics=EXACT)
 DIV = _binary("Div", _div, "TF 1.x's x / y: truncating toward zero for integers, like RealDiv for floats.",
-              _div_grad)
+              _div_grad, numerics=EXACT)
 
 
 def _same_shapes(what, *arrays):
@@ -237,9 +242,10 @@ RELU_GRAD = define(
     "ReluGrad", "gradients: T, features: T -> backprops: T",
     doc="The gradient of Relu: `gradients` where features > 0, else 0.",
     attrs={"T": Attr("type", allowed=REAL)}, infer=_infer_same_shapes, kernel=_relu_grad,
-    grad=NOT_DIFFERENTIABLE)
+    grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 RELU = _unary("Relu", lambda x: np.maximum(x, 0), "max(x, 0); NaN propagates.",
-              lambda op, g: [build("ReluGrad", [g, op.inputs[0]], default_name="ReluGrad").outputs[0]], REAL)
+              lambda op, g: [build("ReluGrad", [g, op.inputs[0]], default_name="ReluGrad").outputs[0]], REAL,
+              numerics=EXACT_BUT_ZERO_SIGN)
 
 
 def _add_n(*inputs):
@@ -254,7 +260,7 @@ ADD_N = define(
     "AddN", "inputs: N*T -> sum: T",
     doc="The sum of N tensors of one shape, added left to right.",
     attrs={"N": Attr("int"), "T": Attr("type", allowed=ARITH)},
-    infer=_infer_same_shapes, kernel=_add_n, grad=lambda op, g: [g] * len(op.inputs))
+    infer=_infer_same_shapes, kernel=_add_n, grad=lambda op, g: [g] * len(op.inputs), numerics=tensor_ulps(8))
 
 
 # -- reductions -----------------------------------------------------------------------
@@ -333,11 +339,11 @@ def _max(x, axes, *, keep_dims):
     return np.max(x, axis=normalize_axes(axes, x.ndim), keepdims=keep_dims, initial=lowest)
 
 
-def _reduction(type_name, kernel, doc, grad, allowed=ARITH):
+def _reduction(type_name, kernel, doc, grad, allowed=ARITH, *, numerics):
     return define(type_name, "input: T, reduction_indices: Tidx -> output: T", doc=doc,
                   attrs={"keep_dims": Attr("bool", False), "T": Attr("type", allowed=allowed),
                          "Tidx": Attr("type", dtypes.int32, dtypes.INDEX)},
-                  infer=_infer_reduction, kernel=kernel, grad=grad)
+                  infer=_infer_reduction, kernel=kernel, grad=grad, numerics=numerics)
 
 
 def _spread(op, g):
@@ -402,11 +408,15 @@ def _prod(x, axes, *, keep_dims):
     return np.prod(x, axis=normalize_axes(axes, x.ndim), dtype=x.dtype, keepdims=keep_dims)
 
 
-SUM = _reduction("Sum", _sum, "Sum over the axes given as a tensor; keep_dims keeps them as size 1.", _sum_grad)
-MEAN = _reduction("Mean", _mean, "Mean over the axes; integer means truncate, as in TF.", _mean_grad)
-MAX = _reduction("Max", _max, "Max over the axes; an empty reduction gives the lowest value.", _extreme_grad)
-MIN = _reduction("Min", _min, "Min over the axes; an empty reduction gives the highest value.", _extreme_grad)
-PROD = _reduction("Prod", _prod, "Product over the axes; an empty reduction gives 1.", None)
+SUM = _reduction("Sum", _sum, "Sum over the axes given as a tensor; keep_dims keeps them as size 1.", _sum_grad,
+                 numerics=tensor_ulps(8))
+MEAN = _reduction("Mean", _mean, "Mean over the axes; integer means truncate, as in TF.", _mean_grad,
+                  numerics=tensor_ulps(8))
+MAX = _reduction("Max", _max, "Max over the axes; an empty reduction gives the lowest value.", _extreme_grad,
+                 numerics=EXACT_BUT_ZERO_SIGN)
+MIN = _reduction("Min", _min, "Min over the axes; an empty reduction gives the highest value.", _extreme_grad,
+                 numerics=EXACT_BUT_ZERO_SIGN)
+PROD = _reduction("Prod", _prod, "Product over the axes; an empty reduction gives 1.", None, numerics=tensor_ulps(8))
 
 
 def _infer_arg_extreme(ctx):
@@ -438,7 +448,7 @@ def _arg_op(type_name, pick, doc):
                   attrs={"T": Attr("type", allowed=ARITH | {dtypes.bool_}),
                          "Tidx": Attr("type", dtypes.int32, dtypes.INDEX),
                          "output_type": Attr("type", dtypes.int64, dtypes.INDEX)},
-                  infer=_infer_arg_extreme, kernel=_arg_extreme(pick), grad=NOT_DIFFERENTIABLE)
+                  infer=_infer_arg_extreme, kernel=_arg_extreme(pick), grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 ARG_MAX = _arg_op("ArgMax", np.argmax, "The index of the largest value along an axis (the first on ties).")
@@ -473,7 +483,7 @@ MATMUL = define(
     doc="Matrix product of two 2-D tensors, optionally transposing either first.",
     attrs={"transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False),
            "T": Attr("type", allowed=ARITH)},
-    infer=_infer_matmul, kernel=_matmul, grad=lambda op, g: _matmul_grad(op, g))
+    infer=_infer_matmul, kernel=_matmul, grad=lambda op, g: _matmul_grad(op, g), numerics=tensor_ulps(8))
 
 
 def _matmul_grad(op, g):
@@ -498,7 +508,7 @@ CAST = define(
     attrs={"SrcT": Attr("type"), "DstT": Attr("type"), "Truncate": Attr("bool", False)},
     infer=same_as_input(), kernel=_cast,
     grad=lambda op, g: [cast(g, op.attrs["SrcT"]) if op.attrs["SrcT"].is_floating and g.dtype.is_floating
-                        else None])
+                        else None], numerics=EXACT)
 
 
 # -- builders -------------------------------------------------------------------------

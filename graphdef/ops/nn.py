@@ -3,6 +3,7 @@
 import numpy as np
 
 from graphdef import dtypes
+from graphdef.numerics import tensor_ulps
 from graphdef.ops.registry import Attr, build, convert_to_tensor, define
 from graphdef.shapes import TensorShape, show
 
@@ -57,12 +58,13 @@ def _log_softmax_grad(op, g):
 
 SOFTMAX = define(
     "Softmax", "logits: T -> softmax: T", doc="exp(x) / sum(exp(x)) over the last axis.",
-    attrs={"T": Attr("type", allowed=FLOATS)}, infer=_infer_last_axis, kernel=_softmax, grad=_softmax_grad)
+    attrs={"T": Attr("type", allowed=FLOATS)}, infer=_infer_last_axis, kernel=_softmax, grad=_softmax_grad,
+    numerics=tensor_ulps(8))
 
 LOG_SOFTMAX = define(
     "LogSoftmax", "logits: T -> logsoftmax: T", doc="x - log(sum(exp(x))) over the last axis.",
     attrs={"T": Attr("type", allowed=FLOATS)}, infer=_infer_last_axis, kernel=_log_softmax,
-    grad=_log_softmax_grad)
+    grad=_log_softmax_grad, numerics=tensor_ulps(8))
 
 
 def _infer_cross_entropy(ctx):
@@ -124,14 +126,14 @@ SOFTMAX_CROSS_ENTROPY = define(
     "SoftmaxCrossEntropyWithLogits", "features: T, labels: T -> loss: T, backprop: T",
     doc="Per-row cross-entropy of softmax(features) against label distributions, and its gradient.",
     attrs={"T": Attr("type", allowed=FLOATS)}, infer=_infer_cross_entropy, kernel=_softmax_cross_entropy,
-    grad=_cross_entropy_grad)
+    grad=_cross_entropy_grad, numerics=tensor_ulps(8))
 
 SPARSE_SOFTMAX_CROSS_ENTROPY = define(
     "SparseSoftmaxCrossEntropyWithLogits", "features: T, labels: Tlabels -> loss: T, backprop: T",
     doc="Per-row cross-entropy of softmax(features) against class indices, and its gradient.",
     attrs={"T": Attr("type", allowed=FLOATS),
            "Tlabels": Attr("type", dtypes.int64, dtypes.INDEX)},
-    infer=_infer_cross_entropy, kernel=_sparse_softmax_cross_entropy, grad=_cross_entropy_grad)
+    infer=_infer_cross_entropy, kernel=_sparse_softmax_cross_entropy, grad=_cross_entropy_grad, numerics=tensor_ulps(8))
 
 
 def _l2_loss(t):
@@ -142,7 +144,7 @@ def _l2_loss(t):
 L2_LOSS = define(
     "L2Loss", "t: T -> output: T", doc="sum(t ** 2) / 2.",
     attrs={"T": Attr("type", allowed=FLOATS)}, infer=lambda ctx: [TensorShape(())], kernel=_l2_loss,
-    grad=lambda op, g: [op.inputs[0] * g])
+    grad=lambda op, g: [op.inputs[0] * g], numerics=tensor_ulps(8))
 
 
 # -- builders ---------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import functools
 import numpy as np
 
 from graphdef import dtypes
+from graphdef.numerics import EXACT, EXACT_BUT_ZERO_SIGN, tensor_ulps
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, constant_value, define
 from graphdef.ops.windows import Window, infer_window, padded
 from graphdef.shapes import TensorShape, show
@@ -191,28 +192,29 @@ MAX_POOL = define(
     attrs={"T": Attr("type", dtypes.float32, MAX_POOL_TYPES), **_pool_attrs(explicit=True)},
     infer=_infer_pool, kernel=_max_pool,
     grad=lambda op, g: [build("MaxPoolGrad", [op.inputs[0], op.outputs[0], g], default_name="MaxPoolGrad",
-                              attrs=_attrs_of(op, explicit=True)).outputs[0]])
+                              attrs=_attrs_of(op, explicit=True)).outputs[0]], numerics=EXACT_BUT_ZERO_SIGN)
 
 MAX_POOL_GRAD = define(
     "MaxPoolGrad", "orig_input: T, orig_output: T, grad: T -> output: T",
     doc="The gradient of MaxPool: each window's gradient goes to its max (the first, on ties).",
     attrs={"T": Attr("type", dtypes.float32, dtypes.NUMERIC), **_pool_attrs(explicit=True)},
     # as for ReluGrad, second derivatives through it are not built
-    infer=_infer_max_pool_grad, kernel=_max_pool_grad, grad=NOT_DIFFERENTIABLE)
+    infer=_infer_max_pool_grad, kernel=_max_pool_grad, grad=NOT_DIFFERENTIABLE, numerics=tensor_ulps(4))
 
 AVG_POOL = define(
     "AvgPool", "value: T -> output: T",
     doc="The mean over each window of an NHWC input; SAME windows at the border average only real elements.",
     attrs={"T": Attr("type", allowed=FLOATS), **_pool_attrs(explicit=False)},
     infer=_infer_pool, kernel=_avg_pool,
-    grad=lambda op, g: [avg_pool_grad(_shape32(op.inputs[0]), g, **_attrs_of(op, explicit=False))])
+    grad=lambda op, g: [avg_pool_grad(_shape32(op.inputs[0]), g, **_attrs_of(op, explicit=False))],
+    numerics=tensor_ulps(8))
 
 AVG_POOL_GRAD = define(
     "AvgPoolGrad", "orig_input_shape: int32, grad: T -> output: T",
     doc="The gradient of AvgPool: each window's gradient shared equally among the real elements it covers.",
     attrs={"T": Attr("type", allowed=FLOATS), **_pool_attrs(explicit=False)},
     infer=_infer_avg_pool_grad, kernel=_avg_pool_grad,
-    grad=lambda op, g: [None, _pool("AvgPool", g, **_attrs_of(op, explicit=False))])
+    grad=lambda op, g: [None, _pool("AvgPool", g, **_attrs_of(op, explicit=False))], numerics=tensor_ulps(8))
 
 
 def _shape32(t):

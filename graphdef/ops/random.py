@@ -9,6 +9,7 @@ seeded by the node's seed, seed2 and name: the same values on every run, in ever
 import numpy as np
 
 from graphdef import dtypes
+from graphdef.numerics import EXACT
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, constant_value, define
 from graphdef.random_feeds import words
 from graphdef.shapes import TensorShape
@@ -39,4 +40,4 @@ RANDOM_UNIFORM = define(
     doc="Uniform values in [0, 1) of the given shape, the same on every run (seeded by seed, seed2, node name).",
     attrs={"seed": Attr("int", 0), "seed2": Attr("int", 0), "dtype": Attr("type", allowed=dtypes.FLOATS),
            "T": Attr("type", allowed=dtypes.INDEX)},
-    infer=_infer_random_uniform, kernel=_random_uniform, stateful=True, grad=NOT_DIFFERENTIABLE)
+    infer=_infer_random_uniform, kernel=_random_uniform, stateful=True, grad=NOT_DIFFERENTIABLE, numerics=EXACT)

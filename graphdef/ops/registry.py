@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from graphdef import dtypes
+from graphdef.numerics import Numerics, combined, tensor_ulps
 from graphdef.graph import Tensor, get_default_graph
 from graphdef.shapes import TensorShape, show
 
@@ -54,6 +55,7 @@ class OpDef:
     infer: object
     kernel: object
     grad: object = None        # filled in by the gradients issue; NOT_DIFFERENTIABLE where none exists
+    numerics: Numerics = None  # how exactly the result is specified (graphdef.numerics)
     stateful: bool = False
     kernel_params: tuple = field(default=())
 
@@ -100,13 +102,16 @@ def _parse_args(text):
     return tuple(args)
 
 
-def define(type_name, signature, *, doc, infer, kernel, attrs=None, grad=None, stateful=False):
+def define(type_name, signature, *, doc, infer, kernel, numerics, attrs=None, grad=None, stateful=False):
     """Declares an op; every mistake in the declaration fails here, at import."""
     if type_name in REGISTRY:
         raise ValueError(f"op {type_name} is defined twice")
+    if not isinstance(numerics, Numerics):
+        raise ValueError(f"{type_name}: numerics must say how exact the result is (graphdef.numerics), "
+                         f"got {numerics!r}")
     ins, _, outs = signature.partition("->")
     opdef = OpDef(type_name, doc, _parse_args(ins), _parse_args(outs), dict(attrs or {}),
-                  infer, kernel, grad, stateful)
+                  infer, kernel, grad, numerics, stateful)
     for name, attr in opdef.attrs.items():
         if attr.kind not in ATTR_KINDS:
             raise ValueError(f"{type_name}: attr {name} has unknown kind {attr.kind!r}")
@@ -388,3 +393,24 @@ def _broadcast(a, b):
 
 def scalar_shape(ctx):
     return [TensorShape(())]
+
+
+# -- the numerics policy of a result ------------------------------------------------------
+
+# what a GraphDef op unknown to the registry is assumed to cost: as much as a convolution
+_UNKNOWN_OP = tensor_ulps(8)
+
+
+def numerics_of(graph_def, tensor_name):
+    """The policy of one tensor of a GraphDef: every op on its path to the inputs, combined."""
+    nodes = {node.name: node for node in graph_def.node}
+    seen, stack, ops = set(), [tensor_name.split(":")[0].lstrip("^")], []
+    while stack:
+        name = stack.pop()
+        if name in seen or name not in nodes:
+            continue
+        seen.add(name)
+        node = nodes[name]
+        ops.append(REGISTRY[node.op].numerics if node.op in REGISTRY else _UNKNOWN_OP)
+        stack.extend(i.split(":")[0].lstrip("^") for i in node.input)
+    return combined(ops)

@@ -7,6 +7,7 @@ import numpy as np
 
 from graphdef import dtypes
 from graphdef.ops.manip import const_ints, normalize_axis
+from graphdef.numerics import EXACT, tensor_ulps
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.shapes import TensorShape, show
 
@@ -80,7 +81,7 @@ SLICE = define(
     "Slice", "input: T, begin: Index, size: Index -> output: T",
     doc="The block starting at `begin` of `size` (-1: to the end of that dim); out of range is an error.",
     attrs={"T": Attr("type"), "Index": Attr("type", allowed=dtypes.INDEX)},
-    infer=_infer_slice, kernel=_slice, grad=_slice_grad)
+    infer=_infer_slice, kernel=_slice, grad=_slice_grad, numerics=EXACT)
 
 
 # -- Tile ----------------------------------------------------------------------------------------
@@ -126,7 +127,7 @@ TILE = define(
     "Tile", "input: T, multiples: Tmultiples -> output: T",
     doc="Repeats the input multiples[i] times along each dim i.",
     attrs={"T": Attr("type"), "Tmultiples": Attr("type", dtypes.int32, dtypes.INDEX)},
-    infer=_infer_tile, kernel=_tile, grad=_tile_grad)
+    infer=_infer_tile, kernel=_tile, grad=_tile_grad, numerics=EXACT)
 
 
 # -- Pad -----------------------------------------------------------------------------------------
@@ -174,7 +175,7 @@ PAD = define(
     "Pad", "input: T, paddings: Tpaddings -> output: T",
     doc="Adds paddings[i] = [before, after] zeros around each dim i.",
     attrs={"T": Attr("type"), "Tpaddings": Attr("type", dtypes.int32, dtypes.INDEX)},
-    infer=_infer_pad, kernel=_pad, grad=_pad_grad)
+    infer=_infer_pad, kernel=_pad, grad=_pad_grad, numerics=EXACT)
 
 
 # -- GatherV2 and its gradient's UnsortedSegmentSum ------------------------------------------------
@@ -286,7 +287,7 @@ GATHER_V2 = define(
         "(batch_dims leading dims shared); an index out of range is an error.",
     attrs={"batch_dims": Attr("int", 0), "Tparams": Attr("type"), "Tindices": Attr("type", allowed=INDICES),
            "Taxis": Attr("type", allowed=dtypes.INDEX)},
-    infer=_infer_gather, kernel=_gather, grad=_gather_grad)
+    infer=_infer_gather, kernel=_gather, grad=_gather_grad, numerics=EXACT)
 
 
 def _infer_segment_sum(ctx):
@@ -339,7 +340,7 @@ UNSORTED_SEGMENT_SUM = define(
     doc="output[k] = the sum of data's rows whose segment id is k (negative ids are dropped).",
     attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "Tindices": Attr("type", allowed=INDICES),
            "Tnumsegments": Attr("type", dtypes.int32, dtypes.INDEX)},
-    infer=_infer_segment_sum, kernel=_segment_sum, grad=_segment_sum_grad)
+    infer=_infer_segment_sum, kernel=_segment_sum, grad=_segment_sum_grad, numerics=tensor_ulps(8))
 
 
 # -- builders ------------------------------------------------------------------------------------

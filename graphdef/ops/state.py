@@ -11,6 +11,7 @@ from graphdef.errors import FailedPreconditionError
 from graphdef.graph import Tensor, get_default_graph
 from graphdef.ops import math as math_ops
 from graphdef.ops.array import frozen, group, identity
+from graphdef.numerics import EXACT, elementwise_ulps
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, convert_to_tensor, define
 from graphdef.shapes import show
 from graphdef import dtypes
@@ -29,7 +30,7 @@ VARIABLE_V2 = define(
     doc="A tensor whose value persists across Session.run calls.",
     attrs={"shape": Attr("shape"), "dtype": Attr("type"), "container": Attr("string", ""),
            "shared_name": Attr("string", "")},
-    infer=lambda ctx: [ctx.attrs["shape"]], kernel=_read, stateful=True, grad=NOT_DIFFERENTIABLE)
+    infer=lambda ctx: [ctx.attrs["shape"]], kernel=_read, stateful=True, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _infer_assign(ctx):
@@ -65,19 +66,19 @@ ASSIGN = define(
     "Assign", "ref: Ref(T), value: T -> output_ref: Ref(T)",
     doc="Sets the variable to `value` (it need not be initialized yet) and returns the new value.",
     attrs={"T": Attr("type"), "validate_shape": Attr("bool", True), "use_locking": Attr("bool", True)},
-    infer=_infer_assign, kernel=_assign, stateful=True, grad=NOT_DIFFERENTIABLE)
+    infer=_infer_assign, kernel=_assign, stateful=True, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 ASSIGN_ADD = define(
     "AssignAdd", "ref: Ref(T), value: T -> output_ref: Ref(T)",
     doc="Adds `value` to the variable and returns the new value.",
     attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "use_locking": Attr("bool", False)},
-    infer=_infer_assign, kernel=_updater(np.add), stateful=True, grad=NOT_DIFFERENTIABLE)
+    infer=_infer_assign, kernel=_updater(np.add), stateful=True, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 ASSIGN_SUB = define(
     "AssignSub", "ref: Ref(T), value: T -> output_ref: Ref(T)",
     doc="Subtracts `value` from the variable and returns the new value.",
     attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "use_locking": Attr("bool", False)},
-    infer=_infer_assign, kernel=_updater(np.subtract), stateful=True, grad=NOT_DIFFERENTIABLE)
+    infer=_infer_assign, kernel=_updater(np.subtract), stateful=True, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 
@@ -123,7 +124,7 @@ APPLY_GRADIENT_DESCENT = define(
     doc="var -= alpha * delta, returning the new value.",
     attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "use_locking": Attr("bool", False)},
     infer=lambda ctx: _infer_update(ctx, delta=2, scalars=(1,)), kernel=_apply_gradient_descent,
-    stateful=True, grad=NOT_DIFFERENTIABLE)
+    stateful=True, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _apply_momentum(lr, grad, momentum, *, state, refs, use_nesterov):
@@ -143,7 +144,7 @@ APPLY_MOMENTUM = define(
     attrs={"T": Attr("type", allowed=dtypes.NUMERIC), "use_locking": Attr("bool", False),
            "use_nesterov": Attr("bool", False)},
     infer=lambda ctx: _infer_update(ctx, delta=3, scalars=(2, 4)), kernel=_apply_momentum,
-    stateful=True, grad=NOT_DIFFERENTIABLE)
+    stateful=True, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 def _apply_adam(beta1_power, beta2_power, lr, beta1, beta2, epsilon, grad, *, state, refs, use_nesterov):
@@ -166,7 +167,7 @@ APPLY_ADAM = define(
     attrs={"T": Attr("type", allowed=dtypes.FLOATS), "use_locking": Attr("bool", False),
            "use_nesterov": Attr("bool", False)},
     infer=lambda ctx: _infer_update(ctx, delta=9, scalars=(3, 4, 5, 6, 7, 8)), kernel=_apply_adam,
-    stateful=True, grad=NOT_DIFFERENTIABLE)
+    stateful=True, grad=NOT_DIFFERENTIABLE, numerics=elementwise_ulps(4))
 
 
 class Variable:

@@ -12,6 +12,7 @@ import numpy as np
 
 from graphdef import dtypes
 from graphdef.graph import Tensor, get_default_graph
+from graphdef.numerics import EXACT
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.shapes import TensorShape, show
 
@@ -204,7 +205,7 @@ STRIDED_SLICE = define(
     doc="input[begin:end:strides] per dim, numpy-style (negative indices count from the end, out-of-range "
         "bounds clamp), with TF's masks for omitted bounds, ..., newaxis and integer indices.",
     attrs={"T": Attr("type"), "Index": Attr("type", allowed=dtypes.INDEX), **_mask_attrs()},
-    infer=lambda ctx: [_infer_strided_slice(ctx, ctx.shape(0), 1)], kernel=_kernel, grad=_slice_grad)
+    infer=lambda ctx: [_infer_strided_slice(ctx, ctx.shape(0), 1)], kernel=_kernel, grad=_slice_grad, numerics=EXACT)
 
 STRIDED_SLICE_GRAD = define(
     "StridedSliceGrad", "shape: Index, begin: Index, end: Index, strides: Index, dy: T -> output: T",
@@ -212,7 +213,7 @@ STRIDED_SLICE_GRAD = define(
     attrs={"T": Attr("type"), "Index": Attr("type", allowed=dtypes.INDEX), **_mask_attrs()},
     infer=_infer_grad, kernel=_grad_kernel,
     grad=lambda op, g: [None, None, None, None,
-                        strided_slice(g, *op.inputs[1:4], **_masks(op.attrs))])
+                        strided_slice(g, *op.inputs[1:4], **_masks(op.attrs))], numerics=EXACT)
 
 
 # -- builders and Tensor.__getitem__ ---------------------------------------------------------------

@@ -1,9 +1,9 @@
 """Reading the committed case directories and judging a runtime's answers against them.
 
 Shared by every replay (Python Session, graphrun, the C++ runner, TensorFlow), so
-they all apply one notion of "equal": dtype and shape must match exactly; exact
-cases compare bits (any NaN equals any NaN, but -0.0 is not +0.0); tolerant cases
-compare like numpy.allclose with NaN and inf required in the same places.
+they all apply one notion of "equal", the numerics policy's (graphdef/numerics.py): dtype
+and shape must match exactly; each fetch has the tolerance its ops declare, written into
+case.json when the case is generated.
 """
 
 import json
@@ -11,6 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+from graphdef.numerics import Tolerance
+from graphdef.ops.registry import numerics_of
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 
@@ -24,10 +27,12 @@ class CaseFiles:
     feed_files: dict   # placeholder name -> Path of its .npy
     fetches: list      # tensor names, "node:0"
     expected: list     # ndarrays, parallel to fetches
-    exact: bool
-    rtol: float
-    atol: float
+    tolerances: list   # graphdef.numerics.Tolerance, parallel to fetches
     skip: dict         # runtime -> reason
+
+    @property
+    def exact(self):
+        return all(t.exact for t in self.tolerances)
 
     @property
     def model(self):
@@ -47,8 +52,18 @@ def load(directory):
         feeds={name: np.load(path, allow_pickle=False) for name, path in feed_files.items()},
         feed_files=feed_files, fetches=list(spec["fetches"]),
         expected=[np.load(directory / f, allow_pickle=False) for f in spec["expected"]],
-        exact=bool(spec["exact"]), rtol=float(spec["rtol"]), atol=float(spec["atol"]),
+        tolerances=[Tolerance(float(t["rtol"]), float(t["atol"]), bool(t["per_tensor"]), bool(t["zero_sign"]))
+                    for t in spec["tolerances"]],
         skip=dict(spec.get("skip", {})))
+
+
+def tolerance_spec(graph_def, fetches, expected):
+    """case.json's "tolerances": each fetch's, from the numerics its ops declare."""
+    out = []
+    for name, value in zip(fetches, expected):
+        t = numerics_of(graph_def, name).tolerance(np.asarray(value).dtype)
+        out.append({"rtol": t.rtol, "atol": t.atol, "per_tensor": t.per_tensor, "zero_sign": t.zero_sign})
+    return out
 
 
 def from_json_output(output):
@@ -77,32 +92,6 @@ def from_json_output(output):
     return output["name"], array
 
 
-def mismatch(actual, expected, case):
-    """None when `actual` conforms to `expected` under the case's tolerance, else why not."""
-    actual = np.asarray(actual)
-    if actual.dtype != expected.dtype:
-        return f"dtype {actual.dtype}, expected {expected.dtype}"
-    if actual.shape != expected.shape:
-        return f"shape {list(actual.shape)}, expected {list(expected.shape)}"
-    if expected.dtype.kind != "f":
-        bad = actual != expected
-    elif case.exact:
-        nan_a, nan_e = np.isnan(actual), np.isnan(expected)
-        bits = f"u{expected.dtype.itemsize}"
-        bad = (nan_a != nan_e) | (~nan_e & (actual.view(bits) != expected.view(bits)))
-    else:
-        with np.errstate(all="ignore"):
-            close = np.isclose(actual, expected, rtol=case.rtol, atol=case.atol, equal_nan=True)
-        bad = ~close
-    if not np.any(bad):
-        return None
-    where = np.argwhere(bad)[:4] if actual.ndim else [()]
-    shown = ", ".join(f"at {list(map(int, i))}: got {actual[tuple(i)]!r}, expected {expected[tuple(i)]!r}"
-                      for i in where)
-    how = "bit for bit" if case.exact or expected.dtype.kind != "f" else f"rtol={case.rtol}, atol={case.atol}"
-    return f"{int(np.sum(bad))} of {expected.size} values differ ({how}): {shown}"
-
-
 def check_outputs(runtime, case, outputs):
     """Asserts that `outputs` (fetch name -> array, or a list parallel to the fetches) match."""
     if isinstance(outputs, dict):
@@ -112,8 +101,8 @@ def check_outputs(runtime, case, outputs):
     assert len(outputs) == len(case.fetches), \
         f"{runtime} on {case.name}: {len(outputs)} outputs for {len(case.fetches)} fetches"
     problems = []
-    for fetch, actual, expected in zip(case.fetches, outputs, case.expected):
-        why = mismatch(actual, expected, case)
+    for fetch, actual, expected, tolerance in zip(case.fetches, outputs, case.expected, case.tolerances):
+        why = tolerance.mismatch(actual, expected)
         if why:
             problems.append(f"{fetch}: {why}")
     assert not problems, f"{runtime} on {case.name} ({case.description}):\n  " + "\n  ".join(problems)

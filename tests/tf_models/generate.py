@@ -31,12 +31,12 @@ from pathlib import Path
 
 import numpy as np
 
+from graphdef._proto import graph_pb2
+from tests.conformance import replay
 from tests.conformance.generate import file_stem
 
 ROOT = Path(__file__).resolve().parent
 REGENERATE = ".venv/bin/python -m tests.tf_models.generate"
-# The float32 tolerance: within 1e-5 relative or 1e-6 absolute.
-RTOL, ATOL = 1e-5, 1e-6
 F32 = np.float32
 
 
@@ -566,8 +566,7 @@ def write_model(tf, name, model, directory):
         "fetches": list(model.fetches),
         "expected": [f"expected_{file_stem(fetch)}.npy" for fetch in model.fetches],
         "exact": False,
-        "rtol": RTOL,
-        "atol": ATOL,
+        "tolerances": replay.tolerance_spec(graph_pb2.GraphDef.FromString(data), model.fetches, expected),
         "skip": {},
         "ops": census(model.graph_def),
         "made_with": made_with(tf),
