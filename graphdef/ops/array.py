@@ -4,6 +4,7 @@ import numpy as np
 
 from graphdef import dtypes
 from graphdef.errors import InvalidArgumentError
+from graphdef.limits import check as check_size
 from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, constant_value, define,
                                    python_to_numpy, same_as_input)
 from graphdef.shapes import TensorShape, show
@@ -160,6 +161,7 @@ def _fill(dims, value):
     dims = tuple(int(d) for d in np.ravel(dims))
     if any(d < 0 for d in dims):
         raise ValueError(f"dims {list(dims)} must not be negative")
+    check_size(dims, np.asarray(value).dtype)
     return np.full(dims, value, dtype=np.asarray(value).dtype)
 
 
@@ -230,18 +232,38 @@ def _infer_range(ctx):
     values = [constant_value(t) for t in ctx.inputs]
     if any(v is None for v in values):
         return [TensorShape([None])]
-    return [TensorShape([len(_range(*values))])]
+    count = _range_count(*values)
+    # a long range is counted, not built: a file's Range(0, 10**18, 1) must load without allocating
+    return [TensorShape([len(_range(*values)) if count <= 1 << 16 else count])]
+
+
+def _range_count(start, limit, delta):
+    if np.ndim(start) or np.ndim(limit) or np.ndim(delta):
+        raise ValueError(f"Range: start, limit and delta must be scalars, got shapes "
+                         f"{show(np.shape(start))}, {show(np.shape(limit))} and {show(np.shape(delta))}")
+    if delta == 0:
+        raise ValueError("Range: delta must not be 0")
+    if np.asarray(start).dtype.kind in "iu":
+        return max(0, -((int(start) - int(limit)) // int(delta)))
+    return _float_range_count(start, limit, delta)
 
 
 def _range(start, limit, delta):
-    if delta == 0:
-        raise ValueError("Range: delta must not be 0")
+    count = _range_count(start, limit, delta)
     dtype = np.asarray(start).dtype
+    check_size((count,), dtype)
     if dtype.kind in "iu":  # count with Python ints: arange in a narrow type would wrap
-        start, limit, delta = int(start), int(limit), int(delta)
-        count = max(0, -((start - limit) // delta))
-        return (start + delta * np.arange(count, dtype=np.int64)).astype(dtype)
+        return (int(start) + int(delta) * np.arange(count, dtype=np.int64)).astype(dtype)
     return np.arange(start, limit, delta, dtype=dtype)
+
+
+def _float_range_count(start, limit, delta):
+    """How many values a float Range holds (ceil((limit - start) / delta)); refuses NaN and inf."""
+    span = (float(limit) - float(start)) / float(delta)
+    if not np.isfinite(span):
+        raise ValueError(f"Range: start {start}, limit {limit} and delta {delta} must be finite "
+                         "and give a finite count")
+    return max(0, int(np.ceil(span)))
 
 
 RANGE = define(
@@ -264,7 +286,9 @@ def _infer_broadcast_to(ctx):
 
 
 def _broadcast_to(x, shape):
-    return np.array(np.broadcast_to(x, tuple(int(d) for d in np.ravel(shape))))
+    dims = tuple(int(d) for d in np.ravel(shape))
+    check_size(dims, np.asarray(x).dtype)
+    return np.array(np.broadcast_to(x, dims))
 
 
 BROADCAST_TO = define(
@@ -307,6 +331,7 @@ def _one_hot(indices, depth, on_value, off_value, *, axis):
     depth = int(depth)
     if depth < 0:
         raise ValueError(f"depth must not be negative, got {depth}")
+    check_size(indices.shape + (depth,), np.asarray(on_value).dtype)
     hot = indices[..., None] == np.arange(depth)  # out-of-range indices (e.g. -1) give all-off rows
     out = np.where(hot, on_value, off_value).astype(np.asarray(on_value).dtype)
     return out if axis == -1 else np.moveaxis(out, -1, axis)

@@ -6,6 +6,7 @@ Out-of-range begins, sizes and indices are errors, as in TF (numpy would clip or
 import numpy as np
 
 from graphdef import dtypes
+from graphdef.limits import check as check_size
 from graphdef.ops.manip import const_ints, normalize_axis
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.shapes import TensorShape, show
@@ -102,6 +103,7 @@ def _tile(input, multiples):  # noqa: A002
     reps = [int(m) for m in np.ravel(multiples)]
     if len(reps) != x.ndim or min(reps, default=0) < 0:
         raise ValueError(f"multiples {reps} must be {x.ndim} non-negative counts for shape {show(x.shape)}")
+    check_size([d * m for d, m in zip(x.shape, reps)], x.dtype)
     return np.tile(x, reps)
 
 
@@ -152,7 +154,9 @@ def _pad(input, paddings):  # noqa: A002
         raise ValueError(f"paddings {p.tolist()} must be {x.ndim} non-negative [before, after] pairs")
     if not p.any():
         return x
-    out = np.zeros([d + lo + hi for d, (lo, hi) in zip(x.shape, p.tolist())], x.dtype)
+    dims = [d + lo + hi for d, (lo, hi) in zip(x.shape, p.tolist())]
+    check_size(dims, x.dtype)
+    out = np.zeros(dims, x.dtype)
     out[tuple(slice(lo, lo + d) for d, (lo, _) in zip(x.shape, p.tolist()))] = x
     return out
 
