@@ -55,6 +55,8 @@ def format_bytes(n):
     """3.6 TiB: binary units, one decimal (plain bytes below 1 KiB)."""
     if n < 1024:
         return f"{n} B"
+    if n >= 1024 ** len(_UNITS):  # beyond YiB (shape products of dozens of dims): float() would overflow
+        return f"about 10^{len(str(n)) - 1} B"
     value, unit = float(n), 0
     while value >= 1024 and unit < len(_UNITS) - 1:
         value /= 1024
@@ -90,6 +92,11 @@ def check(dims, dtype, what="output", where=None, error=None):
         return 0  # not a size at all: the caller's own validation names that mistake
     size = tensor_bytes(dims, dtype.itemsize)
     limit = max_tensor_bytes()
+    if size == 0 and tensor_bytes([d for d in dims if d], dtype.itemsize) >= 1 << 63:
+        # empty, yet numpy cannot even describe it: its other dims multiply past int64
+        text = (f"{what} {describe(dims, _dtype_name(dtype))} is empty but its other dims multiply past "
+                "2^63, more than any runtime can index")
+        raise (error or (ResourceExhaustedError if where else TensorTooLarge))(f"{where}: {text}" if where else text)
     if size > limit:
         text = (f"{what} {describe(dims, _dtype_name(dtype))} would take {format_bytes(size)}, "
                 f"over the limit of {format_bytes(limit)} (set {ENV} to change it)")

@@ -376,3 +376,50 @@ def test_npy_check_reads_only_the_header():
     from graphdef import npy_check
     buf = io.BytesIO(_npy_header("<i4", [3]) + np.arange(3, dtype="<i4").tobytes())
     assert npy_check.check(buf, len(buf.getvalue()), "a.npy")[0] == (3,)
+
+
+# -- found by the long fuzz campaign ------------------------------------------------------------
+
+def test_found_transpose_with_a_fed_perm_that_is_no_permutation():
+    g = tf.Graph()
+    with g.as_default():
+        perm = tf.placeholder(tf.int32, [3], name="perm")
+        t = tf.transpose(tf.zeros([1, 2, 3]), perm, name="t")
+    with tf.Session(graph=g) as sess, pytest.raises(InvalidArgumentError,
+                                                    match=r"^node 't' \(Transpose\): perm \[0, 3, 0\] is not a "
+                                                          "permutation of the 3 dims"):
+        sess.run(t, {perm: [0, 3, 0]})
+
+
+def test_found_shapes_beyond_yobibytes_and_empty_shapes_beyond_int64():
+    assert limits.format_bytes(4 * (2 ** 32) ** 16) == "about 10^154 B"
+    with pytest.raises(ResourceExhaustedError, match=r"is empty but its other dims multiply past 2\^63"):
+        limits.check((2 ** 32, 2 ** 32, 0), np.float32, where="node 'z' (Fill)")
+
+
+def test_found_a_random_feed_of_an_empty_but_overflowing_shape(capsys, feed_model, tmp_path):
+    text = node("v", "Placeholder", dtype="type: DT_FLOAT") + node("y", "Identity", ["v"], T="type: DT_FLOAT")
+    path = write_pbtxt(tmp_path, text, "v.pb")
+    fails(capsys, 4, path, "--random", "--shape", f"v={2 ** 32},{2 ** 32},0", mentions=["--shape v", "2^63"])
+
+
+@pytest.mark.parametrize("op_type", ["AvgPool", "MaxPool"])
+def test_found_pooling_with_a_window_of_2_31_under_same_padding(op_type):
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [1, 5, 5, 1], name="x")
+        from graphdef.ops.registry import raw_op
+        p = raw_op(op_type, x, ksize=[1, 2 ** 31, 2 ** 31, 1], strides=[1, 2, 2, 1], padding="SAME", name="p")
+    with tf.Session(graph=g) as sess, pytest.raises(ResourceExhaustedError, match=rf"^node 'p' \({op_type}\): "):
+        sess.run(p, {x: np.ones((1, 5, 5, 1), np.float32)})
+
+
+def test_found_unsorted_segment_sum_with_a_huge_num_segments():
+    g = tf.Graph()
+    with g.as_default():
+        from graphdef.ops.registry import raw_op
+        s = raw_op("UnsortedSegmentSum", tf.ones([2, 3]), tf.constant([0, 1]),
+                   tf.placeholder(tf.int64, [], name="n"), name="s")
+    with tf.Session(graph=g) as sess, pytest.raises(ResourceExhaustedError,
+                                                    match=r"^node 's' \(UnsortedSegmentSum\): output "):
+        sess.run(s, {"n:0": 10 ** 12})

@@ -51,9 +51,10 @@ def classify_exception(exc):
     detail = f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
     if isinstance(exc, Hang):
         return "hang", detail
-    if isinstance(exc, ResourceExhaustedError):
-        cause = exc.__cause__ or exc.__context__
-        if "out of memory" in str(exc) or isinstance(cause, MemoryError):
+    if isinstance(exc, ResourceExhaustedError):  # itself a MemoryError: look at what it reports
+        cause = exc.__cause__
+        if "out of memory" in str(exc) or (isinstance(cause, MemoryError)
+                                           and not isinstance(cause, ResourceExhaustedError)):
             return "alloc", detail
         return "limit", detail
     if isinstance(exc, MemoryError):

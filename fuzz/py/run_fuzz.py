@@ -122,15 +122,23 @@ def load_seeds():
     return seeds
 
 
-def replay(paths, workdir):
+def replay(paths, workdir, time_limit):
     """Reruns saved cases; prints each outcome, and the traceback behind each finding."""
     import traceback
 
-    from execute import FINDINGS, LAST, execute
+    from execute import FINDINGS, LAST, Hang, execute
+    watchdog = Watchdog(time_limit, lambda: print("fuzz: stuck in native code", flush=True))
     bad = 0
     for path in paths:
         mode, seed, data = decode_case(Path(path).read_bytes())
-        kind, detail = execute(mode, seed, data, workdir)
+        watchdog.start()
+        try:
+            kind, detail = execute(mode, seed, data, workdir)
+        except Hang as exc:
+            kind, detail = "hang", str(exc)
+            LAST["exception"] = exc
+        finally:
+            watchdog.stop()
         bad += kind in FINDINGS
         print(f"{path}: {mode} seed {seed}: {kind} {detail}")
         exc = LAST["exception"]
@@ -152,7 +160,7 @@ def main(argv=None):
 
     workdir = tempfile.mkdtemp(prefix="graphdef-fuzz-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
     if args.replay is not None:
-        return replay(args.replay, workdir)
+        return replay(args.replay, workdir, args.time_limit)
     out = Path(args.out)
     crashes, corpus_dir = out / "crashes", out / "corpus"
     crashes.mkdir(parents=True, exist_ok=True)

@@ -133,8 +133,15 @@ TRANSPOSE = define(
     doc="Permutes the dims: output dim i is input dim perm[i].",
     attrs={"T": Attr("type"), "Tperm": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=_infer_transpose,
-    kernel=lambda x, perm: np.transpose(x, perm),
+    kernel=lambda x, perm: np.transpose(x, _checked_perm(perm, np.ndim(x))),
     grad=lambda op, g: [transpose(g, _inverse_permutation(op.inputs[1])), None])
+
+
+def _checked_perm(perm, ndim):
+    perm = [int(p) for p in np.ravel(perm)]
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError(f"perm {perm} is not a permutation of the {ndim} dims of the input")
+    return perm
 
 
 def _inverse_permutation(perm):

@@ -313,6 +313,7 @@ def _segment_sum(data, segment_ids, num_segments):
     if ids.size and ids.max() >= num:
         raise ValueError(f"segment id {int(ids.max())} is not below num_segments {num}")
     rest = data.shape[ids.ndim:]
+    check_size((num,) + rest, data.dtype)  # num_segments is a value: it may ask for anything
     out = np.zeros((num,) + rest, data.dtype)
     keep = ids.ravel() >= 0  # TF drops negative ids
     row = int(np.prod(rest, dtype=np.int64))  # explicit: -1 cannot be resolved when a size is 0
