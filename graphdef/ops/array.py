@@ -10,6 +10,9 @@ from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, constant_val
 from graphdef.shapes import TensorShape, show
 
 
+MAX_RANK = 64  # numpy's limit on a tensor's dims
+
+
 def frozen(array):
     """Graph-owned arrays are read-only, so a fetched value can never alias and corrupt them."""
     array = np.asarray(array)
@@ -157,7 +160,11 @@ def _infer_fill(ctx):
     dims = constant_value(ctx.inputs[0])
     if dims is None:
         n = ctx.shape(0)[0] if ctx.shape(0).ndims == 1 else None
+        if n is not None and n > MAX_RANK:
+            raise ctx.error(f"dims has {n} entries; a tensor has at most {MAX_RANK} dims")
         return [TensorShape(None if n is None else [None] * n)]
+    if np.size(dims) > MAX_RANK:  # a million-entry dims vector must not become a million-dim shape
+        raise ctx.error(f"dims has {np.size(dims)} entries; a tensor has at most {MAX_RANK} dims")
     dims = [int(d) for d in np.ravel(dims)]
     if any(d < 0 for d in dims):
         raise ctx.error(f"dims {dims} must not be negative")
@@ -165,6 +172,8 @@ def _infer_fill(ctx):
 
 
 def _fill(dims, value):
+    if np.size(dims) > MAX_RANK:
+        raise ValueError(f"dims has {np.size(dims)} entries; a tensor has at most {MAX_RANK} dims")
     dims = tuple(int(d) for d in np.ravel(dims))
     if any(d < 0 for d in dims):
         raise ValueError(f"dims {list(dims)} must not be negative")
