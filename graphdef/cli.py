@@ -20,7 +20,7 @@ import warnings
 import graphdef
 from graphdef import feed_options
 from graphdef import feeds as feeding
-from graphdef.errors import OpError
+from graphdef.errors import OpError, ResourceExhaustedError
 from graphdef.model_file import output_names
 from graphdef.output_format import format_json, format_shape, format_text
 from graphdef.serialize import GraphFileError, load_with_graph_def
@@ -154,6 +154,8 @@ def main(argv=None):
         return _fail(failure.code, failure.message)
     except KeyboardInterrupt:
         return _fail(EXIT_INTERRUPTED, "interrupted")
+    except ResourceExhaustedError as e:  # a tensor over the size limit, refused before allocating
+        return _fail(EXIT_RUN, _one_line(e))
     except BrokenPipeError:
         _silence_stdout()
         return _fail(EXIT_RUN, "output closed before everything was written (broken pipe)")
@@ -268,6 +270,8 @@ def load_model(path):
         raise Failure(EXIT_MODEL, _one_line(e)) from None
     except RecursionError:
         raise Failure(EXIT_MODEL, f"{path}: the graph is nested too deeply to read") from None
+    except ResourceExhaustedError as e:  # a Const over the tensor size limit: refused, as when running
+        raise Failure(EXIT_RUN, f"{path}: {_one_line(e)}") from None
     except Exception as e:  # noqa: BLE001 - any other failure to load still means an unusable model
         raise Failure(EXIT_MODEL, f"{path}: cannot load the graph ({type(e).__name__}: {_one_line(e)})") from None
     return graph, [node.name for node in graph_def.node]

@@ -7,6 +7,7 @@ that is still unfed, with its static shape and the --shape overrides.
 """
 
 from graphdef import feeds as feeding
+from graphdef import limits
 from graphdef.feeds import FeedError
 from graphdef.random_feeds import random_value
 from graphdef.shapes import show
@@ -96,6 +97,8 @@ def complete_feeds(graph, file_order, targets, fed, args):
     for op in missing:
         tensor = op.outputs[0]
         shape = shapes[tensor] if tensor in shapes else _known_shape(tensor)
+        flag = f"--shape {op.name}" if tensor in shapes else f"--random {op.name}"
+        limits.check(shape, tensor.dtype.np, what="random value", where=flag)
         fed.values[tensor] = random_value(args.seed, op.name, tensor.dtype.np, shape)
         fed.sources[tensor] = f"random (seed {args.seed})"
     return fed

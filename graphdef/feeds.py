@@ -10,9 +10,12 @@ placeholder's. Every message starts with a label naming the flag that gave the v
 
 import json
 import math
+import os
+import zipfile
 
 import numpy as np
 
+from graphdef import npy_check
 from graphdef.graph import Operation
 from graphdef.output_format import format_float
 from graphdef.shapes import show
@@ -113,6 +116,7 @@ def parse_value(text, label):
 
 
 def _load_npy(path, label):
+    _check_npy_file(path, label)
     try:
         loaded = np.load(path, allow_pickle=False)
     except FileNotFoundError:
@@ -127,6 +131,36 @@ def _load_npy(path, label):
         raise FeedError(f"{label}: '{path}' holds {loaded.dtype} data; "
                         "only numbers and bools can be fed")
     return loaded
+
+
+def _check_npy_file(path, label):
+    """Refuses an .npy whose header lies, names objects or is over the size limit, before np.load.
+
+    An .npz archive (a zip) is left to np.load, which reports it; other unreadable files too.
+    """
+    try:
+        with open(path, "rb") as f:
+            if f.read(2) == b"PK":
+                return
+            f.seek(0)
+            npy_check.check(f, os.fstat(f.fileno()).st_size, f"{label}: '{path}'")
+    except npy_check.NpyHeaderError as e:
+        raise FeedError(str(e) if str(e).startswith(label) else f"{label}: '{path}': {e}") from None
+    except OSError:
+        return  # np.load reports a missing or unreadable file in its own words
+
+
+def _check_npz_member(archive, key, where):
+    """The same check for one member of an .npz archive, read from the zip without numpy."""
+    member = key if key in archive.zip.namelist() else key + ".npy"
+    try:
+        size = archive.zip.getinfo(member).file_size
+        with archive.zip.open(member) as f:
+            npy_check.check(f, size, where)
+    except npy_check.NpyHeaderError as e:
+        raise FeedError(str(e) if str(e).startswith(where) else f"{where}: {e}") from None
+    except (KeyError, OSError, zipfile.BadZipFile, EOFError, ValueError) as e:
+        raise FeedError(f"{where}: cannot read the array ({_one_line(e)})") from None
 
 
 def _reject_constant(token):
@@ -319,6 +353,7 @@ def parse_npz(graph, path, feeds=None):
                 raise FeedError(f"{label}: {e}") from None
             where = f"{label}: '{key}'"
             _check_once(feeds, tensor, where)
+            _check_npz_member(archive, key, where)
             try:
                 value = archive[key]
             except Exception as e:  # noqa: BLE001 - a pickled or damaged member; both mean "unusable"

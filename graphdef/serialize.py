@@ -5,7 +5,7 @@ import os
 import numpy as np
 from google.protobuf import message, text_format
 
-from graphdef import dtypes
+from graphdef import dtypes, limits
 from graphdef.atomic import write_atomically
 from graphdef._proto import graph_pb2
 from graphdef.graph import VALID_NODE_NAME, Graph
@@ -15,8 +15,8 @@ from graphdef.shapes import TensorShape, show
 
 # TF_GRAPH_DEF_VERSION of TensorFlow 2.21, whose op definitions these nodes follow.
 PRODUCER = 2474
-# Refuse to materialise a single tensor larger than this from a file (hostile shapes).
-MAX_TENSOR_BYTES = 1 << 33
+# protobuf refuses to parse a message of 2 GB or more
+PROTOBUF_LIMIT = (1 << 31) - 1
 TEXT_SUFFIXES = (".pbtxt", ".pb.txt", ".prototxt", ".txt")
 
 
@@ -73,10 +73,11 @@ def ndarray_from_proto(proto, where="tensor"):
     shape = shape_from_proto(proto.tensor_shape)
     if not shape.is_fully_defined():
         raise ValueError(f"{where}: a tensor's shape must be fully defined, got {show(shape)}")
+    if any(d < 0 for d in shape.dims):
+        raise ValueError(f"{where}: a tensor's dims must not be negative, got {show(shape)}")
     count = shape.num_elements()
-    nbytes = count * dtype.np.itemsize
-    if nbytes > MAX_TENSOR_BYTES:
-        raise ValueError(f"{where}: tensor of shape {show(shape)} would take {nbytes} bytes; refusing")
+    # refused before anything is allocated: the shape is the file's claim, not its data
+    nbytes = limits.check(shape.dims, dtype.np, what="tensor", where=None if where == "tensor" else where)
     if proto.tensor_content:
         if len(proto.tensor_content) != nbytes:
             raise ValueError(f"{where}: tensor_content has {len(proto.tensor_content)} bytes, "
@@ -169,7 +170,10 @@ def attr_from_proto(kind, proto, where):
         return ndarray_from_proto(proto.tensor, where)
     inner = kind[5:-1]
     if inner == "type":
-        return tuple(dtypes.as_dtype(t) for t in proto.list.type)
+        try:
+            return tuple(dtypes.as_dtype(t) for t in proto.list.type)
+        except TypeError:
+            raise ValueError(f"{where}: unsupported dtype in {list(proto.list.type)}") from None
     if inner == "shape":
         return tuple(shape_from_proto(s) for s in proto.list.shape)
     if inner == "string":
@@ -354,6 +358,11 @@ def read_graph_def(path):
     path = str(path)
     try:
         with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > PROTOBUF_LIMIT:  # refused before reading: protobuf could not parse it anyway
+                raise GraphFileError(f"{path}: the file is {size} bytes, over protobuf's 2 GB limit "
+                                     f"({PROTOBUF_LIMIT} bytes) for one GraphDef; store large weights "
+                                     "outside the graph")
             data = f.read()
     except FileNotFoundError:
         raise GraphFileError(f"{path}: no such file") from None

@@ -14,6 +14,7 @@ import numpy as np
 from graphdef.errors import (InvalidArgumentError, NotFoundError, OpError,
                              ResourceExhaustedError)
 from graphdef.graph import Operation, Tensor, get_default_graph
+from graphdef.limits import TensorTooLarge, check as check_tensor_size
 from graphdef.shapes import show
 
 # In tests every kernel's output is checked against the op's inferred dtype and shape.
@@ -161,7 +162,11 @@ def convert_feed(value, tensor):
         if hasattr(value, "_to_tensor") or isinstance(value, (Tensor, Operation)):
             raise TypeError(f"Session.run: the value fed to '{tensor.name}' is a graph element ({value!r}); "
                             "feed numbers or numpy arrays")
-        arr = np.asarray(value)
+        try:
+            arr = np.asarray(value)
+        except (ValueError, TypeError, OverflowError, RecursionError):  # ragged lists, huge ints
+            raise TypeError(f"Session.run: the value fed to '{tensor.name}' is not a rectangular array of "
+                            "numbers") from None
         if arr.dtype.kind not in "biuf":
             raise TypeError(f"Session.run: cannot feed {arr.dtype} data to '{tensor.name}' ({tensor.dtype.name})")
         if arr.dtype != dtype:
@@ -230,6 +235,7 @@ class _Plan:
         keep = set(self.fetch_slots) | set(self.feed_slots)
 
         compute = _with_variable_reads(order, targets, fed)
+        _check_static_sizes(compute)
         keep |= {slots[op.outputs[0]] for op in compute if op.type == "VariableV2"}
         last_use = {}
         for i, op in enumerate(compute):
@@ -260,6 +266,8 @@ class _Plan:
             try:
                 for run_segment, items in self.segments:
                     run_segment(values, items)
+            except TensorTooLarge as exc:  # a kernel refused to allocate: name the node that asked
+                raise self._node_error(values, exc) from None
             except OpError:
                 raise
             except Exception as exc:  # a kernel failed: name the node that did
@@ -275,9 +283,22 @@ class _Plan:
                 break
         else:
             op = self.ops[-1]
+        if isinstance(exc, TensorTooLarge):
+            return ResourceExhaustedError(f"node '{op.name}' ({op.type}): {exc}")
         if isinstance(exc, MemoryError) or "too big" in str(exc) or "Maximum allowed size" in str(exc):
             return ResourceExhaustedError(f"node '{op.name}' ({op.type}): out of memory: {exc}")
         return InvalidArgumentError(f"node '{op.name}' ({op.type}): {exc}")
+
+
+def _check_static_sizes(compute):
+    """Refuses, before anything runs, a step whose inferred output is fully known and over the
+    tensor size limit (tf.zeros([10**6, 10**6]) and its like): the kernels check the sizes
+    that only values decide."""
+    for op in compute:
+        for t in op.outputs:
+            dims = t.shape.dims
+            if dims and None not in dims:
+                check_tensor_size(dims, t.dtype.np, where=f"node '{op.name}' ({op.type})")
 
 
 def _with_variable_reads(order, targets, fed):

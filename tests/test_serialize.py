@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 import graphdef as tf
+from graphdef.errors import ResourceExhaustedError
 from graphdef._proto import graph_pb2
 from graphdef.serialize import (GraphFileError, import_graph_def, load, ndarray_from_proto, ndarray_to_proto,
                                 read_graph_def, save, serialize)
@@ -101,7 +102,8 @@ def test_hostile_shapes_are_refused_without_allocating():
     proto = graph_pb2.TensorProto(dtype=graph_pb2.DT_FLOAT, float_val=[1])
     for _ in range(3):
         proto.tensor_shape.dim.add().size = 10**6
-    with pytest.raises(ValueError, match="refusing"):
+    with pytest.raises(ResourceExhaustedError, match=r"^tensor \[1000000,1000000,1000000\] float32 would take "
+                                                     r"3\.5 EiB, over the limit of .* \(set GRAPHDEF_MAX_TENSOR_BYTES"):
         ndarray_from_proto(proto)
 
 

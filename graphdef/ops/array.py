@@ -4,10 +4,14 @@ import numpy as np
 
 from graphdef import dtypes
 from graphdef.errors import InvalidArgumentError
+from graphdef.limits import check as check_size
 from graphdef.numerics import EXACT
 from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, constant_value, define,
                                    python_to_numpy, same_as_input)
 from graphdef.shapes import TensorShape, show
+
+
+MAX_RANK = 64  # numpy's limit on a tensor's dims
 
 
 def frozen(array):
@@ -133,8 +137,15 @@ TRANSPOSE = define(
     doc="Permutes the dims: output dim i is input dim perm[i].",
     attrs={"T": Attr("type"), "Tperm": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=_infer_transpose,
-    kernel=lambda x, perm: np.transpose(x, perm),
+    kernel=lambda x, perm: np.transpose(x, _checked_perm(perm, np.ndim(x))),
     grad=lambda op, g: [transpose(g, _inverse_permutation(op.inputs[1])), None], numerics=EXACT)
+
+
+def _checked_perm(perm, ndim):
+    perm = [int(p) for p in np.ravel(perm)]
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError(f"perm {perm} is not a permutation of the {ndim} dims of the input")
+    return perm
 
 
 def _inverse_permutation(perm):
@@ -150,7 +161,11 @@ def _infer_fill(ctx):
     dims = constant_value(ctx.inputs[0])
     if dims is None:
         n = ctx.shape(0)[0] if ctx.shape(0).ndims == 1 else None
+        if n is not None and n > MAX_RANK:
+            raise ctx.error(f"dims has {n} entries; a tensor has at most {MAX_RANK} dims")
         return [TensorShape(None if n is None else [None] * n)]
+    if np.size(dims) > MAX_RANK:  # a million-entry dims vector must not become a million-dim shape
+        raise ctx.error(f"dims has {np.size(dims)} entries; a tensor has at most {MAX_RANK} dims")
     dims = [int(d) for d in np.ravel(dims)]
     if any(d < 0 for d in dims):
         raise ctx.error(f"dims {dims} must not be negative")
@@ -158,9 +173,12 @@ def _infer_fill(ctx):
 
 
 def _fill(dims, value):
+    if np.size(dims) > MAX_RANK:
+        raise ValueError(f"dims has {np.size(dims)} entries; a tensor has at most {MAX_RANK} dims")
     dims = tuple(int(d) for d in np.ravel(dims))
     if any(d < 0 for d in dims):
         raise ValueError(f"dims {list(dims)} must not be negative")
+    check_size(dims, np.asarray(value).dtype)
     return np.full(dims, value, dtype=np.asarray(value).dtype)
 
 
@@ -231,18 +249,38 @@ def _infer_range(ctx):
     values = [constant_value(t) for t in ctx.inputs]
     if any(v is None for v in values):
         return [TensorShape([None])]
-    return [TensorShape([len(_range(*values))])]
+    count = _range_count(*values)
+    # a long range is counted, not built: a file's Range(0, 10**18, 1) must load without allocating
+    return [TensorShape([len(_range(*values)) if count <= 1 << 16 else count])]
+
+
+def _range_count(start, limit, delta):
+    if np.ndim(start) or np.ndim(limit) or np.ndim(delta):
+        raise ValueError(f"Range: start, limit and delta must be scalars, got shapes "
+                         f"{show(np.shape(start))}, {show(np.shape(limit))} and {show(np.shape(delta))}")
+    if delta == 0:
+        raise ValueError("Range: delta must not be 0")
+    if np.asarray(start).dtype.kind in "iu":
+        return max(0, -((int(start) - int(limit)) // int(delta)))
+    return _float_range_count(start, limit, delta)
 
 
 def _range(start, limit, delta):
-    if delta == 0:
-        raise ValueError("Range: delta must not be 0")
+    count = _range_count(start, limit, delta)
     dtype = np.asarray(start).dtype
+    check_size((count,), dtype)
     if dtype.kind in "iu":  # count with Python ints: arange in a narrow type would wrap
-        start, limit, delta = int(start), int(limit), int(delta)
-        count = max(0, -((start - limit) // delta))
-        return (start + delta * np.arange(count, dtype=np.int64)).astype(dtype)
+        return (int(start) + int(delta) * np.arange(count, dtype=np.int64)).astype(dtype)
     return np.arange(start, limit, delta, dtype=dtype)
+
+
+def _float_range_count(start, limit, delta):
+    """How many values a float Range holds (ceil((limit - start) / delta)); refuses NaN and inf."""
+    span = (float(limit) - float(start)) / float(delta)
+    if not np.isfinite(span):
+        raise ValueError(f"Range: start {start}, limit {limit} and delta {delta} must be finite "
+                         "and give a finite count")
+    return max(0, int(np.ceil(span)))
 
 
 RANGE = define(
@@ -265,7 +303,9 @@ def _infer_broadcast_to(ctx):
 
 
 def _broadcast_to(x, shape):
-    return np.array(np.broadcast_to(x, tuple(int(d) for d in np.ravel(shape))))
+    dims = tuple(int(d) for d in np.ravel(shape))
+    check_size(dims, np.asarray(x).dtype)
+    return np.array(np.broadcast_to(x, dims))
 
 
 BROADCAST_TO = define(
@@ -308,6 +348,7 @@ def _one_hot(indices, depth, on_value, off_value, *, axis):
     depth = int(depth)
     if depth < 0:
         raise ValueError(f"depth must not be negative, got {depth}")
+    check_size(indices.shape + (depth,), np.asarray(on_value).dtype)
     hot = indices[..., None] == np.arange(depth)  # out-of-range indices (e.g. -1) give all-off rows
     out = np.where(hot, on_value, off_value).astype(np.asarray(on_value).dtype)
     return out if axis == -1 else np.moveaxis(out, -1, axis)

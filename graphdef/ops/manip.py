@@ -250,6 +250,8 @@ UNPACK = define(
 
 def _infer_split(ctx):
     num = ctx.attrs["num_split"]
+    if num < 1:  # TF's own bound; 0 would divide by zero below
+        raise ctx.error(f"num_split must be at least 1, got {num}")
     x = ctx.shape(1)
     axis = const_ints(ctx.inputs[0])
     if x.ndims is None:
@@ -306,6 +308,8 @@ def _resolve_sizes(sizes, dim, num):
 
 def _infer_split_v(ctx):
     num = ctx.attrs["num_split"]
+    if num < 1:
+        raise ctx.error(f"num_split must be at least 1, got {num}")
     x = ctx.shape(0)
     sizes = constant_value(ctx.inputs[1])
     axis = const_ints(ctx.inputs[2])

@@ -24,6 +24,8 @@ def _over_rows(ufunc, x):
 
 def _shifted(x):
     x = np.asarray(x)
+    if x.ndim == 0:
+        raise ValueError("logits must have at least one dim (the classes), got a scalar")
     if x.shape[-1] == 0:  # no classes: nothing to normalise, and max() of nothing is an error
         return x
     return x - _over_rows(np.maximum, x)

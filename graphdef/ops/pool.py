@@ -9,6 +9,7 @@ import functools
 import numpy as np
 
 from graphdef import dtypes
+from graphdef.limits import check as check_size
 from graphdef.numerics import EXACT, EXACT_BUT_ZERO_SIGN, tensor_ulps
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, constant_value, define
 from graphdef.ops.windows import Window, infer_window, padded
@@ -62,6 +63,7 @@ def _max_pool(input, *, ksize, strides, padding, explicit_paddings, data_format)
     # or -inf gives the lowest finite value; padding never wins
     lowest = _lowest(x.dtype)
     xp = padded(x, top, bottom, left, right, lowest)
+    check_size((x.shape[0], oh, ow, x.shape[3]), x.dtype)
     out = np.full((x.shape[0], oh, ow, x.shape[3]), lowest, dtype=x.dtype)
     if oh and ow:
         for _, _, rows, cols in window.offsets(oh, ow):
@@ -113,6 +115,8 @@ def _counts(window, oh, ow, h, w, top, left, dtype):
 def _cached_counts(kh, kw, sh, sw, oh, ow, h, w, top, left, dtype):
     # the same geometry recurs on every run of a model, so the counts are made once
     total = np.zeros((oh, ow), np.int64)
+    if not (oh and ow):  # no windows: nothing to count (a window wider than the input under VALID)
+        return total.astype(dtype)[None, :, :, None]
     for valid in _in_bounds(Window(kh, kw, [1, sh, sw, 1], "VALID"), oh, ow, h, w, top, left):
         total += valid
     counts = total.astype(dtype)[None, :, :, None]
@@ -146,6 +150,7 @@ def _avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_form
     (oh, top, bottom), (ow, left, right) = window.geometry(h, w)
     if g.shape != (n, oh, ow, c):
         raise ValueError(f"grad has shape {show(g.shape)}, expected the pooled shape {show((n, oh, ow, c))}")
+    check_size((n, h + top + bottom, w + left + right, c), _work(g).dtype)  # before the window loops
     share = _work(g) / _counts(window, oh, ow, h, w, top, left, _work(g).dtype)
     out = np.zeros((n, h + top + bottom, w + left + right, c), share.dtype)
     if oh and ow:
@@ -167,7 +172,8 @@ def _infer_avg_pool_grad(ctx):
     sizes = constant_value(ctx.inputs[0])
     if sizes is None:
         g = ctx.shape(1)
-        return [TensorShape([g.dims[0] if g.dims else None, None, None, g.dims[3] if g.dims else None])]
+        four = g.ndims == 4  # any other rank is refused below, once the sizes are known
+        return [TensorShape([g.dims[0] if four else None, None, None, g.dims[3] if four else None])]
     sizes = [int(d) for d in np.ravel(sizes)]
     if len(sizes) != 4 or min(sizes) < 0:
         raise ctx.error(f"orig_input_shape {sizes} must be 4 non-negative sizes")

@@ -9,6 +9,7 @@ seeded by the node's seed, seed2 and name: the same values on every run, in ever
 import numpy as np
 
 from graphdef import dtypes
+from graphdef.limits import check as check_size
 from graphdef.numerics import EXACT
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, constant_value, define
 from graphdef.random_feeds import words
@@ -29,6 +30,7 @@ def _random_uniform(shape, *, dtype, seed, seed2, node):
     dims = tuple(int(d) for d in np.ravel(shape))
     if any(d < 0 for d in dims):
         raise ValueError(f"shape {list(dims)} must not be negative")
+    check_size(dims, dtype.np)
     bits = _SIGNIFICAND[dtype.np]
     stream = ((seed & 0xFFFFFFFF) << 32) | (seed2 & 0xFFFFFFFF)
     mantissas = words(stream, node, int(np.prod(dims))) >> np.uint64(64 - bits)

@@ -26,6 +26,9 @@ ATTR_KINDS = ("type", "int", "float", "bool", "string", "shape", "tensor",
 
 # keyword-only kernel parameters that are not attrs but come from the runtime
 RUNTIME_PARAMS = frozenset(("state", "node", "ref", "refs"))
+# the most outputs one node may declare through a count attr (Split's num_split, Unpack's num):
+# a file's num_split=10**12 must be refused, not turned into 10**12 Tensor objects
+MAX_LISTED_OUTPUTS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -330,6 +333,7 @@ def create(graph, opdef, name, inputs, attrs, control_inputs=()):
             attrs[attr_name] = TensorShape(attrs[attr_name])
         elif attr.kind == "list(type)":
             attrs[attr_name] = tuple(dtypes.as_dtype(d) for d in attrs[attr_name])
+    _check_counts(opdef, name, inputs, attrs)
     _check_input_dtypes(opdef, name, inputs, attrs)
     for i in opdef.ref_inputs:
         if inputs[i].op.type != "VariableV2":
@@ -347,6 +351,22 @@ def create(graph, opdef, name, inputs, attrs, control_inputs=()):
         if c not in control:
             control.append(c)
     return graph.add_op(name, opdef, inputs, attrs, specs, control)
+
+
+def _check_counts(opdef, name, inputs, attrs):
+    """Count attrs (N, num_split, num) must be whole numbers that fit the inputs and a sane output list."""
+    for arg, is_input in [(a, True) for a in opdef.inputs] + [(a, False) for a in opdef.outputs]:
+        if not arg.number_attr:
+            continue
+        n = attrs[arg.number_attr]
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise TypeError(f"{opdef.type} '{name}': attr '{arg.number_attr}' must be an int, got {n!r}")
+        if is_input and not 1 <= n <= len(inputs):
+            raise ValueError(f"{opdef.type} '{name}': attr '{arg.number_attr}' is {n}, but it counts the "
+                             f"'{arg.name}' inputs: it must be at least 1 and the node has {len(inputs)} inputs")
+        if not is_input and not 0 <= n <= MAX_LISTED_OUTPUTS:
+            raise ValueError(f"{opdef.type} '{name}': attr '{arg.number_attr}' is {n}; it counts the "
+                             f"'{arg.name}' outputs and must be in 0..{MAX_LISTED_OUTPUTS}")
 
 
 def _check_input_dtypes(opdef, name, inputs, attrs):

@@ -6,6 +6,7 @@ Out-of-range begins, sizes and indices are errors, as in TF (numpy would clip or
 import numpy as np
 
 from graphdef import dtypes
+from graphdef.limits import check as check_size
 from graphdef.ops.manip import const_ints, normalize_axis
 from graphdef.numerics import EXACT, tensor_ulps
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
@@ -103,6 +104,7 @@ def _tile(input, multiples):  # noqa: A002
     reps = [int(m) for m in np.ravel(multiples)]
     if len(reps) != x.ndim or min(reps, default=0) < 0:
         raise ValueError(f"multiples {reps} must be {x.ndim} non-negative counts for shape {show(x.shape)}")
+    check_size([d * m for d, m in zip(x.shape, reps)], x.dtype)
     return np.tile(x, reps)
 
 
@@ -153,7 +155,9 @@ def _pad(input, paddings):  # noqa: A002
         raise ValueError(f"paddings {p.tolist()} must be {x.ndim} non-negative [before, after] pairs")
     if not p.any():
         return x
-    out = np.zeros([d + lo + hi for d, (lo, hi) in zip(x.shape, p.tolist())], x.dtype)
+    dims = [d + lo + hi for d, (lo, hi) in zip(x.shape, p.tolist())]
+    check_size(dims, x.dtype)
+    out = np.zeros(dims, x.dtype)
     out[tuple(slice(lo, lo + d) for d, (lo, _) in zip(x.shape, p.tolist()))] = x
     return out
 
@@ -310,6 +314,7 @@ def _segment_sum(data, segment_ids, num_segments):
     if ids.size and ids.max() >= num:
         raise ValueError(f"segment id {int(ids.max())} is not below num_segments {num}")
     rest = data.shape[ids.ndim:]
+    check_size((num,) + rest, data.dtype)  # num_segments is a value: it may ask for anything
     out = np.zeros((num,) + rest, data.dtype)
     keep = ids.ravel() >= 0  # TF drops negative ids
     row = int(np.prod(rest, dtype=np.int64))  # explicit: -1 cannot be resolved when a size is 0

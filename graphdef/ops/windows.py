@@ -4,6 +4,7 @@ and the strided views and per-offset slices the kernels are built from."""
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from graphdef.limits import check as check_size
 from graphdef.ops.registry import Attr
 from graphdef.shapes import show
 
@@ -106,6 +107,7 @@ def padded(x, top, bottom, left, right, value=0):
     if not (top or bottom or left or right):
         return x
     n, h, w, c = x.shape
+    check_size((n, h + top + bottom, w + left + right, c), x.dtype)  # padding comes from attrs: may be huge
     out = np.full((n, h + top + bottom, w + left + right, c), value, dtype=x.dtype)
     out[:, top:top + h, left:left + w, :] = x
     return out

@@ -1,0 +1,15 @@
+# The Python runtime's fuzzer (fuzz/py). Included by the top-level Makefile.
+#   make fuzz-py-run FUZZ_SECONDS=60    short run: counts per class, exit 1 on any finding
+#   make fuzz-py-replay                 rerun every saved finding against the current code
+FUZZ_SECONDS ?= 60
+FUZZ_SEED ?= 0
+FUZZ_PY_OUT ?= build/fuzz-py
+
+.PHONY: fuzz-py-run fuzz-py-replay
+
+fuzz-py-run: $(VENV)/.installed $(PY_GEN)
+	$(VPY) fuzz/py/run_fuzz.py --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --out $(FUZZ_PY_OUT)
+
+fuzz-py-replay: $(VENV)/.installed $(PY_GEN)
+	@ls $(FUZZ_PY_OUT)/crashes/*.case >/dev/null 2>&1 || { echo "no saved findings in $(FUZZ_PY_OUT)/crashes"; exit 0; }
+	$(VPY) fuzz/py/run_fuzz.py --replay $(FUZZ_PY_OUT)/crashes/*.case

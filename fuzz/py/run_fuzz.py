@@ -1,0 +1,262 @@
+"""The in-process fuzzer of graphdef's Python runtime: mutate real GraphDefs, run, classify.
+
+    .venv/bin/python fuzz/py/run_fuzz.py --seconds 60            # short run (make fuzz-py-run)
+    .venv/bin/python fuzz/py/run_fuzz.py --runs 1000000 --seed 1 # the long campaign
+    .venv/bin/python fuzz/py/run_fuzz.py --replay build/fuzz-py/crashes/traceback-*.case
+
+Seeds are the .pb files committed under tests/, read at start. Each execution takes a
+corpus entry, applies structure-aware mutations (graph_mutations) and sometimes raw byte
+mutations, and runs it through the Python API or graphrun's main (execute). An input whose
+outcome (class and message shape) is new joins the corpus, a cheap stand-in for coverage
+feedback. Findings are written to the crashes directory; the exit status is 1 if any
+occurred. Runs under RLIMIT_AS (--memory-gib) with GRAPHDEF_MAX_TENSOR_BYTES set low, so
+an allocation bomb shows up as a MemoryError instead of taking the machine down.
+"""
+
+import argparse
+import hashlib
+import os
+import re
+import resource
+import signal
+import struct
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(1, str(ROOT))
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
+
+MAGIC = b"GDFZ1"
+MODES = ("graph", "cli")
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--seconds", type=float, default=None, help="stop after this long")
+    p.add_argument("--runs", type=int, default=None, help="stop after this many executions")
+    p.add_argument("--seed", type=int, default=0, help="the mutation RNG's seed")
+    p.add_argument("--out", default=str(ROOT / "build" / "fuzz-py"), help="crashes/ and corpus/ go here")
+    p.add_argument("--time-limit", type=float, default=10.0, help="seconds per execution before it is a hang")
+    p.add_argument("--memory-gib", type=float, default=4.0, help="RLIMIT_AS for the whole fuzzer")
+    p.add_argument("--tensor-limit", default=str(256 << 20), help="GRAPHDEF_MAX_TENSOR_BYTES during the fuzz")
+    p.add_argument("--cli-share", type=float, default=0.25, help="fraction of executions through graphrun's main")
+    p.add_argument("--report-every", type=float, default=30.0, help="seconds between progress lines")
+    p.add_argument("--replay", nargs="*", default=None, metavar="CASE", help="rerun saved cases and classify them")
+    return p.parse_args(argv)
+
+
+def encode_case(mode, seed, data):
+    return MAGIC + bytes([MODES.index(mode)]) + struct.pack("<Q", seed) + data
+
+
+def decode_case(blob):
+    if not blob.startswith(MAGIC):  # a bare .pb: run it as a graph case with seed 0
+        return "graph", 0, blob
+    mode = MODES[blob[len(MAGIC)] % len(MODES)]
+    seed = struct.unpack("<Q", blob[len(MAGIC) + 1:len(MAGIC) + 9])[0]
+    return mode, seed, blob[len(MAGIC) + 9:]
+
+
+def limit_memory(gib):
+    limit = int(gib * (1 << 30))
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+class Watchdog:
+    """Per-execution time limit: SIGALRM raises Hang between bytecodes; a thread ends the
+    process (after saving the case) if a C loop holds on well past the limit."""
+
+    def __init__(self, seconds, on_stuck):
+        from execute import Hang
+        self.seconds, self.on_stuck, self.started = seconds, on_stuck, None
+
+        def alarm(signum, frame):
+            raise Hang(f"over {seconds:g} s")
+        signal.signal(signal.SIGALRM, alarm)
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def start(self):
+        self.started = time.monotonic()
+        signal.setitimer(signal.ITIMER_REAL, self.seconds)
+
+    def stop(self):
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self.started = None
+
+    def _watch(self):
+        while True:
+            time.sleep(1.0)
+            started = self.started
+            if started is not None and time.monotonic() - started > 3 * self.seconds + 5:
+                self.on_stuck()
+                os._exit(3)
+
+
+_SHAPE = re.compile(r"\d+|'[^']*'|\[[^\]]*\]")
+
+
+def signature(kind, detail):
+    """The outcome's shape: class plus message with numbers, names and lists blanked."""
+    return kind + ":" + _SHAPE.sub("#", detail)[:160]
+
+
+def load_seeds():
+    from graphdef._proto import graph_pb2
+    seeds = []
+    for path in sorted((ROOT / "tests").rglob("*.pb")):
+        data = path.read_bytes()
+        g = graph_pb2.GraphDef()
+        try:
+            g.ParseFromString(data)
+        except Exception:  # noqa: BLE001 - a seed that is not a GraphDef is still a fine byte seed
+            pass
+        seeds.append(data)
+    return seeds
+
+
+def replay(paths, workdir, time_limit):
+    """Reruns saved cases; prints each outcome, and the traceback behind each finding."""
+    import traceback
+
+    from execute import FINDINGS, LAST, Hang, execute
+    watchdog = Watchdog(time_limit, lambda: print("fuzz: stuck in native code", flush=True))
+    bad = 0
+    for path in paths:
+        mode, seed, data = decode_case(Path(path).read_bytes())
+        watchdog.start()
+        try:
+            kind, detail = execute(mode, seed, data, workdir)
+        except Hang as exc:
+            kind, detail = "hang", str(exc)
+            LAST["exception"] = exc
+        finally:
+            watchdog.stop()
+        bad += kind in FINDINGS
+        print(f"{path}: {mode} seed {seed}: {kind} {detail}")
+        exc = LAST["exception"]
+        if kind in FINDINGS and exc is not None:
+            traceback.print_exception(exc.__cause__ or exc)
+    return 1 if bad else 0
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    os.environ["GRAPHDEF_MAX_TENSOR_BYTES"] = args.tensor_limit
+    limit_memory(args.memory_gib)
+    import random
+
+    from execute import CLASSES, FINDINGS, execute
+    from graph_mutations import mutate, mutate_bytes
+
+    from graphdef._proto import graph_pb2
+
+    workdir = tempfile.mkdtemp(prefix="graphdef-fuzz-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    if args.replay is not None:
+        return replay(args.replay, workdir, args.time_limit)
+    out = Path(args.out)
+    crashes, corpus_dir = out / "crashes", out / "corpus"
+    crashes.mkdir(parents=True, exist_ok=True)
+    corpus_dir.mkdir(parents=True, exist_ok=True)
+
+    rng = random.Random(args.seed)
+    seeds = load_seeds()
+    corpus = list(seeds)
+    counts, labels, seen = Counter(), Counter(), {}
+    current = {"case": None}
+
+    def save(kind, blob, detail):
+        name = f"{kind}-{hashlib.sha1(blob).hexdigest()[:16]}.case"
+        (crashes / name).write_bytes(blob)
+        (crashes / (name + ".txt")).write_text(detail + "\n")
+        return name
+
+    def on_stuck():
+        if current["case"] is not None:
+            name = save("hang", current["case"], "stuck in native code past the time limit")
+            print(f"fuzz: hang in native code; case saved as {crashes / name}", flush=True)
+
+    watchdog = Watchdog(args.time_limit, on_stuck)
+    start = last_report = time.monotonic()
+    runs = 0
+    print(f"fuzz: {len(seeds)} seeds from tests/, tensor limit {args.tensor_limit} bytes, "
+          f"RLIMIT_AS {args.memory_gib:g} GiB, {args.time_limit:g} s per execution", flush=True)
+    while True:
+        now = time.monotonic()
+        if args.runs is not None and runs >= args.runs:
+            break
+        if args.seconds is not None and now - start >= args.seconds:
+            break
+        # -- make a case
+        parent = rng.choice(corpus) if rng.random() < 0.8 else rng.choice(seeds)
+        g = graph_pb2.GraphDef()
+        try:
+            g.ParseFromString(parent)
+            ok = True
+        except Exception:  # noqa: BLE001
+            ok = False
+        if ok and rng.random() < 0.9:
+            other = graph_pb2.GraphDef()
+            other.ParseFromString(rng.choice(seeds))
+            labels.update(mutate(g, rng, other))
+            data = g.SerializeToString()
+        else:
+            data = parent
+        if rng.random() < 0.12 or not ok:
+            data = mutate_bytes(data, rng)
+            labels["bytes"] += 1
+        mode = "cli" if rng.random() < args.cli_share else "graph"
+        seed = rng.getrandbits(64)
+        blob = encode_case(mode, seed, data)
+        # -- run it
+        current["case"] = blob
+        watchdog.start()
+        try:
+            kind, detail = execute(mode, seed, data, workdir)
+        except BaseException as exc:  # noqa: BLE001 - the timer's Hang, raised outside execute's try
+            from execute import Hang
+            if not isinstance(exc, Hang):
+                raise
+            kind, detail = "hang", str(exc)
+        finally:
+            watchdog.stop()
+        current["case"] = None
+        runs += 1
+        counts[kind] += 1
+        sig = signature(kind, detail)
+        if sig not in seen:
+            seen[sig] = detail
+            if kind in FINDINGS:
+                name = save(kind, blob, f"{mode} seed {seed}: {detail}")
+                print(f"fuzz: FINDING {kind}: {detail[:240]} -> {name}", flush=True)
+            elif len(corpus) < 20000:
+                corpus.append(data)
+                (corpus_dir / f"{hashlib.sha1(data).hexdigest()[:16]}.pb").write_bytes(data)
+        if now - last_report >= args.report_every:
+            last_report = now
+            rate = runs / max(now - start, 1e-9)
+            print(f"fuzz: {runs} runs, {rate:.0f}/s, corpus {len(corpus)}, " +
+                  ", ".join(f"{k} {counts[k]}" for k in CLASSES), flush=True)
+    elapsed = time.monotonic() - start
+    print(f"fuzz: done: {runs} executions in {elapsed:.0f} s ({runs / max(elapsed, 1e-9):.0f}/s), "
+          f"corpus {len(corpus)} ({len(seeds)} seeds), distinct outcomes {len(seen)}")
+    for k in CLASSES:
+        print(f"  {k:10s} {counts[k]}")
+    wrapped = [d for s, d in seen.items() if s.startswith("wrapped:")]
+    if wrapped:
+        print(f"  distinct wrapped numpy messages: {len(wrapped)} (e.g. {wrapped[0][:160]})")
+    findings = sum(counts[k] for k in FINDINGS)
+    if findings:
+        print(f"fuzz: {findings} findings; cases in {crashes} (rerun: run_fuzz.py --replay FILE)")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
