@@ -64,7 +64,8 @@ graphdef/_proto/%_pb2.py: proto/%.proto $(VENV)/.installed
 # Generated sources are kept: as an intermediate of two pattern rules, make would delete them
 # after each build and the next build would regenerate them and recompile everything.
 .SECONDARY: $(CC_GEN)
-$(GEN_CC)/%.pb.cc: proto/%.proto $(BUILD)/.sysdeps
+# order-only: a Makefile edit re-checks the system packages without regenerating and recompiling everything
+$(GEN_CC)/%.pb.cc: proto/%.proto | $(BUILD)/.sysdeps
 	@mkdir -p $(GEN_CC)
 	protoc -Iproto --cpp_out=$(GEN_CC) $<
 
@@ -92,6 +93,9 @@ $(OBJ)/runner/%.o: runner/%.cc $(CC_GEN)
 	$(CXX) $(CXXFLAGS) $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
 
 -include $(RUNNER_OBJ:.o=.d)
+
+# Fuzzing (fuzz/README.md): the Python runtime's harness; short runs for CI, campaigns by hand.
+include fuzz/py/fuzz_py.mk
 
 # Build models, save them, and run the same files in every runtime: the seed program, then
 # seed 002's IQ models and a digits classifier, trained in the graph and frozen.

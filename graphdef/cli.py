@@ -22,7 +22,7 @@ from graphdef import feed_options
 from graphdef import feeds as feeding
 from graphdef.errors import OpError, ResourceExhaustedError
 from graphdef.model_file import output_names
-from graphdef.output_format import format_json, format_shape, format_text
+from graphdef.output_format import format_json, format_shape, format_text, too_large_to_print
 from graphdef.serialize import GraphFileError, load_with_graph_def
 from graphdef.session import Session
 
@@ -200,6 +200,9 @@ def run_command(args):
     if args.out is not None:
         text = _write_out(args, outputs)
     else:
+        too_large = too_large_to_print(outputs)
+        if too_large:
+            raise Failure(EXIT_USAGE, too_large)
         text = format_json(outputs) + "\n" if args.json else format_text(outputs)
     sys.stdout.write(text)
     sys.stdout.flush()  # inside main, so a closed pipe is reported here and not at exit

@@ -18,8 +18,34 @@ import math
 
 import numpy as np
 
+# Text and --json stop here: a million values is already megabytes no one reads, and a
+# hostile shape (a [2^40, 0] tensor prints 2^40 "[]") must not take memory or minutes.
+MAX_PRINTED = 1 << 20
+
 # JSON has no literal for these, so --json carries them as strings.
 _NONFINITE_JSON = {"nan": '"nan"', "inf": '"inf"', "-inf": '"-inf"'}
+
+
+def printed_items(shape):
+    """How many values (or empty "[]" groups) the text of a tensor of `shape` holds."""
+    count = 1
+    for d in shape:
+        if d == 0:
+            break
+        count *= int(d)
+    return count
+
+
+def too_large_to_print(outputs):
+    """The one-line reason the first output over MAX_PRINTED cannot be printed, else None."""
+    for name, array in outputs:
+        shape = np.shape(array)
+        count = printed_items(shape)
+        if count > MAX_PRINTED:
+            count = count if count < 2 ** 63 else "more than 2^63"   # graphrun-cc counts in int64
+            return (f"cannot print {name}: its shape {format_shape(shape)} would print {count} items, "
+                    f"more than the {MAX_PRINTED} printed; save it as .npy with --out DIR")
+    return None
 
 
 def format_value(array):

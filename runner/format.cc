@@ -3,11 +3,44 @@
 #include <cmath>
 #include <cstdio>
 
+#include "errors.h"
 #include "float_repr.h"
 
 namespace graphrun {
 
 namespace {
+
+// As graphrun's MAX_PRINTED: past a million values text is megabytes no one reads, and a
+// hostile empty shape such as [2^40, 0] would print 2^40 "[]" groups.
+constexpr int64_t kMaxPrinted = int64_t{1} << 20;
+
+// Values (or empty "[]" groups) the text of `shape` holds, saturating past kMaxPrinted.
+int64_t printed_items(const Shape& shape) {
+  int64_t count = 1;
+  for (int64_t d : shape) {
+    if (d == 0) break;
+    if (count > kMaxPrinted / d) return kMaxPrinted + 1;
+    count *= d;
+  }
+  return count;
+}
+
+// The refusal graphrun gives, word for word, before a single value is formatted.
+void check_printable(const std::vector<FetchResult>& results) {
+  for (const FetchResult& result : results) {
+    const Shape& shape = result.value->shape();
+    if (printed_items(shape) <= kMaxPrinted) continue;
+    int64_t exact = 1;  // graphrun prints the exact count; Python ints do not overflow
+    bool overflow = false;
+    for (int64_t d : shape) {
+      if (d == 0) break;
+      overflow = overflow || __builtin_mul_overflow(exact, d, &exact);
+    }
+    throw UsageError("cannot print " + result.name + ": its shape " + shape_string(shape) + " would print " +
+                     (overflow ? std::string("more than 2^63") : std::to_string(exact)) + " items, more than the " +
+                     std::to_string(kMaxPrinted) + " printed; save it as .npy with --out DIR");
+  }
+}
 
 enum class Style { kText, kJson };
 
@@ -111,6 +144,7 @@ void append_json_string(std::string& out, const std::string& text) {
 }
 
 std::string format_text(const std::vector<FetchResult>& results) {
+  check_printable(results);
   std::string out;
   for (const FetchResult& result : results) {
     const Tensor& tensor = *result.value;
@@ -122,6 +156,7 @@ std::string format_text(const std::vector<FetchResult>& results) {
 }
 
 std::string format_json(const std::vector<FetchResult>& results) {
+  check_printable(results);
   std::string out = "{\"outputs\": [";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Tensor& tensor = *results[i].value;

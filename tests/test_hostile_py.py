@@ -6,6 +6,7 @@ hardening brief named them."""
 import io
 import pickle
 import struct
+import subprocess
 import zipfile
 
 import numpy as np
@@ -17,7 +18,7 @@ from graphdef import limits
 from graphdef._proto import graph_pb2
 from graphdef.errors import InvalidArgumentError, ResourceExhaustedError
 from graphdef.serialize import GraphFileError, load
-from tests.graphrun_helpers import fails
+from tests.graphrun_helpers import fails, graphrun
 
 TB = r"\d+\.\d TiB"
 LIMIT_WORDS = "(set GRAPHDEF_MAX_TENSOR_BYTES to change it)"
@@ -423,3 +424,38 @@ def test_found_unsorted_segment_sum_with_a_huge_num_segments():
     with tf.Session(graph=g) as sess, pytest.raises(ResourceExhaustedError,
                                                     match=r"^node 's' \(UnsortedSegmentSum\): output "):
         sess.run(s, {"n:0": 10 ** 12})
+
+
+def test_found_fill_with_a_dims_vector_of_2_31_entries(tmp_path, capsys):
+    """A dims input claiming 2^31 entries once built a 2^31-entry shape list (MemoryError)."""
+    text = (const("dims", shape=(2 ** 31,), values=(1,)) + const("v", "DT_FLOAT", values=(1.0,), field="float_val")
+            + node("big", "Fill", ["dims", "v"], T="type: DT_FLOAT", index_type="type: DT_INT32"))
+    path = write_pbtxt(tmp_path, text)
+    fails(capsys, 3, path, mentions=["'big'", "64 dims"])
+
+
+# -- printing: text and --json stop at a million items, in both runners -------------------------
+
+def _print_model(tmp_path, dims):
+    text = (const("dims", shape=(len(dims),), values=dims) + const("v", "DT_FLOAT", values=(1.0,), field="float_val")
+            + node("z", "Fill", ["dims", "v"], T="type: DT_FLOAT", index_type="type: DT_INT32"))
+    return write_pbtxt(tmp_path, text)
+
+
+@pytest.mark.parametrize("dims, count", [((2 ** 31 - 1, 0, 3), "2147483647"), ((2, 2 ** 19 + 1), "1048578")])
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_found_outputs_too_large_to_print_are_refused_before_formatting(tmp_path, capsys, cc_runner, dims, count,
+                                                                        json_flag):
+    """An empty [2^31-1, 0, 3] prints 2^31 "[]" groups (it ran out of memory); 2 x 2^19 floats took seconds."""
+    path = _print_model(tmp_path, dims)
+    line = fails(capsys, 2, path, *json_flag, mentions=["cannot print z:0", f"would print {count} items",
+                                                        "--out DIR"])
+    proc = subprocess.run([str(cc_runner), str(path), *json_flag], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr.replace("graphrun-cc: ", "graphrun: ", 1) == line
+
+
+def test_a_million_items_still_print(tmp_path, capsys):
+    path = _print_model(tmp_path, (2 ** 20, 0, 5))          # 2^20 empty groups: exactly the limit
+    code, out, _ = graphrun(capsys, str(path))
+    assert code == 0 and out.count("[]") == 2 ** 20
