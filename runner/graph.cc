@@ -69,7 +69,15 @@ std::unique_ptr<graphdef::GraphDef> parse_graph_def(const std::string& path, con
 
 std::unique_ptr<const Graph> Graph::load(const std::string& path) {
   try {
-    auto proto = parse_graph_def(path, read_file(path));
+    return parse(path, read_file(path));
+  } catch (const std::bad_alloc&) {
+    throw ModelError(path + ": out of memory while loading the model");
+  }
+}
+
+std::unique_ptr<const Graph> Graph::parse(const std::string& path, const std::string& bytes) {
+  try {
+    auto proto = parse_graph_def(path, bytes);
     return std::make_unique<const Graph>(path, std::move(proto));
   } catch (const std::bad_alloc&) {
     throw ModelError(path + ": out of memory while loading the model");

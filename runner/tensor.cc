@@ -3,6 +3,8 @@
 #include <cstring>
 #include <new>
 
+#include "tensor_limit.h"
+
 namespace graphrun {
 
 std::string shape_string(const Shape& shape) {
@@ -25,16 +27,18 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype) {
   if (has_zero_dim) return 0;
 
   const uint64_t item_size = dtype_size(dtype);
+  const uint64_t limit = max_tensor_bytes();
   uint64_t count = 1;
+  uint64_t bytes = item_size;
+  bool overflow = false;
   for (int64_t dim : shape) {
-    uint64_t next;
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &next) ||
-        next > kMaxTensorBytes / item_size) {
-      throw Error("a " + dtype_name(dtype) + " tensor of shape " + shape_string(shape) +
-                  " is too large (the limit is " + std::to_string(kMaxTensorBytes) +
-                  " bytes per tensor)");
-    }
-    count = next;
+    overflow = overflow || __builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count) ||
+               __builtin_mul_overflow(count, item_size, &bytes);
+  }
+  if (overflow || bytes > limit || count > static_cast<uint64_t>(INT64_MAX)) {
+    throw Error("output " + shape_string(shape) + " " + dtype_name(dtype) + " would take " +
+                (overflow ? "more than 16.0 EiB" : format_bytes(bytes)) + ", over the limit of " +
+                format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
   }
   return static_cast<int64_t>(count);
 }
