@@ -23,8 +23,19 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype) {
     if (dim < 0) throw Error("shape " + shape_string(shape) + " has a negative dimension");
     if (dim == 0) has_zero_dim = true;
   }
-  // Any zero dim makes the tensor empty, however large the other dims are.
-  if (has_zero_dim) return 0;
+  // Any zero dim makes the tensor empty. Its other dims must still multiply
+  // within int64 (the bytes per element included): kernels compute strides
+  // and offsets from them, and would overflow on [0, 2**62, 2**62].
+  if (has_zero_dim) {
+    int64_t product = static_cast<int64_t>(dtype_size(dtype));
+    for (int64_t dim : shape) {
+      if (dim != 0 && __builtin_mul_overflow(product, dim, &product)) {
+        throw Error("output " + shape_string(shape) + " " + dtype_name(dtype) +
+                    " is empty, but its other dims multiply past 2**63; no tensor may have such a shape");
+      }
+    }
+    return 0;
+  }
 
   const uint64_t item_size = dtype_size(dtype);
   const uint64_t limit = max_tensor_bytes();

@@ -224,7 +224,7 @@ def test_million_node_chain(runner, tmp_path):
     path.write_bytes(g.SerializeToString())
     proc = run(runner, path, timeout=600)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "n999999:0 float32 [] = 1.0\n"
+    assert proc.stdout == "n999999:0 float32 [] = -1.0\n"  # 999,999 negations
 
 
 def test_dangling_output_index(runner, tmp_path):
@@ -344,3 +344,14 @@ def test_pickled_object_npy_is_refused_unread(runner, tmp_path):
     npy = write_npy(tmp_path / "obj.npy", "|O", "(1,)", payload)
     refused(runner, 2, feed_graph(tmp_path), "--feed", f"x=@{npy}", mentions=["feed 'x'"])
     assert not marker.exists()
+
+
+def test_empty_tensor_whose_other_dims_overflow(runner, tmp_path):
+    # [0, 2**62, 2**62] holds nothing, but strides over it would overflow int64.
+    g = Graph()
+    int_const(g, "dims", [0, 2**62, 2**62])
+    g.const("v", 1.0, np.float32)
+    g.op("f", "Fill", ["dims", "v"], np.float32, index_type=type_attr(np.int64))
+    int_const(g, "perm", [2, 1, 0], np.int32)
+    g.op("t", "Transpose", ["f", "perm"], np.float32)
+    refused(runner, 4, save(g, tmp_path), mentions=["node 'f' (Fill)", "multiply past 2**63"])
