@@ -14,7 +14,7 @@ int run_verb(const Options& options) {
   return kExitOk;
 }
 
-std::string run_prepared(const Prepared& prepared, const Options& options) {
+std::vector<FetchResult> compute_fetches(const Prepared& prepared, const Options& options) {
   Work work;
   work.runs = prepared.runs;
   work.steps = options.steps;
@@ -23,6 +23,11 @@ std::string run_prepared(const Prepared& prepared, const Options& options) {
 
   std::vector<FetchResult> results;
   for (std::size_t i = 0; i < prepared.fetches.size(); ++i) results.push_back({prepared.fetches[i].name, values[i]});
+  return results;
+}
+
+std::string run_prepared(const Prepared& prepared, const Options& options) {
+  const std::vector<FetchResult> results = compute_fetches(prepared, options);
   if (options.out_given) return write_out_files(options.out, results, options.json);
   return options.json ? format_json(results) : format_text(results);
 }

@@ -23,22 +23,27 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype) {
     if (dim < 0) throw Error("shape " + shape_string(shape) + " has a negative dimension");
     if (dim == 0) has_zero_dim = true;
   }
-  // Any zero dim makes the tensor empty. Its other dims must still multiply
-  // within int64 (the bytes per element included): kernels compute strides
-  // and offsets from them, and would overflow on [0, 2**62, 2**62].
+  const uint64_t limit = max_tensor_bytes();
+  // Any zero dim makes the tensor empty, yet its other dims still cost:
+  // kernels compute strides and offsets from them (which would overflow on
+  // [0, 2**62, 2**62]) and printing [1000000000000, 0] writes 10**12 "[]".
+  // So they must fit the limit as if the zero dims were ones.
   if (has_zero_dim) {
-    int64_t product = static_cast<int64_t>(dtype_size(dtype));
+    uint64_t other_bytes = dtype_size(dtype);
+    bool overflow = false;
     for (int64_t dim : shape) {
-      if (dim != 0 && __builtin_mul_overflow(product, dim, &product)) {
-        throw Error("output " + shape_string(shape) + " " + dtype_name(dtype) +
-                    " is empty, but its other dims multiply past 2**63; no tensor may have such a shape");
-      }
+      overflow = overflow || (dim != 0 && __builtin_mul_overflow(other_bytes, static_cast<uint64_t>(dim), &other_bytes));
+    }
+    if (overflow || other_bytes > limit) {
+      throw Error("output " + shape_string(shape) + " " + dtype_name(dtype) +
+                  " is empty, but its other dims would take " +
+                  (overflow ? "more than 16.0 EiB" : format_bytes(other_bytes)) + ", over the limit of " +
+                  format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
     }
     return 0;
   }
 
   const uint64_t item_size = dtype_size(dtype);
-  const uint64_t limit = max_tensor_bytes();
   uint64_t count = 1;
   uint64_t bytes = item_size;
   bool overflow = false;

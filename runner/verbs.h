@@ -2,8 +2,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "cli.h"
+#include "format.h"
 
 namespace graphrun {
 
@@ -14,6 +16,8 @@ int run_verb(const Options& options);      // run_verb.cc
 // listing). run_verb.cc; also driven in-process by the fuzz harness.
 struct Prepared;
 std::string run_prepared(const Prepared& prepared, const Options& options);
+// Its first half: the fetched values, unformatted.
+std::vector<FetchResult> compute_fetches(const Prepared& prepared, const Options& options);
 int inspect_verb(const Options& options);  // inspect.cc
 int bench_verb(const Options& options);    // bench.cc
 

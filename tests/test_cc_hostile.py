@@ -354,4 +354,15 @@ def test_empty_tensor_whose_other_dims_overflow(runner, tmp_path):
     g.op("f", "Fill", ["dims", "v"], np.float32, index_type=type_attr(np.int64))
     int_const(g, "perm", [2, 1, 0], np.int32)
     g.op("t", "Transpose", ["f", "perm"], np.float32)
-    refused(runner, 4, save(g, tmp_path), mentions=["node 'f' (Fill)", "multiply past 2**63"])
+    refused(runner, 4, save(g, tmp_path),
+            mentions=["node 'f' (Fill)", "is empty, but its other dims would take more than 16.0 EiB"])
+
+
+def test_empty_placeholder_with_huge_other_dims(runner, tmp_path):
+    # Fuzzer finding: a random feed of shape [10**12, 2, 2, 0] holds nothing, but printing
+    # it wrote 4*10**12 "[]" (a hang). Its other dims are held to the size limit.
+    g = Graph()
+    g.placeholder("p", np.float32, [10**12, 2, 2, 0])
+    g.op("y", "Neg", ["p"], np.float32)
+    refused(runner, 2, save(g, tmp_path), "--random",
+            mentions=["placeholder p", "[1000000000000,2,2,0] float32 is empty, but its other dims would take 14.6 TiB"])
