@@ -366,3 +366,17 @@ def test_empty_placeholder_with_huge_other_dims(runner, tmp_path):
     g.op("y", "Neg", ["p"], np.float32)
     refused(runner, 2, save(g, tmp_path), "--random",
             mentions=["placeholder p", "[1000000000000,2,2,0] float32 is empty, but its other dims would take 14.6 TiB"])
+
+
+def test_inspect_reshape_whose_target_overflows(runner, tmp_path):
+    # Fuzzer finding (UBSan): inspect's shape inference multiplied a Reshape's constant
+    # target without overflow checks. The shape is now simply unknown; running refuses it.
+    g = Graph()
+    g.placeholder("x", np.float32, [2, 3])
+    int_const(g, "shape", [2**31 - 1, 2**62 - 2**31 + 1, 2**31 - 1, -1])
+    g.op("r", "Reshape", ["x", "shape"], np.float32, Tshape=type_attr(np.int64))
+    model = save(g, tmp_path)
+    proc = run(runner, "inspect", model)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert "r:0  float32  <unknown>" in proc.stdout, proc.stdout
+    refused(runner, 4, model, "--random", mentions=["node 'r' (Reshape)", "cannot reshape [2,3]"])
