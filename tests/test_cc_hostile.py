@@ -380,3 +380,45 @@ def test_inspect_reshape_whose_target_overflows(runner, tmp_path):
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
     assert "r:0  float32  <unknown>" in proc.stdout, proc.stdout
     refused(runner, 4, model, "--random", mentions=["node 'r' (Reshape)", "cannot reshape [2,3]"])
+
+
+# -- window geometry (fuzzer and hand-fuzzed findings) ---------------------------------------
+
+def pool_graph(op, ksize, strides, padding):
+    g = Graph()
+    g.const("x", np.arange(16, dtype=np.float32).reshape(1, 4, 4, 1))
+    g.op("p", op, ["x"], np.float32, ksize=ints_attr(ksize), strides=ints_attr(strides), padding=str_attr(padding))
+    return g
+
+
+@pytest.mark.parametrize("op, ksize, strides, padding, mention", [
+    # UBSan: 3 + INT64_MAX in SAME padding's arithmetic.
+    ("MaxPool", [1, 2**63 - 1, 1, 1], [1, 1, 1, 1], "SAME", "ksize"),
+    # UBSan: 2 + INT64_MAX in VALID's span.
+    ("AvgPool", [1, 2, 2, 1], [1, 2**63 - 1, 1, 1], "VALID", "strides"),
+    # TF holds these attrs as int32.
+    ("MaxPool", [1, 2**31, 1, 1], [1, 1, 1, 1], "SAME", "ksize"),
+    ("MaxPool", [1, 65536, 65536, 1], [1, 1, 1, 1], "SAME", "more than 2147483647 taps"),
+])
+def test_pool_attrs_past_int32_are_refused(runner, tmp_path, op, ksize, strides, padding, mention):
+    refused(runner, 3, save(pool_graph(op, ksize, strides, padding), tmp_path), mentions=["node 'p'", mention])
+
+
+@pytest.mark.parametrize("op, expected", [("MaxPool", "[[[[12.0], [13.0], [14.0], [15.0]]]]"),
+                                          ("AvgPool", "[[[[6.0], [7.0], [8.0], [9.0]]]]")])
+def test_pool_window_far_larger_than_its_input_runs_fast(runner, tmp_path, op, expected):
+    # Timeout finding: a SAME window of 2**31-1 rows over 4 rows looped over every tap;
+    # loops now cover only the taps inside the input, so this takes milliseconds.
+    model = save(pool_graph(op, [1, 2**31 - 1, 1, 1], [1, 4, 1, 1], "SAME"), tmp_path)
+    proc = run(runner, model, timeout=20)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"p:0 float32 [1,1,4,1] = {expected}\n"
+
+
+def test_conv2d_stride_past_int32_is_refused(runner, tmp_path):
+    g = Graph()
+    g.const("x", np.ones((1, 4, 4, 1), np.float32))
+    g.const("w", np.ones((2, 2, 1, 1), np.float32))
+    g.op("conv", "Conv2D", ["x", "w"], np.float32, padding=str_attr("VALID"),
+         strides=ints_attr([1, 2**63 - 1, 1, 1]), dilations=ints_attr([1, 1, 1, 1]))
+    refused(runner, 3, save(g, tmp_path), mentions=["node 'conv' (Conv2D)", "strides"])
