@@ -14,6 +14,7 @@
 #include <google/protobuf/stubs/logging.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -107,6 +108,10 @@ Outcome classify(const ExitError& error, const std::string& input) {
   if (message.find("internal error") != std::string::npos && input.find("internal error") == std::string::npos) {
     finding("internal error", message);
   }
+  // GRAPHRUN_FUZZ_VERBOSE=1 prints every clean error, to see where mutated
+  // inputs stop (tuning the mutator).
+  static const bool verbose = std::getenv("GRAPHRUN_FUZZ_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "clean error %d: %.200s\n", static_cast<int>(error.code()), message.c_str());
   switch (error.code()) {
     case kExitUsage: return Outcome::kUsage;
     case kExitModel: return Outcome::kModel;
