@@ -49,6 +49,10 @@ const std::set<std::string> kBroadcast = {
     "SquaredDifference", "Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd",
     "LogicalOr", "DivNoNan", "TruncateDiv", "Atan2"};
 
+// TensorFlow's most dims; a longer 1-D shape operand (from the file) leaves
+// the rank unknown rather than building a list that long.
+constexpr int64_t kMaxRank = 254;
+
 const std::set<std::string> kReductions = {"Sum", "Mean", "Max", "Min", "Prod", "All", "Any"};
 
 // The integer elements of a Const node's value, or false.
@@ -187,7 +191,7 @@ std::vector<StaticShape> infer_node(const Graph& graph, const GraphNode& node,
     std::vector<int64_t> dims;
     const StaticShape shape = input(0);
     if (const_ints(graph, node.inputs[0], dims)) out[0] = known(dims);
-    else if (shape.known_rank && shape.dims.size() == 1 && shape.dims[0] >= 0) {
+    else if (shape.known_rank && shape.dims.size() == 1 && shape.dims[0] >= 0 && shape.dims[0] <= kMaxRank) {
       out[0] = known(std::vector<int64_t>(shape.dims[0], -1));
     }
   } else if (op == "AddN") {

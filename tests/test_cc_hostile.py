@@ -422,3 +422,17 @@ def test_conv2d_stride_past_int32_is_refused(runner, tmp_path):
     g.op("conv", "Conv2D", ["x", "w"], np.float32, padding=str_attr("VALID"),
          strides=ints_attr([1, 2**63 - 1, 1, 1]), dilations=ints_attr([1, 1, 1, 1]))
     refused(runner, 3, save(g, tmp_path), mentions=["node 'conv' (Conv2D)", "strides"])
+
+
+def test_inspect_random_uniform_with_a_huge_shape_operand(runner, tmp_path):
+    # Fuzzer finding (ASan, allocation of 7.3 TiB): inspect made one unknown dim per element
+    # of RandomUniform's 1-D shape operand, here 10**12 of them. Past TF's 254 dims the
+    # rank is now unknown.
+    g = Graph()
+    g.placeholder("x", np.int64, [10**12])
+    g.node("r", "RandomUniform", ["x"], dtype=type_attr(np.float64), T=type_attr(np.int64))
+    model = save(g, tmp_path)
+    proc = run(runner, "inspect", model)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert "r:0  float64  <unknown>" in proc.stdout, proc.stdout
+    refused(runner, 2, model, "--random", mentions=["placeholder x", "7.3 TiB"])
