@@ -342,7 +342,8 @@ def test_pickled_object_npy_is_refused_unread(runner, tmp_path):
     payload = (b"\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x00\x8c\x02os\x94\x8c\x06system\x94\x93\x94"
                + b"\x8c" + bytes([len(f"touch {marker}")]) + f"touch {marker}".encode() + b"\x94\x85\x94R\x94.")
     npy = write_npy(tmp_path / "obj.npy", "|O", "(1,)", payload)
-    refused(runner, 2, feed_graph(tmp_path), "--feed", f"x=@{npy}", mentions=["feed 'x'"])
+    refused(runner, 2, feed_graph(tmp_path), "--feed", f"x=@{npy}",
+            mentions=["feed 'x'", "Python objects", "never loaded"])
     assert not marker.exists()
 
 
