@@ -5,6 +5,7 @@
 #   make fuzz-cc                          build build/fuzz/fuzz-graph
 #   make fuzz-cc-run FUZZ_SECONDS=60      a short run; prints the outcome counts
 #                                         and fails on any finding
+#   make fuzz-cc-campaign                 the long campaign (FUZZ_CAMPAIGN_SECONDS=2400)
 #
 # Included from the Makefile; uses its BUILD, GEN_CC, CC_GEN and RUNNER_SRC.
 
@@ -71,3 +72,19 @@ fuzz-cc-run: fuzz-cc fuzz-corpus
 	GRAPHRUN_FUZZ_COUNTS=$(FUZZ_DIR)/counts.txt $(FUZZ_BIN) $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
 	  -artifact_prefix=$(FUZZ_DIR)/ -print_final_stats=1 $(FUZZ_CORPUS)
 	@cat $(FUZZ_DIR)/counts.txt
+
+# The long campaign (see fuzz/README.md): fork mode with one worker, which
+# keeps going past findings and saves each under build/fuzz/campaign/; each
+# worker job appends its outcome counts to build/fuzz/campaign/counts.txt.
+FUZZ_CAMPAIGN_SECONDS ?= 2400
+FUZZ_CAMPAIGN := $(FUZZ_DIR)/campaign
+.PHONY: fuzz-cc-campaign
+fuzz-cc-campaign: fuzz-cc fuzz-corpus
+	@mkdir -p $(FUZZ_CAMPAIGN)
+	GRAPHRUN_FUZZ_COUNTS=$(FUZZ_CAMPAIGN)/counts.txt $(FUZZ_BIN) $(FUZZ_FLAGS) -fork=1 -ignore_timeouts=1 \
+	  -ignore_crashes=1 -ignore_ooms=1 -max_total_time=$(FUZZ_CAMPAIGN_SECONDS) \
+	  -artifact_prefix=$(FUZZ_CAMPAIGN)/ -print_final_stats=1 $(FUZZ_CORPUS) > $(FUZZ_CAMPAIGN)/log.txt 2>&1
+	@grep -E '^#[0-9]+: ' $(FUZZ_CAMPAIGN)/log.txt | tail -1
+	@awk '{for (i = 3; i <= 6; i++) {split($$i, kv, "="); sum[kv[1]] += kv[2]}} END {for (k in sum) print k, sum[k]}' \
+	  $(FUZZ_CAMPAIGN)/counts.txt
+	@ls $(FUZZ_CAMPAIGN) | grep -E '^(crash|timeout|oom|leak)-' && exit 1 || echo "no findings"
