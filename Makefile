@@ -131,3 +131,6 @@ tf-fixtures: setup $(VENV)/.oracles
 
 clean:
 	rm -rf $(BUILD) graphdef/_proto/*_pb2.py
+
+# The C++ runner's fuzzer (make fuzz-cc, make fuzz-cc-run); see fuzz/README.md.
+include fuzz/fuzz.mk

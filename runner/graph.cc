@@ -3,12 +3,16 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <sys/stat.h>
+
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <new>
 
 #include "errors.h"
+#include "tensor_limit.h"
 
 namespace graphrun {
 
@@ -19,17 +23,34 @@ bool ends_with(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
+// Protobuf cannot parse a message of 2 GiB or more; a larger file is
+// refused by its size, before it is read into memory.
+constexpr uint64_t kMaxProtoBytes = (uint64_t{1} << 31) - 1;
+
+[[noreturn]] void too_large(const std::string& path, const std::string& size) {
+  throw ModelError(path + ": the file is " + size + ", over protobuf's 2 GiB limit for a GraphDef");
+}
+
 std::string read_file(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) throw ModelError("cannot read " + path + ": " + std::strerror(errno));
+  struct stat info;
+  if (fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) > kMaxProtoBytes) {
+    std::fclose(file);
+    too_large(path, format_bytes(static_cast<uint64_t>(info.st_size)));
+  }
   std::string bytes;
   char chunk[1 << 16];
   std::size_t got;
-  while ((got = std::fread(chunk, 1, sizeof chunk, file)) > 0) bytes.append(chunk, got);
+  // A pipe or device has no size up front: stop reading past the limit.
+  while ((got = std::fread(chunk, 1, sizeof chunk, file)) > 0 && bytes.size() <= kMaxProtoBytes) {
+    bytes.append(chunk, got);
+  }
   const bool failed = std::ferror(file);
   const int read_errno = errno;  // e.g. EISDIR for a directory
   std::fclose(file);
   if (failed) throw ModelError("cannot read " + path + ": " + std::strerror(read_errno));
+  if (bytes.size() > kMaxProtoBytes) too_large(path, "more than 2 GiB");
   return bytes;
 }
 
@@ -69,7 +90,15 @@ std::unique_ptr<graphdef::GraphDef> parse_graph_def(const std::string& path, con
 
 std::unique_ptr<const Graph> Graph::load(const std::string& path) {
   try {
-    auto proto = parse_graph_def(path, read_file(path));
+    return parse(path, read_file(path));
+  } catch (const std::bad_alloc&) {
+    throw ModelError(path + ": out of memory while loading the model");
+  }
+}
+
+std::unique_ptr<const Graph> Graph::parse(const std::string& path, const std::string& bytes) {
+  try {
+    auto proto = parse_graph_def(path, bytes);
     return std::make_unique<const Graph>(path, std::move(proto));
   } catch (const std::bad_alloc&) {
     throw ModelError(path + ": out of memory while loading the model");

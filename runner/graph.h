@@ -39,6 +39,10 @@ class Graph {
   // and validates it. Throws ModelError("<path>: <reason>").
   static std::unique_ptr<const Graph> load(const std::string& path);
 
+  // load() for a file's bytes already in memory; `path` names the source in
+  // messages and picks the format as load() does.
+  static std::unique_ptr<const Graph> parse(const std::string& path, const std::string& bytes);
+
   // The GraphDef at `path`, parsed but not validated (graphrun-cc inspect
   // describes models it cannot run). Throws ModelError like load().
   static std::unique_ptr<graphdef::GraphDef> read(const std::string& path);

@@ -103,6 +103,9 @@ class Kernel {
   // The dtype each data input must have, in input order. Valid only after
   // validate_attrs() accepted the node.
   std::vector<DataType> input_dtypes(const graphdef::NodeDef& node) const;
+  // The declared attrs, in declaration order (the fuzz harness's mutator
+  // builds well-formed nodes of any registered op from them).
+  const std::vector<AttrSpec>& attr_specs() const { return attrs_; }
   bool is_feedable() const { return feedable_; }
   bool must_be_fed() const { return must_be_fed_; }
   bool is_variable() const { return holds_variable_; }

@@ -14,6 +14,7 @@
 #include "errors.h"
 #include "kernel.h"
 #include "stdout.h"
+#include "tensor_limit.h"
 #include "verbs.h"
 #include "version.h"
 
@@ -30,6 +31,7 @@ void report_error(std::string message) {
 
 int run(int argc, const char* const* argv) {
   const Options options = parse_command_line(argc, argv);
+  max_tensor_bytes();  // a bad GRAPHDEF_MAX_TENSOR_BYTES is a usage error before any work
   if (options.help) {
     write_stdout(usage_text(options.verb));
     return kExitOk;

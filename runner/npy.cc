@@ -45,6 +45,11 @@ StoredType stored_type(const std::string& descr) {
   };
   const auto found = descr.size() == 3 ? kTypes.find(descr.substr(1)) : kTypes.end();
   const char order = descr.empty() ? '?' : descr[0];
+  if (descr.size() >= 2 && descr[1] == 'O') {
+    // An object array's data is a pickle: loading it could run code.
+    throw Error("the .npy holds Python objects (dtype '" + descr +
+                "'), which are pickled and never loaded; save a numeric array");
+  }
   if (found == kTypes.end() || (order != '<' && order != '>' && order != '|')) {
     throw Error("unsupported .npy dtype '" + descr + "'");
   }

@@ -2,10 +2,12 @@
 
 #include <zip.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 
 #include "npy.h"
+#include "tensor_limit.h"
 
 namespace graphrun {
 
@@ -56,8 +58,9 @@ std::string read_member(zip_t* archive, zip_uint64_t index, const std::string& n
   }
   // A member holds one tensor and a small header; anything larger could
   // only fail later, after exhausting memory.
-  if (stat.size > kMaxTensorBytes + (uint64_t{1} << 20)) {
-    throw Error("member '" + name + "' is too large (" + std::to_string(stat.size) + " bytes)");
+  if (stat.size - std::min<zip_uint64_t>(stat.size, 1 << 20) > max_tensor_bytes()) {
+    throw Error("member '" + name + "' would take " + format_bytes(stat.size) + ", over the limit of " +
+                format_bytes(max_tensor_bytes()) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
   }
   zip_file_t* file = zip_fopen_index(archive, index, 0);
   if (file == nullptr) throw Error("member '" + name + "': " + zip_strerror(archive));

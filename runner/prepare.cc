@@ -8,9 +8,11 @@
 
 namespace graphrun {
 
-Prepared prepare(const Options& options) {
+Prepared prepare(const Options& options) { return prepare(Graph::load(options.model), options); }
+
+Prepared prepare(std::unique_ptr<const Graph> loaded, const Options& options) {
   Prepared prepared;
-  prepared.graph = Graph::load(options.model);
+  prepared.graph = std::move(loaded);
   const Graph& graph = *prepared.graph;
   prepared.feeds = parse_feeds(graph, options.feeds, options.feed_files);
   prepared.runs = resolve_run_targets(graph, options.runs);

@@ -24,6 +24,9 @@ struct Prepared {
 // Throws ModelError or UsageError.
 Prepared prepare(const Options& options);
 
+// prepare() for a graph already loaded (options.model is not read).
+Prepared prepare(std::unique_ptr<const Graph> graph, const Options& options);
+
 // "x float32 [8,784] random (seed 0), k int32 [] --feed": the feeds as
 // graphrun bench lists them, in the order graphrun gathers them.
 std::string describe_feeds(const Prepared& prepared, const Options& options);

@@ -10,7 +10,11 @@
 namespace graphrun {
 
 int run_verb(const Options& options) {
-  const Prepared prepared = prepare(options);
+  write_stdout(run_prepared(prepare(options), options));
+  return kExitOk;
+}
+
+std::vector<FetchResult> compute_fetches(const Prepared& prepared, const Options& options) {
   Work work;
   work.runs = prepared.runs;
   work.steps = options.steps;
@@ -19,9 +23,13 @@ int run_verb(const Options& options) {
 
   std::vector<FetchResult> results;
   for (std::size_t i = 0; i < prepared.fetches.size(); ++i) results.push_back({prepared.fetches[i].name, values[i]});
-  if (options.out_given) write_stdout(write_out_files(options.out, results, options.json));
-  else write_stdout(options.json ? format_json(results) : format_text(results));
-  return kExitOk;
+  return results;
+}
+
+std::string run_prepared(const Prepared& prepared, const Options& options) {
+  const std::vector<FetchResult> results = compute_fetches(prepared, options);
+  if (options.out_given) return write_out_files(options.out, results, options.json);
+  return options.json ? format_json(results) : format_text(results);
 }
 
 }  // namespace graphrun

@@ -49,6 +49,10 @@ const std::set<std::string> kBroadcast = {
     "SquaredDifference", "Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd",
     "LogicalOr", "DivNoNan", "TruncateDiv", "Atan2"};
 
+// TensorFlow's most dims; a longer 1-D shape operand (from the file) leaves
+// the rank unknown rather than building a list that long.
+constexpr int64_t kMaxRank = 254;
+
 const std::set<std::string> kReductions = {"Sum", "Mean", "Max", "Min", "Prod", "All", "Any"};
 
 // The integer elements of a Const node's value, or false.
@@ -57,8 +61,12 @@ bool const_ints(const Graph& graph, const Endpoint& input, std::vector<int64_t>&
   if (node.op() != "Const") return false;
   const auto& tensor = node.def->attr().at("value").tensor();
   values.clear();
+  // Load-time checks have bounded the Const's size; shape operands are small,
+  // so anything longer is simply not used for inference.
   int64_t count = 1;
-  for (const auto& dim : tensor.tensor_shape().dim()) count *= dim.size();
+  for (const auto& dim : tensor.tensor_shape().dim()) {
+    if (dim.size() < 0 || __builtin_mul_overflow(count, dim.size(), &count) || count > (int64_t{1} << 16)) return false;
+  }
   if (tensor.dtype() == graphdef::DT_INT32) {
     if (tensor.int_val_size() > 0) {
       for (int64_t i = 0; i < count; ++i) values.push_back(tensor.int_val(std::min<int64_t>(i, tensor.int_val_size() - 1)));
@@ -116,17 +124,18 @@ StaticShape reduce(const Graph& graph, const GraphNode& node, const StaticShape&
 StaticShape reshape(const Graph& graph, const GraphNode& node, const StaticShape& in) {
   std::vector<int64_t> target;
   if (!const_ints(graph, node.inputs[1], target)) return unknown();
+  // Products are overflow-checked: the target comes from the file, and a
+  // shape that cannot be computed is unknown here (the run refuses it).
   int64_t known_product = 1, wildcard = -1;
   for (std::size_t i = 0; i < target.size(); ++i) {
     if (target[i] == -1) wildcard = static_cast<int64_t>(i);
-    else known_product *= target[i];
+    else if (target[i] < 0 || __builtin_mul_overflow(known_product, target[i], &known_product)) return unknown();
   }
   if (wildcard >= 0) {
     bool complete = in.known_rank;
     int64_t total = 1;
     for (int64_t d : in.dims) {
-      complete = complete && d >= 0;
-      total *= d < 0 ? 1 : d;
+      complete = complete && d >= 0 && !__builtin_mul_overflow(total, d < 0 ? 1 : d, &total);
     }
     target[wildcard] = complete && known_product > 0 ? total / known_product : -1;
   }
@@ -182,7 +191,7 @@ std::vector<StaticShape> infer_node(const Graph& graph, const GraphNode& node,
     std::vector<int64_t> dims;
     const StaticShape shape = input(0);
     if (const_ints(graph, node.inputs[0], dims)) out[0] = known(dims);
-    else if (shape.known_rank && shape.dims.size() == 1 && shape.dims[0] >= 0) {
+    else if (shape.known_rank && shape.dims.size() == 1 && shape.dims[0] >= 0 && shape.dims[0] <= kMaxRank) {
       out[0] = known(std::vector<int64_t>(shape.dims[0], -1));
     }
   } else if (op == "AddN") {

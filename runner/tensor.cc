@@ -3,6 +3,8 @@
 #include <cstring>
 #include <new>
 
+#include "tensor_limit.h"
+
 namespace graphrun {
 
 std::string shape_string(const Shape& shape) {
@@ -21,20 +23,38 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype) {
     if (dim < 0) throw Error("shape " + shape_string(shape) + " has a negative dimension");
     if (dim == 0) has_zero_dim = true;
   }
-  // Any zero dim makes the tensor empty, however large the other dims are.
-  if (has_zero_dim) return 0;
+  const uint64_t limit = max_tensor_bytes();
+  // Any zero dim makes the tensor empty, yet its other dims still cost:
+  // kernels compute strides and offsets from them (which would overflow on
+  // [0, 2**62, 2**62]) and printing [1000000000000, 0] writes 10**12 "[]".
+  // So they must fit the limit as if the zero dims were ones.
+  if (has_zero_dim) {
+    uint64_t other_bytes = dtype_size(dtype);
+    bool overflow = false;
+    for (int64_t dim : shape) {
+      overflow = overflow || (dim != 0 && __builtin_mul_overflow(other_bytes, static_cast<uint64_t>(dim), &other_bytes));
+    }
+    if (overflow || other_bytes > limit) {
+      throw Error("output " + shape_string(shape) + " " + dtype_name(dtype) +
+                  " is empty, but its other dims would take " +
+                  (overflow ? "more than 16.0 EiB" : format_bytes(other_bytes)) + ", over the limit of " +
+                  format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
+    }
+    return 0;
+  }
 
   const uint64_t item_size = dtype_size(dtype);
   uint64_t count = 1;
+  uint64_t bytes = item_size;
+  bool overflow = false;
   for (int64_t dim : shape) {
-    uint64_t next;
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(dim), &next) ||
-        next > kMaxTensorBytes / item_size) {
-      throw Error("a " + dtype_name(dtype) + " tensor of shape " + shape_string(shape) +
-                  " is too large (the limit is " + std::to_string(kMaxTensorBytes) +
-                  " bytes per tensor)");
-    }
-    count = next;
+    overflow = overflow || __builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count) ||
+               __builtin_mul_overflow(count, item_size, &bytes);
+  }
+  if (overflow || bytes > limit || count > static_cast<uint64_t>(INT64_MAX)) {
+    throw Error("output " + shape_string(shape) + " " + dtype_name(dtype) + " would take " +
+                (overflow ? "more than 16.0 EiB" : format_bytes(bytes)) + ", over the limit of " +
+                format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
   }
   return static_cast<int64_t>(count);
 }

@@ -17,17 +17,14 @@ namespace graphrun {
 
 using Shape = std::vector<int64_t>;
 
-// No single tensor may need more bytes than this. A hostile shape
-// ([1000000000, 1000000000]) then fails with a clear error instead of
-// exhausting memory; 4 GiB leaves room on a 24 GiB machine for inputs and
-// outputs alongside.
-constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 32;
-
 // "[2,3]"; "[]" for a scalar.
 std::string shape_string(const Shape& shape);
 
 // The element count, after checking every dim is >= 0 and that a tensor of
-// this shape and dtype fits under kMaxTensorBytes. Throws Error otherwise.
+// this shape and dtype fits under max_tensor_bytes() (tensor_limit.h), with
+// every product overflow-checked. Throws Error otherwise, worded to follow a
+// node's name: "output [1000000,1000000] float32 would take 3.6 TiB, over the
+// limit of 24.0 GiB (set GRAPHDEF_MAX_TENSOR_BYTES to change it)".
 int64_t checked_num_elements(const Shape& shape, DataType dtype);
 
 class Tensor {

@@ -49,6 +49,19 @@ struct WindowGeometry {
 // negative. Throws Error otherwise (and on arithmetic overflow).
 WindowGeometry window_geometry(const WindowAttrs& attrs, int64_t kh, int64_t kw, int64_t height, int64_t width);
 
+// The taps [first, last) of window `o` along an axis whose positions
+// (o * stride - before + a * dilation) lie inside [0, size). Window loops run
+// over these only, so a window far larger than its input (SAME pooling with
+// ksize 2**31) costs what its real taps cost, as in TensorFlow.
+struct TapRange {
+  int64_t first = 0, last = 0;
+};
+TapRange taps_inside(const WindowAxis& axis, int64_t o, int64_t k, int64_t stride, int64_t dilation, int64_t size);
+
+// The taps inside [0, size) for at least one window of the axis (a loop
+// over taps outside the windows, as the gradients run).
+TapRange taps_inside_any(const WindowAxis& axis, int64_t k, int64_t stride, int64_t dilation, int64_t size);
+
 // "[1,2,3]", for messages.
 std::string ints_string(const std::vector<int64_t>& values);
 

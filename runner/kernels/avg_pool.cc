@@ -13,12 +13,8 @@ namespace {
 
 // How many real rows (or columns) window `o` of an axis covers.
 int64_t real_taps(const WindowAxis& axis, int64_t o, int64_t k, int64_t stride, int64_t dilation, int64_t size) {
-  int64_t count = 0;
-  for (int64_t a = 0; a < k; ++a) {
-    const int64_t i = o * stride - axis.before + a * dilation;
-    count += i >= 0 && i < size;
-  }
-  return count;
+  const TapRange taps = taps_inside(axis, o, k, stride, dilation, size);
+  return taps.last - taps.first;
 }
 
 // Per output pixel of one image, the count of real elements its window covers.
@@ -51,10 +47,12 @@ void avg_pool(const ConvShape& s, const T* x, T* y) {
     for (int64_t ox = 0; ox < pixels; ++ox) {
       T* out = y + (done + ox) * s.c;
       std::fill(out, out + s.c, T(0));
-      for (int64_t a = 0; a < g.kh; ++a) {
+      const TapRange rows = taps_inside(g.rows, oy, g.kh, g.stride_h, g.dilation_h, s.h);
+      const TapRange cols = taps_inside(g.cols, ox, g.kw, g.stride_w, g.dilation_w, s.w);
+      for (int64_t a = rows.first; a < rows.last; ++a) {
         const int64_t r = oy * g.stride_h - g.rows.before + a * g.dilation_h;
         if (r < 0 || r >= s.h) continue;
-        for (int64_t b = 0; b < g.kw; ++b) {
+        for (int64_t b = cols.first; b < cols.last; ++b) {
           const int64_t col = ox * g.stride_w - g.cols.before + b * g.dilation_w;
           if (col < 0 || col >= s.w) continue;
           add_channels(x + ((n * s.h + r) * s.w + col) * s.c, s.c, out);
@@ -89,8 +87,10 @@ void avg_pool_grad(const ConvShape& s, const T* grad, T* dx) {
     const T count = static_cast<T>(counts[p % per_image]);
     for (int64_t c = 0; c < s.c; ++c) shares[p * s.c + c] /= count;
   }
-  for (int64_t a = 0; a < g.kh; ++a) {
-    for (int64_t b = 0; b < g.kw; ++b) {
+  const TapRange rows = taps_inside_any(g.rows, g.kh, g.stride_h, g.dilation_h, s.h);
+  const TapRange cols = taps_inside_any(g.cols, g.kw, g.stride_w, g.dilation_w, s.w);
+  for (int64_t a = rows.first; a < rows.last; ++a) {
+    for (int64_t b = cols.first; b < cols.last; ++b) {
       for_each_output_row(s, 0, s.pixels(), [&](int64_t n, int64_t oy, int64_t, int64_t pixels, int64_t done) {
         const int64_t r = oy * g.stride_h - g.rows.before + a * g.dilation_h;
         if (r < 0 || r >= s.h) return;

@@ -38,10 +38,12 @@ void max_pool(const ConvShape& s, const T* x, T* y) {
     for (int64_t ox = 0; ox < pixels; ++ox) {
       T* out = y + (done + ox) * s.c;
       std::fill(out, out + s.c, std::numeric_limits<T>::lowest());
-      for (int64_t a = 0; a < g.kh; ++a) {
+      const TapRange rows = taps_inside(g.rows, oy, g.kh, g.stride_h, g.dilation_h, s.h);
+      const TapRange cols = taps_inside(g.cols, ox, g.kw, g.stride_w, g.dilation_w, s.w);
+      for (int64_t a = rows.first; a < rows.last; ++a) {
         const int64_t r = oy * g.stride_h - g.rows.before + a * g.dilation_h;
         if (r < 0 || r >= s.h) continue;
-        for (int64_t b = 0; b < g.kw; ++b) {
+        for (int64_t b = cols.first; b < cols.last; ++b) {
           const int64_t col = ox * g.stride_w - g.cols.before + b * g.dilation_w;
           if (col < 0 || col >= s.w) continue;
           keep_greater(x + ((n * s.h + r) * s.w + col) * s.c, s.c, out);
@@ -72,10 +74,12 @@ std::vector<int32_t> argmax_taps(const ConvShape& s, const T* x) {
   for_each_output_row(s, 0, s.pixels(), [&](int64_t n, int64_t oy, int64_t, int64_t pixels, int64_t done) {
     for (int64_t ox = 0; ox < pixels; ++ox) {
       int32_t* tap = taps.data() + (done + ox) * s.c;
-      for (int64_t a = 0; a < g.kh; ++a) {
+      const TapRange rows = taps_inside(g.rows, oy, g.kh, g.stride_h, g.dilation_h, s.h);
+      const TapRange cols = taps_inside(g.cols, ox, g.kw, g.stride_w, g.dilation_w, s.w);
+      for (int64_t a = rows.first; a < rows.last; ++a) {
         const int64_t r = oy * g.stride_h - g.rows.before + a * g.dilation_h;
         if (r < 0 || r >= s.h) continue;
-        for (int64_t b = 0; b < g.kw; ++b) {
+        for (int64_t b = cols.first; b < cols.last; ++b) {
           const int64_t col = ox * g.stride_w - g.cols.before + b * g.dilation_w;
           if (col < 0 || col >= s.w) continue;
           const T* in = x + ((n * s.h + r) * s.w + col) * s.c;
@@ -100,8 +104,10 @@ template <class T>
 void max_pool_grad(const ConvShape& s, const T* x, const T* grad, T* dx) {
   const WindowGeometry& g = s.window;
   const std::vector<int32_t> taps = argmax_taps(s, x);
-  for (int64_t a = 0; a < g.kh; ++a) {
-    for (int64_t b = 0; b < g.kw; ++b) {
+  const TapRange rows = taps_inside_any(g.rows, g.kh, g.stride_h, g.dilation_h, s.h);
+  const TapRange cols = taps_inside_any(g.cols, g.kw, g.stride_w, g.dilation_w, s.w);
+  for (int64_t a = rows.first; a < rows.last; ++a) {
+    for (int64_t b = cols.first; b < cols.last; ++b) {
       const int32_t k = static_cast<int32_t>(a * g.kw + b);
       for_each_output_row(s, 0, s.pixels(), [&](int64_t n, int64_t oy, int64_t, int64_t pixels, int64_t done) {
         const int64_t r = oy * g.stride_h - g.rows.before + a * g.dilation_h;
