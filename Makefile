@@ -94,7 +94,9 @@ $(OBJ)/runner/%.o: runner/%.cc $(CC_GEN)
 
 -include $(RUNNER_OBJ:.o=.d)
 
-# Fuzzing (fuzz/README.md): the Python runtime's harness; short runs for CI, campaigns by hand.
+# Fuzzing (fuzz/README.md): the C++ runner under ASan+UBSan and the Python runtime; short runs
+# for CI (make fuzz-cc-run, make fuzz-py-run), campaigns by hand.
+include fuzz/fuzz.mk
 include fuzz/py/fuzz_py.mk
 
 # Build models, save them, and run the same files in every runtime: the seed program, then
@@ -131,6 +133,3 @@ tf-fixtures: setup $(VENV)/.oracles
 
 clean:
 	rm -rf $(BUILD) graphdef/_proto/*_pb2.py
-
-# The C++ runner's fuzzer (make fuzz-cc, make fuzz-cc-run); see fuzz/README.md.
-include fuzz/fuzz.mk
