@@ -58,7 +58,7 @@ def main():
     except ImportError:
         print("dask and distributed are not installed (pip install dask distributed); skipped")
         return
-    from graphdef.runner_api import Runner
+    from graphdef.client.runner_api import Runner
     runner = Runner(MODEL)
     results = {n: timed(n, runner, args.rows, args.chunk, args.repeat) for n in (1, 2)}
     print(f"job: {args.rows:,} rows x 16 through {MODEL.relative_to(ROOT)} in chunks of {args.chunk:,}, "

@@ -136,7 +136,7 @@ def calls_for(fn, budget=0.2):
 
 
 def frozen_weights(graph_def):
-    from graphdef.serialize import ndarray_from_proto
+    from graphdef.wire.serialize import ndarray_from_proto
     return {node.name: np.array(ndarray_from_proto(node.attr["value"].tensor))
             for node in graph_def.node if node.op == "Const"}
 
@@ -154,7 +154,7 @@ def check_numpy_pass(name, forward):
 
 def graphdef_session(model, input_name):
     import graphdef
-    from graphdef.serialize import load
+    from graphdef.wire.serialize import load
     graph = load(model)
     sess = graphdef.Session(graph=graph)
     x, probs = graph.get_tensor_by_name(f"{input_name}:0"), graph.get_tensor_by_name(f"{OUTPUT}:0")

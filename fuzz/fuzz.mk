@@ -17,7 +17,7 @@ FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CXXFLAGS := -std=c++17 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3
 FUZZ_HARNESS := $(wildcard fuzz/cc/*.cc)
 # Everything graphrun-cc is made of except its main().
-FUZZ_RUNNER_SRC := $(filter-out runner/main.cc,$(RUNNER_SRC))
+FUZZ_RUNNER_SRC := $(filter-out runner/cli/main.cc,$(RUNNER_SRC))
 FUZZ_OBJ := $(patsubst %.cc,$(FUZZ_DIR)/obj/%.o,$(FUZZ_RUNNER_SRC) $(FUZZ_HARNESS) $(CC_GEN:$(BUILD)/%=%))
 
 FUZZ_SECONDS ?= 60

@@ -7,11 +7,11 @@
         print(sess.run(res))          # 3.75
 """
 
-from graphdef import dtypes, errors
-from graphdef.dtypes import (DType, as_dtype, bool_ as bool, double, float16, float32, float64, half,  # noqa: A004
-                             int8, int16, int32, int64, uint8, uint16, uint32, uint64)
-from graphdef.graph import (Graph, Operation, Tensor, control_dependencies, get_default_graph, name_scope,
-                            reset_default_graph)
+from graphdef.framework import dtypes, errors
+from graphdef.framework.dtypes import (DType, as_dtype, bool_ as bool, double, float16, float32, float64, half,  # noqa: A004
+                                       int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+from graphdef.framework.graph import (Graph, Operation, Tensor, control_dependencies, get_default_graph, name_scope,
+                                      reset_default_graph)
 from graphdef.ops.array import (Constant, Placeholder, constant, fill, group, identity, no_op, ones,
                                 placeholder, placeholder_with_default, reshape, stop_gradient, transpose, zeros)
 from graphdef.ops.math import (abs, add, cast, divide, exp, log, matmul, maximum, minimum, multiply,  # noqa: A004
@@ -35,10 +35,10 @@ from graphdef.ops.strided_slice import strided_slice
 from graphdef.ops.registry import convert_to_tensor, raw_op
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
                                 global_variables_initializer, trainable_variables, variables_initializer)
-from graphdef.serialize import import_graph_def, load, save, write_graph
-from graphdef.runner_api import Runner
-from graphdef.session import InteractiveSession, Session, get_default_session
-from graphdef.shapes import TensorShape
+from graphdef.wire.serialize import import_graph_def, load, save, write_graph
+from graphdef.client.runner_api import Runner
+from graphdef.client.session import InteractiveSession, Session, get_default_session
+from graphdef.framework.shapes import TensorShape
 from graphdef import io, losses, nn, train  # noqa: E402  (namespaces that mirror tf.nn, tf.io, ...)
 from graphdef import graph_util  # noqa: E402  (tf.compat.v1.graph_util: freezing)
 from graphdef import math  # noqa: E402  (tf.math)

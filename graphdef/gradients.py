@@ -5,11 +5,11 @@ gradient function (declared beside the op) turns the gradients of its outputs in
 gradients of its inputs. Where a tensor fans out, its gradients are summed with AddN.
 """
 
-from graphdef.graph import get_default_graph
+from graphdef.framework.graph import get_default_graph
 from graphdef.ops.array import fill, shape_of
 from graphdef.ops.math import add_n
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, convert_to_tensor
-from graphdef.session import toposort
+from graphdef.framework.toposort import toposort
 
 
 def _as_list(value):

@@ -7,12 +7,12 @@ The result is an ordinary GraphDef that graphrun, the C++ runner and TensorFlow 
 no checkpoint beside it.
 """
 
-from graphdef import dtypes
+from graphdef.framework import dtypes
 from graphdef._proto import graph_pb2
-from graphdef.errors import FailedPreconditionError
-from graphdef.graph import Tensor
+from graphdef.framework.errors import FailedPreconditionError
+from graphdef.framework.graph import Tensor
 from graphdef.ops import REGISTRY
-from graphdef.serialize import ndarray_to_proto
+from graphdef.wire.serialize import ndarray_to_proto
 
 VARIABLE_OPS = ("VariableV2",)
 # Ops that pass their first input through unchanged at inference time (TF's list).
@@ -100,7 +100,7 @@ def _session_values(sess, names):
 
 
 def _to_const(node, value):
-    """Rewrites a VariableV2 NodeDef in place as a Const with `value`, as graphdef.serialize writes one."""
+    """Rewrites a VariableV2 NodeDef in place as a Const with `value`, as graphdef.wire.serialize writes one."""
     dtype = node.attr["dtype"].type
     if dtypes.as_dtype(value.dtype).enum != dtype:
         raise ValueError(f"convert_variables_to_constants: variable '{node.name}' is "

@@ -9,8 +9,8 @@ import math
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.graph import get_default_graph
+from graphdef.framework import dtypes
+from graphdef.framework.graph import get_default_graph
 from graphdef.ops.array import constant
 
 

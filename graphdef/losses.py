@@ -1,6 +1,6 @@
 """tf.losses (tf.compat.v1.losses): scalar losses over a batch."""
 
-from graphdef.graph import get_default_graph
+from graphdef.framework.graph import get_default_graph
 from graphdef.ops.math import reduce_mean, squared_difference
 from graphdef.ops.registry import convert_to_tensor
 

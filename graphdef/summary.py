@@ -35,10 +35,10 @@ import weakref
 
 import numpy as np
 
-from graphdef.errors import InvalidArgumentError
-from graphdef.graph import Graph, get_default_graph
+from graphdef.framework.errors import InvalidArgumentError
+from graphdef.framework.graph import Graph, get_default_graph
 from graphdef.ops.registry import convert_to_tensor
-from graphdef.shapes import show
+from graphdef.framework.shapes import show
 
 
 class GraphKeys:
@@ -278,7 +278,7 @@ class FileWriter:
         if source is None:
             raise ValueError("FileWriter.add_graph: pass a graph or a graph_def")
         if isinstance(source, Graph):
-            from graphdef.serialize import serialize
+            from graphdef.wire.serialize import serialize
             data = serialize(source.as_graph_def(add_shapes=True))
         elif isinstance(source, (bytes, bytearray)):
             data = bytes(source)

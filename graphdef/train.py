@@ -1,13 +1,13 @@
 """tf.train: optimizers that build their update step into the graph, with TF's own update ops."""
 
 from graphdef.gradients import gradients
-from graphdef.graph import get_default_graph
+from graphdef.framework.graph import get_default_graph
 from graphdef.ops.array import group, zeros
 from graphdef.ops.registry import build, convert_to_tensor
 from graphdef.ops.state import Variable, assign, assign_add, trainable_variables
-from graphdef.checkpoint import (Saver, checkpoint_exists, latest_checkpoint, list_variables,  # noqa: F401
-                                 load_variable)  # tf.train's checkpoint API
-from graphdef.serialize import write_graph  # noqa: F401 - TF1 kept write_graph here too
+from graphdef.wire.checkpoint import (Saver, checkpoint_exists, latest_checkpoint, list_variables,  # noqa: F401
+                                      load_variable)  # tf.train's checkpoint API
+from graphdef.wire.serialize import write_graph  # noqa: F401 - TF1 kept write_graph here too
 
 
 def get_global_step(graph=None):

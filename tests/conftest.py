@@ -2,7 +2,7 @@
 
 import os
 
-os.environ["GRAPHDEF_CHECK_KERNELS"] = "1"  # read when graphdef.session is imported
+os.environ["GRAPHDEF_CHECK_KERNELS"] = "1"  # read when graphdef.client.session is imported
 
 import pytest  # noqa: E402
 

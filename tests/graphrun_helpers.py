@@ -4,7 +4,8 @@ import json
 from pathlib import Path
 
 import graphdef as tf
-from graphdef import cli, serialize
+from graphdef.graphrun import cli
+from graphdef.wire import serialize
 
 MODELS = Path(__file__).resolve().parent / "models"
 CNN = MODELS / "cnn.pb"

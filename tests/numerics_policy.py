@@ -1,4 +1,4 @@
-"""Comparisons under the numerics policy (graphdef/numerics.py): a test names the graph and
+"""Comparisons under the numerics policy (graphdef/framework/numerics.py): a test names the graph and
 the fetch, and the tolerance comes from the ops that made the value, never from a literal."""
 
 from pathlib import Path

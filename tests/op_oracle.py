@@ -3,7 +3,7 @@
 `run_both` builds a graph with graphdef, runs it here, imports its bytes into TensorFlow and
 runs it there; `gradients_both` compares our tf.gradients with TensorFlow's own gradients of
 the same imported forward graph. Both judge with the numerics policy of the fetched tensors
-(graphdef/numerics.py), so no test states its own tolerance. Tests get TensorFlow from the
+(graphdef/framework/numerics.py), so no test states its own tolerance. Tests get TensorFlow from the
 `tf_oracle` fixture, which skips (with the reason reported) where it is not installed.
 
 TensorFlow picks its CPU kernels by CPU: oneDNN's where the CPU has AVX512_VNNI, BF16 or AMX,
@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 import graphdef
-from graphdef.numerics import combined
+from graphdef.framework.numerics import combined
 from graphdef.ops.registry import numerics_of
 
 

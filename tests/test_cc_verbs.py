@@ -1,4 +1,4 @@
-"""graphrun-cc's run, inspect and bench verbs against graphrun's (graphdef.cli.main in-process).
+"""graphrun-cc's run, inspect and bench verbs against graphrun's (graphdef.graphrun.cli.main in-process).
 
 Wherever the output is deterministic (random feeds, --out files and their lines, inspect,
 errors and exit codes) the two must agree byte for byte; for bench, where the figures are

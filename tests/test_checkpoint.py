@@ -1,7 +1,7 @@
 """Checkpoints: Saver.save/restore round trips, the file format, atomic saves and restore errors.
 
 Expected values are literals or numpy written here; the file is read back with numpy and
-zipfile, independently of graphdef.checkpoint's own reader.
+zipfile, independently of graphdef.wire.checkpoint's own reader.
 """
 
 import json
@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import graphdef as tf
-from graphdef.checkpoint import (CheckpointError, Saver, checkpoint_exists, latest_checkpoint, list_variables,
-                                 load_variable)
-from graphdef.errors import FailedPreconditionError
+from graphdef.wire.checkpoint import (CheckpointError, Saver, checkpoint_exists, latest_checkpoint, list_variables,
+                                      load_variable)
+from graphdef.framework.errors import FailedPreconditionError
 
 W = np.array([[1.5, -2.0, 0.25], [3.0, 0.0, -1.0]], np.float32)
 B = np.array([7, -8], np.int64)
@@ -294,7 +294,7 @@ def test_a_process_killed_mid_save_leaves_the_previous_checkpoint_intact(tmp_pat
         import os
         import numpy as np
         import graphdef as tf
-        from graphdef.checkpoint import Saver
+        from graphdef.wire.checkpoint import Saver
         real, calls = np.lib.format.write_array, []
         def write_array(*args, **kwargs):
             calls.append(1)

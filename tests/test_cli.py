@@ -1,6 +1,6 @@
 """graphrun, the command-line runner: its output bytes, feeds, default fetches and errors.
 
-Most tests call graphdef.cli.main(argv) in-process (it returns the exit code and never
+Most tests call graphdef.graphrun.cli.main(argv) in-process (it returns the exit code and never
 raises); one runs the installed console script to prove the entry point works.
 """
 
@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import graphdef as tf
-from graphdef import cli
-from graphdef.output_format import format_json, format_line, format_value
+from graphdef.graphrun import cli
+from graphdef.client.output_format import format_json, format_line, format_value
 from tests.graphrun_helpers import fails, graphrun, ok, save_model
 
 CONSOLE_SCRIPT = Path(sys.executable).parent / "graphrun"

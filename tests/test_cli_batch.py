@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import graphdef as tf
-from graphdef import npy_stream
-from graphdef.runner_api import Runner
+from graphdef.graphrun import npy_stream
+from graphdef.client.runner_api import Runner
 from tests.graphrun_helpers import MLP, fails, ok, save_model
 from tests.numerics_policy import assert_conforms
 
@@ -195,7 +195,7 @@ def test_runner_errors(tmp_path, rows):
     assert two({"a": np.ones((2, 3)), "b": [1, 2], "scale": 2}).tolist() == [8.0, 10.0]
     with pytest.raises(ValueError, match="no node 'ghost'"):
         Runner(MLP, fetches="ghost")
-    with pytest.raises(tf.serialize.GraphFileError, match="absent.pb"):
+    with pytest.raises(tf.wire.serialize.GraphFileError, match="absent.pb"):
         Runner(tmp_path / "absent.pb")
 
 

@@ -5,7 +5,7 @@ import re
 import pytest
 
 import graphdef as tf
-from graphdef import bench
+from graphdef.graphrun import bench
 from tests.graphrun_helpers import CNN, MLP, fails, graphrun, json_line, ok, save_model
 
 RANDOM_MLP = ["--random", "--shape", "x=64,16"]
@@ -67,7 +67,7 @@ def test_profile_json(capsys):
 
 def test_profile_keeps_variables_and_results_right(tmp_path):
     """The profiled plan is the session's own: a variable read after its assignment still sees it."""
-    from graphdef.node_profile import profile
+    from graphdef.graphrun.node_profile import profile
     g = tf.Graph()
     with g.as_default():
         v = tf.Variable(2.0, name="v")

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import graphdef as tf
-from graphdef import engines
-from graphdef.compare import errors
-from graphdef.output_format import format_json
+from graphdef.graphrun import engines
+from graphdef.graphrun.compare import errors
+from graphdef.client.output_format import format_json
 from tests.graphrun_helpers import CNN, MLP, fails, graphrun, json_line, ok, save_model
 
 RANDOM_CNN = ["--random", "--shape", "x=4,8,8,1"]

@@ -2,7 +2,7 @@
 
 import pytest
 
-from graphdef import engines
+from graphdef.graphrun import engines
 from tests.graphrun_helpers import MODELS, ok
 from tests.models import generate
 

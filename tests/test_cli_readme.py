@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from graphdef import engines
+from graphdef.graphrun import engines
 from tests.graphrun_helpers import ok
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

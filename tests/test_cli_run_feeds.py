@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import graphdef as tf
-from graphdef.output_format import format_text, format_value
-from graphdef.random_feeds import random_value
+from graphdef.client.output_format import format_text, format_value
+from graphdef.framework.random_feeds import random_value
 from tests.graphrun_helpers import CNN, MLP, fails, graphrun, json_line, ok, save_model
 
 

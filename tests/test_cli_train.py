@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import graphdef as tf
-from graphdef import cli
-from graphdef import session as session_module
-from graphdef.engines import array_from_json
+from graphdef.graphrun import cli
+from graphdef.client import session as session_module
+from graphdef.graphrun.engines import array_from_json
 from tests.graphrun_helpers import fails, graphrun, json_line, ok
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import graphdef as tf
-from graphdef import view
+from graphdef.graphrun import view
 from tests.graphrun_helpers import CNN, UNSUPPORTED, fails, graphrun, ok, save_model
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 
 import graphdef
-from graphdef import cli
+from graphdef.graphrun import cli
 from graphdef._proto import graph_pb2
-from graphdef.numerics import Tolerance, combined
+from graphdef.framework.numerics import Tolerance, combined
 from graphdef.ops import REGISTRY
 from graphdef.ops.registry import numerics_of
-from graphdef.serialize import load
+from graphdef.wire.serialize import load
 from tests.conformance import generate, replay
 
 REPO = Path(__file__).resolve().parent.parent

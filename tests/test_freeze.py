@@ -15,8 +15,10 @@ import numpy as np
 import pytest
 
 import graphdef as tf
-from graphdef import cli, graph_util, serialize
-from graphdef.errors import FailedPreconditionError
+from graphdef.graphrun import cli
+from graphdef import graph_util
+from graphdef.wire import serialize
+from graphdef.framework.errors import FailedPreconditionError
 
 REPO = Path(__file__).resolve().parent.parent
 RUNNER = REPO / "build" / "graphrun-cc"

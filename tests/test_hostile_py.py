@@ -14,10 +14,10 @@ import pytest
 from google.protobuf import text_format
 
 import graphdef as tf
-from graphdef import limits
+from graphdef.framework import limits
 from graphdef._proto import graph_pb2
-from graphdef.errors import InvalidArgumentError, ResourceExhaustedError
-from graphdef.serialize import GraphFileError, load
+from graphdef.framework.errors import InvalidArgumentError, ResourceExhaustedError
+from graphdef.wire.serialize import GraphFileError, load
 from tests.graphrun_helpers import fails, graphrun
 
 TB = r"\d+\.\d TiB"
@@ -374,7 +374,7 @@ def test_nan_and_empty_feeds_run(feed_model):
 
 
 def test_npy_check_reads_only_the_header():
-    from graphdef import npy_check
+    from graphdef.framework import npy_check
     buf = io.BytesIO(_npy_header("<i4", [3]) + np.arange(3, dtype="<i4").tobytes())
     assert npy_check.check(buf, len(buf.getvalue()), "a.npy")[0] == (3,)
 

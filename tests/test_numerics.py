@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import graphdef as tf
-from graphdef.numerics import EXACT, EXACT_BUT_ZERO_SIGN, Numerics, Tolerance, canonical, combined
+from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, Numerics, Tolerance, canonical, combined
 from graphdef.ops.registry import REGISTRY, numerics_of
 
 EPS32 = 2.0 ** -23

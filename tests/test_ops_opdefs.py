@@ -3,7 +3,7 @@ attr names, kinds and default presence, and no dtype TF's kernels would refuse."
 
 import pytest
 
-from graphdef import dtypes
+from graphdef.framework import dtypes
 from graphdef.ops import REGISTRY, activations, batch_norm, conv, manip, pool, slicing, strided_slice
 from graphdef.ops.registry import REQUIRED
 from tests.op_oracle import tf_oracle  # noqa: F401 - a fixture

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import graphdef as tf
-from graphdef.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
+from graphdef.framework.errors import FailedPreconditionError, InvalidArgumentError, NotFoundError
 
 
 def _seed_graph():

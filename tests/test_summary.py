@@ -15,8 +15,8 @@ from tensorboard.compat.proto import summary_pb2  # noqa: E402
 
 import graphdef as tf  # noqa: E402
 from graphdef import summary  # noqa: E402
-from graphdef.errors import InvalidArgumentError  # noqa: E402
-from graphdef.serialize import serialize  # noqa: E402
+from graphdef.framework.errors import InvalidArgumentError  # noqa: E402
+from graphdef.wire.serialize import serialize  # noqa: E402
 
 F32 = np.float32
 
@@ -190,7 +190,7 @@ def test_flush_makes_events_readable_while_open_and_close_drops_later_ones(tmp_p
 
 
 def test_add_graph_takes_a_graph_def_from_a_file(tmp_path):
-    from graphdef.serialize import read_graph_def
+    from graphdef.wire.serialize import read_graph_def
     graph_def = read_graph_def("tests/tf_models/mlp/model.pb")
     with summary.FileWriter(tmp_path) as writer:
         writer.add_graph(None, graph_def=graph_def, global_step=7)

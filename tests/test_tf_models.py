@@ -23,11 +23,11 @@ import numpy as np
 import pytest
 
 import graphdef
-from graphdef import cli
+from graphdef.graphrun import cli
 from graphdef._proto import graph_pb2
 from graphdef.graph_util import extract_sub_graph
 from graphdef.ops import REGISTRY
-from graphdef.serialize import GraphFileError, load
+from graphdef.wire.serialize import GraphFileError, load
 from tests.conformance import replay
 
 REPO = Path(__file__).resolve().parent.parent

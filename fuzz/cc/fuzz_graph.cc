@@ -20,13 +20,13 @@
 #include <string>
 #include <vector>
 
-#include "errors.h"
-#include "graph.h"
+#include "core/errors.h"
+#include "graph/graph.h"
 #include "hostile_feeds.h"
 #include "outcomes.h"
-#include "prepare.h"
-#include "shape_inference.h"
-#include "verbs.h"
+#include "exec/prepare.h"
+#include "graph/shape_inference.h"
+#include "cli/verbs.h"
 
 using namespace graphrun;
 using namespace graphrun_fuzz;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "graph.pb.h"
-#include "kernel.h"
+#include "exec/kernel.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 

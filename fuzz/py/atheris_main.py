@@ -22,7 +22,7 @@ sys.path.insert(1, str(HERE.parent.parent))
 import atheris  # noqa: E402
 
 with atheris.instrument_imports(include=["graphdef"]):
-    import graphdef.cli  # noqa: E402,F401
+    import graphdef.graphrun.cli  # noqa: E402,F401
     from execute import FINDINGS, execute  # noqa: E402
 
 from graph_mutations import mutate, mutate_bytes  # noqa: E402

@@ -24,12 +24,12 @@ import random
 
 from feed_cases import TRIPWIRE, cli_feed_args, session_feeds
 
-import graphdef.cli as cli
-from graphdef.errors import OpError, ResourceExhaustedError
-from graphdef.feeds import FeedError
-from graphdef.model_file import output_names
-from graphdef.serialize import GraphFileError, load_with_graph_def
-from graphdef.session import Session
+import graphdef.graphrun.cli as cli
+from graphdef.framework.errors import OpError, ResourceExhaustedError
+from graphdef.client.feeds import FeedError
+from graphdef.wire.model_file import output_names
+from graphdef.wire.serialize import GraphFileError, load_with_graph_def
+from graphdef.client.session import Session
 
 FINDINGS = ("traceback", "alloc", "hang", "unpickled")
 CLASSES = ("ok", "clean", "wrapped", "limit") + FINDINGS

@@ -6,8 +6,8 @@ runtime has fewer kernels to carry.
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.numerics import EXACT, EXACT_BUT_ZERO_SIGN, elementwise_ulps, tensor_ulps
+from graphdef.framework import dtypes
+from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, elementwise_ulps, tensor_ulps
 from graphdef.ops.registry import Attr, build, define, same_as_input
 
 REAL = dtypes.NUMERIC

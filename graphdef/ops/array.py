@@ -2,13 +2,13 @@
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.errors import InvalidArgumentError
-from graphdef.limits import check as check_size
-from graphdef.numerics import EXACT
+from graphdef.framework import dtypes
+from graphdef.framework.errors import InvalidArgumentError
+from graphdef.framework.limits import check as check_size
+from graphdef.framework.numerics import EXACT
 from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, constant_value, define,
                                    python_to_numpy, same_as_input)
-from graphdef.shapes import TensorShape, show
+from graphdef.framework.shapes import TensorShape, show
 
 
 MAX_RANK = 64  # numpy's limit on a tensor's dims
@@ -295,7 +295,7 @@ def _infer_broadcast_to(ctx):
     if target is None:
         n = ctx.shape(1)[0] if ctx.shape(1).ndims == 1 else None
         return [TensorShape(None if n is None else [None] * n)]
-    from graphdef.shapes import broadcast
+    from graphdef.framework.shapes import broadcast
     out = TensorShape([int(d) for d in np.ravel(target)])
     if broadcast(ctx.shape(0), out) is None:
         raise ctx.error(f"cannot broadcast {show(ctx.shape(0))} to {show(out)}")
@@ -497,7 +497,7 @@ def fill(dims, value, name=None):
 
 def _filled(shape, dtype, scalar, name):
     dtype = dtypes.as_dtype(dtype)
-    from graphdef.graph import get_default_graph
+    from graphdef.framework.graph import get_default_graph
     with get_default_graph().name_scope(name) as scope:
         dims = [int(d) for d in np.ravel(shape)]
         index = dtypes.int32 if all(d < 2**31 for d in dims) else dtypes.int64

@@ -6,11 +6,11 @@ composed from ordinary ops, so no FusedBatchNormGradV3 kernel is needed anywhere
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.graph import get_default_graph
-from graphdef.numerics import tensor_ulps
+from graphdef.framework import dtypes
+from graphdef.framework.graph import get_default_graph
+from graphdef.framework.numerics import tensor_ulps
 from graphdef.ops.registry import Attr, build, convert_to_tensor, define
-from graphdef.shapes import show
+from graphdef.framework.shapes import show
 
 _AXES = (0, 1, 2)
 

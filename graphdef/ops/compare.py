@@ -3,10 +3,10 @@ in their condition."""
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.numerics import EXACT
+from graphdef.framework import dtypes
+from graphdef.framework.numerics import EXACT
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, builder, define, infer_broadcast
-from graphdef.shapes import show
+from graphdef.framework.shapes import show
 
 _ORDERED = dtypes.NUMERIC
 
@@ -44,7 +44,7 @@ LOGICAL_NOT = define("LogicalNot", "x: bool -> y: bool", doc="not x elementwise.
 
 
 def _infer_select_v2(ctx):
-    from graphdef.shapes import broadcast
+    from graphdef.framework.shapes import broadcast
     inner = broadcast(ctx.shape(0), ctx.shape(1))
     shape = None if inner is None else broadcast(inner, ctx.shape(2))
     if shape is None:
@@ -137,7 +137,7 @@ def select(condition, x, y, name=None):
 
 
 def _install_operators():
-    from graphdef.graph import Tensor
+    from graphdef.framework.graph import Tensor
     for dunder, builder, name in (("lt", less, "Less"), ("le", less_equal, "LessEqual"),
                                   ("gt", greater, "Greater"), ("ge", greater_equal, "GreaterEqual")):
         setattr(Tensor, f"__{dunder}__", (lambda b, n: lambda self, other: b(self, other, name=n))(builder, name))

@@ -7,12 +7,12 @@ CPU kernels accumulate.
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.graph import get_default_graph
-from graphdef.numerics import EXACT, tensor_ulps
+from graphdef.framework import dtypes
+from graphdef.framework.graph import get_default_graph
+from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.ops.windows import Window, col2im, im2col, infer_window, padded, window_attrs
-from graphdef.shapes import TensorShape, show
+from graphdef.framework.shapes import TensorShape, show
 
 CONV_TYPES = frozenset((dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32))
 FLOATS = dtypes.FLOATS

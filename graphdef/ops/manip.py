@@ -7,11 +7,11 @@ they have exactly one (how the Session stores a single output).
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.graph import get_default_graph
-from graphdef.numerics import EXACT
+from graphdef.framework import dtypes
+from graphdef.framework.graph import get_default_graph
+from graphdef.framework.numerics import EXACT
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
-from graphdef.shapes import TensorShape, show
+from graphdef.framework.shapes import TensorShape, show
 
 
 def const_ints(tensor):

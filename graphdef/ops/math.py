@@ -5,12 +5,12 @@ import operator
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.graph import Tensor, get_default_graph
-from graphdef.numerics import EXACT, EXACT_BUT_ZERO_SIGN, elementwise_ulps, tensor_ulps
+from graphdef.framework import dtypes
+from graphdef.framework.graph import Tensor, get_default_graph
+from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, elementwise_ulps, tensor_ulps
 from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, builder, constant_value, convert_to_tensor,
                                    define, infer_broadcast, same_as_input)
-from graphdef.shapes import TensorShape, show
+from graphdef.framework.shapes import TensorShape, show
 
 ARITH = dtypes.NUMERIC
 SIGNED = dtypes.SIGNED

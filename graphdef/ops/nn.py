@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.numerics import tensor_ulps
+from graphdef.framework import dtypes
+from graphdef.framework.numerics import tensor_ulps
 from graphdef.ops.registry import Attr, build, convert_to_tensor, define
-from graphdef.shapes import TensorShape, show
+from graphdef.framework.shapes import TensorShape, show
 
 FLOATS = dtypes.FLOATS
 
@@ -190,7 +190,7 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
 
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """max(x, 0) - x * z + log(1 + exp(-|x|)): stable for any logit."""
-    from graphdef.graph import get_default_graph
+    from graphdef.framework.graph import get_default_graph
     from graphdef.ops.math import abs, exp, log1p, relu
     with get_default_graph().name_scope(name or "logistic_loss"):
         x = convert_to_tensor(logits)

@@ -8,12 +8,12 @@ import functools
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.limits import check as check_size
-from graphdef.numerics import EXACT, EXACT_BUT_ZERO_SIGN, tensor_ulps
+from graphdef.framework import dtypes
+from graphdef.framework.limits import check as check_size
+from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, tensor_ulps
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, constant_value, define
 from graphdef.ops.windows import Window, infer_window, padded
-from graphdef.shapes import TensorShape, show
+from graphdef.framework.shapes import TensorShape, show
 
 MAX_POOL_TYPES = dtypes.NUMERIC - {dtypes.uint32, dtypes.uint64}  # TF's MaxPool has no 32/64-bit unsigned kernel
 FLOATS = dtypes.FLOATS

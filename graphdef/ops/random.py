@@ -2,18 +2,18 @@
 
 graphdef's own random values are computed in Python and stored as constants; this op
 exists so TensorFlow-made graphs that still hold one can run. Its values come from the
-generator of graphdef.random_feeds (spelled out so the C++ runner draws the same ones),
+generator of graphdef.framework.random_feeds (spelled out so the C++ runner draws the same ones),
 seeded by the node's seed, seed2 and name: the same values on every run, in every runtime.
 """
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.limits import check as check_size
-from graphdef.numerics import EXACT
+from graphdef.framework import dtypes
+from graphdef.framework.limits import check as check_size
+from graphdef.framework.numerics import EXACT
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, constant_value, define
-from graphdef.random_feeds import words
-from graphdef.shapes import TensorShape
+from graphdef.framework.random_feeds import words
+from graphdef.framework.shapes import TensorShape
 
 _SIGNIFICAND = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
 

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.numerics import Numerics, combined, tensor_ulps
-from graphdef.graph import Tensor, get_default_graph
-from graphdef.shapes import TensorShape, show
+from graphdef.framework import dtypes
+from graphdef.framework.numerics import Numerics, combined, tensor_ulps
+from graphdef.framework.graph import Tensor, get_default_graph
+from graphdef.framework.shapes import TensorShape, show
 
 REQUIRED = object()           # an attr with no default
 NOT_DIFFERENTIABLE = "not differentiable"
@@ -58,7 +58,7 @@ class OpDef:
     infer: object
     kernel: object
     grad: object = None        # filled in by the gradients issue; NOT_DIFFERENTIABLE where none exists
-    numerics: Numerics = None  # how exactly the result is specified (graphdef.numerics)
+    numerics: Numerics = None  # how exactly the result is specified (graphdef.framework.numerics)
     stateful: bool = False
     kernel_params: tuple = field(default=())
 
@@ -110,7 +110,7 @@ def define(type_name, signature, *, doc, infer, kernel, numerics, attrs=None, gr
     if type_name in REGISTRY:
         raise ValueError(f"op {type_name} is defined twice")
     if not isinstance(numerics, Numerics):
-        raise ValueError(f"{type_name}: numerics must say how exact the result is (graphdef.numerics), "
+        raise ValueError(f"{type_name}: numerics must say how exact the result is (graphdef.framework.numerics), "
                          f"got {numerics!r}")
     ins, _, outs = signature.partition("->")
     opdef = OpDef(type_name, doc, _parse_args(ins), _parse_args(outs), dict(attrs or {}),
@@ -407,7 +407,7 @@ def infer_broadcast(ctx):
 
 
 def _broadcast(a, b):
-    from graphdef.shapes import broadcast
+    from graphdef.framework.shapes import broadcast
     return broadcast(a, b)
 
 

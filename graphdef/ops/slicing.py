@@ -5,12 +5,12 @@ Out-of-range begins, sizes and indices are errors, as in TF (numpy would clip or
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.limits import check as check_size
+from graphdef.framework import dtypes
+from graphdef.framework.limits import check as check_size
 from graphdef.ops.manip import const_ints, normalize_axis
-from graphdef.numerics import EXACT, tensor_ulps
+from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
-from graphdef.shapes import TensorShape, show
+from graphdef.framework.shapes import TensorShape, show
 
 INDICES = frozenset((dtypes.int16, dtypes.int32, dtypes.int64))
 

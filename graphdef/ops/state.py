@@ -7,14 +7,14 @@ initializer can run before the variable has a value.
 
 import numpy as np
 
-from graphdef.errors import FailedPreconditionError
-from graphdef.graph import Tensor, get_default_graph
+from graphdef.framework.errors import FailedPreconditionError
+from graphdef.framework.graph import Tensor, get_default_graph
 from graphdef.ops import math as math_ops
 from graphdef.ops.array import frozen, group, identity
-from graphdef.numerics import EXACT, elementwise_ulps
+from graphdef.framework.numerics import EXACT, elementwise_ulps
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, convert_to_tensor, define
-from graphdef.shapes import show
-from graphdef import dtypes
+from graphdef.framework.shapes import show
+from graphdef.framework import dtypes
 
 
 def _read(*, state, node):
@@ -233,7 +233,7 @@ class Variable:
         return self._snapshot.eval(session=session)
 
     def load(self, value, session=None):
-        from graphdef.session import default_session_for
+        from graphdef.client.session import default_session_for
         sess = default_session_for(self.graph, session)
         sess._variables[self.op.name] = frozen(np.asarray(value, dtype=self.dtype.np))
 

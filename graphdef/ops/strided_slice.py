@@ -10,11 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from graphdef import dtypes
-from graphdef.graph import Tensor, get_default_graph
-from graphdef.numerics import EXACT
+from graphdef.framework import dtypes
+from graphdef.framework.graph import Tensor, get_default_graph
+from graphdef.framework.numerics import EXACT
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
-from graphdef.shapes import TensorShape, show
+from graphdef.framework.shapes import TensorShape, show
 
 _NEW_AXIS, _SHRINK = -1, -2
 MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")

@@ -4,9 +4,9 @@ and the strided views and per-offset slices the kernels are built from."""
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from graphdef.limits import check as check_size
+from graphdef.framework.limits import check as check_size
 from graphdef.ops.registry import Attr
-from graphdef.shapes import show
+from graphdef.framework.shapes import show
 
 PADDINGS = ("SAME", "VALID", "EXPLICIT")
 

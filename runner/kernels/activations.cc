@@ -7,9 +7,9 @@
 #include <cmath>
 #include <limits>
 
-#include "kernel.h"
-#include "kernel_context.h"
-#include "min_max.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
+#include "kernels/lib/min_max.h"
 
 namespace graphrun {
 namespace {

@@ -4,9 +4,9 @@
 // a float result is exactly what Python's graphrun gets by adding the arrays
 // in order. Integers wrap, as AddV2 does. There is no broadcasting: every
 // input must have the first one's shape, as TensorFlow requires.
-#include "int_arith.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "core/int_arith.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

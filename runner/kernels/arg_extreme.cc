@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 #include "kernels/index_input.h"
 
 namespace graphrun {

@@ -1,9 +1,9 @@
 // Shape-changing ops: Reshape, Transpose, Fill, BroadcastTo.
 #include <cstring>
 
-#include "broadcast.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "kernels/lib/broadcast.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 #include "kernels/index_input.h"
 
 namespace graphrun {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "kernels/pool_common.h"
-#include "vec4.h"
+#include "kernels/lib/vec4.h"
 
 namespace graphrun {
 namespace {

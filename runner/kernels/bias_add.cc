@@ -1,11 +1,11 @@
 // BiasAdd, NHWC: a 1-D bias added along the last dim of a value of rank 2 or
 // more; integers wrap, as every integer addition here does. BiasAddGrad, its
 // gradient for the bias: the sum over every dim but the last.
-#include "int_arith.h"
-#include "kernel.h"
-#include "kernel_context.h"
-#include "pairwise_sum.h"
-#include "vec4.h"
+#include "core/int_arith.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
+#include "kernels/lib/pairwise_sum.h"
+#include "kernels/lib/vec4.h"
 
 namespace graphrun {
 namespace {

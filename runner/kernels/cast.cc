@@ -9,8 +9,8 @@
 #include <cmath>
 #include <limits>
 
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

@@ -3,9 +3,9 @@
 // The C++ operators give IEEE semantics, which are numpy's and TensorFlow's:
 // every comparison with NaN is false except !=, which is true, and -0.0
 // equals 0.0.
-#include "broadcast.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "kernels/lib/broadcast.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

@@ -1,7 +1,7 @@
 // Const: a tensor stored in the node's `value` attr.
-#include "kernel.h"
-#include "kernel_context.h"
-#include "tensor_proto.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
+#include "graph/tensor_proto.h"
 
 namespace graphrun {
 namespace {

@@ -8,12 +8,12 @@
 #include <Eigen/Core>
 #include <vector>
 
-#include "gemm_f32.h"
-#include "min_max.h"
-#include "int_arith.h"
+#include "kernels/lib/gemm_f32.h"
+#include "kernels/lib/min_max.h"
+#include "core/int_arith.h"
 #include "kernels/conv_common.h"
-#include "parallel.h"
-#include "vec4.h"
+#include "core/parallel.h"
+#include "kernels/lib/vec4.h"
 
 namespace graphrun {
 namespace {

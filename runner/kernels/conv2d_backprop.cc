@@ -7,7 +7,7 @@
 #include <Eigen/Core>
 #include <vector>
 
-#include "int_arith.h"
+#include "core/int_arith.h"
 #include "kernels/conv_common.h"
 
 namespace graphrun {

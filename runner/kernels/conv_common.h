@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "im2col.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "kernels/lib/im2col.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 

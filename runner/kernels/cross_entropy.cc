@@ -4,8 +4,8 @@
 // gradient graph reuses).
 #include <string>
 
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 #include "kernels/softmax_rows.h"
 
 namespace graphrun {

@@ -9,10 +9,10 @@
 // quotient, MIN / -1, wraps to MIN (remainder 0), as numpy gives.
 #include <cmath>
 
-#include "broadcast.h"
-#include "int_arith.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "kernels/lib/broadcast.h"
+#include "core/int_arith.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

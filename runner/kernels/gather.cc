@@ -12,9 +12,9 @@
 #include <cstring>
 #include <limits>
 
-#include "int_arith.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "core/int_arith.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 #include "kernels/axis.h"
 
 namespace graphrun {

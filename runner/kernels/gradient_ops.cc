@@ -2,8 +2,8 @@
 // which says which axes a broadcast operand's gradient must be summed over.
 #include <algorithm>
 
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 #include "kernels/index_input.h"
 
 namespace graphrun {

@@ -1,7 +1,7 @@
 // IdentityN: its inputs, of the dtypes the list attr T names, handed on
 // unchanged (shared, not copied).
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

@@ -1,8 +1,8 @@
 // L2Loss: sum(t * t) / 2 as a scalar, summed as np.sum sums a contiguous
 // array (pairwise_sum.h), so it matches Python's kernel bit for bit.
-#include "kernel.h"
-#include "kernel_context.h"
-#include "pairwise_sum.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
+#include "kernels/lib/pairwise_sum.h"
 
 namespace graphrun {
 namespace {

@@ -1,7 +1,7 @@
 // ZerosLike and OnesLike: a tensor of x's shape and dtype filled with 0 or 1
 // (false or true for bool). x's values are never read.
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

@@ -2,11 +2,11 @@
 // wraps around (two's complement); float arithmetic is plain IEEE.
 #include <cmath>
 
-#include "broadcast.h"
-#include "int_arith.h"
-#include "min_max.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "kernels/lib/broadcast.h"
+#include "core/int_arith.h"
+#include "kernels/lib/min_max.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

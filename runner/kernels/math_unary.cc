@@ -1,11 +1,11 @@
 // Unary elementwise math. Integer negation wraps (-(-128) is -128 in int8).
 #include <cmath>
 
-#include "int_arith.h"
-#include "min_max.h"
-#include "kernel.h"
-#include "kernel_context.h"
-#include "vec4.h"
+#include "core/int_arith.h"
+#include "kernels/lib/min_max.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
+#include "kernels/lib/vec4.h"
 
 namespace graphrun {
 namespace {

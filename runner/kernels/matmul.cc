@@ -3,9 +3,9 @@
 // integer op here.
 #include <Eigen/Core>
 
-#include "int_arith.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "core/int_arith.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

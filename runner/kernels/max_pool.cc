@@ -8,9 +8,9 @@
 #include <limits>
 #include <vector>
 
-#include "int_arith.h"
+#include "core/int_arith.h"
 #include "kernels/pool_common.h"
-#include "vec4.h"
+#include "kernels/lib/vec4.h"
 
 namespace graphrun {
 namespace {

@@ -3,8 +3,8 @@
 // [0, depth) (e.g. -1) gives an all-off row, as in TensorFlow.
 #include <cstring>
 
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

@@ -10,9 +10,9 @@
 // scalars.
 #include <cmath>
 
-#include "int_arith.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "core/int_arith.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

@@ -1,7 +1,7 @@
 // Ops that hand their input on unchanged (sharing it, not copying it), and
 // NoOp, which exists only to carry control dependencies.
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

@@ -1,7 +1,7 @@
 // Placeholder and PlaceholderWithDefault: the graph's inputs, given by --feed.
-#include "kernel.h"
-#include "kernel_context.h"
-#include "shape_pattern.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
+#include "graph/shape_pattern.h"
 
 namespace graphrun {
 namespace {

@@ -2,9 +2,9 @@
 // the input's NHWC dims with the window placed over them.
 #pragma once
 
-#include "im2col.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "kernels/lib/im2col.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 

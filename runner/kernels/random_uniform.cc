@@ -9,10 +9,10 @@
 #include <cmath>
 #include <limits>
 
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 #include "kernels/index_input.h"
-#include "random_words.h"
+#include "core/random_words.h"
 
 namespace graphrun {
 namespace {

@@ -13,9 +13,9 @@
 #include <cmath>
 #include <limits>
 
-#include "int_arith.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "core/int_arith.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

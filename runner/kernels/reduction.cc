@@ -8,12 +8,12 @@
 // divides by the count, truncating toward zero.
 #include <limits>
 
-#include "broadcast.h"
-#include "int_arith.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "kernels/lib/broadcast.h"
+#include "core/int_arith.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 #include "kernels/index_input.h"
-#include "min_max.h"
+#include "kernels/lib/min_max.h"
 
 namespace graphrun {
 namespace {

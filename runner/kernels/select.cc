@@ -3,9 +3,9 @@
 // Elements are copied as bytes, so one loop serves every dtype.
 #include <cstring>
 
-#include "broadcast.h"
-#include "kernel.h"
-#include "kernel_context.h"
+#include "kernels/lib/broadcast.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 namespace {

@@ -1,7 +1,7 @@
 // Slice, Pad and Tile. Out-of-range begins and sizes are errors, never
 // clamped, as in TF (numpy would clip them).
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 #include "kernels/axis.h"
 #include "kernels/strided_box.h"
 

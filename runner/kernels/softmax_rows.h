@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "min_max.h"
-#include "pairwise_sum.h"
+#include "kernels/lib/min_max.h"
+#include "kernels/lib/pairwise_sum.h"
 
 namespace graphrun {
 

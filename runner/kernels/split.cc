@@ -5,8 +5,8 @@
 #include <cstring>
 #include <limits>
 
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 #include "kernels/axis.h"
 
 namespace graphrun {

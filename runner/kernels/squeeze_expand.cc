@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <set>
 
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 #include "kernels/axis.h"
 
 namespace graphrun {

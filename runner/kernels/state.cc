@@ -2,10 +2,10 @@
 // store; Assign, AssignAdd and AssignSub write the variable their ref input
 // names and output the new value (the optimizers' update ops are in
 // optimizers.cc).
-#include "int_arith.h"
-#include "kernel.h"
-#include "kernel_context.h"
-#include "shape_pattern.h"
+#include "core/int_arith.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
+#include "graph/shape_pattern.h"
 
 namespace graphrun {
 namespace {

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <vector>
 
-#include "broadcast.h"
-#include "tensor.h"
+#include "kernels/lib/broadcast.h"
+#include "core/tensor.h"
 
 namespace graphrun {
 

@@ -3,8 +3,8 @@
 // resolved spec of strided_slice_spec.h.
 #include <limits>
 
-#include "kernel.h"
-#include "kernel_context.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
 #include "kernels/axis.h"
 #include "kernels/strided_box.h"
 #include "kernels/strided_slice_spec.h"

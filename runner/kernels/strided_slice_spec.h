@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "tensor.h"
+#include "core/tensor.h"
 
 namespace graphrun {
 

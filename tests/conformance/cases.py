@@ -7,7 +7,7 @@ once, so they come from an oracle independent of the kernels under test. Nothing
 runs a Session.
 
 No case states a tolerance: each fetched tensor gets the one the numerics policy gives
-the ops that made it (graphdef/numerics.py, declared with each op), written to case.json
+the ops that made it (graphdef/framework/numerics.py, declared with each op), written to case.json
 by the generator. Exact ops are compared bit for bit.
 
 Regenerate the committed files after editing: .venv/bin/python -m tests.conformance.generate
@@ -1381,12 +1381,12 @@ def _():
 
 
 @case("random_uniform", "RandomUniform: float32 [2, 3] in [0, 1) from the generator every graphdef runtime "
-      "shares (graphdef/random_feeds.py's spec), seeded by seed 1, seed2 2 and the node's name.",
+      "shares (graphdef/framework/random_feeds.py's spec), seeded by seed 1, seed2 2 and the node's name.",
       skip={"tensorflow": "TensorFlow draws its own (Philox) random values; only graphdef's runtimes share a stream"})
 def _():
     build("RandomUniform", [tf.constant([2, 3])], name="u",
           attrs={"dtype": tf.float32, "seed": 1, "seed2": 2})
     # splitmix64 words of the stream (1 << 32 | 2) XOR fnv1a64("u"), top 24 bits, times 2**-24
-    from graphdef.random_feeds import words
+    from graphdef.framework.random_feeds import words
     mantissas = words((1 << 32) | 2, "u", 6) >> np.uint64(40)
     return {}, {"u:0": (mantissas.astype(np.float64) / 2**24).astype(np.float32).reshape(2, 3)}

@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 import graphdef as tf
-from graphdef.numerics import canonical
-from graphdef.serialize import save
+from graphdef.framework.numerics import canonical
+from graphdef.wire.serialize import save
 
 from . import replay
 

@@ -1,7 +1,7 @@
 """Reading the committed case directories and judging a runtime's answers against them.
 
 Shared by every replay (Python Session, graphrun, the C++ runner, TensorFlow), so
-they all apply one notion of "equal", the numerics policy's (graphdef/numerics.py): dtype
+they all apply one notion of "equal", the numerics policy's (graphdef/framework/numerics.py): dtype
 and shape must match exactly; each fetch has the tolerance its ops declare, written into
 case.json when the case is generated.
 """
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from graphdef.numerics import Tolerance
+from graphdef.framework.numerics import Tolerance
 from graphdef.ops.registry import numerics_of
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
@@ -27,7 +27,7 @@ class CaseFiles:
     feed_files: dict   # placeholder name -> Path of its .npy
     fetches: list      # tensor names, "node:0"
     expected: list     # ndarrays, parallel to fetches
-    tolerances: list   # graphdef.numerics.Tolerance, parallel to fetches
+    tolerances: list   # graphdef.framework.numerics.Tolerance, parallel to fetches
     skip: dict         # runtime -> reason
 
     @property

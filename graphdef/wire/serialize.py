@@ -1,0 +1,404 @@
+"""Graph <-> GraphDef (TensorFlow's wire format), ndarray <-> TensorProto, and model files."""
+
+import os
+
+import numpy as np
+from google.protobuf import message, text_format
+
+from graphdef.framework import dtypes, limits
+from graphdef.wire.atomic import write_atomically
+from graphdef._proto import graph_pb2
+from graphdef.framework.graph import VALID_NODE_NAME, Graph
+from graphdef.ops import REGISTRY
+from graphdef.ops.registry import create
+from graphdef.framework.shapes import TensorShape, show
+
+# TF_GRAPH_DEF_VERSION of TensorFlow 2.21, whose op definitions these nodes follow.
+PRODUCER = 2474
+# protobuf refuses to parse a message of 2 GB or more
+PROTOBUF_LIMIT = (1 << 31) - 1
+TEXT_SUFFIXES = (".pbtxt", ".pb.txt", ".prototxt", ".txt")
+
+
+class GraphFileError(ValueError):
+    """A file that is not a readable, valid GraphDef; the message names the file and the node."""
+
+
+# -- tensors ------------------------------------------------------------------------------
+
+def shape_to_proto(shape, proto=None):
+    proto = proto if proto is not None else graph_pb2.TensorShapeProto()
+    shape = TensorShape(shape)
+    if shape.dims is None:
+        proto.unknown_rank = True
+    else:
+        proto.SetInParent()
+        for d in shape.dims:
+            proto.dim.add().size = -1 if d is None else d
+    return proto
+
+
+def shape_from_proto(proto):
+    if proto.unknown_rank:
+        return TensorShape(None)
+    return TensorShape([None if d.size == -1 else d.size for d in proto.dim])
+
+
+def ndarray_to_proto(array, proto=None):
+    """Writes `tensor_content` (raw little-endian row-major bytes), as TF does for its tensors."""
+    proto = proto if proto is not None else graph_pb2.TensorProto()
+    array = np.asarray(array)
+    dtype = dtypes.as_dtype(array.dtype)
+    proto.dtype = dtype.enum
+    shape_to_proto(array.shape, proto.tensor_shape)
+    little = array.astype(array.dtype.newbyteorder("<"), copy=False)
+    proto.tensor_content = np.ascontiguousarray(little).tobytes()
+    return proto
+
+
+_TYPED_FIELD = {
+    dtypes.float32: "float_val", dtypes.float64: "double_val", dtypes.int32: "int_val",
+    dtypes.int16: "int_val", dtypes.int8: "int_val", dtypes.uint8: "int_val", dtypes.uint16: "int_val",
+    dtypes.int64: "int64_val", dtypes.uint32: "uint32_val", dtypes.uint64: "uint64_val",
+    dtypes.bool_: "bool_val", dtypes.float16: "half_val",
+}
+
+
+def ndarray_from_proto(proto, where="tensor"):
+    """Reads tensor_content, or the typed field with TF's rule: the last value repeats, none = zeros."""
+    try:
+        dtype = dtypes.as_dtype(proto.dtype)
+    except TypeError:
+        raise ValueError(f"{where}: unsupported tensor dtype {graph_pb2.DataType.Name(proto.dtype) if proto.dtype in graph_pb2.DataType.values() else proto.dtype}") from None
+    shape = shape_from_proto(proto.tensor_shape)
+    if not shape.is_fully_defined():
+        raise ValueError(f"{where}: a tensor's shape must be fully defined, got {show(shape)}")
+    if any(d < 0 for d in shape.dims):
+        raise ValueError(f"{where}: a tensor's dims must not be negative, got {show(shape)}")
+    count = shape.num_elements()
+    # refused before anything is allocated: the shape is the file's claim, not its data
+    nbytes = limits.check(shape.dims, dtype.np, what="tensor", where=None if where == "tensor" else where)
+    if proto.tensor_content:
+        if len(proto.tensor_content) != nbytes:
+            raise ValueError(f"{where}: tensor_content has {len(proto.tensor_content)} bytes, "
+                             f"shape {show(shape)} of {dtype.name} needs {nbytes}")
+        array = np.frombuffer(proto.tensor_content, dtype=dtype.np.newbyteorder("<"))
+        return array.astype(dtype.np, copy=False).reshape(shape.dims)
+    values = getattr(proto, _TYPED_FIELD[dtype])
+    if dtype is dtypes.float16:
+        typed = np.array(values, dtype=np.uint16).view(np.float16)
+    else:
+        typed = np.array(values, dtype=dtype.np)
+    if typed.size >= count:
+        flat = typed[:count]
+    elif typed.size == 0:
+        flat = np.zeros(count, dtype.np)
+    else:
+        flat = np.concatenate([typed, np.full(count - typed.size, typed[-1], dtype.np)])
+    array = flat.reshape(shape.dims)
+    array.flags.writeable = False
+    return array
+
+
+# -- attrs --------------------------------------------------------------------------------
+
+def attr_to_proto(kind, value, proto):
+    if isinstance(value, graph_pb2.AttrValue):   # kept verbatim from an imported file
+        proto.CopyFrom(value)
+    elif kind == "type":
+        proto.type = value.enum
+    elif kind == "int":
+        proto.i = int(value)
+    elif kind == "float":
+        proto.f = float(value)
+    elif kind == "bool":
+        proto.b = bool(value)
+    elif kind == "string":
+        proto.s = value.encode() if isinstance(value, str) else bytes(value)
+    elif kind == "shape":
+        shape_to_proto(value, proto.shape)
+    elif kind == "tensor":
+        ndarray_to_proto(value, proto.tensor)
+    elif kind.startswith("list("):
+        proto.list.SetInParent()
+        inner = kind[5:-1]
+        target = proto.list
+        for item in value:
+            if inner == "int":
+                target.i.append(int(item))
+            elif inner == "float":
+                target.f.append(float(item))
+            elif inner == "type":
+                target.type.append(item.enum)
+            elif inner == "string":
+                target.s.append(item.encode() if isinstance(item, str) else bytes(item))
+            elif inner == "shape":
+                shape_to_proto(item, target.shape.add())
+    else:
+        raise ValueError(f"cannot write attr kind {kind}")
+    return proto
+
+
+_EXPECTED_FIELD = {"type": "type", "int": "i", "float": "f", "bool": "b", "string": "s", "shape": "shape",
+                   "tensor": "tensor"}
+# the words the C++ runner uses for the same mistake, so both runners print one line alike
+_HELD = {"list": "a list", "s": "a string", "i": "an int", "f": "a float", "b": "a bool", "type": "a type",
+         "shape": "a shape", "tensor": "a tensor", "func": "a function", "placeholder": "a function placeholder",
+         None: "nothing"}
+_KIND = {"type": "a type", "int": "an int", "float": "a float", "bool": "a bool", "string": "a string",
+         "shape": "a shape", "tensor": "a tensor", "list(int)": "a list of ints", "list(type)": "a list of types",
+         "list(shape)": "a list of shapes", "list(float)": "a list of floats", "list(string)": "a list of strings"}
+
+
+def attr_from_proto(kind, proto, where):
+    field = proto.WhichOneof("value")
+    expected = "list" if kind.startswith("list(") else _EXPECTED_FIELD[kind]
+    if field != expected:
+        raise ValueError(f"{where} should hold {_KIND[kind]} but holds {_HELD.get(field, field)}")
+    if kind == "type":
+        try:
+            return dtypes.as_dtype(proto.type)
+        except TypeError:
+            raise ValueError(f"{where}: unsupported dtype {proto.type}") from None
+    if kind in ("int", "float", "bool"):
+        return getattr(proto, _EXPECTED_FIELD[kind])
+    if kind == "string":
+        return proto.s.decode("utf-8", errors="replace")
+    if kind == "shape":
+        return shape_from_proto(proto.shape)
+    if kind == "tensor":
+        return ndarray_from_proto(proto.tensor, where)
+    inner = kind[5:-1]
+    if inner == "type":
+        try:
+            return tuple(dtypes.as_dtype(t) for t in proto.list.type)
+        except TypeError:
+            raise ValueError(f"{where}: unsupported dtype in {list(proto.list.type)}") from None
+    if inner == "shape":
+        return tuple(shape_from_proto(s) for s in proto.list.shape)
+    if inner == "string":
+        return tuple(s.decode("utf-8", errors="replace") for s in proto.list.s)
+    return tuple(getattr(proto.list, {"int": "i", "float": "f"}[inner]))
+
+
+# -- graphs -------------------------------------------------------------------------------
+
+def _input_name(tensor):
+    return tensor.op.name if tensor.value_index == 0 else tensor.name
+
+
+def node_to_proto(op, proto=None, add_shapes=False):
+    proto = proto if proto is not None else graph_pb2.NodeDef()
+    proto.name = op.name
+    proto.op = op.type
+    proto.input.extend(_input_name(t) for t in op.inputs)
+    proto.input.extend(sorted("^" + c.name for c in op.control_inputs))
+    for name, value in sorted(op.attrs.items()):
+        attr = op.opdef.attrs.get(name)
+        attr_to_proto(attr.kind if attr else None, value, proto.attr[name])
+    if add_shapes and op.outputs:
+        attr_to_proto("list(shape)", [t.shape for t in op.outputs], proto.attr["_output_shapes"])
+    return proto
+
+
+def graph_to_proto(graph, add_shapes=False):
+    """The GraphDef of `graph`: nodes in creation order, every attr written, a real producer."""
+    proto = graph_pb2.GraphDef()
+    for op in graph.get_operations():
+        node_to_proto(op, proto.node.add(), add_shapes)
+    proto.versions.producer = PRODUCER
+    return proto
+
+
+def serialize(graph_def):
+    """Deterministic bytes (map entries sorted by key), as tf.io.write_graph writes them."""
+    return graph_def.SerializeToString(deterministic=True)
+
+
+def _parse_input(text):
+    if text.startswith("^"):
+        return text[1:], -1
+    name, sep, index = text.rpartition(":")
+    if sep and index.isdigit():
+        return name, int(index)
+    return text, 0
+
+
+def import_graph_def(graph_def, input_map=None, return_elements=None, name=None, graph=None):
+    """Adds the nodes of `graph_def` to `graph` (the default graph), prefixed with `name`/.
+
+    Like TF, the prefix defaults to "import"; pass name="" to keep the file's names.
+    Every node is checked exactly as a built one is (attrs, input dtypes, shapes);
+    every op type the registry lacks is reported at once.
+    """
+    from graphdef.framework.graph import get_default_graph
+    from graphdef.framework.toposort import toposort
+    graph = graph if graph is not None else get_default_graph()
+    prefix = "import" if name is None else name
+    prefix = prefix + "/" if prefix else ""
+    input_map = dict(input_map or {})
+
+    nodes = {}
+    for node in graph_def.node:
+        if not VALID_NODE_NAME.match(node.name):
+            raise GraphFileError(f"node {node.name!r}: not a valid node name "
+                                 "(letters, digits and . _ / - >, not starting with _ / - >)")
+        if node.name in nodes:
+            raise GraphFileError(f"node '{node.name}': the name is not unique")
+        nodes[node.name] = node
+    missing = [n for n in graph_def.node if n.op not in REGISTRY]
+    if missing:
+        listed = {}
+        for n in missing:
+            listed.setdefault(n.op or "an empty op type", []).append(n.name)
+        raise GraphFileError("no kernel for " + ", ".join(
+            f"{op} ({names[0]}{f' and {len(names) - 1} more' if len(names) > 1 else ''})"
+            for op, names in listed.items()))
+
+    def deps(node_name):
+        node = nodes[node_name]
+        seen_control = False
+        for text in node.input:
+            src, index = _parse_input(text)
+            if index < 0:
+                seen_control = True
+            elif seen_control:
+                raise GraphFileError(f"node '{node.name}' ({node.op}): control input before data input '{text}'")
+            if src not in nodes:
+                raise GraphFileError(f"node '{node.name}' ({node.op}): input '{text}' names no node in the graph")
+            if text not in input_map and f"{src}:{max(index, 0)}" not in input_map:
+                yield src
+
+    try:
+        # file order when it already puts producers first (so names and order round-trip), else sorted
+        seen = set()
+        for name in nodes:
+            if any(dep not in seen for dep in deps(name)):
+                order = [nodes[n] for n in toposort(list(nodes), deps)]
+                break
+            seen.add(name)
+        else:
+            order = list(nodes.values())
+    except ValueError as e:
+        raise GraphFileError(str(e)) from None
+
+    created = {}
+    for node in order:
+        opdef = REGISTRY[node.op]
+        where = f"node '{node.name}' ({node.op})"
+        attrs = {}
+        for key, value in node.attr.items():
+            attr = opdef.attrs.get(key)
+            if attr is None:
+                attrs[key] = value  # underscore and newer attrs are carried through unchanged
+                continue
+            try:
+                attrs[key] = attr_from_proto(attr.kind, value, f"{where}: attr '{key}'")
+            except ValueError as e:
+                raise GraphFileError(str(e)) from None
+        inputs, controls = [], []
+        for text in node.input:
+            src, index = _parse_input(text)
+            if index < 0:
+                controls.append(created[src])
+                continue
+            mapped = input_map.get(text, input_map.get(f"{src}:{index}"))
+            if mapped is not None:
+                inputs.append(mapped)
+                continue
+            producer = created[src]
+            if index >= len(producer.outputs):
+                raise GraphFileError(f"{where}: input '{text}' asks for output {index} of '{src}', "
+                                     f"which has {len(producer.outputs)} outputs")
+            inputs.append(producer.outputs[index])
+        for key, attr in opdef.attrs.items():
+            if key not in attrs and attr.kind == "int" and key in _number_attrs(opdef):
+                attrs[key] = len(inputs) - (len(opdef.inputs) - 1)
+        try:
+            op = create(graph, opdef, graph._claim_exact_name(prefix + node.name), inputs, attrs, controls)
+        except (TypeError, ValueError) as e:
+            raise GraphFileError(f"{where}: {e}") from None
+        if node.device:
+            op.attrs.setdefault("_device", node.device)
+        created[node.name] = op
+
+    if return_elements is None:
+        return None
+    return [graph.as_graph_element(prefix + r) for r in return_elements]
+
+
+def _number_attrs(opdef):
+    return {a.number_attr for a in opdef.inputs if a.number_attr}
+
+
+# -- files --------------------------------------------------------------------------------
+
+def is_text_path(path):
+    return str(path).endswith(TEXT_SUFFIXES)
+
+
+def write_graph(graph_or_graph_def, logdir, name, as_text=True):
+    """tf.io.write_graph: writes text (the default, as TF does) or binary; returns the path."""
+    graph_def = graph_or_graph_def
+    if isinstance(graph_def, Graph):
+        graph_def = graph_def.as_graph_def()
+    path = os.path.join(logdir, name) if logdir else name
+    data = text_format.MessageToString(graph_def).encode() if as_text else serialize(graph_def)
+    write_atomically(path, lambda f: f.write(data))
+    return path
+
+
+def save(graph, path):
+    """Writes `graph` to `path`: text for .pbtxt, deterministic binary otherwise."""
+    return write_graph(graph, "", str(path), as_text=is_text_path(path))
+
+
+def read_graph_def(path):
+    """Parses a .pb (binary) or .pbtxt (text) file; GraphFileError says what is wrong with it."""
+    path = str(path)
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > PROTOBUF_LIMIT:  # refused before reading: protobuf could not parse it anyway
+                raise GraphFileError(f"{path}: the file is {size} bytes, over protobuf's 2 GB limit "
+                                     f"({PROTOBUF_LIMIT} bytes) for one GraphDef; store large weights "
+                                     "outside the graph")
+            data = f.read()
+    except FileNotFoundError:
+        raise GraphFileError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise GraphFileError(f"{path}: is a directory, not a model file") from None
+    except OSError as e:
+        raise GraphFileError(f"{path}: cannot read: {e.strerror}") from None
+    graph_def = graph_pb2.GraphDef()
+    try:
+        if is_text_path(path):
+            text_format.Parse(data.decode("utf-8"), graph_def)
+        else:
+            graph_def.ParseFromString(data)
+    except (message.DecodeError, text_format.ParseError, UnicodeDecodeError) as e:
+        kind = "text" if is_text_path(path) else "binary"
+        raise GraphFileError(f"{path}: not a {kind} GraphDef ({_one_line(e)})") from None
+    if not graph_def.node:
+        raise GraphFileError(f"{path}: not a GraphDef (no nodes)")
+    return graph_def
+
+
+def load(path):
+    """Reads a model file into a new Graph, keeping the file's node names."""
+    return load_with_graph_def(path)[0]
+
+
+def load_with_graph_def(path):
+    """(Graph, GraphDef) for the file at `path`: the file as read, and the graph built from it."""
+    graph_def = read_graph_def(path)
+    graph = Graph()
+    try:
+        import_graph_def(graph_def, name="", graph=graph)
+    except GraphFileError as e:
+        raise GraphFileError(f"{path}: {e}") from None
+    return graph, graph_def
+
+
+def _one_line(exc):
+    return " ".join(str(exc).split()) or type(exc).__name__

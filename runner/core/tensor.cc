@@ -1,0 +1,93 @@
+#include "core/tensor.h"
+
+#include <cstring>
+#include <new>
+
+#include "core/tensor_limit.h"
+
+namespace graphrun {
+
+std::string shape_string(const Shape& shape) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) out += ',';
+    out += std::to_string(shape[i]);
+  }
+  out += ']';
+  return out;
+}
+
+int64_t checked_num_elements(const Shape& shape, DataType dtype) {
+  bool has_zero_dim = false;
+  for (int64_t dim : shape) {
+    if (dim < 0) throw Error("shape " + shape_string(shape) + " has a negative dimension");
+    if (dim == 0) has_zero_dim = true;
+  }
+  const uint64_t limit = max_tensor_bytes();
+  // Any zero dim makes the tensor empty, yet its other dims still cost:
+  // kernels compute strides and offsets from them (which would overflow on
+  // [0, 2**62, 2**62]) and printing [1000000000000, 0] writes 10**12 "[]".
+  // So they must fit the limit as if the zero dims were ones.
+  if (has_zero_dim) {
+    uint64_t other_bytes = dtype_size(dtype);
+    bool overflow = false;
+    for (int64_t dim : shape) {
+      overflow = overflow || (dim != 0 && __builtin_mul_overflow(other_bytes, static_cast<uint64_t>(dim), &other_bytes));
+    }
+    if (overflow || other_bytes > limit) {
+      throw Error("output " + shape_string(shape) + " " + dtype_name(dtype) +
+                  " is empty, but its other dims would take " +
+                  (overflow ? "more than 16.0 EiB" : format_bytes(other_bytes)) + ", over the limit of " +
+                  format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
+    }
+    return 0;
+  }
+
+  const uint64_t item_size = dtype_size(dtype);
+  uint64_t count = 1;
+  uint64_t bytes = item_size;
+  bool overflow = false;
+  for (int64_t dim : shape) {
+    overflow = overflow || __builtin_mul_overflow(count, static_cast<uint64_t>(dim), &count) ||
+               __builtin_mul_overflow(count, item_size, &bytes);
+  }
+  if (overflow || bytes > limit || count > static_cast<uint64_t>(INT64_MAX)) {
+    throw Error("output " + shape_string(shape) + " " + dtype_name(dtype) + " would take " +
+                (overflow ? "more than 16.0 EiB" : format_bytes(bytes)) + ", over the limit of " +
+                format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
+  }
+  return static_cast<int64_t>(count);
+}
+
+Tensor::Tensor(DataType dtype, Shape shape) : Tensor(dtype, std::move(shape), true) {}
+
+Tensor Tensor::uninitialized(DataType dtype, Shape shape) { return Tensor(dtype, std::move(shape), false); }
+
+Tensor::Tensor(DataType dtype, Shape shape, bool zeroed)
+    : dtype_(dtype), shape_(std::move(shape)), num_elements_(checked_num_elements(shape_, dtype)) {
+  // calloc: zeroed memory, aligned for every element type, and large
+  // allocations come as untouched pages until written. malloc's memory is
+  // equally aligned.
+  const std::size_t count = num_elements_ > 0 ? static_cast<std::size_t>(num_elements_) : 1;
+  void* memory = zeroed ? std::calloc(count, dtype_size(dtype_)) : std::malloc(count * dtype_size(dtype_));
+  if (memory == nullptr) throw std::bad_alloc();
+  buffer_.reset(memory);
+}
+
+Tensor Tensor::reshaped(Shape shape) const {
+  Tensor out(dtype_, std::move(shape));
+  if (out.num_elements() != num_elements_) {
+    throw Error("cannot reshape " + shape_string(shape_) + " into " + shape_string(out.shape()));
+  }
+  if (byte_size() > 0) std::memcpy(out.raw_data(), raw_data(), byte_size());
+  return out;
+}
+
+void Tensor::check_type(DataType requested) const {
+  if (requested != dtype_) {
+    throw Error("internal error: a " + dtype_name(dtype_) + " tensor was read as " +
+                dtype_name(requested));
+  }
+}
+
+}  // namespace graphrun

@@ -1,0 +1,85 @@
+// A dense tensor: a dtype, a shape and one contiguous row-major buffer.
+//
+// Tensors are built once and then shared read-only between nodes as
+// std::shared_ptr<const Tensor>, so passing a value along (Identity, a fetch, a
+// variable read) never copies its elements.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace graphrun {
+
+using Shape = std::vector<int64_t>;
+
+// "[2,3]"; "[]" for a scalar.
+std::string shape_string(const Shape& shape);
+
+// The element count, after checking every dim is >= 0 and that a tensor of
+// this shape and dtype fits under max_tensor_bytes() (tensor_limit.h), with
+// every product overflow-checked. Throws Error otherwise, worded to follow a
+// node's name: "output [1000000,1000000] float32 would take 3.6 TiB, over the
+// limit of 24.0 GiB (set GRAPHDEF_MAX_TENSOR_BYTES to change it)".
+int64_t checked_num_elements(const Shape& shape, DataType dtype);
+
+class Tensor {
+ public:
+  // Zero-filled. Throws Error for an unsupported dtype or an oversized shape.
+  Tensor(DataType dtype, Shape shape);
+
+  // With unspecified contents, for a kernel that writes every element: a
+  // large output then costs no zero-filling pass before the real one.
+  static Tensor uninitialized(DataType dtype, Shape shape);
+
+  Tensor(const Tensor&) = delete;
+  Tensor& operator=(const Tensor&) = delete;
+  Tensor(Tensor&&) = default;
+  Tensor& operator=(Tensor&&) = default;
+
+  DataType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t num_elements() const { return num_elements_; }
+  std::size_t byte_size() const { return static_cast<std::size_t>(num_elements_) * dtype_size(dtype_); }
+
+  // Typed element access; the requested type must be the tensor's dtype, so a
+  // kernel bug can never reinterpret one type's bytes as another's.
+  template <class T>
+  T* data() {
+    check_type(dtype_of<T>());
+    return static_cast<T*>(buffer_.get());
+  }
+  template <class T>
+  const T* data() const {
+    check_type(dtype_of<T>());
+    return static_cast<const T*>(buffer_.get());
+  }
+
+  void* raw_data() { return buffer_.get(); }
+  const void* raw_data() const { return buffer_.get(); }
+
+  // A same-dtype tensor with the same elements under another shape with the
+  // same element count (Reshape).
+  Tensor reshaped(Shape shape) const;
+
+ private:
+  struct FreeDeleter {
+    void operator()(void* p) const { std::free(p); }
+  };
+  Tensor(DataType dtype, Shape shape, bool zeroed);
+  void check_type(DataType requested) const;
+
+  DataType dtype_;
+  Shape shape_;
+  int64_t num_elements_;
+  std::unique_ptr<void, FreeDeleter> buffer_;
+};
+
+using TensorPtr = std::shared_ptr<const Tensor>;
+
+}  // namespace graphrun

@@ -1,0 +1,272 @@
+#include "exec/executor.h"
+
+#include <chrono>
+#include <functional>
+#include <new>
+#include <queue>
+
+#include "exec/kernel_context.h"
+#include "graph/shape_pattern.h"
+
+namespace graphrun {
+
+namespace {
+
+// Calls visit(producer) for each dependency of a node that must run first:
+// its data inputs except refs, then its control inputs.
+template <class Visit>
+void for_each_dependency(const GraphNode& node, Visit&& visit) {
+  for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
+    if (!node.input_spec(i).is_ref) visit(node.inputs[i].node);
+  }
+  for (int control : node.control_inputs) visit(control);
+}
+
+// "x (float32, [?,3])", as Python's graphrun names a placeholder.
+std::string describe_placeholder(const GraphNode& node) {
+  const std::string shape = pattern_string(node.kernel->attr(*node.def, "shape").shape());
+  return node.name() + " (" + dtype_name(node.output_dtypes[0]) + ", " + shape + ")";
+}
+
+}  // namespace
+
+Executor::Executor(const Graph& graph, std::vector<Endpoint> fetches, std::vector<int> targets,
+                   const FeedMap& feeds)
+    : graph_(graph), fetches_(std::move(fetches)), targets_(std::move(targets)), uses_(graph.size(), 0) {
+  const std::vector<char> needed = mark_needed(feeds);
+  check_fed(needed, feeds);
+  plan_order(needed, feeds);
+  plan_fusions(feeds);
+}
+
+void Executor::plan_fusions(const FeedMap& feeds) {
+  chain_of_.assign(graph_.size(), -1);
+  // Each planned node's consumers (by data input) within the plan.
+  std::vector<std::vector<int>> consumers(graph_.size());
+  for (int i : order_) {
+    if (feeds.count(i)) continue;
+    const GraphNode& node = graph_.node(i);
+    for (int k = 0; k < static_cast<int>(node.inputs.size()); ++k) {
+      if (!node.input_spec(k).is_ref) consumers[node.inputs[k].node].push_back(i);
+    }
+  }
+  // The one consumer of `producer`'s only use, if it is an unfed `op` reading output 0 as input 0.
+  auto sole_consumer = [&](int producer, const char* op) {
+    if (uses_[producer] != 1 || consumers[producer].size() != 1) return -1;
+    const int consumer = consumers[producer][0];
+    const GraphNode& node = graph_.node(consumer);
+    if (node.op() != op || feeds.count(consumer) || node.inputs[0].node != producer || node.inputs[0].output != 0) {
+      return -1;
+    }
+    return consumer;
+  };
+  for (int i : order_) {
+    const GraphNode& node = graph_.node(i);
+    if (node.op() != "Conv2D" || feeds.count(i) || node.output_dtypes[0] != graphdef::DT_FLOAT) continue;
+    ConvChain chain;
+    chain.conv = i;
+    chain.bias_add = sole_consumer(i, "BiasAdd");
+    if (chain.bias_add < 0) continue;
+    chain.relu = sole_consumer(chain.bias_add, "Relu");
+    const int index = static_cast<int>(chains_.size());
+    chains_.push_back(chain);
+    chain_of_[chain.conv] = chain_of_[chain.bias_add] = index;
+    if (chain.relu >= 0) chain_of_[chain.relu] = index;
+  }
+}
+
+void Executor::release_inputs(int i, std::vector<std::vector<TensorPtr>>& values, std::vector<int>& remaining) const {
+  const GraphNode& node = graph_.node(i);
+  for (int k = 0; k < static_cast<int>(node.inputs.size()); ++k) {
+    if (node.input_spec(k).is_ref) continue;
+    const int producer = node.inputs[k].node;
+    if (--remaining[producer] == 0) values[producer].clear();
+  }
+}
+
+bool Executor::run_chain(const ConvChain& chain, std::vector<std::vector<TensorPtr>>& values,
+                         std::vector<int>& remaining, VariableStore& variables) const {
+  const TensorPtr bias = value_of(graph_.node(chain.bias_add).inputs[1], values, variables);
+  std::vector<TensorPtr> inputs = gather_inputs(chain.conv, values, variables);
+  release_inputs(chain.conv, values, remaining);
+  OutputEpilogue epilogue;
+  epilogue.bias = bias.get();
+  epilogue.relu = chain.relu >= 0;
+  std::vector<TensorPtr> outputs = execute(chain.conv, std::move(inputs), variables, &epilogue);
+  if (!epilogue.applied) {
+    values[chain.conv] = std::move(outputs);
+    return false;
+  }
+  values[chain.relu >= 0 ? chain.relu : chain.bias_add] = std::move(outputs);
+  release_inputs(chain.bias_add, values, remaining);
+  if (chain.relu >= 0) release_inputs(chain.relu, values, remaining);
+  return true;
+}
+
+std::vector<char> Executor::mark_needed(const FeedMap& feeds) const {
+  // An explicit stack: no recursion over the graph.
+  std::vector<char> needed(graph_.size(), 0);
+  std::vector<int> stack;
+  std::vector<int> roots = targets_;
+  for (const Endpoint& fetch : fetches_) roots.push_back(fetch.node);
+  for (int root : roots) {
+    if (!needed[root]) {
+      needed[root] = 1;
+      stack.push_back(root);
+    }
+  }
+  while (!stack.empty()) {
+    const int i = stack.back();
+    stack.pop_back();
+    if (feeds.count(i)) continue;  // a fed value replaces the node and its inputs
+    for_each_dependency(graph_.node(i), [&](int producer) {
+      if (!needed[producer]) {
+        needed[producer] = 1;
+        stack.push_back(producer);
+      }
+    });
+  }
+  return needed;
+}
+
+void Executor::check_fed(const std::vector<char>& needed, const FeedMap& feeds) const {
+  // Name every placeholder the run lacks at once, in file order.
+  std::string unfed;
+  int unfed_count = 0;
+  for (int i = 0; i < graph_.size(); ++i) {
+    if (!needed[i] || feeds.count(i) || !graph_.node(i).kernel->must_be_fed()) continue;
+    unfed += (unfed_count++ ? ", " : "") + describe_placeholder(graph_.node(i));
+  }
+  if (unfed_count > 0) {
+    throw UsageError(std::string(unfed_count > 1 ? "placeholders" : "placeholder") + " not fed: " + unfed +
+                     "; use --feed NAME=VALUE or --feeds FILE.npz");
+  }
+}
+
+void Executor::plan_order(const std::vector<char>& needed, const FeedMap& feeds) {
+  // Kahn's algorithm; the min-heap on the node index keeps a file that is
+  // already in topological order in file order.
+  const int n = graph_.size();
+  std::vector<int> pending(n, 0);
+  std::vector<std::vector<int>> consumers(n);
+  for (int i = 0; i < n; ++i) {
+    if (!needed[i] || feeds.count(i)) continue;
+    const GraphNode& node = graph_.node(i);
+    for_each_dependency(node, [&](int producer) {
+      ++pending[i];
+      consumers[producer].push_back(i);
+    });
+    for (int k = 0; k < static_cast<int>(node.inputs.size()); ++k) {
+      if (!node.input_spec(k).is_ref) ++uses_[node.inputs[k].node];
+    }
+  }
+  for (const Endpoint& fetch : fetches_) ++uses_[fetch.node];
+
+  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+  for (int i = 0; i < n; ++i) {
+    if (needed[i] && pending[i] == 0) ready.push(i);
+  }
+  while (!ready.empty()) {
+    const int i = ready.top();
+    ready.pop();
+    order_.push_back(i);
+    for (int consumer : consumers[i]) {
+      if (--pending[consumer] == 0) ready.push(consumer);
+    }
+  }
+}
+
+std::vector<TensorPtr> Executor::gather_inputs(int i, const std::vector<std::vector<TensorPtr>>& values,
+                                               VariableStore& variables) const {
+  const GraphNode& node = graph_.node(i);
+  std::vector<TensorPtr> inputs(node.inputs.size());
+  for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+    if (node.input_spec(static_cast<int>(k)).is_ref) continue;
+    inputs[k] = value_of(node.inputs[k], values, variables);
+  }
+  return inputs;
+}
+
+std::vector<TensorPtr> Executor::run_node(int i, const std::vector<std::vector<TensorPtr>>& values,
+                                          VariableStore& variables) const {
+  return execute(i, gather_inputs(i, values, variables), variables);
+}
+
+std::vector<TensorPtr> Executor::execute(int i, std::vector<TensorPtr> inputs, VariableStore& variables,
+                                         OutputEpilogue* epilogue) const {
+  const GraphNode& node = graph_.node(i);
+  KernelContext context(graph_, i, std::move(inputs), variables);
+  context.set_epilogue(epilogue);
+  const auto start = node_seconds_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  try {
+    node.kernel->run(context);
+    if (node_seconds_) {
+      (*node_seconds_)[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+  } catch (const ExitError&) {
+    throw;
+  } catch (const Error& error) {
+    throw RunError(node.describe() + ": " + error.what());
+  } catch (const std::bad_alloc&) {
+    throw RunError(node.describe() + ": out of memory");
+  } catch (const std::exception& error) {
+    throw RunError(node.describe() + ": internal error: " + error.what());
+  }
+  std::vector<TensorPtr>& outputs = context.outputs();
+  for (std::size_t k = 0; k < outputs.size(); ++k) {
+    if (!outputs[k] || outputs[k]->dtype() != node.output_dtypes[k]) {
+      throw RunError(node.describe() + ": internal error: output " + std::to_string(k) +
+                     " is missing or has the wrong dtype");
+    }
+  }
+  return std::move(outputs);
+}
+
+TensorPtr Executor::value_of(Endpoint endpoint, const std::vector<std::vector<TensorPtr>>& values,
+                              VariableStore& variables) const {
+  // A variable is read when its consumer runs, as a TF1 ref is, so a read
+  // ordered after an Assign by a control input sees the assigned value even
+  // though the variable node itself was "ready" long before.
+  if (graph_.node(endpoint.node).kernel->is_variable() && values[endpoint.node].empty()) {
+    return run_node(endpoint.node, values, variables).at(endpoint.output);
+  }
+  return values[endpoint.node].at(endpoint.output);
+}
+
+std::vector<TensorPtr> Executor::run(const FeedMap& feeds, VariableStore& variables) const {
+  std::vector<std::vector<TensorPtr>> values(graph_.size());
+  std::vector<int> remaining = uses_;
+  std::vector<char> fused(chains_.size(), 0);  // per chain: its epilogue was applied this run
+  for (int i : order_) {
+    auto fed = feeds.find(i);
+    if (fed != feeds.end()) {
+      values[i] = {fed->second};
+      continue;
+    }
+    if (graph_.node(i).kernel->is_variable()) continue;  // read by each consumer instead
+    if (const int c = chain_of_[i]; c >= 0) {
+      const ConvChain& chain = chains_[c];
+      if (i == chain.conv) continue;  // waits for its BiasAdd's turn
+      if (i == chain.bias_add && (fused[c] = run_chain(chain, values, remaining, variables))) continue;
+      if (i == chain.relu && fused[c]) continue;
+    }
+    std::vector<TensorPtr> inputs = gather_inputs(i, values, variables);
+    // Let go of each input whose last consumer this node is before it runs:
+    // an input it then holds the only reference to is one it may overwrite
+    // (KernelContext::reusable_input), saving a new buffer and a pass over
+    // memory for ops like BiasAdd and Relu.
+    release_inputs(i, values, remaining);
+    values[i] = execute(i, std::move(inputs), variables);
+  }
+  // Variables are read only by their consumers; a variable run as a target
+  // is read here, so an uninitialized one is reported as it would be fetched.
+  for (int target : targets_) {
+    if (graph_.node(target).kernel->is_variable() && !feeds.count(target)) run_node(target, values, variables);
+  }
+  std::vector<TensorPtr> results;
+  results.reserve(fetches_.size());
+  for (const Endpoint& fetch : fetches_) results.push_back(value_of(fetch, values, variables));
+  return results;
+}
+
+}  // namespace graphrun

@@ -1,0 +1,76 @@
+// What a kernel sees while it runs one node: its inputs, its attrs (defaults
+// applied), the variable store, and where to put its outputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "graph/graph.h"
+#include "core/tensor.h"
+#include "exec/variable_store.h"
+
+namespace graphrun {
+
+// Work the executor asks a kernel to apply to its output 0 as the kernel
+// makes it: add a 1-D bias along the last dim, then (if relu) ReLU. Conv2D
+// does it to each tile of its product while the tile is still in cache,
+// saving the BiasAdd and Relu nodes' passes over memory (TF's remapper fuses
+// the same chain). A kernel that cannot leaves `applied` false, and the
+// executor runs those nodes as usual.
+struct OutputEpilogue {
+  const Tensor* bias = nullptr;
+  bool relu = false;
+  bool applied = false;
+};
+
+class KernelContext {
+ public:
+  KernelContext(const Graph& graph, int node, std::vector<TensorPtr> inputs, VariableStore& variables);
+
+  const graphdef::NodeDef& node_def() const { return *node_.def; }
+  const Kernel& kernel() const { return *node_.kernel; }
+
+  // A data input's value. Ref inputs have none: use ref_variable().
+  const Tensor& input(int i) const { return *input_ptr(i); }
+  const TensorPtr& input_ptr(int i) const;
+
+  // Input i as a tensor this kernel may overwrite and pass on as an output,
+  // when nothing else holds it (the executor lets go of each value at its
+  // last consumer, and feeds, variables and other uses keep their own
+  // reference); nullptr otherwise. The kernel must then write every element
+  // it reads only before writing it.
+  Tensor* reusable_input(int i);
+
+  // The variable node a ref input names (its name keys the variable store).
+  const std::string& ref_variable(int i) const;
+  const graphdef::NodeDef& ref_variable_def(int i) const;
+
+  const graphdef::AttrValue& attr(const std::string& name) const;
+  DataType attr_type(const std::string& name) const;
+  bool attr_bool(const std::string& name) const;
+  int64_t attr_int(const std::string& name) const;
+  float attr_float(const std::string& name) const;
+  const std::string& attr_string(const std::string& name) const;
+  std::vector<int64_t> attr_int_list(const std::string& name) const;
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+
+  VariableStore& variables() { return variables_; }
+
+  // The epilogue asked of this node's output 0, or nullptr.
+  OutputEpilogue* epilogue() const { return epilogue_; }
+  void set_epilogue(OutputEpilogue* epilogue) { epilogue_ = epilogue; }
+
+  void set_output(int i, TensorPtr value);
+  void set_output(int i, Tensor&& value);
+  std::vector<TensorPtr>& outputs() { return outputs_; }
+
+ private:
+  const Graph& graph_;
+  const GraphNode& node_;
+  std::vector<TensorPtr> inputs_;
+  VariableStore& variables_;
+  std::vector<TensorPtr> outputs_;
+  OutputEpilogue* epilogue_ = nullptr;
+};
+
+}  // namespace graphrun

@@ -1,0 +1,79 @@
+// A loaded, fully validated graph: the GraphDef plus, for every node, its
+// kernel, its resolved inputs and its output dtypes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/dtype.h"
+#include "graph.pb.h"
+#include "exec/kernel.h"
+
+namespace graphrun {
+
+struct Endpoint {
+  int node = -1;
+  int output = 0;
+};
+
+struct GraphNode {
+  const graphdef::NodeDef* def = nullptr;
+  const Kernel* kernel = nullptr;
+  std::vector<Endpoint> inputs;     // data inputs in the op's order, ref inputs included
+  std::vector<const InputSpec*> input_specs;  // the kernel's arg behind each of `inputs`
+  std::vector<int> control_inputs;  // "^node" dependencies
+  std::vector<DataType> output_dtypes;
+
+  const InputSpec& input_spec(int i) const { return *input_specs[i]; }
+  const std::string& name() const { return def->name(); }
+  const std::string& op() const { return def->op(); }
+  // "node 'mm' (MatMul)", the prefix of every message about this node.
+  std::string describe() const { return "node '" + name() + "' (" + op() + ")"; }
+};
+
+class Graph {
+ public:
+  // Reads a binary GraphDef, or text format when the path ends in ".pbtxt",
+  // and validates it. Throws ModelError("<path>: <reason>").
+  static std::unique_ptr<const Graph> load(const std::string& path);
+
+  // load() for a file's bytes already in memory; `path` names the source in
+  // messages and picks the format as load() does.
+  static std::unique_ptr<const Graph> parse(const std::string& path, const std::string& bytes);
+
+  // The GraphDef at `path`, parsed but not validated (graphrun-cc inspect
+  // describes models it cannot run). Throws ModelError like load().
+  static std::unique_ptr<graphdef::GraphDef> read(const std::string& path);
+
+  // Validates an in-memory GraphDef; `source` prefixes error messages.
+  Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto);
+
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  const std::string& source() const { return source_; }
+  int size() const { return static_cast<int>(nodes_.size()); }
+  const GraphNode& node(int i) const { return nodes_[i]; }
+  int find(const std::string& name) const;  // -1 when there is no such node
+
+ private:
+  // graph_validation.cc: each step throws ModelError on the first problem it
+  // finds (unknown ops are all gathered into one message).
+  void validate();
+  void check_names();
+  void check_ops_known();
+  void check_attrs();
+  void resolve_inputs();
+  void check_input_dtypes();
+  void check_acyclic() const;
+  [[noreturn]] void fail(const std::string& reason) const;
+
+  std::string source_;
+  std::unique_ptr<graphdef::GraphDef> proto_;
+  std::vector<GraphNode> nodes_;
+  std::unordered_map<std::string, int> index_;
+};
+
+}  // namespace graphrun
