@@ -11,6 +11,7 @@ import numpy as np
 
 from graphdef.framework import dtypes
 from graphdef.framework.graph import get_default_graph
+from graphdef.ops.state import Variable
 from graphdef.ops.array import constant
 
 
@@ -196,7 +197,6 @@ def get_variable(name, shape=None, dtype=dtypes.float32, initializer=None, train
     Name scopes do not prefix it, as in TF1. Reusing needs variable_scope(reuse=True or
     AUTO_REUSE); making one that exists, or reusing one that does not, is an error.
     """
-    from graphdef.ops.state import Variable
     graph = get_default_graph()
     scope = _scopes(graph)[-1]
     full = f"{scope.name}/{name}" if scope.name else name

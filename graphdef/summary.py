@@ -39,6 +39,7 @@ from graphdef.framework.errors import InvalidArgumentError
 from graphdef.framework.graph import Graph, get_default_graph
 from graphdef.ops.registry import convert_to_tensor
 from graphdef.framework.shapes import show
+from graphdef.wire.serialize import serialize
 
 
 class GraphKeys:
@@ -278,7 +279,6 @@ class FileWriter:
         if source is None:
             raise ValueError("FileWriter.add_graph: pass a graph or a graph_def")
         if isinstance(source, Graph):
-            from graphdef.wire.serialize import serialize
             data = serialize(source.as_graph_def(add_shapes=True))
         elif isinstance(source, (bytes, bytearray)):
             data = bytes(source)

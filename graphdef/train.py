@@ -1,8 +1,11 @@
 """tf.train: optimizers that build their update step into the graph, with TF's own update ops."""
 
+import numpy as np
+
 from graphdef.gradients import gradients
 from graphdef.framework.graph import get_default_graph
-from graphdef.ops.array import group, zeros
+from graphdef.ops.array import constant, group, zeros
+from graphdef.ops.math import cast, floordiv, multiply, pow, truediv  # noqa: A004 - TF's pow builder
 from graphdef.ops.registry import build, convert_to_tensor
 from graphdef.ops.state import Variable, assign, assign_add, trainable_variables
 from graphdef.wire.checkpoint import (Saver, checkpoint_exists, latest_checkpoint, list_variables,  # noqa: F401
@@ -18,8 +21,6 @@ def get_global_step(graph=None):
 
 def get_or_create_global_step(graph=None):
     """A non-trainable int64 scalar variable named global_step, made once per graph."""
-    import numpy as np
-    from graphdef.ops.array import constant
     graph = graph or get_default_graph()
     if get_global_step(graph) is None:
         # at the root, whatever scope the caller is in, as TF1 makes it
@@ -32,7 +33,6 @@ def get_or_create_global_step(graph=None):
 
 def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, staircase=False, name=None):
     """learning_rate * decay_rate ** (global_step / decay_steps), the exponent floored with staircase."""
-    from graphdef.ops.math import cast, floordiv, multiply, pow, truediv
     graph = get_default_graph()
     with graph.name_scope(name or "ExponentialDecay") as scope:
         rate = convert_to_tensor(learning_rate, name="learning_rate")

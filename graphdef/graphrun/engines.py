@@ -20,6 +20,7 @@ import numpy as np
 
 from graphdef.framework.errors import OpError
 from graphdef.client.session import Session
+from graphdef.wire.serialize import is_text_path
 
 CC_ENV = "GRAPHRUN_CC"
 CC_NAME = "graphrun-cc"
@@ -139,7 +140,6 @@ def _run_tensorflow(job):
         raise EngineMissing("TensorFlow is not installed (pip install tensorflow-cpu)") from None
     from google.protobuf import text_format
 
-    from graphdef.wire.serialize import is_text_path
     graph_def = tf.compat.v1.GraphDef()
     with open(job.model, "rb") as f:
         data = f.read()

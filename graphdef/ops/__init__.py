@@ -3,11 +3,11 @@
 from graphdef.ops import array, compare, math, nn, state  # noqa: F401
 from graphdef.ops import activations, batch_norm, conv, manip, pool, random, slicing, strided_slice  # noqa: F401
 from graphdef.ops.registry import REGISTRY  # noqa: F401
+from graphdef.ops.state import Variable
 
 
 def _variable_operators():
     """Variables index and floor-divide through their snapshot, like their other operators (state.py)."""
-    from graphdef.ops.state import Variable
     for name in ("__getitem__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__"):
         setattr(Variable, name, (lambda n: lambda self, *args: getattr(self._snapshot, n)(*args))(name))
 

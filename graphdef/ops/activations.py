@@ -9,15 +9,17 @@ import numpy as np
 from graphdef.framework import dtypes
 from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, elementwise_ulps, tensor_ulps
 from graphdef.ops.registry import Attr, build, define, same_as_input
+from graphdef.ops.registry import convert_to_tensor
+from graphdef.ops import array as array_ops
+from graphdef.ops import compare as compare_ops
+from graphdef.ops import math as math_ops
 
 REAL = dtypes.NUMERIC
 FLOATS = dtypes.FLOATS
 
 
 def _zero_where_not(keep, g):
-    from graphdef.ops.array import zeros_like
-    from graphdef.ops.compare import select_v2
-    return select_v2(keep, g, zeros_like(g))
+    return compare_ops.select_v2(keep, g, array_ops.zeros_like(g))
 
 
 def _relu6(features):
@@ -25,9 +27,8 @@ def _relu6(features):
 
 
 def _relu6_grad(op, g):
-    from graphdef.ops.compare import greater, less, logical_and
     x = op.inputs[0]
-    return [_zero_where_not(logical_and(greater(x, 0), less(x, 6)), g)]
+    return [_zero_where_not(compare_ops.logical_and(compare_ops.greater(x, 0), compare_ops.less(x, 6)), g)]
 
 
 def _elu(features):
@@ -36,9 +37,8 @@ def _elu(features):
 
 
 def _elu_grad(op, g):
-    from graphdef.ops.compare import less, select_v2
     y = op.outputs[0]
-    return [select_v2(less(y, 0), g * (y + 1), g)]
+    return [compare_ops.select_v2(compare_ops.less(y, 0), g * (y + 1), g)]
 
 
 def _leaky_relu(features, *, alpha):
@@ -48,10 +48,9 @@ def _leaky_relu(features, *, alpha):
 
 
 def _leaky_relu_grad(op, g):
-    from graphdef.ops.compare import greater, select_v2
     x = op.inputs[0]
     alpha = np.float32(op.attrs["alpha"]).astype(x.dtype.np)
-    return [select_v2(greater(x, 0), g, g * alpha)]
+    return [compare_ops.select_v2(compare_ops.greater(x, 0), g, g * alpha)]
 
 
 def _softplus(features):
@@ -63,8 +62,7 @@ def _softplus(features):
 
 
 def _softplus_grad(op, g):
-    from graphdef.ops.math import sigmoid
-    return [g * sigmoid(op.inputs[0])]
+    return [g * math_ops.sigmoid(op.inputs[0])]
 
 
 RELU6 = define(
@@ -99,11 +97,9 @@ def elu(features, name=None):
 
 def leaky_relu(features, alpha=0.2, name=None):
     """tf.nn.leaky_relu: integer features are cast to float32 first, as TF does."""
-    from graphdef.ops.math import cast
-    from graphdef.ops.registry import convert_to_tensor
     features = convert_to_tensor(features)
     if features.dtype.is_integer:
-        features = cast(features, dtypes.float32)
+        features = math_ops.cast(features, dtypes.float32)
     return build("LeakyRelu", [features], name=name, default_name="LeakyRelu",
                  attrs={"alpha": float(alpha)}).outputs[0]
 

@@ -9,6 +9,10 @@ from graphdef.framework.numerics import EXACT
 from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, constant_value, define,
                                    python_to_numpy, same_as_input)
 from graphdef.framework.shapes import TensorShape, show
+from graphdef.framework.graph import get_default_graph
+from graphdef.framework.shapes import broadcast
+from graphdef.ops.registry import convert_to_tensor
+from graphdef.ops import math as math_ops
 
 
 MAX_RANK = 64  # numpy's limit on a tensor's dims
@@ -187,12 +191,7 @@ FILL = define(
     doc="A tensor of shape `dims` with every element `value`; nothing is allocated until it runs.",
     attrs={"T": Attr("type"), "index_type": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=_infer_fill, kernel=_fill,
-    grad=lambda op, g: [None, _math().reduce_sum(g)], numerics=EXACT)
-
-
-def _math():
-    from graphdef.ops import math
-    return math
+    grad=lambda op, g: [None, math_ops.reduce_sum(g)], numerics=EXACT)
 
 
 def _infer_shape_op(ctx):
@@ -295,7 +294,6 @@ def _infer_broadcast_to(ctx):
     if target is None:
         n = ctx.shape(1)[0] if ctx.shape(1).ndims == 1 else None
         return [TensorShape(None if n is None else [None] * n)]
-    from graphdef.framework.shapes import broadcast
     out = TensorShape([int(d) for d in np.ravel(target)])
     if broadcast(ctx.shape(0), out) is None:
         raise ctx.error(f"cannot broadcast {show(ctx.shape(0))} to {show(out)}")
@@ -313,7 +311,7 @@ BROADCAST_TO = define(
     doc="Repeats the input along size-1 and missing leading dims to reach `shape` (numpy rules).",
     attrs={"T": Attr("type"), "Tidx": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=_infer_broadcast_to, kernel=_broadcast_to,
-    grad=lambda op, g: [_math().unbroadcast(g, op.inputs[0]), None], numerics=EXACT)
+    grad=lambda op, g: [math_ops.unbroadcast(g, op.inputs[0]), None], numerics=EXACT)
 
 
 def _like(fill_value):
@@ -397,7 +395,6 @@ def Placeholder(dtype=dtypes.float32, shape=None, name=None):  # noqa: N802 - th
 
 
 def placeholder_with_default(input, shape, name=None):  # noqa: A002 - TF's argument name
-    from graphdef.ops.registry import convert_to_tensor
     value = convert_to_tensor(input)
     return build("PlaceholderWithDefault", [value], name=name, default_name="PlaceholderWithDefault",
                  attrs={"dtype": value.dtype, "shape": TensorShape(shape)}).outputs[0]
@@ -422,20 +419,16 @@ def group(*inputs, name=None):
 
 
 def zeros_like(tensor, dtype=None, name=None):
-    from graphdef.ops.registry import convert_to_tensor
     tensor = convert_to_tensor(tensor)
     if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
-        from graphdef.ops.math import cast
-        tensor = cast(tensor, dtype)
+        tensor = math_ops.cast(tensor, dtype)
     return build("ZerosLike", [tensor], name=name, default_name="zeros_like").outputs[0]
 
 
 def ones_like(tensor, dtype=None, name=None):
-    from graphdef.ops.registry import convert_to_tensor
     tensor = convert_to_tensor(tensor)
     if dtype is not None and dtypes.as_dtype(dtype) is not tensor.dtype:
-        from graphdef.ops.math import cast
-        tensor = cast(tensor, dtype)
+        tensor = math_ops.cast(tensor, dtype)
     return build("OnesLike", [tensor], name=name, default_name="ones_like").outputs[0]
 
 
@@ -455,7 +448,6 @@ def reshape(tensor, shape, name=None):
 def transpose(a, perm=None, name="transpose"):
     """Reverses the dims when `perm` is None (the input's rank must then be known)."""
     if perm is None:
-        from graphdef.ops.registry import convert_to_tensor
         a = convert_to_tensor(a)
         if a.shape.ndims is None:
             raise ValueError(f"transpose: '{a.name}' has unknown rank; pass perm explicitly")
@@ -465,7 +457,6 @@ def transpose(a, perm=None, name="transpose"):
 
 def shape_of(x, out_type=dtypes.int32, name=None):
     """tf.shape: the static shape as a Const when fully known, else a Shape node."""
-    from graphdef.ops.registry import convert_to_tensor
     x = convert_to_tensor(x)
     if x.shape.is_fully_defined():
         return constant(list(x.shape.dims), dtype=out_type, name=name or "Shape")
@@ -497,7 +488,6 @@ def fill(dims, value, name=None):
 
 def _filled(shape, dtype, scalar, name):
     dtype = dtypes.as_dtype(dtype)
-    from graphdef.framework.graph import get_default_graph
     with get_default_graph().name_scope(name) as scope:
         dims = [int(d) for d in np.ravel(shape)]
         index = dtypes.int32 if all(d < 2**31 for d in dims) else dtypes.int64

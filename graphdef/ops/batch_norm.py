@@ -11,6 +11,9 @@ from graphdef.framework.graph import get_default_graph
 from graphdef.framework.numerics import tensor_ulps
 from graphdef.ops.registry import Attr, build, convert_to_tensor, define
 from graphdef.framework.shapes import show
+from graphdef.ops import array as array_ops
+from graphdef.ops import conv as conv_ops
+from graphdef.ops import math as math_ops
 
 _AXES = (0, 1, 2)
 
@@ -81,34 +84,31 @@ def _fused_batch_norm(x, scale, offset, mean, variance, *, epsilon, exponential_
 
 def _grad(op, g, *unused):
     """dy -> dx, dscale, doffset (and, at inference, dmean and dvariance), built from ordinary ops."""
-    from graphdef.ops.math import cast, reduce_sum, rsqrt, square
     x, scale, offset, mean, variance = op.inputs
     u = scale.dtype
-    xw, gw = cast(x, u), cast(g, u)
+    xw, gw = math_ops.cast(x, u), math_ops.cast(g, u)
     eps = convert_to_tensor(np.asarray(op.attrs["epsilon"], u.np), name="epsilon")
-    sum_g = reduce_sum(gw, axis=list(_AXES))
+    sum_g = math_ops.reduce_sum(gw, axis=list(_AXES))
     if not op.attrs["is_training"]:
-        inv = rsqrt(variance + eps)
+        inv = math_ops.rsqrt(variance + eps)
         centred = xw - mean
-        sum_gc = reduce_sum(gw * centred, axis=list(_AXES))
+        sum_gc = math_ops.reduce_sum(gw * centred, axis=list(_AXES))
         dx = gw * (scale * inv)
-        return [cast(dx, x.dtype), sum_gc * inv, sum_g, -sum_g * scale * inv,
-                sum_gc * scale * (-0.5) * inv * square(inv)]
-    inv = rsqrt(op.outputs[4] + eps)          # the biased batch variance
+        return [math_ops.cast(dx, x.dtype), sum_gc * inv, sum_g, -sum_g * scale * inv,
+                sum_gc * scale * (-0.5) * inv * math_ops.square(inv)]
+    inv = math_ops.rsqrt(op.outputs[4] + eps)          # the biased batch variance
     normalized = (xw - op.outputs[3]) * inv   # the batch mean
-    sum_gn = reduce_sum(gw * normalized, axis=list(_AXES))
+    sum_gn = math_ops.reduce_sum(gw * normalized, axis=list(_AXES))
     count = _per_channel_count(x)
     dx = (scale * inv) * (gw - sum_g / count - normalized * (sum_gn / count))
-    return [cast(dx, x.dtype), sum_gn, sum_g, None, None]
+    return [math_ops.cast(dx, x.dtype), sum_gn, sum_g, None, None]
 
 
 def _per_channel_count(x):
-    from graphdef.ops.array import shape_of
-    from graphdef.ops.math import cast, reduce_prod
     dims = x.shape.dims
     if dims is not None and None not in dims[:3]:
         return float(dims[0] * dims[1] * dims[2])
-    return cast(reduce_prod(shape_of(x)[:3]), dtypes.float32)
+    return math_ops.cast(math_ops.reduce_prod(array_ops.shape_of(x)[:3]), dtypes.float32)
 
 
 FUSED_BATCH_NORM_V3 = define(
@@ -129,7 +129,6 @@ FUSED_BATCH_NORM_V3 = define(
 def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, data_format="NHWC",
                      is_training=True, name=None, exponential_avg_factor=1.0):
     """tf.nn.fused_batch_norm -> (y, running or batch mean, running or batch variance), NHWC."""
-    from graphdef.ops.conv import _nhwc
     if (not is_training or exponential_avg_factor != 1.0) and (mean is None or variance is None):
         raise ValueError("fused_batch_norm: mean and variance are needed when is_training is False or "
                          "exponential_avg_factor != 1.0")
@@ -140,18 +139,17 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, 
     y, running_mean, running_var, *_ = build(
         "FusedBatchNormV3", [x, scale, offset, mean, variance], name=name, default_name="FusedBatchNormV3",
         attrs={"epsilon": epsilon, "exponential_avg_factor": float(exponential_avg_factor),
-               "data_format": _nhwc(data_format), "is_training": bool(is_training), "U": dtypes.float32}).outputs
+               "data_format": conv_ops._nhwc(data_format), "is_training": bool(is_training), "U": dtypes.float32}).outputs
     return y, running_mean, running_var
 
 
 def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
     """tf.nn.batch_normalization, composed as TF composes it: x * inv + (offset - mean * inv)."""
-    from graphdef.ops.math import cast, rsqrt
     with get_default_graph().name_scope(name or "batchnorm"):
         x = convert_to_tensor(x)
-        inv = rsqrt(convert_to_tensor(variance, dtype=x.dtype) + variance_epsilon)
+        inv = math_ops.rsqrt(convert_to_tensor(variance, dtype=x.dtype) + variance_epsilon)
         if scale is not None:
             inv = inv * scale
         mean = convert_to_tensor(mean, dtype=x.dtype)
         shift = offset - mean * inv if offset is not None else -mean * inv
-        return x * cast(inv, x.dtype) + cast(shift, x.dtype)
+        return x * math_ops.cast(inv, x.dtype) + math_ops.cast(shift, x.dtype)

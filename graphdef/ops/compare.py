@@ -7,6 +7,10 @@ from graphdef.framework import dtypes
 from graphdef.framework.numerics import EXACT
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, builder, define, infer_broadcast
 from graphdef.framework.shapes import show
+from graphdef.framework.graph import Tensor
+from graphdef.framework.shapes import broadcast
+from graphdef.ops import array as array_ops
+from graphdef.ops import math as math_ops
 
 _ORDERED = dtypes.NUMERIC
 
@@ -44,7 +48,6 @@ LOGICAL_NOT = define("LogicalNot", "x: bool -> y: bool", doc="not x elementwise.
 
 
 def _infer_select_v2(ctx):
-    from graphdef.framework.shapes import broadcast
     inner = broadcast(ctx.shape(0), ctx.shape(1))
     shape = None if inner is None else broadcast(inner, ctx.shape(2))
     if shape is None:
@@ -54,11 +57,9 @@ def _infer_select_v2(ctx):
 
 
 def _select_grad(op, g):
-    from graphdef.ops.array import zeros_like
-    from graphdef.ops.math import unbroadcast
     condition, t, e = op.inputs
-    zero = zeros_like(g)
-    return [None, unbroadcast(select_v2(condition, g, zero), t), unbroadcast(select_v2(condition, zero, g), e)]
+    zero = array_ops.zeros_like(g)
+    return [None, math_ops.unbroadcast(select_v2(condition, g, zero), t), math_ops.unbroadcast(select_v2(condition, zero, g), e)]
 
 
 SELECT_V2 = define(
@@ -98,9 +99,8 @@ SELECT = define(
 
 
 def _select_v1_grad(op, g):
-    from graphdef.ops.array import zeros_like
     condition = op.inputs[0]
-    zero = zeros_like(g)
+    zero = array_ops.zeros_like(g)
     return [None, select(condition, g, zero), select(condition, zero, g)]
 
 
@@ -137,7 +137,6 @@ def select(condition, x, y, name=None):
 
 
 def _install_operators():
-    from graphdef.framework.graph import Tensor
     for dunder, builder, name in (("lt", less, "Less"), ("le", less_equal, "LessEqual"),
                                   ("gt", greater, "Greater"), ("ge", greater_equal, "GreaterEqual")):
         setattr(Tensor, f"__{dunder}__", (lambda b, n: lambda self, other: b(self, other, name=n))(builder, name))

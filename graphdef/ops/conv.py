@@ -13,6 +13,8 @@ from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.ops.windows import Window, col2im, im2col, infer_window, padded, window_attrs
 from graphdef.framework.shapes import TensorShape, show
+from graphdef.ops import array as array_ops
+from graphdef.ops import math as math_ops
 
 CONV_TYPES = frozenset((dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32))
 FLOATS = dtypes.FLOATS
@@ -79,8 +81,7 @@ def _conv2d_grad(op, g):
 
 
 def _shape32(t):
-    from graphdef.ops.array import shape_of
-    return shape_of(t, out_type=dtypes.int32)
+    return array_ops.shape_of(t, out_type=dtypes.int32)
 
 
 CONV2D = define(
@@ -232,19 +233,17 @@ def _depthwise(x, filter, *, strides, padding, explicit_paddings, data_format, d
 
 def _depthwise_grad(op, g):
     """Through the equivalent Conv2D with a block-diagonal filter, so no extra backprop ops are needed."""
-    from graphdef.ops.array import constant, reshape
-    from graphdef.ops.math import reduce_sum
     x, f = op.inputs
     if not f.shape.is_fully_defined():
         raise NotImplementedError(f"the gradient of DepthwiseConv2dNative '{op.name}' needs the filter's shape "
                                   f"known, got {show(f.shape)}")
     kh, kw, c, m = f.shape.dims
-    mask = constant(np.eye(c, dtype=f.dtype.np)[:, :, None], name="block_diagonal")  # [C, C, 1]
-    full = reshape(reshape(f, [kh, kw, c, 1, m]) * mask, [kh, kw, c, c * m])
+    mask = array_ops.constant(np.eye(c, dtype=f.dtype.np)[:, :, None], name="block_diagonal")  # [C, C, 1]
+    full = array_ops.reshape(array_ops.reshape(f, [kh, kw, c, 1, m]) * mask, [kh, kw, c, c * m])
     attrs = _conv_attrs(op.attrs)
     dx = conv2d_backprop_input(_shape32(x), full, g, **attrs)
     dfull = conv2d_backprop_filter(x, [kh, kw, c, c * m], g, **attrs)
-    df = reduce_sum(reshape(dfull, [kh, kw, c, c, m]) * mask, axis=3)
+    df = math_ops.reduce_sum(array_ops.reshape(dfull, [kh, kw, c, c, m]) * mask, axis=3)
     return [dx, df]
 
 
@@ -285,11 +284,9 @@ def _bias_add(value, bias, *, data_format):
 
 
 def _bias_add_grad(op, g):
-    from graphdef.ops.array import range_, rank
-    from graphdef.ops.math import reduce_sum
     ndims = op.inputs[0].shape.ndims
-    axes = list(range(ndims - 1)) if ndims is not None else range_(0, rank(g) - 1)
-    return [g, reduce_sum(g, axis=axes)]
+    axes = list(range(ndims - 1)) if ndims is not None else array_ops.range_(0, array_ops.rank(g) - 1)
+    return [g, math_ops.reduce_sum(g, axis=axes)]
 
 
 BIAS_ADD = define(
@@ -322,8 +319,7 @@ BIAS_ADD_GRAD = define(
 
 
 def _bias_grad_back(op, g):
-    from graphdef.ops.array import broadcast_to, shape_of
-    return broadcast_to(g, shape_of(op.inputs[0]))
+    return array_ops.broadcast_to(g, array_ops.shape_of(op.inputs[0]))
 
 
 # -- builders (tf.nn) -----------------------------------------------------------------------------

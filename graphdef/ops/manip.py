@@ -12,6 +12,7 @@ from graphdef.framework.graph import get_default_graph
 from graphdef.framework.numerics import EXACT
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.framework.shapes import TensorShape, show
+from graphdef.ops import array as array_ops
 
 
 def const_ints(tensor):
@@ -35,8 +36,7 @@ def _one_or_all(parts):
 
 
 def _reshape_like(g, x):
-    from graphdef.ops.array import reshape, shape_of
-    return reshape(g, shape_of(x))
+    return array_ops.reshape(g, array_ops.shape_of(x))
 
 
 # -- Squeeze and ExpandDims -------------------------------------------------------------------
@@ -162,7 +162,6 @@ def _concat(*inputs):
 
 
 def _concat_grad(op, g):
-    from graphdef.ops.array import constant, shape_of
     *values, axis_t = op.inputs
     axis = const_ints(axis_t)
     rank = next((v.shape.ndims for v in values if v.shape.ndims is not None), None)
@@ -171,10 +170,10 @@ def _concat_grad(op, g):
     axis = normalize_axis(axis, rank)
     dims = [v.shape.dims[axis] if v.shape.ndims is not None else None for v in values]
     if None not in dims:
-        sizes = constant(dims, dtype=dtypes.int32, name="sizes")
+        sizes = array_ops.constant(dims, dtype=dtypes.int32, name="sizes")
     else:
-        sizes = concat([constant([d], dtype=dtypes.int32) if d is not None else
-                        shape_of(v)[axis:axis + 1] for v, d in zip(values, dims)], 0, name="sizes")
+        sizes = concat([array_ops.constant([d], dtype=dtypes.int32) if d is not None else
+                        array_ops.shape_of(v)[axis:axis + 1] for v, d in zip(values, dims)], 0, name="sizes")
     parts = build("SplitV", [g, sizes, axis], attrs={"num_split": len(values)}).outputs
     return list(parts) + [None]
 
@@ -378,9 +377,8 @@ def concat(values, axis, name="concat"):
     """tf.concat: ConcatV2, or an Identity of the only value (as TF does)."""
     values = list(values)
     if len(values) == 1:
-        from graphdef.ops.array import identity
         with get_default_graph().name_scope(name) as scope:
-            return identity(values[0], name=scope)
+            return array_ops.identity(values[0], name=scope)
     return build("ConcatV2", [values, axis], name=name, default_name="concat").outputs[0]
 
 

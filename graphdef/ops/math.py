@@ -11,6 +11,8 @@ from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, elementwise_
 from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, builder, constant_value, convert_to_tensor,
                                    define, infer_broadcast, same_as_input)
 from graphdef.framework.shapes import TensorShape, show
+from graphdef.ops import array as array_ops
+from graphdef.ops import compare as compare_ops
 
 ARITH = dtypes.NUMERIC
 SIGNED = dtypes.SIGNED
@@ -43,11 +45,10 @@ def _broadcasting(grad):
 
 def _unbroadcast_at_run_time(x, y, gx, gy):
     """TF's own form for shapes known only at run time: BroadcastGradientArgs, Sum, Reshape."""
-    from graphdef.ops.array import reshape, shape_of
-    sx, sy = shape_of(x), shape_of(y)
+    sx, sy = array_ops.shape_of(x), array_ops.shape_of(y)
     rx, ry = build("BroadcastGradientArgs", [sx, sy], default_name="BroadcastGradientArgs").outputs
-    return [None if gx is None else reshape(reduce_sum(gx, rx), sx),
-            None if gy is None else reshape(reduce_sum(gy, ry), sy)]
+    return [None if gx is None else array_ops.reshape(reduce_sum(gx, rx), sx),
+            None if gy is None else array_ops.reshape(reduce_sum(gy, ry), sy)]
 
 
 def _broadcast_gradient_args(s0, s1):
@@ -87,8 +88,7 @@ def unbroadcast(g, x):
     if axes:
         g = reduce_sum(g, axis=axes, keepdims=True)
     if lead or (axes and not xs.is_fully_defined()):
-        from graphdef.ops.array import reshape, shape_of
-        g = reshape(g, shape_of(x))
+        g = array_ops.reshape(g, array_ops.shape_of(x))
     return g
 
 
@@ -105,22 +105,18 @@ REAL_DIV = _binary("RealDiv", operator.truediv, "x / y for floats, with numpy br
 def _choose(pick_x):
     """Maximum/Minimum send the gradient to the side that won (x on ties, as TF does)."""
     def grad(op, g, x, y):
-        from graphdef.ops.array import zeros_like
-        from graphdef.ops.compare import select_v2
         x_wins = pick_x(x, y)
-        zero = zeros_like(g)
-        return select_v2(x_wins, g, zero), select_v2(x_wins, zero, g)
+        zero = array_ops.zeros_like(g)
+        return compare_ops.select_v2(x_wins, g, zero), compare_ops.select_v2(x_wins, zero, g)
     return grad
 
 
 def _ge(x, y):
-    from graphdef.ops.compare import greater_equal
-    return greater_equal(x, y)
+    return compare_ops.greater_equal(x, y)
 
 
 def _le(x, y):
-    from graphdef.ops.compare import less_equal
-    return less_equal(x, y)
+    return compare_ops.less_equal(x, y)
 
 
 MAXIMUM = _binary("Maximum", np.maximum, "Elementwise max; NaN propagates.", _choose(_ge), numerics=EXACT_BUT_ZERO_SIGN)
@@ -348,11 +344,10 @@ def _reduction(type_name, kernel, doc, grad, allowed=ARITH, *, numerics):
 
 def _spread(op, g):
     """The gradient of a sum: g, with the reduced axes restored, repeated over the input's shape."""
-    from graphdef.ops.array import broadcast_to, reshape, shape_of
     x = op.inputs[0]
     axes = constant_value(op.inputs[1])
     if op.outputs[0].shape.ndims == 0 and not op.attrs["keep_dims"]:  # reduced to a scalar
-        return broadcast_to(g, shape_of(x)), None
+        return array_ops.broadcast_to(g, array_ops.shape_of(x)), None
     if x.shape.ndims is None or axes is None:
         raise NotImplementedError(f"the gradient of {op.type} '{op.name}' needs a known rank and constant axes")
     axes = normalize_axes(axes, x.shape.ndims)
@@ -360,8 +355,8 @@ def _spread(op, g):
         kept = [1 if i in axes else (d if d is not None else -1) for i, d in enumerate(x.shape.dims)]
         if kept.count(-1) > 1:
             raise NotImplementedError(f"the gradient of {op.type} '{op.name}' needs the kept dims known")
-        g = reshape(g, kept)
-    return broadcast_to(g, shape_of(x)), axes
+        g = array_ops.reshape(g, kept)
+    return array_ops.broadcast_to(g, array_ops.shape_of(x)), axes
 
 
 def _sum_grad(op, g):
@@ -373,8 +368,7 @@ def _mean_grad(op, g):
     x = op.inputs[0]
     dims = [None] if axes is None else [x.shape.dims[a] for a in axes]
     if None in dims:
-        from graphdef.ops.array import size
-        count = cast(size(x), x.dtype) / cast(size(op.outputs[0]), x.dtype)
+        count = cast(array_ops.size(x), x.dtype) / cast(array_ops.size(op.outputs[0]), x.dtype)
     else:
         count = float(np.prod(dims))
     return [spread / count, None]
@@ -382,8 +376,6 @@ def _mean_grad(op, g):
 
 def _extreme_grad(op, g):
     """Max/Min: the gradient goes to every element equal to the extreme, shared among ties (as TF)."""
-    from graphdef.ops.array import broadcast_to, reshape, shape_of
-    from graphdef.ops.compare import equal
     x, y = op.inputs[0], op.outputs[0]
     axes = constant_value(op.inputs[1])
     if x.shape.ndims is None or axes is None:
@@ -391,8 +383,8 @@ def _extreme_grad(op, g):
     axes = normalize_axes(axes, x.shape.ndims)
     if not op.attrs["keep_dims"]:
         kept = [1 if i in axes else (d if d is not None else -1) for i, d in enumerate(x.shape.dims)]
-        y, g = reshape(y, kept), reshape(g, kept)
-    hits = cast(equal(x, broadcast_to(y, shape_of(x))), g.dtype)
+        y, g = array_ops.reshape(y, kept), array_ops.reshape(g, kept)
+    hits = cast(compare_ops.equal(x, array_ops.broadcast_to(y, array_ops.shape_of(x))), g.dtype)
     count = reduce_sum(hits, axis=list(axes), keepdims=True)
     return [hits * g / count, None]
 
@@ -617,11 +609,10 @@ def _reduce(type_name, default_name):
         axis = reduction_indices if axis is None else axis
         keep = bool(keepdims if keepdims is not None else keep_dims)
         if axis is None:  # every axis: a constant list when the rank is known, else Range(0, Rank(x))
-            from graphdef.ops import array
             if x.shape.ndims is None:
-                axis = array.range_(0, array.rank(x), 1)
+                axis = array_ops.range_(0, array_ops.rank(x), 1)
             else:
-                axis = array.constant(list(range(x.shape.ndims)), dtype=dtypes.int32)
+                axis = array_ops.constant(list(range(x.shape.ndims)), dtype=dtypes.int32)
         return build(type_name, [x, axis], name=name, default_name=default_name,
                      attrs={"keep_dims": keep}).outputs[0]
     reducer.__name__ = f"reduce_{default_name.lower()}"

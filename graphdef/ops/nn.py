@@ -6,6 +6,9 @@ from graphdef.framework import dtypes
 from graphdef.framework.numerics import tensor_ulps
 from graphdef.ops.registry import Attr, build, convert_to_tensor, define
 from graphdef.framework.shapes import TensorShape, show
+from graphdef.framework.graph import get_default_graph
+from graphdef.ops import array as array_ops
+from graphdef.ops import math as math_ops
 
 FLOATS = dtypes.FLOATS
 
@@ -48,14 +51,12 @@ def _infer_last_axis(ctx):
 
 
 def _softmax_grad(op, g):
-    from graphdef.ops.math import reduce_sum
     y = op.outputs[0]
-    return [(g - reduce_sum(g * y, axis=-1, keepdims=True)) * y]
+    return [(g - math_ops.reduce_sum(g * y, axis=-1, keepdims=True)) * y]
 
 
 def _log_softmax_grad(op, g):
-    from graphdef.ops.math import exp, reduce_sum
-    return [g - reduce_sum(g, axis=-1, keepdims=True) * exp(op.outputs[0])]
+    return [g - math_ops.reduce_sum(g, axis=-1, keepdims=True) * math_ops.exp(op.outputs[0])]
 
 
 SOFTMAX = define(
@@ -116,8 +117,7 @@ def _sparse_softmax_cross_entropy(features, labels):
 
 def _cross_entropy_grad(op, g_loss, g_backprop):
     """d loss / d logits is the stored backprop, scaled per row; labels get -log_softmax (dense only)."""
-    from graphdef.ops.array import reshape
-    column = reshape(g_loss, [-1, 1])
+    column = array_ops.reshape(g_loss, [-1, 1])
     grad_features = column * op.outputs[1]
     if op.type == "SparseSoftmaxCrossEntropyWithLogits":
         return [grad_features, None]
@@ -178,8 +178,7 @@ def softmax_cross_entropy_with_logits_v2(labels=None, logits=None, axis=-1, name
 
 def softmax_cross_entropy_with_logits(labels=None, logits=None, axis=-1, name=None):
     """TF1's version: the labels are treated as constants."""
-    from graphdef.ops.array import stop_gradient
-    return softmax_cross_entropy_with_logits_v2(stop_gradient(convert_to_tensor(labels)), logits, axis, name)
+    return softmax_cross_entropy_with_logits_v2(array_ops.stop_gradient(convert_to_tensor(labels)), logits, axis, name)
 
 
 def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None):
@@ -190,12 +189,10 @@ def sparse_softmax_cross_entropy_with_logits(labels=None, logits=None, name=None
 
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
     """max(x, 0) - x * z + log(1 + exp(-|x|)): stable for any logit."""
-    from graphdef.framework.graph import get_default_graph
-    from graphdef.ops.math import abs, exp, log1p, relu
     with get_default_graph().name_scope(name or "logistic_loss"):
         x = convert_to_tensor(logits)
         z = convert_to_tensor(labels, dtype=x.dtype)
-        return relu(x) - x * z + log1p(exp(-abs(x)))
+        return math_ops.relu(x) - x * z + math_ops.log1p(math_ops.exp(-math_ops.abs(x)))
 
 
 def l2_loss(t, name=None):

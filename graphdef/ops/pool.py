@@ -14,6 +14,8 @@ from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, tensor_ulps
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, constant_value, define
 from graphdef.ops.windows import Window, infer_window, padded
 from graphdef.framework.shapes import TensorShape, show
+from graphdef.ops import array as array_ops
+from graphdef.ops import conv as conv_ops
 
 MAX_POOL_TYPES = dtypes.NUMERIC - {dtypes.uint32, dtypes.uint64}  # TF's MaxPool has no 32/64-bit unsigned kernel
 FLOATS = dtypes.FLOATS
@@ -224,16 +226,14 @@ AVG_POOL_GRAD = define(
 
 
 def _shape32(t):
-    from graphdef.ops.array import shape_of
-    return shape_of(t, out_type=dtypes.int32)
+    return array_ops.shape_of(t, out_type=dtypes.int32)
 
 
 # -- builders (tf.nn) ----------------------------------------------------------------------------
 
 def _pool(op_type, value, ksize, strides, padding, data_format="NHWC", name=None, explicit_paddings=None):
-    from graphdef.ops.conv import _nhwc, padding_attrs, spatial
-    attrs = {"ksize": spatial(ksize, "ksize"), "strides": spatial(strides, "strides"),
-             "data_format": _nhwc(data_format), **padding_attrs(padding)}
+    attrs = {"ksize": conv_ops.spatial(ksize, "ksize"), "strides": conv_ops.spatial(strides, "strides"),
+             "data_format": conv_ops._nhwc(data_format), **conv_ops.padding_attrs(padding)}
     if op_type == "AvgPool":
         if attrs.pop("explicit_paddings"):
             raise ValueError("avg_pool: explicit padding is not supported by AvgPool; use 'SAME' or 'VALID'")

@@ -16,7 +16,7 @@ import numpy as np
 from graphdef.framework import dtypes
 from graphdef.framework.numerics import Numerics, combined, tensor_ulps
 from graphdef.framework.graph import Tensor, get_default_graph
-from graphdef.framework.shapes import TensorShape, show
+from graphdef.framework.shapes import TensorShape, broadcast, show
 
 REQUIRED = object()           # an attr with no default
 NOT_DIFFERENTIABLE = "not differentiable"
@@ -206,7 +206,7 @@ def convert_to_tensor(value, dtype=None, name=None):
         if dtype is not None and value.dtype is not dtypes.as_dtype(dtype):
             raise TypeError(f"tensor '{value.name}' is {value.dtype.name}, expected {dtypes.as_dtype(dtype).name}")
         return value
-    from graphdef.ops.array import constant
+    from graphdef.ops.array import constant  # array imports this module's names: a real cycle
     return constant(value, dtype=dtype, name=name or "Const")
 
 
@@ -407,7 +407,6 @@ def infer_broadcast(ctx):
 
 
 def _broadcast(a, b):
-    from graphdef.framework.shapes import broadcast
     return broadcast(a, b)
 
 

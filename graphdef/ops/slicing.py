@@ -11,6 +11,10 @@ from graphdef.ops.manip import const_ints, normalize_axis
 from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.framework.shapes import TensorShape, show
+from graphdef.ops import array as array_ops
+from graphdef.ops import compare as compare_ops
+from graphdef.ops import manip as manip_ops
+from graphdef.ops import math as math_ops
 
 INDICES = frozenset((dtypes.int16, dtypes.int32, dtypes.int64))
 
@@ -64,17 +68,15 @@ def _slice(input, begin, size):  # noqa: A002 - TF's name
 
 def _slice_grad(op, g):
     """Pads the gradient back out with zeros: before = begin, after = dim - begin - size."""
-    from graphdef.ops.array import constant, shape_of
-    from graphdef.ops.manip import stack
     x, begin, _ = op.inputs
     y = op.outputs[0]
     b = const_ints(begin)
     if x.shape.is_fully_defined() and y.shape.is_fully_defined() and b is not None:
         pads = [[lo, d - lo - n] for lo, d, n in zip(b, x.shape.dims, y.shape.dims)]
-        paddings = constant(np.array(pads, np.int32).reshape(-1, 2), name="paddings")
+        paddings = array_ops.constant(np.array(pads, np.int32).reshape(-1, 2), name="paddings")
     else:
-        after = shape_of(x, out_type=begin.dtype) - begin - shape_of(y, out_type=begin.dtype)
-        paddings = stack([begin, after], axis=1)
+        after = array_ops.shape_of(x, out_type=begin.dtype) - begin - array_ops.shape_of(y, out_type=begin.dtype)
+        paddings = manip_ops.stack([begin, after], axis=1)
     return [pad(g, paddings), None, None]
 
 
@@ -110,9 +112,6 @@ def _tile(input, multiples):  # noqa: A002
 
 def _tile_grad(op, g):
     """Views the gradient as [m0, d0, m1, d1, ...] and sums the copies (the m axes)."""
-    from graphdef.ops.array import reshape, shape_of, transpose
-    from graphdef.ops.manip import stack
-    from graphdef.ops.math import reduce_sum
     x, multiples = op.inputs
     rank = x.shape.ndims
     if rank is None:
@@ -121,8 +120,8 @@ def _tile_grad(op, g):
     if m is not None and x.shape.is_fully_defined():
         split_shape = [v for pair in zip(m, x.shape.dims) for v in pair]
     else:
-        split_shape = reshape(transpose(stack([multiples, shape_of(x, out_type=multiples.dtype)])), [-1])
-    return [reduce_sum(reshape(g, split_shape), axis=list(range(0, 2 * rank, 2))), None]
+        split_shape = array_ops.reshape(array_ops.transpose(manip_ops.stack([multiples, array_ops.shape_of(x, out_type=multiples.dtype)])), [-1])
+    return [math_ops.reduce_sum(array_ops.reshape(g, split_shape), axis=list(range(0, 2 * rank, 2))), None]
 
 
 TILE = define(
@@ -163,16 +162,15 @@ def _pad(input, paddings):  # noqa: A002
 
 
 def _pad_grad(op, g):
-    from graphdef.ops.array import reshape, shape_of
     x, paddings = op.inputs
     p = constant_value(paddings)
     if p is not None:
         begin = [int(v) for v in np.asarray(p)[:, 0]]
     elif x.shape.ndims is not None:
-        begin = reshape(slice_(paddings, [0, 0], [x.shape.ndims, 1]), [-1])
+        begin = array_ops.reshape(slice_(paddings, [0, 0], [x.shape.ndims, 1]), [-1])
     else:
         raise NotImplementedError(f"the gradient of Pad '{op.name}' needs the input's rank")
-    return [slice_(g, begin, shape_of(x, out_type=paddings.dtype)), None]
+    return [slice_(g, begin, array_ops.shape_of(x, out_type=paddings.dtype)), None]
 
 
 PAD = define(
@@ -241,8 +239,6 @@ def _gather(params, indices, axis, *, batch_dims):
 
 def _gather_grad(op, g):
     """Sums the gradient rows back into the gathered positions (a scatter-add), axis moved to the front."""
-    from graphdef.ops.array import reshape, shape_of, transpose
-    from graphdef.ops.math import cast
     params, indices, axis_t = op.inputs
     axis = const_ints(axis_t)
     pr, ir = params.shape.ndims, indices.shape.ndims
@@ -251,38 +247,35 @@ def _gather_grad(op, g):
                                   "and known ranks")
     axis = normalize_axis(axis, pr)
     if indices.dtype is dtypes.int16:
-        indices = cast(indices, dtypes.int32)
-    p_shape = shape_of(params, out_type=dtypes.int32)
+        indices = math_ops.cast(indices, dtypes.int32)
+    p_shape = array_ops.shape_of(params, out_type=dtypes.int32)
     front = [axis] + list(range(axis)) + list(range(axis + 1, pr))       # params' dims, axis first
     # g is [A..., I..., B...]; bring I first, then flatten it to one dim of segment rows
     g_perm = list(range(axis, axis + ir)) + list(range(axis)) + list(range(axis + ir, axis + ir + pr - 1 - axis))
-    rows = reshape(transpose(g, g_perm) if axis else g, _concat_shapes([-1], _take(p_shape, front[1:])))
-    ids = reshape(indices, [-1])
+    rows = array_ops.reshape(array_ops.transpose(g, g_perm) if axis else g, _concat_shapes([-1], _take(p_shape, front[1:])))
+    ids = array_ops.reshape(indices, [-1])
     count = params.shape.dims[axis]
     if count is None:
         count = gather(p_shape, axis)
     summed = unsorted_segment_sum(rows, ids, count)
     back = list(np.argsort(front))
-    return [transpose(summed, back) if axis else summed, None, None]
+    return [array_ops.transpose(summed, back) if axis else summed, None, None]
 
 
 def _take(shape_vector, positions):
     """Entries of a 1-D shape tensor: a Const when it is one, else a GatherV2."""
-    from graphdef.ops.array import constant
     value = const_ints(shape_vector)
     if value is not None or not positions:
-        return constant([value[p] for p in positions] if positions else [], dtype=shape_vector.dtype)
-    return gather(shape_vector, constant(positions, dtype=dtypes.int32))
+        return array_ops.constant([value[p] for p in positions] if positions else [], dtype=shape_vector.dtype)
+    return gather(shape_vector, array_ops.constant(positions, dtype=dtypes.int32))
 
 
 def _concat_shapes(*parts):
-    from graphdef.ops.array import constant
-    from graphdef.ops.manip import concat
-    tensors = [constant(p, dtype=dtypes.int32) if isinstance(p, list) else p for p in parts]
+    tensors = [array_ops.constant(p, dtype=dtypes.int32) if isinstance(p, list) else p for p in parts]
     values = [const_ints(t) for t in tensors]
     if all(v is not None for v in values):
-        return constant([d for v in values for d in v], dtype=dtypes.int32)
-    return concat(tensors, 0)
+        return array_ops.constant([d for v in values for d in v], dtype=dtypes.int32)
+    return manip_ops.concat(tensors, 0)
 
 
 GATHER_V2 = define(
@@ -324,20 +317,16 @@ def _segment_sum(data, segment_ids, num_segments):
 
 def _segment_sum_grad(op, g):
     """Each data row gets its segment's gradient; rows with a negative id got dropped, so get 0."""
-    from graphdef.ops.array import reshape, zeros_like
-    from graphdef.ops.compare import greater_equal, select_v2
-    from graphdef.ops.math import maximum
     data, ids, _ = op.inputs
-    rows = gather(g, maximum(ids, 0))
+    rows = gather(g, math_ops.maximum(ids, 0))
     if data.shape.ndims is None or ids.shape.ndims is None:
         raise NotImplementedError(f"the gradient of UnsortedSegmentSum '{op.name}' needs known ranks")
-    kept = reshape(greater_equal(ids, 0), _keep_shape(ids, data.shape.ndims - ids.shape.ndims))
-    return [select_v2(kept, rows, zeros_like(rows)), None, None]
+    kept = array_ops.reshape(compare_ops.greater_equal(ids, 0), _keep_shape(ids, data.shape.ndims - ids.shape.ndims))
+    return [compare_ops.select_v2(kept, rows, array_ops.zeros_like(rows)), None, None]
 
 
 def _keep_shape(ids, extra):
-    from graphdef.ops.array import shape_of
-    return _concat_shapes(shape_of(ids, out_type=dtypes.int32), [1] * extra)
+    return _concat_shapes(array_ops.shape_of(ids, out_type=dtypes.int32), [1] * extra)
 
 
 UNSORTED_SEGMENT_SUM = define(

@@ -15,6 +15,9 @@ from graphdef.framework.graph import Tensor, get_default_graph
 from graphdef.framework.numerics import EXACT
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.framework.shapes import TensorShape, show
+from graphdef.ops import array as array_ops
+from graphdef.ops import manip as manip_ops
+from graphdef.ops import math as math_ops
 
 _NEW_AXIS, _SHRINK = -1, -2
 MASKS = ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask")
@@ -193,9 +196,8 @@ def _mask_attrs():
 
 
 def _slice_grad(op, g):
-    from graphdef.ops.array import shape_of
     x, begin, end, strides = op.inputs
-    shape = shape_of(x, out_type=begin.dtype)
+    shape = array_ops.shape_of(x, out_type=begin.dtype)
     return [build("StridedSliceGrad", [shape, begin, end, strides, g], default_name="StridedSliceGrad",
                   attrs=_masks(op.attrs)).outputs[0], None, None, None]
 
@@ -277,23 +279,19 @@ def _getitem(tensor, key):
     with get_default_graph().name_scope("strided_slice") as scope:
         packed = [_pack_bounds(v, name) for v, name in ((begin, "stack"), (end, "stack_1"), (strides, "stack_2"))]
         if any(p.dtype is dtypes.int64 for p in packed):
-            from graphdef.ops.math import cast
-            packed = [cast(p, dtypes.int64) for p in packed]
+            packed = [math_ops.cast(p, dtypes.int64) for p in packed]
         return build("StridedSlice", [tensor, *packed], name=scope, attrs=masks).outputs[0]
 
 
 def _pack_bounds(values, name):
     """A Const vector when every bound is a Python int (as TF folds it), else a Pack of scalars."""
-    from graphdef.ops.array import constant
     if all(isinstance(v, (int, np.integer)) for v in values):
         ints = [int(v) for v in values]
         wide = any(not -2**31 <= v < 2**31 for v in ints)
-        return constant(ints, dtype=dtypes.int64 if wide else dtypes.int32, name=name)
-    from graphdef.ops.manip import stack
-    from graphdef.ops.math import cast
+        return array_ops.constant(ints, dtype=dtypes.int64 if wide else dtypes.int32, name=name)
     tensors = {i: convert_to_tensor(v) for i, v in enumerate(values) if not isinstance(v, (int, np.integer))}
     wide = dtypes.int64 if any(t.dtype is dtypes.int64 for t in tensors.values()) else dtypes.int32
-    return stack([cast(tensors[i], wide) if i in tensors else convert_to_tensor(v, dtype=wide)
+    return manip_ops.stack([math_ops.cast(tensors[i], wide) if i in tensors else convert_to_tensor(v, dtype=wide)
                   for i, v in enumerate(values)], name=name)
 
 

@@ -8,7 +8,8 @@ from google.protobuf import message, text_format
 from graphdef.framework import dtypes, limits
 from graphdef.wire.atomic import write_atomically
 from graphdef._proto import graph_pb2
-from graphdef.framework.graph import VALID_NODE_NAME, Graph
+from graphdef.framework.graph import VALID_NODE_NAME, Graph, get_default_graph
+from graphdef.framework.toposort import toposort
 from graphdef.ops import REGISTRY
 from graphdef.ops.registry import create
 from graphdef.framework.shapes import TensorShape, show
@@ -231,8 +232,6 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     Every node is checked exactly as a built one is (attrs, input dtypes, shapes);
     every op type the registry lacks is reported at once.
     """
-    from graphdef.framework.graph import get_default_graph
-    from graphdef.framework.toposort import toposort
     graph = graph if graph is not None else get_default_graph()
     prefix = "import" if name is None else name
     prefix = prefix + "/" if prefix else ""
