@@ -75,7 +75,7 @@ std::string usage_text(const std::string& verb) {
          "                     consumes; with --run: nothing\n"
          "  --json             print one JSON line instead of one line per tensor\n"
          "  --out DIR          save each fetched tensor as DIR/<name>.npy ('/' ':' '\\' '>' become '_')\n"
-         "  --list-kernels     print the supported op types and exit\n"
+         "  --list-kernels     print the supported op types and exit (with --json: their declarations)\n"
          "  --version          print the version and exit\n"
          "  --help             print this help and exit\n"
          "\n"

@@ -11,6 +11,7 @@
 #include <new>
 
 #include "cli/cli.h"
+#include "cli/kernel_schemas.h"
 #include "core/errors.h"
 #include "exec/kernel.h"
 #include "io/stdout.h"
@@ -38,6 +39,10 @@ int run(int argc, const char* const* argv) {
   }
   if (options.version) {
     write_stdout(std::string("graphrun-cc ") + kVersion + "\n");
+    return kExitOk;
+  }
+  if (options.list_kernels && options.json) {
+    write_stdout(kernel_schemas_json());
     return kExitOk;
   }
   if (options.list_kernels) {

@@ -217,6 +217,11 @@ Kernel& Kernel::shape_attr(std::string name) {
   return *this;
 }
 
+Kernel& Kernel::required_shape_attr(std::string name) {
+  add_attr(AttrSpec(std::move(name), AttrKind::kShape));
+  return *this;
+}
+
 Kernel& Kernel::tensor_attr(std::string name) {
   add_attr(AttrSpec(std::move(name), AttrKind::kTensor));
   return *this;

@@ -85,6 +85,7 @@ class Kernel {
   Kernel& int_list_attr(std::string name, std::vector<int64_t> default_value);
   Kernel& type_list_attr(std::string name, int64_t min_length);  // required; each a supported dtype
   Kernel& shape_attr(std::string name);  // absent means "unknown rank"
+  Kernel& required_shape_attr(std::string name);
   Kernel& tensor_attr(std::string name);  // required
   Kernel& int_attr(std::string name, int64_t minimum);  // required, at least `minimum`
   Kernel& int_attr(std::string name, int64_t minimum, int64_t default_value);
@@ -128,6 +129,17 @@ class Kernel {
 
   void run(KernelContext& context) const { compute_(context); }
 
+  // The declaration itself, for `--list-kernels --json`.
+  struct OutputSpec {
+    std::string type_attr;  // empty for a fixed dtype
+    DataType fixed_dtype;
+    std::string number_attr;  // "num*T": how many outputs; empty for one
+    bool type_list = false;   // one output per dtype of the list attr type_attr
+  };
+  const std::vector<InputSpec>& inputs() const { return inputs_; }
+  const std::vector<OutputSpec>& outputs() const { return outputs_; }
+  const std::vector<AttrSpec>& attrs() const { return attrs_; }
+
  private:
   const AttrSpec& spec(const std::string& name) const;
   void add_attr(AttrSpec spec);
@@ -139,12 +151,6 @@ class Kernel {
   int64_t arg_length(const graphdef::NodeDef& node, const std::string& number_attr, bool type_list,
                      const std::string& type_attr) const;
 
-  struct OutputSpec {
-    std::string type_attr;  // empty for a fixed dtype
-    DataType fixed_dtype;
-    std::string number_attr;  // "num*T": how many outputs; empty for one
-    bool type_list = false;   // one output per dtype of the list attr type_attr
-  };
   std::vector<OutputSpec> outputs_;
   std::vector<AttrSpec> attrs_;
   bool feedable_ = false;

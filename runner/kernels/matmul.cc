@@ -79,8 +79,6 @@ REGISTER_KERNEL(Kernel("MatMul")
                     .type_attr("T", dtypes_of(MatMulTypes{}))
                     .bool_attr("transpose_a", false)
                     .bool_attr("transpose_b", false)
-                    .bool_attr("grad_a", false)
-                    .bool_attr("grad_b", false)
                     .compute(compute_matmul));
 
 }  // namespace

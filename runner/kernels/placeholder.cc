@@ -21,7 +21,7 @@ REGISTER_KERNEL(Kernel("PlaceholderWithDefault")
                     .input("input", "dtype")
                     .output("dtype")
                     .type_attr("dtype")
-                    .shape_attr("shape")
+                    .required_shape_attr("shape")
                     .feedable(/*must_be_fed=*/false)
                     .compute([](KernelContext& context) {
                       const Tensor& value = context.input(0);

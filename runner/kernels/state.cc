@@ -63,7 +63,7 @@ void assign_update(KernelContext& context) {
 REGISTER_KERNEL(Kernel("VariableV2")
                     .output("dtype")
                     .type_attr("dtype")
-                    .shape_attr("shape")
+                    .required_shape_attr("shape")
                     .string_attr("container", "")
                     .string_attr("shared_name", "")
                     .holds_variable()
