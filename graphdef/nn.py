@@ -4,7 +4,7 @@ from graphdef.ops.math import relu, sigmoid, tanh  # noqa: F401
 from graphdef.ops.nn import (l2_loss, log_softmax, sigmoid_cross_entropy_with_logits, softmax,  # noqa: F401
                              softmax_cross_entropy_with_logits, softmax_cross_entropy_with_logits_v2,
                              sparse_softmax_cross_entropy_with_logits)
-from graphdef.ops.activations import elu, leaky_relu, relu6, softplus  # noqa: F401
+from graphdef.ops.activations import *  # noqa: F401,F403 - its __all__ is tf.nn's activations
 from graphdef.ops.batch_norm import batch_normalization, fused_batch_norm  # noqa: F401
 from graphdef.ops.conv import (bias_add, conv2d, conv2d_backprop_filter, conv2d_backprop_input,  # noqa: F401
                                conv2d_transpose, depthwise_conv2d, depthwise_conv2d_native)

@@ -114,6 +114,28 @@ TABLE = {
 }
 
 
+def _smooth_unary_rows():
+    """A row for each one-input float op without its own: smooth on (-2, 2), checked there.
+
+    A new elementwise op is covered by its definition alone; ops with kinks or poles in that
+    range (Abs, Relu, Log, Sqrt...) have rows of their own above, with their domains.
+    """
+    rows = {}
+    for op_type, opdef in REGISTRY.items():
+        if op_type in TABLE or opdef.grad is NOT_DIFFERENTIABLE or opdef.grad is None:
+            continue
+        if len(opdef.inputs) != 1 or len(opdef.outputs) != 1 or opdef.inputs[0].type_attr is None:
+            continue
+        allowed = opdef.attrs[opdef.inputs[0].type_attr].allowed
+        if allowed is not None and tf.float64 not in allowed:
+            continue
+        rows[op_type] = ((lambda t: lambda x: tf.raw_op(t, x))(op_type), [(6,)], [(-2, 2)])
+    return rows
+
+
+TABLE.update(_smooth_unary_rows())
+
+
 def _check(op_type):
     build, shapes, domains, *step = TABLE[op_type]
     eps, tolerance = step or (1e-6, 1e-6)

@@ -17,6 +17,9 @@ from graphdef.ops import math as math_ops
 REAL = dtypes.NUMERIC
 FLOATS = dtypes.FLOATS
 
+# the builders tf.nn exports (graphdef/nn.py takes this list, so a new activation is one file)
+__all__ = ["elu", "leaky_relu", "relu6", "softplus"]
+
 
 def _zero_where_not(keep, g):
     return compare_ops.select_v2(keep, g, array_ops.zeros_like(g))
