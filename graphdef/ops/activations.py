@@ -18,7 +18,7 @@ REAL = dtypes.NUMERIC
 FLOATS = dtypes.FLOATS
 
 # the builders tf.nn exports (graphdef/nn.py takes this list, so a new activation is one file)
-__all__ = ["elu", "leaky_relu", "relu6", "softplus"]
+__all__ = ["elu", "leaky_relu", "relu6", "softplus", "softsign"]
 
 
 def _zero_where_not(keep, g):
@@ -68,6 +68,15 @@ def _softplus_grad(op, g):
     return [g * math_ops.sigmoid(op.inputs[0])]
 
 
+def _softsign(features):
+    x = np.asarray(features)
+    return x / (x.dtype.type(1) + np.abs(x))
+
+
+def _softsign_grad(op, g):
+    return [g / math_ops.square(1 + math_ops.abs(op.inputs[0]))]
+
+
 RELU6 = define(
     "Relu6", "features: T -> activations: T", doc="min(max(x, 0), 6); NaN propagates.",
     attrs={"T": Attr("type", allowed=REAL)}, infer=same_as_input(), kernel=_relu6, grad=_relu6_grad, numerics=EXACT_BUT_ZERO_SIGN)
@@ -86,6 +95,12 @@ SOFTPLUS = define(
     "Softplus", "features: T -> activations: T", doc="log(1 + exp(x)), computed without overflow.",
     attrs={"T": Attr("type", allowed=FLOATS)}, infer=same_as_input(), kernel=_softplus, grad=_softplus_grad,
     numerics=elementwise_ulps(4))
+
+SOFTSIGN = define(
+    "Softsign", "features: T -> activations: T",
+    doc="x / (1 + |x|): an IEEE sum, then an IEEE division, as TF computes it.",
+    attrs={"T": Attr("type", allowed=FLOATS)}, infer=same_as_input(), kernel=_softsign, grad=_softsign_grad,
+    numerics=EXACT)
 
 
 # -- builders (tf.nn) ----------------------------------------------------------------------------
@@ -109,3 +124,7 @@ def leaky_relu(features, alpha=0.2, name=None):
 
 def softplus(features, name=None):
     return build("Softplus", [features], name=name, default_name="Softplus").outputs[0]
+
+
+def softsign(features, name=None):
+    return build("Softsign", [features], name=name, default_name="Softsign").outputs[0]

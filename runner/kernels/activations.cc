@@ -52,6 +52,14 @@ void compute_leaky_relu(KernelContext& context) {
   });
 }
 
+// x / (1 + |x|): two IEEE roundings, in TF's order, so the result is exact under the policy.
+void compute_softsign(KernelContext& context) {
+  elementwise<FloatTypes>(context, [](auto x) {
+    using T = decltype(x);
+    return x / (T(1) + std::abs(x));
+  });
+}
+
 void compute_softplus(KernelContext& context) {
   elementwise<FloatTypes>(context, [](auto x) {
     using T = decltype(x);
@@ -74,6 +82,8 @@ REGISTER_KERNEL(Kernel("LeakyRelu")
                     .compute(compute_leaky_relu));
 REGISTER_KERNEL(Kernel("Softplus").input("features", "T").output("T").type_attr("T", dtypes_of(FloatTypes{}))
                     .compute(compute_softplus));
+REGISTER_KERNEL(Kernel("Softsign").input("features", "T").output("T").type_attr("T", dtypes_of(FloatTypes{}))
+                    .compute(compute_softsign));
 
 }  // namespace
 }  // namespace graphrun

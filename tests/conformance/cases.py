@@ -82,6 +82,11 @@ INF, NAN = np.inf, np.nan
 X3 = f32(1.5, -2.0, 0.1)
 Y3 = f32(0.5, 2.0, 0.2)
 
+def _softsign32(x):
+    with np.errstate(invalid="ignore"):  # -inf / inf
+        return x / (np.float32(1) + np.abs(x))
+
+
 ELEMENTWISE = [
     ("add_float32", raw("Add"), X3, Y3, rounded(np.add, np.float32, X3, Y3),
      "Add (TF 1.x's op type) of float32 vectors."),
@@ -164,6 +169,10 @@ ELEMENTWISE = [
     ("relu_float32", tf.nn.relu, f32(-1.0, 0.0, 2.5, -INF, INF), None,
      f32(0.0, 0.0, 2.5, 0.0, INF), "Relu in float32."),
     ("relu_int32", tf.relu, i32(-5, 0, 7), None, i32(0, 0, 7), "Relu in int32."),
+    ("softsign_float32", tf.nn.softsign, f32(-3.0, -0.0, 0.1, 1.0, 1e30, -INF, NAN), None,
+     _softsign32(f32(-3.0, -0.0, 0.1, 1.0, 1e30, -INF, NAN)),
+     "Softsign in float32: x / (1 + |x|), each step an IEEE float32 rounding; -0.0 stays -0.0, "
+     "-inf / inf is nan."),
 ]
 
 
