@@ -30,3 +30,9 @@ def cc_runner():
             tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
             pytest.fail(f"`make cc` could not build build/graphrun-cc:\n{tail}")
     return binary
+
+
+@pytest.fixture(scope="session")
+def runner(cc_runner):
+    """The graphrun-cc tests' name for cc_runner."""
+    return cc_runner

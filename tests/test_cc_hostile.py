@@ -5,7 +5,7 @@ feed), 3 (model) or 4 (run) -- never a crash, a hang, or an allocation past the 
 The hand-written cases cover the classic ways a GraphDef or a feed can lie; the cases
 after them are findings of the fuzzer (fuzz/cc, `make fuzz-cc-run`), each kept as the
 smallest graph that reproduced it. Graphs are built with the generated protobuf classes,
-as in test_cc_runner.py.
+as in tests/cc_helpers.py.
 """
 import os
 import struct
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from graphdef._proto import graph_pb2
-from tests.test_cc_runner import Graph, bool_attr, ints_attr, shape_attr, str_attr, tensor_proto, type_attr
+from tests.cc_helpers import Graph, bool_attr, ints_attr, shape_attr, str_attr, tensor_proto, type_attr
 
 TB = "TiB"  # what a terabyte-scale refusal prints
 
