@@ -32,6 +32,8 @@ from pathlib import Path
 import numpy as np
 
 from graphdef._proto import graph_pb2
+from graphdef.framework import dtypes
+from graphdef.ops import REGISTRY
 from tests.conformance import replay
 from tests.conformance.generate import file_stem
 
@@ -492,6 +494,19 @@ def build_zoo(tf):
         shape_x, shape_y = tf.raw_ops.BroadcastGradientArgs(s0=tf.shape(img), s1=tf.shape(img[:1, :, :1, :]))
         keep("broadcast_gradient_args_x", shape_x)
         keep("broadcast_gradient_args_y", shape_y)
+
+        # every other one-input float op of the registry, by TensorFlow's raw op of the same
+        # name and argument: a new elementwise op joins the zoo by its definition alone
+        present = {op.type for op in graph.get_operations()}
+        for op_type, opdef in sorted(REGISTRY.items()):
+            if op_type in present or len(opdef.inputs) != 1 or len(opdef.outputs) != 1:
+                continue
+            type_attr = opdef.inputs[0].type_attr
+            allowed = opdef.attrs[type_attr].allowed if type_attr in opdef.attrs else None
+            if type_attr is None or opdef.outputs[0].type_attr != type_attr or opdef.attrs[type_attr].kind != "type" \
+                    or (allowed is not None and dtypes.float32 not in allowed) or opdef.stateful:
+                continue
+            keep(op_type.lower(), getattr(tf.raw_ops, op_type)(**{opdef.inputs[0].name: x}))
 
     rng = np.random.default_rng(107)
     batch = 5
