@@ -658,3 +658,26 @@ def test_conv_bias_relu_chain_gives_what_the_separate_kernels_give(runner, tmp_p
     assert_same(got["plain_bias:0"], got["plain_conv:0"] + b)
     np.testing.assert_allclose(got["plain_conv:0"], conv_oracle(x, f, (1, 1, 1, 1), "SAME"), rtol=1e-5, atol=1e-5)
     assert "node 'bad_bias' (BiasAdd): bias [9] must be 1-D and match" in fails(runner, 4, model, "--fetch", "bad_bias")
+
+
+@pytest.mark.parametrize("inf_in_padding", [False, True])
+def test_depthwise_with_a_filter_far_larger_than_its_input(runner, tmp_path, inf_in_padding):
+    """The fuzzer's one timeout: a filter far larger than its input costs only the taps inside it
+    (padding taps add zeros), unless a weight is not finite: then 0 * inf is NaN, as in TF."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(1, 6, 6, 1)).astype(np.float32)
+    f = rng.normal(size=(129, 129, 1, 1)).astype(np.float32)
+    if inf_in_padding:
+        f[0, 0, 0, 0] = np.inf          # a corner tap every output pixel reads from padding
+    oh, ow, taps = window_taps(x.shape, (129, 129), (1, 1, 1, 1), (1, 1, 1, 1), "SAME")
+    expected = np.zeros((1, oh, ow, 1, 1), np.float64)
+    for (oy, ox), found in taps.items():
+        for a, b, r, c in found:
+            if r is not None:
+                expected[:, oy, ox] += x[:, r, c, :, None].astype(np.float64) * f[a, b]
+    if inf_in_padding:
+        expected[...] = np.nan
+    model = conv_graph(tmp_path, "DepthwiseConv2dNative", [x, f], np.float32,
+                       strides=ints_attr((1, 1, 1, 1)), padding=str_attr("SAME"))
+    got = output(runner, model)
+    np.testing.assert_allclose(got, expected.reshape(1, oh, ow, 1).astype(np.float32), rtol=1e-5, atol=1e-5)

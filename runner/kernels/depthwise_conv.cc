@@ -2,23 +2,42 @@
 // channel c on its own into output channels c*M .. c*M + M-1. As Python's
 // graphrun: every output starts at 0 and adds x * w tap by tap in row-major
 // order, padding taps included as 0 * w (so an inf weight at the border gives
-// NaN there too).
+// NaN there too). With every weight finite a padding tap adds a zero to a sum
+// that started at +0.0 and so can never be -0.0: a no-op, skipped, which keeps
+// a huge filter over a small input from costing its full size per pixel.
+#include <algorithm>
+#include <cmath>
+
 #include "kernels/conv_common.h"
 
 namespace graphrun {
 namespace {
 
+// The taps k in [0, taps) whose position base + k * step lies in [0, size).
+void taps_inside(int64_t base, int64_t step, int64_t size, int64_t taps, int64_t& first, int64_t& end) {
+  first = base >= 0 ? 0 : (-base + step - 1) / step;
+  end = base >= size ? 0 : std::min(taps, (size - 1 - base) / step + 1);
+  if (first > end) first = end;
+}
+
 template <class T>
 void depthwise(const ConvShape& s, const T* x, const T* filter, int64_t multiplier, T* y) {
   const WindowGeometry& g = s.window;
   const int64_t out_channels = s.c * multiplier;
+  const int64_t weights = g.kh * g.kw * out_channels;
+  const bool finite = std::all_of(filter, filter + weights, [](T w) { return std::isfinite(w); });
   for_each_output_row(s, 0, s.pixels(), [&](int64_t n, int64_t oy, int64_t, int64_t pixels, int64_t done) {
     for (int64_t ox = 0; ox < pixels; ++ox) {
       T* out = y + (done + ox) * out_channels;
       std::fill(out, out + out_channels, T(0));
-      for (int64_t a = 0; a < g.kh; ++a) {
+      int64_t a0 = 0, a1 = g.kh, b0 = 0, b1 = g.kw;
+      if (finite) {
+        taps_inside(oy * g.stride_h - g.rows.before, g.dilation_h, s.h, g.kh, a0, a1);
+        taps_inside(ox * g.stride_w - g.cols.before, g.dilation_w, s.w, g.kw, b0, b1);
+      }
+      for (int64_t a = a0; a < a1; ++a) {
         const int64_t r = oy * g.stride_h - g.rows.before + a * g.dilation_h;
-        for (int64_t b = 0; b < g.kw; ++b) {
+        for (int64_t b = b0; b < b1; ++b) {
           const int64_t col = ox * g.stride_w - g.cols.before + b * g.dilation_w;
           const bool real = r >= 0 && r < s.h && col >= 0 && col < s.w;
           const T* in = real ? x + ((n * s.h + r) * s.w + col) * s.c : nullptr;
