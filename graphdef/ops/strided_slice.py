@@ -12,6 +12,7 @@ import numpy as np
 
 from graphdef import dtypes
 from graphdef.graph import Tensor, get_default_graph
+from graphdef.limits import check as check_size
 from graphdef.numerics import EXACT
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.shapes import TensorShape, show
@@ -170,6 +171,7 @@ def _grad_kernel(shape, begin, end, strides, dy, *, begin_mask, end_mask, ellips
     r = _resolve(shape, _ints(begin), _ints(end), _ints(strides), masks)
     if list(dy.shape) != r.final:
         raise ValueError(f"dy has shape {show(dy.shape)}, but the slice of {show(shape)} is {show(r.final)}")
+    check_size(shape, dy.dtype)  # the shape is a value: a small dy may ask for any size
     out = np.zeros(shape, dy.dtype)
     target = out[r.index]
     out[r.index] = dy.reshape(np.shape(target))
