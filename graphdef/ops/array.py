@@ -268,8 +268,12 @@ def _range(start, limit, delta):
     count = _range_count(start, limit, delta)
     dtype = np.asarray(start).dtype
     check_size((count,), dtype)
-    if dtype.kind in "iu":  # count with Python ints: arange in a narrow type would wrap
-        return (int(start) + int(delta) * np.arange(count, dtype=np.int64)).astype(dtype)
+    if dtype.kind in "iu":
+        # start + delta * i in uint64 arithmetic, which wraps modulo 2^64: every value in the
+        # range fits the dtype, so the wrapped result cast back is exact, and a uint64 delta
+        # over 2^63 (which int64 cannot hold) works too
+        steps = np.arange(count, dtype=np.uint64) * np.uint64(int(delta) % (1 << 64))
+        return (steps + np.uint64(int(start) % (1 << 64))).astype(dtype)
     return np.arange(start, limit, delta, dtype=dtype)
 
 
@@ -332,6 +336,8 @@ def _infer_one_hot(ctx):
     indices = ctx.shape(0)
     depth = constant_value(ctx.inputs[1])
     axis = ctx.attrs["axis"]
+    if axis < -1:  # wrong whatever the rank; the kernel checks the upper end when the rank is unknown
+        raise ctx.error(f"axis {axis} must be -1 or a position in the output's dims")
     if indices.ndims is None:
         return [TensorShape(None)]
     if not -1 <= axis <= indices.ndims:
@@ -346,9 +352,19 @@ def _one_hot(indices, depth, on_value, off_value, *, axis):
     depth = int(depth)
     if depth < 0:
         raise ValueError(f"depth must not be negative, got {depth}")
-    check_size(indices.shape + (depth,), np.asarray(on_value).dtype)
-    hot = indices[..., None] == np.arange(depth)  # out-of-range indices (e.g. -1) give all-off rows
-    out = np.where(hot, on_value, off_value).astype(np.asarray(on_value).dtype)
+    if np.ndim(on_value) or np.ndim(off_value):
+        raise ValueError(f"on_value and off_value must be scalars, got shapes {show(np.shape(on_value))} "
+                         f"and {show(np.shape(off_value))}")
+    if not -1 <= axis <= indices.ndim:
+        raise ValueError(f"axis {axis} is out of range for indices of rank {indices.ndim}")
+    dtype = np.asarray(on_value).dtype
+    check_size(indices.shape + (depth,), dtype)
+    # written into the output, not compared with an arange(depth): an empty indices with a
+    # huge depth gives an empty output, and the arange would have been allocated in full
+    out = np.full(indices.shape + (depth,), off_value, dtype=dtype)
+    flat, where = out.reshape(-1, depth), indices.reshape(-1)
+    rows = np.flatnonzero((where >= 0) & (where < depth))  # out-of-range indices (e.g. -1) stay all off
+    flat[rows, where[rows]] = on_value
     return out if axis == -1 else np.moveaxis(out, -1, axis)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 from graphdef.framework import dtypes
 from graphdef.framework.graph import get_default_graph
 from graphdef.framework.numerics import EXACT, tensor_ulps
+from graphdef.framework.limits import check as check_size
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.ops.windows import Window, col2im, im2col, infer_window, padded, window_attrs
 from graphdef.framework.shapes import TensorShape, show
@@ -65,6 +66,8 @@ def _conv2d(x, filter, *, strides, padding, explicit_paddings, data_format, dila
     _check_depth(x.shape, f.shape)
     window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
     geometry = window.geometry(x.shape[1], x.shape[2])
+    # the output's channels come from the filter and its H x W from the attrs: either may be huge
+    check_size((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), _work(x).dtype)
     out = im2col(_work(x), window, geometry) @ _work(f).reshape(-1, f.shape[3])
     return out.reshape(x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]).astype(x.dtype, copy=False)
 
@@ -143,7 +146,10 @@ def _infer_backprop_filter(ctx):
     x = ctx.shape(0)
     if x.ndims not in (None, 4):
         raise ctx.error(f"input must be 4-D [batch, height, width, channels] (NHWC), got shape {show(x)}")
-    f_dims = sizes or [None, None, x.dims[3] if x.dims else None, ctx.shape(2).dims[3] if ctx.shape(2).dims else None]
+    g = ctx.shape(2)
+    if g.ndims not in (None, 4):  # read for its channels below: a file may give it any rank
+        raise ctx.error(f"out_backprop must be 4-D [batch, height, width, channels], got shape {show(g)}")
+    f_dims = sizes or [None, None, x.dims[3] if x.dims else None, g.dims[3] if g.dims else None]
     _check_backprop(ctx, x.dims, f_dims, 2)
     return [TensorShape(f_dims)]
 
@@ -161,6 +167,10 @@ def _conv2d_backprop_input(input_sizes, filter, out_backprop, *, strides, paddin
     window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
     geometry = window.geometry(sizes[1], sizes[2])
     _check_gradient_shape(g, sizes[0], geometry[0][0], geometry[1][0], f.shape[3])
+    # input_sizes is a value, and an empty out_backprop may stand for a patch matrix of any size
+    check_size(sizes, _work(g).dtype)
+    check_size((sizes[0] * geometry[0][0] * geometry[1][0], f.shape[0] * f.shape[1] * f.shape[2]),
+               _work(g).dtype, "patch matrix")
     cols = _work(g).reshape(-1, f.shape[3]) @ _work(f).reshape(-1, f.shape[3]).T
     return col2im(cols, window, geometry, sizes).astype(g.dtype, copy=False)
 
@@ -173,6 +183,7 @@ def _conv2d_backprop_filter(input, filter_sizes, out_backprop, *, strides, paddi
     window = Window(sizes[0], sizes[1], strides, padding, dilations, explicit_paddings, data_format)
     geometry = window.geometry(x.shape[1], x.shape[2])
     _check_gradient_shape(g, x.shape[0], geometry[0][0], geometry[1][0], sizes[3])
+    check_size(sizes, _work(x).dtype)  # filter_sizes is a value
     out = im2col(_work(x), window, geometry).T @ _work(g).reshape(-1, sizes[3])
     return out.reshape(sizes).astype(x.dtype, copy=False)
 
@@ -224,8 +235,11 @@ def _depthwise(x, filter, *, strides, padding, explicit_paddings, data_format, d
     n, _, _, c = x.shape
     m = f.shape[3]
     xp, fw = padded(_work(x), top, bottom, left, right), _work(f)
+    check_size((n, oh, ow, c * m), xp.dtype)  # m comes from the filter: it multiplies the input's size
     acc = np.zeros((n, oh, ow, c, m), dtype=xp.dtype)
-    if oh and ow:
+    # every offset is visited (padding times an inf filter entry is NaN, as in TF), unless the
+    # output is empty: an empty filter may still claim a window of 2^30 rows
+    if acc.size:
         for i, j, rows, cols in window.offsets(oh, ow):
             acc += xp[:, rows, cols, :, None] * fw[i, j]
     return acc.reshape(n, oh, ow, c * m).astype(x.dtype, copy=False)

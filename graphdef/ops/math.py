@@ -8,6 +8,7 @@ import numpy as np
 from graphdef.framework import dtypes
 from graphdef.framework.graph import Tensor, get_default_graph
 from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, elementwise_ulps, tensor_ulps
+from graphdef.framework.limits import check as check_size
 from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, builder, constant_value, convert_to_tensor,
                                    define, infer_broadcast, same_as_input)
 from graphdef.framework.shapes import TensorShape, show
@@ -303,8 +304,17 @@ def _infer_reduction(ctx):
     return [TensorShape([d for i, d in enumerate(x.dims) if i not in axes])]
 
 
+def _check_empty_reduction(x, axes, keep_dims):
+    """An empty input reduced over its empty axes may give an output of any size (a [0, 2^40]
+    Const summed over axis 0): checked against the limit before numpy fills it."""
+    if x.size == 0:
+        axes = normalize_axes(axes, x.ndim)
+        check_size([1 if i in axes else d for i, d in enumerate(x.shape) if keep_dims or i not in axes], x.dtype)
+
+
 def _sum(x, axes, *, keep_dims):
     x = np.asarray(x)
+    _check_empty_reduction(x, axes, keep_dims)
     axes = normalize_axes(axes, x.ndim)
     if not axes:  # nothing to reduce (a gradient's unbroadcast often asks for this): no copy
         return x
@@ -325,12 +335,14 @@ def _mean(x, axes, *, keep_dims):
     if count == 0:  # numpy would warn; TF quietly gives NaN
         shape = [1 if i in axes else d for i, d in enumerate(x.shape)] if keep_dims else \
             [d for i, d in enumerate(x.shape) if i not in axes]
+        check_size(shape, x.dtype)
         return np.full(shape, np.nan, dtype=x.dtype)
     return np.mean(x, axis=axes, dtype=x.dtype, keepdims=keep_dims)
 
 
 def _max(x, axes, *, keep_dims):
     x = np.asarray(x)
+    _check_empty_reduction(x, axes, keep_dims)
     lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     return np.max(x, axis=normalize_axes(axes, x.ndim), keepdims=keep_dims, initial=lowest)
 
@@ -391,12 +403,14 @@ def _extreme_grad(op, g):
 
 def _min(x, axes, *, keep_dims):
     x = np.asarray(x)
+    _check_empty_reduction(x, axes, keep_dims)
     highest = np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).max
     return np.min(x, axis=normalize_axes(axes, x.ndim), keepdims=keep_dims, initial=highest)
 
 
 def _prod(x, axes, *, keep_dims):
     x = np.asarray(x)
+    _check_empty_reduction(x, axes, keep_dims)
     return np.prod(x, axis=normalize_axes(axes, x.ndim), dtype=x.dtype, keepdims=keep_dims)
 
 
@@ -467,6 +481,10 @@ def _infer_matmul(ctx):
 def _matmul(a, b, *, transpose_a, transpose_b):
     if np.ndim(a) != 2 or np.ndim(b) != 2:
         raise ValueError(f"MatMul needs matrices, got shapes {list(np.shape(a))} and {list(np.shape(b))}")
+    # [m, k] x [k, n] is m x n whatever k is: an empty k (or k of 1) may ask for any size
+    m = np.shape(a)[1 if transpose_a else 0]
+    n = np.shape(b)[0 if transpose_b else 1]
+    check_size((m, n), np.result_type(a, b))
     return np.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
 
 

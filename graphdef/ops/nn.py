@@ -78,6 +78,9 @@ def _infer_cross_entropy(ctx):
         if not features.is_compatible_with(labels):
             raise ctx.error(f"logits {show(features)} and labels {show(labels)} must have the same shape")
         features = features.merge_with(labels)
+        # an unknown-rank features takes the labels' rank, which the file may make anything
+        if features.ndims not in (None, 2):
+            raise ctx.error(f"logits and labels must be [batch, classes], got {show(features)}")
     elif labels.ndims not in (None, 1) or (features.ndims == 2 and labels.ndims == 1
                                            and not TensorShape([features.dims[0]]).is_compatible_with(labels)):
         raise ctx.error(f"labels {show(labels)} must be [batch] for logits {show(features)}")

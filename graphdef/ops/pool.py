@@ -67,8 +67,9 @@ def _max_pool(input, *, ksize, strides, padding, explicit_paddings, data_format)
     xp = padded(x, top, bottom, left, right, lowest)
     check_size((x.shape[0], oh, ow, x.shape[3]), x.dtype)
     out = np.full((x.shape[0], oh, ow, x.shape[3]), lowest, dtype=x.dtype)
-    if oh and ow:
-        for _, _, rows, cols in window.offsets(oh, ow):
+    if out.size:  # an empty output needs no pass, however many offsets a huge window has
+        # padding alone never changes the max (fmax with the lowest value), so its offsets are skipped
+        for _, _, rows, cols in window.offsets(oh, ow, (top, x.shape[1], left, x.shape[2])):
             np.fmax(out, xp[:, rows, cols, :], out=out)
     return out
 
@@ -77,7 +78,7 @@ def _in_bounds(window, oh, ow, size_h, size_w, top, left):
     """For each window offset, which output positions read a real (unpadded) input element: [OH, OW]."""
     rows_h = np.arange(oh) * window.sh - top
     cols_w = np.arange(ow) * window.sw - left
-    for i, j, _, _ in window.offsets(oh, ow):
+    for i, j, _, _ in window.offsets(oh, ow, (top, size_h, left, size_w)):
         r = rows_h + i * window.dh
         c = cols_w + j * window.dw
         yield ((r >= 0) & (r < size_h))[:, None] & ((c >= 0) & (c < size_w))[None, :]
@@ -91,7 +92,8 @@ def _max_pool_grad(orig_input, orig_output, grad, *, ksize, strides, padding, ex
     if g.shape != (n, oh, ow, c):
         raise ValueError(f"grad has shape {show(g.shape)}, expected the pooled shape {show((n, oh, ow, c))}")
     xp = padded(x, top, bottom, left, right)
-    offsets = list(window.offsets(oh, ow)) if oh and ow else []
+    # the same offsets as _in_bounds gives: those reaching the real input (the rest are never taken)
+    offsets = list(window.offsets(oh, ow, (top, h, left, w))) if g.size else []
     # TF's CPU kernel: the first real element of a window is taken, then replaced only by a
     # strictly larger one, so ties go to the first in row-major order and a NaN first stays
     best = np.zeros(g.shape, x.dtype)
@@ -136,9 +138,11 @@ def _avg_pool(value, *, ksize, strides, padding, data_format):
     (oh, top, bottom), (ow, left, right) = _setup(x, window)
     xp = padded(_work(x), top, bottom, left, right)
     total = np.zeros((x.shape[0], oh, ow, x.shape[3]), xp.dtype)
-    if oh and ow:
-        for _, _, rows, cols in window.offsets(oh, ow):
-            total += xp[:, rows, cols, :]
+    if not total.size:  # an empty [0, H, W, C] input may still claim OH x OW counts of any size
+        return total.astype(x.dtype, copy=False)
+    # padding adds +0.0, which changes no sum: only offsets reaching the input are summed
+    for _, _, rows, cols in window.offsets(oh, ow, (top, x.shape[1], left, x.shape[2])):
+        total += xp[:, rows, cols, :]
     return (total / _counts(window, oh, ow, x.shape[1], x.shape[2], top, left, xp.dtype)).astype(x.dtype, copy=False)
 
 
@@ -153,10 +157,12 @@ def _avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_form
     if g.shape != (n, oh, ow, c):
         raise ValueError(f"grad has shape {show(g.shape)}, expected the pooled shape {show((n, oh, ow, c))}")
     check_size((n, h + top + bottom, w + left + right, c), _work(g).dtype)  # before the window loops
+    if not g.size:  # nothing to spread; orig_input_shape may still claim OH x OW counts of any size
+        return np.zeros(shape, g.dtype)
     share = _work(g) / _counts(window, oh, ow, h, w, top, left, _work(g).dtype)
     out = np.zeros((n, h + top + bottom, w + left + right, c), share.dtype)
-    if oh and ow:
-        for _, _, rows, cols in window.offsets(oh, ow):
+    if out.size:  # an offset reaching only padding adds where the crop below drops
+        for _, _, rows, cols in window.offsets(oh, ow, (top, h, left, w)):
             out[:, rows, cols, :] += share
     return out[:, top:top + h, left:left + w, :].astype(g.dtype, copy=False)
 

@@ -106,7 +106,10 @@ def _tile(input, multiples):  # noqa: A002
     reps = [int(m) for m in np.ravel(multiples)]
     if len(reps) != x.ndim or min(reps, default=0) < 0:
         raise ValueError(f"multiples {reps} must be {x.ndim} non-negative counts for shape {show(x.shape)}")
-    check_size([d * m for d, m in zip(x.shape, reps)], x.dtype)
+    dims = [d * m for d, m in zip(x.shape, reps)]
+    check_size(dims, x.dtype)
+    if 0 in dims:  # np.tile repeats dim by dim and would build the copies before a later 0 multiple
+        return np.zeros(dims, x.dtype)
     return np.tile(x, reps)
 
 
@@ -220,6 +223,8 @@ def _gather(params, indices, axis, *, batch_dims):
     p, i = np.asarray(params), np.asarray(indices)
     axis, b = _gather_dims(p.ndim, i.ndim, int(axis), batch_dims)
     _check_indices(i, p.shape[axis])
+    # each index copies a slice of params: many indices into a large slice may ask for any size
+    check_size(p.shape[:axis] + i.shape[b:] + p.shape[axis + 1:], p.dtype)
     if b == 0:
         return np.take(p, i, axis=axis)
     if p.shape[:b] != i.shape[:b]:

@@ -13,6 +13,7 @@ import numpy as np
 from graphdef.framework import dtypes
 from graphdef.framework.graph import Tensor, get_default_graph
 from graphdef.framework.numerics import EXACT
+from graphdef.framework.limits import check as check_size
 from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops import array as array_ops
@@ -173,6 +174,7 @@ def _grad_kernel(shape, begin, end, strides, dy, *, begin_mask, end_mask, ellips
     r = _resolve(shape, _ints(begin), _ints(end), _ints(strides), masks)
     if list(dy.shape) != r.final:
         raise ValueError(f"dy has shape {show(dy.shape)}, but the slice of {show(shape)} is {show(r.final)}")
+    check_size(shape, dy.dtype)  # the shape is a value: a small dy may ask for any size
     out = np.zeros(shape, dy.dtype)
     target = out[r.index]
     out[r.index] = dy.reshape(np.shape(target))

@@ -80,12 +80,34 @@ class Window:
         ow = None if w is None else self._axis(w, self.kw, self.sw, self.dw, self.explicit[4:6])[0]
         return oh, ow
 
-    def offsets(self, oh, ow):
-        """(i, j, rows, cols) for every window offset: the slices of the padded input it touches."""
-        for i in range(self.kh):
+    def offsets(self, oh, ow, real=None):
+        """(i, j, rows, cols) for every window offset: the slices of the padded input it touches.
+
+        With real=(top, h, left, w) only the offsets whose rows and columns reach the real
+        (unpadded) input are given: the others read padding alone, which every kernel ignores.
+        The window may be far larger than the input (a file's ksize of 2^30 under SAME padding),
+        and a loop over all of its offsets would not end.
+        """
+        if not (oh and ow):
+            return
+        top, h, left, w = real if real is not None else (0, None, 0, None)
+        for i in self._reaching(self.kh, self.dh, self.sh, oh, top, h):
             rows = slice(i * self.dh, i * self.dh + (oh - 1) * self.sh + 1, self.sh)
-            for j in range(self.kw):
+            for j in self._reaching(self.kw, self.dw, self.sw, ow, left, w):
                 yield i, j, rows, slice(j * self.dw, j * self.dw + (ow - 1) * self.sw + 1, self.sw)
+
+    @staticmethod
+    def _reaching(k, d, s, out, before, size):
+        """The window positions along one axis whose samples (i*d + r*s for r < out) can fall in
+        [before, before + size): the first reaches it only if its last sample does not fall short,
+        the last only if its first sample is not past it."""
+        if size is None:
+            return range(k)
+        if size <= 0:
+            return range(0)
+        first = max(0, -(-(before - (out - 1) * s) // d))
+        last = min(k - 1, (before + size - 1) // d)
+        return range(first, last + 1)
 
 
 def infer_window(ctx, window_of):
@@ -127,6 +149,8 @@ def im2col(x, window, geometry):
     x = np.ascontiguousarray(x)
     if window.kh == window.kw == window.sh == window.sw == 1 and not (top or bottom or left or right):
         return x.reshape(-1, x.shape[3])
+    # the patch matrix holds KH x KW copies of the input: a large filter multiplies its size
+    check_size((x.shape[0] * oh * ow, window.kh * window.kw * x.shape[3]), x.dtype, "patch matrix")
     xp = padded(x, top, bottom, left, right)
     return patches(xp, window, oh, ow).reshape(x.shape[0] * oh * ow, -1)
 
@@ -137,9 +161,11 @@ def col2im(cols, window, geometry, shape):
     n, h, w, c = shape
     if window.kh == window.kw == window.sh == window.sw == 1 and not (top or bottom or left or right):
         return cols.reshape(shape)
+    check_size((n, h + top + bottom, w + left + right, c), cols.dtype)  # padding comes from attrs
     out = np.zeros((n, h + top + bottom, w + left + right, c), dtype=cols.dtype)
-    if oh and ow:
+    if oh and ow and out.size:
         cols = cols.reshape(n, oh, ow, window.kh, window.kw, c)
-        for i, j, rows, columns in window.offsets(oh, ow):
+        # an offset reaching only padding adds where the crop below drops
+        for i, j, rows, columns in window.offsets(oh, ow, (top, h, left, w)):
             out[:, rows, columns, :] += cols[:, :, :, i, j, :]
     return out[:, top:top + h, left:left + w, :]
