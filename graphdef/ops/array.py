@@ -6,12 +6,11 @@ from graphdef import dtypes
 from graphdef.errors import InvalidArgumentError
 from graphdef.limits import check as check_size
 from graphdef.numerics import EXACT
-from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, constant_value, define,
-                                   python_to_numpy, same_as_input)
+from graphdef.ops.registry import (MAX_RANK, NOT_DIFFERENTIABLE, Attr, build, check_dims_value, check_dims_vector,
+                                   constant_value, define, python_to_numpy, same_as_input)
 from graphdef.shapes import TensorShape, show
 
 
-MAX_RANK = 64  # numpy's limit on a tensor's dims
 
 
 def frozen(array):
@@ -90,6 +89,7 @@ NO_OP = define("NoOp", "->", doc="Does nothing; groups control dependencies.",
 
 
 def _infer_reshape(ctx):
+    check_dims_vector(ctx, 1, "shape")
     target = constant_value(ctx.inputs[1])
     if target is None:
         n = ctx.shape(1)[0] if ctx.shape(1).ndims == 1 else None
@@ -295,6 +295,7 @@ RANGE = define(
 
 
 def _infer_broadcast_to(ctx):
+    check_dims_vector(ctx, 1, "shape")
     target = constant_value(ctx.inputs[1])
     if target is None:
         n = ctx.shape(1)[0] if ctx.shape(1).ndims == 1 else None
@@ -307,6 +308,7 @@ def _infer_broadcast_to(ctx):
 
 
 def _broadcast_to(x, shape):
+    check_dims_value(shape)
     dims = tuple(int(d) for d in np.ravel(shape))
     check_size(dims, np.asarray(x).dtype)
     return np.array(np.broadcast_to(x, dims))

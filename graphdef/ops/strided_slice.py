@@ -14,7 +14,7 @@ from graphdef import dtypes
 from graphdef.graph import Tensor, get_default_graph
 from graphdef.limits import check as check_size
 from graphdef.numerics import EXACT
-from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
+from graphdef.ops.registry import Attr, build, check_dims_value, check_dims_vector, constant_value, convert_to_tensor, define
 from graphdef.shapes import TensorShape, show
 
 _NEW_AXIS, _SHRINK = -1, -2
@@ -166,6 +166,7 @@ def _grad_kernel(shape, begin, end, strides, dy, *, begin_mask, end_mask, ellips
                  shrink_axis_mask):
     masks = dict(begin_mask=begin_mask, end_mask=end_mask, ellipsis_mask=ellipsis_mask,
                  new_axis_mask=new_axis_mask, shrink_axis_mask=shrink_axis_mask)
+    check_dims_value(shape)
     shape = tuple(_ints(shape))
     dy = np.asarray(dy)
     r = _resolve(shape, _ints(begin), _ints(end), _ints(strides), masks)
@@ -179,6 +180,7 @@ def _grad_kernel(shape, begin, end, strides, dy, *, begin_mask, end_mask, ellips
 
 
 def _infer_grad(ctx):
+    check_dims_vector(ctx, 0, "shape")
     shape = constant_value(ctx.inputs[0])
     if shape is None:
         n = ctx.shape(0).dims[0] if ctx.shape(0).ndims == 1 else None
