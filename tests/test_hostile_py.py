@@ -498,6 +498,32 @@ def test_found_conv2d_backprop_filter_with_a_2d_out_backprop(tmp_path, capsys):
     _load_fails(tmp_path, capsys, text, "node 'df' (Conv2DBackpropFilter)", "out_backprop must be 4-D")
 
 
+_LONG = node("v", "Placeholder", dtype="type: DT_INT32", shape=f"shape {{ dim {{ size: {2 ** 31} }} }}")
+_F = node("x", "Placeholder", dtype="type: DT_FLOAT")
+_ONE = const("one", shape=(1,), values=(1,))
+SHAPE_VECTOR_CASES = {
+    "Reshape": (_F + node("n", "Reshape", ["x", "v"], T="type: DT_FLOAT", Tshape="type: DT_INT32"), "shape"),
+    "BroadcastTo": (_F + node("n", "BroadcastTo", ["x", "v"], T="type: DT_FLOAT", Tidx="type: DT_INT32"), "shape"),
+    "RandomUniform": (node("n", "RandomUniform", ["v"], T="type: DT_INT32", dtype="type: DT_FLOAT"), "shape"),
+    "StridedSliceGrad": (_F + _ONE + node("n", "StridedSliceGrad", ["v", "one", "one", "one", "x"], T="type: DT_FLOAT",
+                                          Index="type: DT_INT32"), "shape"),
+    "Tile": (_F + node("n", "Tile", ["x", "v"], T="type: DT_FLOAT", Tmultiples="type: DT_INT32"), "multiples"),
+    "Slice": (_F + node("n", "Slice", ["x", "v", "v"], T="type: DT_FLOAT", Index="type: DT_INT32"), "begin"),
+    "AvgPoolGrad": (_F + node("n", "AvgPoolGrad", ["v", "x"], T="type: DT_FLOAT", padding='s: "VALID"',
+                              ksize="list { i: 1 i: 1 i: 1 i: 1 }", strides="list { i: 1 i: 1 i: 1 i: 1 }"),
+                    "orig_input_shape"),
+}
+
+
+@pytest.mark.parametrize("op_type", sorted(SHAPE_VECTOR_CASES))
+def test_found_shape_vectors_declared_2_31_long(tmp_path, capsys, op_type):
+    """A Placeholder of shape [2^31] costs nothing to declare; Reshape, BroadcastTo, RandomUniform
+    and StridedSliceGrad built a 2^31-entry shape from it (MemoryError), as Fill once did."""
+    text, what = SHAPE_VECTOR_CASES[op_type]
+    _load_fails(tmp_path, capsys, _LONG + text, f"node 'n' ({op_type})",
+                f"{what} has 2147483648 entries; a tensor has at most 64 dims")
+
+
 # -- value-sized work and allocations found by the fuzz campaign ---------------------------------
 
 @pytest.mark.parametrize("dtype, start, limit, delta, expected", [
@@ -600,6 +626,27 @@ def test_found_conv2d_backprop_input_with_huge_fed_input_sizes():
     with tf.Session(graph=g) as sess, pytest.raises(ResourceExhaustedError) as e:
         sess.run(dx, {sizes: [1, 100000, 100000, 2], dy: np.zeros([1, 100000, 100000, 0], np.float32)})
     assert one_line(e.value).startswith("node 'dx' (Conv2DBackpropInput): output [1,100000,100000,2] float32")
+
+
+def test_found_random_uniform_of_200_mb_is_made_in_chunks_with_unchanged_values():
+    """A [16776962, 3] RandomUniform (201 MB, under the fuzzer's limit) took over 10 s under load:
+    its whole-size uint64 temporaries took gigabytes. It is made a chunk at a time now; the
+    values across a chunk boundary are still the stream's, word for word."""
+    from graphdef.ops import random as random_ops
+    from graphdef.framework.random_feeds import random_value, words
+    count = random_ops._CHUNK + 7
+    g = tf.Graph()
+    with g.as_default():
+        from graphdef.ops.registry import raw_op
+        u = raw_op("RandomUniform", np.array([count], np.int32), dtype=tf.float32, seed=1, seed2=2, name="u")
+    with tf.Session(graph=g) as sess:
+        out = sess.run(u)
+    stream = (1 << 32) | 2
+    expected = ((words(stream, "u", count) >> np.uint64(40)).astype(np.float64) * 2.0 ** -24).astype(np.float32)
+    np.testing.assert_array_equal(out, expected)
+    fed = random_value(5, "x", np.float32, (count,))
+    whole = ((words(5, "x", count) >> np.uint64(40)).astype(np.float64) * 2.0 ** -23 - 1.0).astype(np.float32)
+    np.testing.assert_array_equal(fed, whole)
 
 
 def _limited_run(monkeypatch, build, feeds=None):

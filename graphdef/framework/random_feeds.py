@@ -46,11 +46,11 @@ def _mix_int(value):
     return int(_mix(np.array([value & _MASK], np.uint64))[0])
 
 
-def words(seed, name, count):
-    """The first `count` 64-bit words of placeholder `name`'s stream."""
+def words(seed, name, count, first=0):
+    """`count` 64-bit words of placeholder `name`'s stream, from word `first` on."""
     stream = _mix_int((seed & _MASK) ^ fnv1a64(name))
     with np.errstate(over="ignore"):
-        steps = np.arange(1, count + 1, dtype=np.uint64) * np.uint64(GOLDEN)
+        steps = np.arange(first + 1, first + count + 1, dtype=np.uint64) * np.uint64(GOLDEN)
         return _mix(steps + np.uint64(stream))
 
 
@@ -58,15 +58,26 @@ def random_value(seed, name, dtype, shape):
     """An ndarray of `dtype` (numpy) and `shape` for placeholder `name`, by the rule above."""
     dtype = np.dtype(dtype)
     shape = tuple(int(d) for d in shape)
-    w = words(seed, name, int(np.prod(shape, dtype=np.int64)))
+    if dtype.kind not in "fiub":
+        raise TypeError(f"cannot make random values of dtype {dtype}")
+    count = int(np.prod(shape, dtype=np.int64))
+    values = np.empty(count, dtype)
+    # a chunk at a time: the uint64 and float64 temporaries of a whole large feed took several
+    # times its size and seconds of page faults; the words are the same, so the values are too
+    for first in range(0, count, _CHUNK):
+        n = min(_CHUNK, count - first)
+        values[first:first + n] = _values(words(seed, name, n, first), dtype)
+    return values.reshape(shape)
+
+
+_CHUNK = 1 << 20  # words made at once
+
+
+def _values(w, dtype):
     if dtype.kind == "f":
         p = np.finfo(dtype).nmant + 1
         m = (w >> np.uint64(64 - p)).astype(np.float64)
-        values = (m * 2.0 ** (1 - p) - 1.0).astype(dtype)  # exact: p bits fit both float64 and dtype
-    elif dtype.kind in "iu":
-        values = (((w >> np.uint64(32)) * np.uint64(INT_RANGE)) >> np.uint64(32)).astype(dtype)
-    elif dtype.kind == "b":
-        values = (w >> np.uint64(63)).astype(np.bool_)
-    else:
-        raise TypeError(f"cannot make random values of dtype {dtype}")
-    return values.reshape(shape)
+        return (m * 2.0 ** (1 - p) - 1.0).astype(dtype)  # exact: p bits fit both float64 and dtype
+    if dtype.kind in "iu":
+        return (((w >> np.uint64(32)) * np.uint64(INT_RANGE)) >> np.uint64(32)).astype(dtype)
+    return (w >> np.uint64(63)).astype(np.bool_)

@@ -6,16 +6,13 @@ from graphdef.framework import dtypes
 from graphdef.framework.errors import InvalidArgumentError
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import EXACT
-from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, constant_value, define,
-                                   python_to_numpy, same_as_input)
-from graphdef.framework.shapes import TensorShape, show
+from graphdef.ops.registry import (Attr, MAX_RANK, NOT_DIFFERENTIABLE, build, check_dims_value, check_dims_vector,
+                                   constant_value, convert_to_tensor, define, python_to_numpy, same_as_input)
+from graphdef.framework.shapes import TensorShape, show, broadcast
 from graphdef.framework.graph import get_default_graph
-from graphdef.framework.shapes import broadcast
-from graphdef.ops.registry import convert_to_tensor
 from graphdef.ops import math as math_ops
 
 
-MAX_RANK = 64  # numpy's limit on a tensor's dims
 
 
 def frozen(array):
@@ -94,6 +91,7 @@ NO_OP = define("NoOp", "->", doc="Does nothing; groups control dependencies.",
 
 
 def _infer_reshape(ctx):
+    check_dims_vector(ctx, 1, "shape")
     target = constant_value(ctx.inputs[1])
     if target is None:
         n = ctx.shape(1)[0] if ctx.shape(1).ndims == 1 else None
@@ -294,6 +292,7 @@ RANGE = define(
 
 
 def _infer_broadcast_to(ctx):
+    check_dims_vector(ctx, 1, "shape")
     target = constant_value(ctx.inputs[1])
     if target is None:
         n = ctx.shape(1)[0] if ctx.shape(1).ndims == 1 else None
@@ -305,6 +304,7 @@ def _infer_broadcast_to(ctx):
 
 
 def _broadcast_to(x, shape):
+    check_dims_value(shape)
     dims = tuple(int(d) for d in np.ravel(shape))
     check_size(dims, np.asarray(x).dtype)
     return np.array(np.broadcast_to(x, dims))

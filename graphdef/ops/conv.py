@@ -11,7 +11,7 @@ from graphdef.framework import dtypes
 from graphdef.framework.graph import get_default_graph
 from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.framework.limits import check as check_size
-from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
+from graphdef.ops.registry import Attr, build, check_dims_vector, constant_value, convert_to_tensor, define
 from graphdef.ops.windows import Window, col2im, im2col, infer_window, padded, window_attrs
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops import array as array_ops
@@ -98,6 +98,7 @@ CONV2D = define(
 # -- the two backprops: also the forward op of a transposed convolution --------------------------
 
 def _sizes_shape(ctx, index):
+    check_dims_vector(ctx, index, f"input {index} (sizes)")
     sizes = constant_value(ctx.inputs[index])
     if ctx.shape(index).ndims not in (None, 1) or (ctx.shape(index).ndims == 1 and ctx.shape(index).dims[0]
                                                    not in (None, 4)):

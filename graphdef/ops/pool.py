@@ -11,7 +11,7 @@ import numpy as np
 from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, tensor_ulps
-from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, constant_value, define
+from graphdef.ops.registry import Attr, NOT_DIFFERENTIABLE, build, check_dims_vector, constant_value, define
 from graphdef.ops.windows import Window, infer_window, padded
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops import array as array_ops
@@ -177,6 +177,7 @@ def _infer_max_pool_grad(ctx):
 
 
 def _infer_avg_pool_grad(ctx):
+    check_dims_vector(ctx, 0, "orig_input_shape")
     sizes = constant_value(ctx.inputs[0])
     if sizes is None:
         g = ctx.shape(1)

@@ -11,14 +11,17 @@ import numpy as np
 from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import EXACT
-from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, constant_value, define
+from graphdef.ops.registry import (Attr, NOT_DIFFERENTIABLE, check_dims_value, check_dims_vector, constant_value,
+                                   define)
 from graphdef.framework.random_feeds import words
 from graphdef.framework.shapes import TensorShape
 
+_CHUNK = 1 << 20  # words made at once
 _SIGNIFICAND = {np.dtype(np.float16): 11, np.dtype(np.float32): 24, np.dtype(np.float64): 53}
 
 
 def _infer_random_uniform(ctx):
+    check_dims_vector(ctx, 0, "shape")
     shape = constant_value(ctx.inputs[0])
     if shape is not None:
         return [TensorShape([int(d) for d in np.ravel(shape)])]
@@ -27,14 +30,22 @@ def _infer_random_uniform(ctx):
 
 
 def _random_uniform(shape, *, dtype, seed, seed2, node):
+    check_dims_value(shape)
     dims = tuple(int(d) for d in np.ravel(shape))
     if any(d < 0 for d in dims):
         raise ValueError(f"shape {list(dims)} must not be negative")
     check_size(dims, dtype.np)
     bits = _SIGNIFICAND[dtype.np]
     stream = ((seed & 0xFFFFFFFF) << 32) | (seed2 & 0xFFFFFFFF)
-    mantissas = words(stream, node, int(np.prod(dims))) >> np.uint64(64 - bits)
-    return (mantissas.astype(np.float64) * 2.0 ** -bits).astype(dtype.np).reshape(dims)  # [0, 1), exact
+    count = int(np.prod(dims))
+    out = np.empty(count, dtype.np)
+    # made a chunk at a time: the uint64 and float64 temporaries of a whole 256 MiB output took
+    # several GiB and seconds of page faults; each chunk is the same stream, so values are unchanged
+    for first in range(0, count, _CHUNK):
+        n = min(_CHUNK, count - first)
+        mantissas = words(stream, node, n, first) >> np.uint64(64 - bits)
+        out[first:first + n] = mantissas.astype(np.float64) * 2.0 ** -bits  # [0, 1), exact
+    return out.reshape(dims)
 
 
 RANDOM_UNIFORM = define(

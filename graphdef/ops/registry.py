@@ -29,6 +29,7 @@ RUNTIME_PARAMS = frozenset(("state", "node", "ref", "refs"))
 # the most outputs one node may declare through a count attr (Split's num_split, Unpack's num):
 # a file's num_split=10**12 must be refused, not turned into 10**12 Tensor objects
 MAX_LISTED_OUTPUTS = 1 << 16
+MAX_RANK = 64  # numpy's limit on a tensor's dims
 
 
 @dataclass(frozen=True)
@@ -408,6 +409,25 @@ def infer_broadcast(ctx):
 
 def _broadcast(a, b):
     return broadcast(a, b)
+
+
+def check_dims_vector(ctx, index, what, per_dim=1):
+    """Refuses an input holding `per_dim` entries per dim of a shape (a shape, multiples, begin,
+    paddings) whose length, declared or constant, is past MAX_RANK: a file's Placeholder of
+    shape [2^31] costs nothing to declare, yet inference would build a 2^31-entry shape."""
+    s = ctx.shape(index)
+    n = s.dims[0] if s.ndims else None
+    value = constant_value(ctx.inputs[index])
+    if value is not None:
+        n = max(n or 0, np.size(value) // per_dim)
+    if n is not None and n > MAX_RANK:
+        raise ctx.error(f"{what} has {n} entries; a tensor has at most {MAX_RANK} dims")
+
+
+def check_dims_value(value, what="shape"):
+    """The same rule for a kernel's fed value: refused before it is turned into a tuple of dims."""
+    if np.size(value) > MAX_RANK:
+        raise ValueError(f"{what} has {np.size(value)} entries; a tensor has at most {MAX_RANK} dims")
 
 
 def scalar_shape(ctx):

@@ -9,7 +9,7 @@ from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.ops.manip import const_ints, normalize_axis
 from graphdef.framework.numerics import EXACT, tensor_ulps
-from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
+from graphdef.ops.registry import Attr, build, check_dims_vector, constant_value, convert_to_tensor, define
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops import array as array_ops
 from graphdef.ops import compare as compare_ops
@@ -45,6 +45,7 @@ def _infer_slice(ctx):
     x = ctx.shape(0)
     for i, what in ((1, "begin"), (2, "size")):
         _vector_of_rank(ctx, i, x.ndims, what)
+        check_dims_vector(ctx, i, what)
     begin, size = const_ints(ctx.inputs[1]), const_ints(ctx.inputs[2])
     if x.ndims is None:
         n = next((len(v) for v in (begin, size) if isinstance(v, list)), None)
@@ -92,6 +93,7 @@ SLICE = define(
 def _infer_tile(ctx):
     x = ctx.shape(0)
     _vector_of_rank(ctx, 1, x.ndims, "multiples")
+    check_dims_vector(ctx, 1, "multiples")
     multiples = const_ints(ctx.inputs[1])
     if multiples is None or x.ndims is None:
         n = x.ndims if x.ndims is not None else (len(multiples) if multiples is not None else None)
@@ -141,6 +143,7 @@ def _infer_pad(ctx):
     if p.ndims not in (None, 2) or (p.ndims == 2 and (p.dims[1] not in (None, 2) or (
             x.ndims is not None and p.dims[0] not in (None, x.ndims)))):
         raise ctx.error(f"paddings must be [rank, 2] for input {show(x)}, got shape {show(p)}")
+    check_dims_vector(ctx, 1, "paddings", per_dim=2)
     paddings = constant_value(ctx.inputs[1])
     if paddings is None or x.ndims is None:
         n = x.ndims if x.ndims is not None else (p.dims[0] if p.ndims == 2 else None)

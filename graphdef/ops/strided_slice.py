@@ -14,7 +14,8 @@ from graphdef.framework import dtypes
 from graphdef.framework.graph import Tensor, get_default_graph
 from graphdef.framework.numerics import EXACT
 from graphdef.framework.limits import check as check_size
-from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
+from graphdef.ops.registry import (Attr, build, check_dims_value, check_dims_vector, constant_value,
+                                   convert_to_tensor, define)
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops import array as array_ops
 from graphdef.ops import manip as manip_ops
@@ -169,6 +170,7 @@ def _grad_kernel(shape, begin, end, strides, dy, *, begin_mask, end_mask, ellips
                  shrink_axis_mask):
     masks = dict(begin_mask=begin_mask, end_mask=end_mask, ellipsis_mask=ellipsis_mask,
                  new_axis_mask=new_axis_mask, shrink_axis_mask=shrink_axis_mask)
+    check_dims_value(shape)
     shape = tuple(_ints(shape))
     dy = np.asarray(dy)
     r = _resolve(shape, _ints(begin), _ints(end), _ints(strides), masks)
@@ -182,6 +184,7 @@ def _grad_kernel(shape, begin, end, strides, dy, *, begin_mask, end_mask, ellips
 
 
 def _infer_grad(ctx):
+    check_dims_vector(ctx, 0, "shape")
     shape = constant_value(ctx.inputs[0])
     if shape is None:
         n = ctx.shape(0).dims[0] if ctx.shape(0).ndims == 1 else None
