@@ -24,20 +24,26 @@ all: setup
 
 setup: venv proto cc
 
+# $(call install_packages,WHAT,PACKAGES): apt-get installs the missing PACKAGES when root, else
+# prints the command and stops; WHAT names who needs them. The fuzz targets use it too.
+define install_packages
+@missing=$$(for p in $(2); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
+if [ -n "$$missing" ]; then \
+  if [ "$$(id -u)" = 0 ]; then \
+    echo "installing system packages for $(1):" $$missing; \
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+  else \
+    echo "$(1) needs these system packages; install them and run make again:"; \
+    echo "  sudo apt-get install $$missing"; exit 1; \
+  fi; \
+fi
+endef
+
 # The C++ runner's build needs protoc, libprotobuf, Eigen, nlohmann-json and libzip.
 sysdeps: $(BUILD)/.sysdeps
 $(BUILD)/.sysdeps: Makefile
 	@mkdir -p $(BUILD)
-	@missing=$$(for p in $(SYS_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing system packages:" $$missing; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	  else \
-	    echo "The C++ runner needs these system packages; install them and run make again:"; \
-	    echo "  sudo apt-get install $$missing"; exit 1; \
-	  fi; \
-	fi
+	$(call install_packages,the C++ runner,$(SYS_PKGS))
 	@touch $@
 
 venv: $(VENV)/.installed

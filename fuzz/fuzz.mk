@@ -31,16 +31,7 @@ FUZZ_SEEDS    = $(wildcard tests/models/*.pb tests/conformance/cases/*/*.pb test
 fuzz-sysdeps: $(FUZZ_DIR)/.sysdeps
 $(FUZZ_DIR)/.sysdeps: fuzz/fuzz.mk
 	@mkdir -p $(FUZZ_DIR)
-	@missing=$$(for p in $(FUZZ_PKGS); do dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q 'ok installed' || echo $$p; done); \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then \
-	    echo "installing fuzzing packages:" $$missing; \
-	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	  else \
-	    echo "The fuzzer needs these system packages; install them and run make again:"; \
-	    echo "  sudo apt-get install $$missing"; exit 1; \
-	  fi; \
-	fi
+	$(call install_packages,the fuzzer,$(FUZZ_PKGS))
 	@touch $@
 
 fuzz-cc: $(BUILD)/.sysdeps $(FUZZ_DIR)/.sysdeps
