@@ -56,7 +56,7 @@ def test_there_are_cases():
 
 def test_committed_files_match_the_table():
     problems = generate.differences()
-    assert not problems, ("the committed conformance files differ from what tests/conformance/cases.py "
+    assert not problems, ("the committed conformance files differ from what tests/conformance/table/ "
                           f"generates; regenerate with `{generate.REGENERATE}` and commit:\n  "
                           + "\n  ".join(problems[:30]))
 

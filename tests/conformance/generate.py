@@ -24,7 +24,7 @@ from graphdef.wire.serialize import save
 
 from . import replay
 
-from . import cases as table
+from . import table
 
 ROOT = Path(__file__).resolve().parent / "cases"
 REGENERATE = ".venv/bin/python -m tests.conformance.generate"

@@ -1,0 +1,127 @@
+"""Conformance cases: elementwise ops, one row each."""
+
+import numpy as np
+
+import graphdef as tf
+from graphdef.ops.registry import build
+
+from .base import f32, f64, i32, i64, u8, rounded, feed, INF, NAN, CASES, Case
+
+
+# -- elementwise ops, one row each --------------------------------------------------------
+# (case name, builder, x, y or None for unary ops, expected, what it shows)
+
+def raw(op_type):
+    """A builder for an op type that has no public builder of its own (TF 1.x's Add)."""
+    return lambda *inputs, name: build(op_type, list(inputs), name=name).outputs[0]
+
+
+X3 = f32(1.5, -2.0, 0.1)
+Y3 = f32(0.5, 2.0, 0.2)
+
+def _softsign32(x):
+    with np.errstate(invalid="ignore"):  # -inf / inf
+        return x / (np.float32(1) + np.abs(x))
+
+
+ELEMENTWISE = [
+    ("add_float32", raw("Add"), X3, Y3, rounded(np.add, np.float32, X3, Y3),
+     "Add (TF 1.x's op type) of float32 vectors."),
+    ("add_v2_float32", tf.add, X3, Y3, rounded(np.add, np.float32, X3, Y3),
+     "AddV2 of float32 vectors; 0.1 + 0.2 rounds once to float32."),
+    ("sub_float32", tf.subtract, X3, Y3, rounded(np.subtract, np.float32, X3, Y3),
+     "Sub of float32 vectors."),
+    ("mul_float32_negative_zero", tf.multiply, f32(1.5, -1.0, 0.1, 3.0), f32(-2.0, 0.0, 0.1, 0.5),
+     rounded(np.multiply, np.float32, f32(1.5, -1.0, 0.1, 3.0), f32(-2.0, 0.0, 0.1, 0.5)),
+     "Mul of float32 vectors; -1 * 0 is -0.0, bit for bit."),
+    ("real_div_float32", tf.truediv, f32(1.0, -3.0, 7.0, 0.5), f32(3.0, 4.0, -0.1, 8.0),
+     rounded(np.divide, np.float32, f32(1.0, -3.0, 7.0, 0.5), f32(3.0, 4.0, -0.1, 8.0)),
+     "RealDiv of float32 vectors, correctly rounded."),
+    ("real_div_float32_by_zero", tf.truediv, f32(1.0, -1.0, 0.0), f32(0.0, 0.0, 0.0),
+     f32(INF, -INF, NAN),
+     "RealDiv by zero: 1/0 = inf, -1/0 = -inf, 0/0 = nan (IEEE 754)."),
+    ("real_div_float64", tf.truediv, f64(1.0, 2.0, -5.0), f64(3.0, 7.0, 0.25),
+     f64(1.0, 2.0, -5.0) / f64(3.0, 7.0, 0.25),
+     "RealDiv of float64 vectors."),
+    ("add_float64", tf.add, f64(0.1, 1e308, -2.5), f64(0.2, 1e308, 2.5),
+     f64(0.30000000000000004, INF, 0.0),
+     "AddV2 in float64: 0.1 + 0.2 = 0.30000000000000004; 1e308 + 1e308 overflows to inf."),
+    ("maximum_float32", tf.maximum, f32(1.0, -2.0, 3.5, -INF), f32(0.5, -1.0, 3.5, 2.0),
+     f32(1.0, -1.0, 3.5, 2.0), "Maximum of float32 vectors, including -inf."),
+    ("minimum_float32", tf.minimum, f32(1.0, -2.0, 3.5, INF), f32(0.5, -1.0, 3.5, 2.0),
+     f32(0.5, -2.0, 3.5, 2.0), "Minimum of float32 vectors, including inf."),
+    ("maximum_float32_nan", tf.maximum, f32(NAN, 1.0, NAN), f32(1.0, NAN, NAN),
+     f32(NAN, NAN, NAN), "Maximum propagates NaN from either side."),
+    ("minimum_float32_nan", tf.minimum, f32(NAN, 1.0, NAN), f32(1.0, NAN, NAN),
+     f32(NAN, NAN, NAN), "Minimum propagates NaN from either side."),
+    ("pow_float32", tf.pow, f32(2.0, 9.0, 4.0, 0.0, -2.0), f32(0.5, 0.5, -1.0, 0.0, 3.0),
+     f32(np.sqrt(2.0), 3.0, 0.25, 1.0, -8.0),
+     "Pow in float32: square roots, a negative power, 0 ** 0 = 1, a negative base to an integral power."),
+    ("pow_int32", tf.pow, i32(2, 3, -2, 0, 7), i32(10, 3, 3, 0, 1),
+     i32(1024, 27, -8, 1, 7), "Pow in int32, non-negative exponents."),
+    ("add_int32_wraparound", tf.add, i32(2147483647, -2147483648, 5), i32(1, -1, -3),
+     i32(-2147483648, 2147483647, 2), "AddV2 in int32 wraps around modulo 2**32."),
+    ("sub_int32", tf.subtract, i32(5, -2147483648, 0), i32(7, 1, -3),
+     i32(-2, 2147483647, 3), "Sub in int32; INT32_MIN - 1 wraps to INT32_MAX."),
+    ("mul_int32_wraparound", tf.multiply, i32(65536, 46341, -3), i32(65536, 46341, 4),
+     i32(0, -2147479015, -12), "Mul in int32 wraps: 65536**2 = 0, 46341**2 = -2147479015."),
+    ("maximum_int32", tf.maximum, i32(3, -7, 0), i32(-3, -6, 0), i32(3, -6, 0),
+     "Maximum of int32 vectors."),
+    ("minimum_int64", tf.minimum, i64(2**40, -(2**40), 5), i64(2**41, -(2**41), 5),
+     i64(2**40, -(2**41), 5), "Minimum of int64 vectors beyond the int32 range."),
+    ("mul_int64", tf.multiply, i64(2**40, -3, 2**31), i64(3, 2**40, 2**31),
+     i64(3 * 2**40, -3 * 2**40, 2**62), "Mul in int64, products beyond 2**32."),
+    ("add_uint8_wraparound", tf.add, u8(250, 255, 1), u8(10, 1, 2), u8(4, 0, 3),
+     "AddV2 in uint8 wraps modulo 256."),
+    ("sub_uint8_wraparound", tf.subtract, u8(3, 0, 200), u8(5, 1, 100), u8(254, 255, 100),
+     "Sub in uint8 wraps modulo 256."),
+    ("maximum_uint8", tf.maximum, u8(0, 255, 7), u8(1, 254, 7), u8(1, 255, 7),
+     "Maximum of uint8 vectors."),
+
+    ("neg_float32", tf.negative, f32(1.5, -2.0, 0.0, INF), None, f32(-1.5, 2.0, -0.0, -INF),
+     "Neg in float32; -(0.0) is -0.0."),
+    ("neg_int32", tf.negative, i32(3, -4, 0), None, i32(-3, 4, 0), "Neg in int32."),
+    ("square_float32", tf.square, f32(1.5, -3.0, 0.1), None,
+     rounded(np.square, np.float32, f32(1.5, -3.0, 0.1)), "Square in float32."),
+    ("square_int32", tf.square, i32(-3, 4, 0), None, i32(9, 16, 0), "Square in int32."),
+    ("sqrt_float32", tf.sqrt, f32(4.0, 2.0, 0.0, -1.0, INF), None,
+     rounded(np.sqrt, np.float32, f32(4.0, 2.0, 0.0, -1.0, INF)),
+     "Sqrt in float32 is correctly rounded; sqrt(-1) is nan, sqrt(inf) is inf."),
+    ("exp_float32", tf.exp, f32(0.0, 1.0, -1.5, 10.0, -INF, 100.0), None,
+     rounded(np.exp, np.float32, f32(0.0, 1.0, -1.5, 10.0, -INF, 100.0)),
+     "Exp in float32; exp(-inf) = 0 and exp(100) overflows to inf."),
+    ("exp_float64", tf.exp, f64(0.0, 1.0, -1.5, 10.0), None, np.exp(f64(0.0, 1.0, -1.5, 10.0)),
+     "Exp in float64."),
+    ("log_float32", tf.log, f32(1.0, np.e, 0.5, 0.0, -1.0, INF), None,
+     rounded(np.log, np.float32, f32(1.0, np.e, 0.5, 0.0, -1.0, INF)),
+     "Log in float32; log(0) = -inf, log(-1) = nan, log(inf) = inf."),
+    ("abs_float32", tf.abs, f32(-1.5, 2.0, -0.0, -INF), None, f32(1.5, 2.0, 0.0, INF),
+     "Abs in float32; |-0.0| is +0.0."),
+    ("abs_int32", tf.abs, i32(-3, 4, 0, -2147483647), None, i32(3, 4, 0, 2147483647), "Abs in int32."),
+    ("sigmoid_float32", tf.sigmoid, f32(0.0, 1.0, -2.0, 5.0), None,
+     rounded(lambda x: 1 / (1 + np.exp(-x)), np.float32, f32(0.0, 1.0, -2.0, 5.0)),
+     "Sigmoid in float32; sigmoid(0) = 0.5."),
+    ("tanh_float32", tf.tanh, f32(0.0, 0.5, -1.0, 3.0), None,
+     rounded(np.tanh, np.float32, f32(0.0, 0.5, -1.0, 3.0)), "Tanh in float32."),
+    ("relu_float32", tf.nn.relu, f32(-1.0, 0.0, 2.5, -INF, INF), None,
+     f32(0.0, 0.0, 2.5, 0.0, INF), "Relu in float32."),
+    ("relu_int32", tf.relu, i32(-5, 0, 7), None, i32(0, 0, 7), "Relu in int32."),
+    ("softsign_float32", tf.nn.softsign, f32(-3.0, -0.0, 0.1, 1.0, 1e30, -INF, NAN), None,
+     _softsign32(f32(-3.0, -0.0, 0.1, 1.0, 1e30, -INF, NAN)),
+     "Softsign in float32: x / (1 + |x|), each step an IEEE float32 rounding; -0.0 stays -0.0, "
+     "-inf / inf is nan."),
+]
+
+
+def _elementwise(name, fn, x, y, expected, doc):
+    def make():
+        if y is None:
+            fn(feed("x", x), name="z")
+            return {"x": x}, {"z:0": expected}
+        fn(feed("x", x), feed("y", y), name="z")
+        return {"x": x, "y": y}, {"z:0": expected}
+    CASES.append(Case(name, doc, make))
+
+
+for _row in ELEMENTWISE:
+    _elementwise(*_row)
