@@ -129,7 +129,11 @@ test: setup $(VENV)/.oracles $(VENV)/.demo
 test-profiles: setup $(VENV)/.oracles $(VENV)/.demo
 	$(VPY) -m tests.cpu_profiles $(PROFILES)
 
-bench: setup $(VENV)/.oracles
+$(VENV)/.bench: $(VENV)/.oracles pyproject.toml
+	$(VPY) -m pip install -q -e '.[bench]'
+	@touch $@
+
+bench: setup $(VENV)/.bench
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(VPY) $$f || exit 1; done
 
 # Regenerate the committed TensorFlow-made models and TF1 transcripts (needs TensorFlow).
