@@ -64,8 +64,12 @@ $(VENV)/.demo: $(VENV)/.installed pyproject.toml
 	@touch $@
 
 proto: $(PY_GEN)
+# protoc writes a proto's imports as top-level Python imports (`import graph_pb2`); inside the
+# package they must be relative. A proto's Python module also waits for those it imports.
 graphdef/_proto/%_pb2.py: proto/%.proto $(VENV)/.installed
 	$(VPY) -m grpc_tools.protoc -Iproto --python_out=graphdef/_proto $<
+	sed -i 's/^import \([a-z_]*_pb2\) as /from . import \1 as /' $@
+graphdef/_proto/tensor_bundle_pb2.py: graphdef/_proto/graph_pb2.py
 
 # Generated sources are kept: as an intermediate of two pattern rules, make would delete them
 # after each build and the next build would regenerate them and recompile everything.
