@@ -19,7 +19,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.cc_helpers import assert_same, fails, outputs
+from tests.cc_helpers import Graph, assert_same, fails, outputs, str_attr
 from tests.numerics_policy import assert_conforms
 
 EXIT_USAGE, EXIT_MODEL, EXIT_RUN = 2, 3, 4
@@ -342,3 +342,40 @@ def test_frozen_keras_rnns(tf, convert_to_constants, cc_runner, cc_kernels, tmp_
         pytest.xfail(f"graphrun-cc has no kernel for {', '.join(missing)}")
     got = outputs(cc_runner, path, "--feed", f"x=@{tmp_path / 'x.npy'}", "--fetch", fetch)[fetch]
     assert_conforms(got, expected, graph_def, fetch)
+
+
+def test_a_loop_past_the_iteration_limit_is_an_error(tf, cc_runner, tmp_path):
+    model, _, _ = tf1_graph(tf, tmp_path, build_while)
+    args = [cc_runner, model, "--feed", "x=[1,2,3]", "--feed", "n=5", "--fetch", "while/Exit_1"]
+    env = dict(os.environ, GRAPHDEF_MAX_WHILE_ITERATIONS="5")  # the body runs 5 times, then the condition fails
+    assert subprocess.run(list(map(str, args)), env=env, capture_output=True, timeout=60).returncode == 0
+    env["GRAPHDEF_MAX_WHILE_ITERATIONS"] = "4"
+    proc = subprocess.run(list(map(str, args)), env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == EXIT_RUN, proc.stderr
+    assert "loop frame 'while/while_context' ran more than 4 iterations; set GRAPHDEF_MAX_WHILE_ITERATIONS" \
+        in proc.stderr, proc.stderr
+
+
+def malformed_frames(kind):
+    """Control flow no TensorFlow program makes, built by hand."""
+    g = Graph()
+    g.const("c", np.float32(1.0))
+    if kind == "exit outside a loop":
+        g.op("out", "Exit", ["c"], np.float32)
+    elif kind == "two frames":
+        g.op("inside", "Enter", ["c"], np.float32, frame_name=str_attr("loop"))
+        g.op("out", "AddV2", ["inside", "c"], np.float32)
+    elif kind == "next iteration outside a loop":
+        g.op("out", "NextIteration", ["c"], np.float32)
+    return g
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("exit outside a loop", "node 'out' (Exit) is not inside a loop: no Enter leads to it"),
+    ("two frames", "node 'out' (AddV2) has inputs from two frames"),
+    ("next iteration outside a loop", "node 'out' (NextIteration) is not inside a loop"),
+])
+def test_malformed_frames_are_refused(cc_runner, tmp_path, kind, message):
+    model = malformed_frames(kind).save(tmp_path / "model.pb")
+    line = fails(cc_runner, EXIT_MODEL, model, "--fetch", "out")
+    assert message in line, line

@@ -1,6 +1,8 @@
 #include "exec/frame_executor.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <deque>
 #include <new>
 
@@ -26,6 +28,24 @@ void for_each_dependency(const GraphNode& node, Visit&& visit) {
     if (!node.input_spec(i).is_ref) visit(node.inputs[i].node, false);
   }
   for (int control : node.control_inputs) visit(control, true);
+}
+
+// GRAPHDEF_MAX_WHILE_ITERATIONS (default 10^6), as the functional While of
+// both runtimes: a hostile loop whose condition never fails must end in an
+// error, not hang. Read once.
+int64_t max_while_iterations() {
+  static const int64_t limit = [] {
+    const char* text = std::getenv("GRAPHDEF_MAX_WHILE_ITERATIONS");
+    if (text == nullptr || *text == '\0') return int64_t{1000000};
+    char* end = nullptr;
+    errno = 0;
+    const long long value = std::strtoll(text, &end, 10);
+    if (*end != '\0' || errno != 0 || value < 1) {
+      throw UsageError(std::string("GRAPHDEF_MAX_WHILE_ITERATIONS=") + text + " is not a positive whole number");
+    }
+    return static_cast<int64_t>(value);
+  }();
+  return limit;
 }
 
 }  // namespace
@@ -83,7 +103,7 @@ int FrameExecutor::child_frame(int parent, const std::string& name, int enter) {
 // The frame a node's outputs are in: an Exit's go to the parent frame.
 int FrameExecutor::out_frame(int node) const {
   const int frame = frame_of_[node];
-  if (!is_op(graph_.node(node), "Exit")) return frame;
+  if (fed_[node] || !is_op(graph_.node(node), "Exit")) return frame;
   if (frame == 0) fail(graph_.node(node).describe() + " is not inside a loop: no Enter leads to it");
   return frames_[frame].parent;
 }
@@ -148,6 +168,7 @@ void FrameExecutor::order_frames(const std::vector<char>& needed, const FeedMap&
     Frame& frame = frames_[frame_of_[i]];
     slot_of_[i] = static_cast<int>(frame.members.size());
     frame.members.push_back(i);
+    if (fed_[i]) continue;  // a fed value replaces the node and its role
     if (is_op(node, "Enter")) {
       index_in_frame_[i] = static_cast<int>(frame.enters.size());
       frame.enters.push_back(i);
@@ -161,7 +182,7 @@ void FrameExecutor::order_frames(const std::vector<char>& needed, const FeedMap&
     }
   }
   for (int i = 0; i < n; ++i) {
-    if (!needed[i] || !is_op(graph_.node(i), "Exit")) continue;
+    if (!needed[i] || fed_[i] || !is_op(graph_.node(i), "Exit")) continue;
     Frame& parent = frames_[out_frame(i)];
     exit_slot_[i] = static_cast<int>(parent.members.size() + parent.child_exits.size());
     parent.child_exits.push_back(i);
@@ -187,7 +208,7 @@ void FrameExecutor::order_frames(const std::vector<char>& needed, const FeedMap&
     const int unit = enter ? ~frame_of_[i] : i;
     for_each_dependency(node, [&](int producer, bool is_control) {
       const GraphNode& from = graph_.node(producer);
-      if (is_op(from, "NextIteration")) {
+      if (is_op(from, "NextIteration") && !fed_[producer]) {
         if (is_control || !is_op(node, "Merge")) {
           fail(from.describe() + " feeds " + node.describe() + "; a NextIteration may only feed a Merge");
         }
@@ -263,7 +284,7 @@ FrameExecutor::Value FrameExecutor::read(int frame, Endpoint from, int consumer,
                                          const std::vector<Slot>& slots, const std::vector<Value>& carried,
                                          RunState& run) const {
   const GraphNode& producer = graph_.node(from.node);
-  if (consumer >= 0 && is_op(producer, "NextIteration") && is_op(graph_.node(consumer), "Merge")) {
+  if (consumer >= 0 && !fed_[from.node] && is_op(producer, "NextIteration") && is_op(graph_.node(consumer), "Merge")) {
     return iteration == 0 ? Value{} : carried[index_in_frame_[from.node]];
   }
   // A variable is read when its consumer runs, as in the static executor.
@@ -335,6 +356,11 @@ std::vector<FrameExecutor::Value> FrameExecutor::run_loop(int frame_index, const
       more = more || live;
     }
     if (!more) return exits;
+    // iteration + 1 bodies have run, and the loop wants another condition check
+    if (iteration + 1 > max_while_iterations()) {
+      throw RunError(frame_label(frame_index) + " ran more than " + std::to_string(max_while_iterations()) +
+                     " iterations; set GRAPHDEF_MAX_WHILE_ITERATIONS to allow more");
+    }
   }
 }
 
