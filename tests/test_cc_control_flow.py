@@ -272,6 +272,40 @@ def test_tensor_list_ops(tf, cc_runner, tmp_path):
     check_against_tf(tf, cc_runner, tmp_path, build_lists, [{"x": LIST_X, "i": np.array(i, np.int32)} for i in (0, 2)])
 
 
+def build_push_pop(tf):
+    p = placeholders(tf, x=(tf.float32, [4, 2]), bound=(tf.int32, []))
+    raw = tf.raw_ops
+    empty = raw.EmptyTensorList(element_shape=tf.constant([2], tf.int64), max_num_elements=p["bound"],
+                                element_dtype=tf.float32)
+    pushed = raw.TensorListPushBack(input_handle=raw.TensorListPushBack(input_handle=empty, tensor=p["x"][0]),
+                                    tensor=p["x"][3])
+    popped, last = raw.TensorListPopBack(input_handle=pushed, element_shape=[-1], element_dtype=tf.float32)
+    return {
+        "stacked": raw.TensorListStack(input_handle=pushed, element_shape=[2], element_dtype=tf.float32),
+        "last": last,
+        "left": raw.TensorListLength(input_handle=popped),
+        "unset_popped": raw.TensorListPopBack(
+            input_handle=raw.TensorListReserve(element_shape=[3], num_elements=2, element_dtype=tf.int32),
+            element_shape=[3], element_dtype=tf.int32)[1],
+    }
+
+
+def test_push_back_and_pop_back(tf, cc_runner, tmp_path):
+    # max_num_elements -1: no bound
+    check_against_tf(tf, cc_runner, tmp_path, build_push_pop,
+                     [{"x": LIST_X, "bound": np.array(b, np.int32)} for b in (-1, 2)])
+
+
+def test_pushing_onto_a_full_list_is_an_error(tf, cc_runner, tmp_path):
+    model, graph, fetched = tf1_graph(tf, tmp_path, build_push_pop)
+    feeds = {"x": LIST_X, "bound": np.array(1, np.int32)}
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf_run(tf, graph, {"last": fetched["last"]}, feeds)
+    np.savez(tmp_path / "feeds.npz", **feeds)
+    line = fails(cc_runner, EXIT_RUN, model, "--feeds", tmp_path / "feeds.npz", "--fetch", fetched["last"].name)
+    assert "(TensorListPushBack)" in line and "the list is full: it holds its max_num_elements, 1" in line, line
+
+
 def test_a_list_index_out_of_range_is_an_error(tf, cc_runner, tmp_path):
     model, graph, fetched = tf1_graph(tf, tmp_path, build_lists)
     feeds = {"x": LIST_X, "i": np.array(5, np.int32)}

@@ -2,6 +2,7 @@
 // holding a shared, immutable TensorList; every op that "changes" a list
 // makes a new one (sharing the element tensors), so a list value seen by two
 // consumers or two loop iterations never changes under either.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -64,6 +65,7 @@ class TensorList : public VariantValue {
   DataType element_dtype = graphdef::DT_INVALID;
   PartialShape element_shape;
   std::vector<TensorPtr> items;  // nullptr: a reserved slot nothing has set yet
+  int64_t max_size = -1;         // EmptyTensorList's max_num_elements; -1: no bound
 
   std::string type_name() const override { return "TensorList"; }
 };
@@ -108,7 +110,7 @@ const TensorList& read_list(KernelContext& context, int i, bool check_dtype = tr
 
 // A list with this many slots, refused when its slots alone would pass the
 // tensor byte limit (a hostile num_elements must not exhaust memory).
-std::shared_ptr<TensorList> new_list(DataType dtype, PartialShape shape, int64_t size) {
+std::shared_ptr<TensorList> new_list(DataType dtype, PartialShape shape, int64_t size, int64_t max_size = -1) {
   if (size < 0) throw Error("a list cannot have " + std::to_string(size) + " elements");
   const uint64_t bytes = static_cast<uint64_t>(size) * sizeof(TensorPtr);
   if (bytes > max_tensor_bytes()) {
@@ -119,6 +121,7 @@ std::shared_ptr<TensorList> new_list(DataType dtype, PartialShape shape, int64_t
   list->element_dtype = dtype;
   list->element_shape = std::move(shape);
   list->items.resize(static_cast<std::size_t>(size));
+  list->max_size = max_size;
   return list;
 }
 
@@ -222,7 +225,7 @@ REGISTER_KERNEL(Kernel("TensorListSetItem")
                         size = int64_t{index.data<int32_t>()[0]} + 1;
                       }
                       const int64_t i = read_index(index, size);
-                      auto out = new_list(list.element_dtype, list.element_shape, size);
+                      auto out = new_list(list.element_dtype, list.element_shape, size, list.max_size);
                       std::copy(list.items.begin(), list.items.end(), out->items.begin());
                       out->items[static_cast<std::size_t>(i)] = item;
                       emit_list(context, 0, std::move(out));
@@ -259,6 +262,65 @@ REGISTER_KERNEL(Kernel("TensorListStack")
                         if (list.items[i] && row_bytes > 0) std::memcpy(bytes + i * row_bytes, list.items[i]->raw_data(), row_bytes);
                       }
                       context.set_output(0, std::move(out));
+                    }));
+
+REGISTER_KERNEL(Kernel("EmptyTensorList")
+                    .input("element_shape", "shape_type")
+                    .input("max_num_elements", graphdef::DT_INT32)
+                    .output(graphdef::DT_VARIANT)
+                    .type_attr("element_dtype")
+                    .type_attr("shape_type", dtypes_of(IndexTypes{}))
+                    .compute([](KernelContext& context) {
+                      const Tensor& bound = context.input(1);
+                      if (bound.rank() != 0) throw Error("max_num_elements must be a scalar, not " + shape_string(bound.shape()));
+                      const int64_t max_size = bound.data<int32_t>()[0];
+                      if (max_size < -1) throw Error("max_num_elements is " + std::to_string(max_size) + "; it must be -1 (no bound) or >= 0");
+                      emit_list(context, 0, new_list(context.attr_type("element_dtype"),
+                                                     read_element_shape(context.input(0)), 0, max_size));
+                    }));
+
+REGISTER_KERNEL(Kernel("TensorListPushBack")
+                    .input("input_handle", graphdef::DT_VARIANT)
+                    .input("tensor", "element_dtype")
+                    .output(graphdef::DT_VARIANT)
+                    .type_attr("element_dtype")
+                    .compute([](KernelContext& context) {
+                      const TensorList& list = read_list(context, 0);
+                      const TensorPtr& item = context.input_ptr(1);
+                      if (!list.element_shape.admits(item->shape())) {
+                        throw Error("the tensor's shape " + shape_string(item->shape()) + " does not match the list's element shape " +
+                                    list.element_shape.str());
+                      }
+                      const int64_t size = static_cast<int64_t>(list.items.size());
+                      if (list.max_size >= 0 && size >= list.max_size) {
+                        throw Error("the list is full: it holds its max_num_elements, " + std::to_string(list.max_size));
+                      }
+                      auto out = new_list(list.element_dtype, list.element_shape, size + 1, list.max_size);
+                      std::copy(list.items.begin(), list.items.end(), out->items.begin());
+                      out->items.back() = item;
+                      emit_list(context, 0, std::move(out));
+                    }));
+
+REGISTER_KERNEL(Kernel("TensorListPopBack")
+                    .input("input_handle", graphdef::DT_VARIANT)
+                    .input("element_shape", graphdef::DT_INT32)
+                    .output(graphdef::DT_VARIANT)
+                    .output("element_dtype")
+                    .type_attr("element_dtype")
+                    .compute([](KernelContext& context) {
+                      const TensorList& list = read_list(context, 0);
+                      if (list.items.empty()) throw Error("cannot pop from an empty list");
+                      const PartialShape shape = merge(list.element_shape, read_element_shape(context.input(1)));
+                      const TensorPtr& item = list.items.back();
+                      if (item && !shape.admits(item->shape())) {
+                        throw Error("the last element has shape " + shape_string(item->shape()) + ", not the element_shape " +
+                                    shape.str());
+                      }
+                      auto out = new_list(list.element_dtype, list.element_shape,
+                                          static_cast<int64_t>(list.items.size()) - 1, list.max_size);
+                      std::copy(list.items.begin(), list.items.end() - 1, out->items.begin());
+                      emit_list(context, 0, std::move(out));
+                      context.set_output(1, item ? item : zeros_for_unset(list.element_dtype, shape, "the last element"));
                     }));
 
 REGISTER_KERNEL(Kernel("TensorListLength")
