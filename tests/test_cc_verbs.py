@@ -204,7 +204,8 @@ node { name: "a>b" op: "Identity" input: "x" attr { key: "T" value { type: DT_FL
 INSPECT_GAPS = set("""
 conformance/cases/argmax_argmin conformance/cases/avg_pool conformance/cases/avg_pool_grad
 conformance/cases/broadcast_gradient_args conformance/cases/broadcast_gradient_args_both_one
-conformance/cases/broadcast_to conformance/cases/comparisons_float32 conformance/cases/concat_stack_unstack
+conformance/cases/broadcast_gradient_args_int64_and_empty conformance/cases/broadcast_to
+conformance/cases/broadcast_to_dtypes conformance/cases/comparisons_float32 conformance/cases/concat_stack_unstack
 conformance/cases/conv2d_backprop_filter conformance/cases/conv2d_backprop_input
 conformance/cases/conv2d_explicit_padding conformance/cases/conv2d_float64_1x1
 conformance/cases/conv2d_same_stride2 conformance/cases/conv2d_valid_dilated_rect
@@ -212,7 +213,8 @@ conformance/cases/depthwise_conv2d conformance/cases/fill_int64_dims_empty confo
 conformance/cases/fill_zeros_ones conformance/cases/fused_batch_norm_inference
 conformance/cases/fused_batch_norm_training conformance/cases/gather conformance/cases/identity_n
 conformance/cases/max_pool conformance/cases/max_pool_grad conformance/cases/max_pool_nan
-conformance/cases/one_hot conformance/cases/range conformance/cases/slice conformance/cases/softmax_cross_entropy
+conformance/cases/one_hot conformance/cases/range conformance/cases/range_more conformance/cases/slice
+conformance/cases/softmax_cross_entropy
 conformance/cases/sparse_softmax_cross_entropy conformance/cases/split_splitv
 conformance/cases/squeeze_expand_dims conformance/cases/strided_slice conformance/cases/strided_slice_grad
 conformance/cases/strided_slice_masks conformance/cases/tile_pad conformance/cases/train_steps
