@@ -1,7 +1,9 @@
-"""What the graphrun-cc tests share: graphs built with the generated protobuf classes, the runner
-run as a subprocess, and exact and tolerant comparisons."""
+"""What the graphrun-cc tests share: graphs built with the generated protobuf classes, and the runner
+(RUNNER, the `cc_runner` fixture of conftest.py) run as a subprocess by `run_cc`, the one place that
+runs it. Comparisons are in tests/numerics_policy.py."""
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -9,11 +11,13 @@ import numpy as np
 
 from graphdef._proto import graph_pb2
 from graphdef.ops import REGISTRY
+from tests.conformance.replay import from_json_output
 
 
 REPO = Path(__file__).resolve().parent.parent
 
 
+# the one place the runner's path is written; tests take it from the `cc_runner` fixture, which builds it
 RUNNER = REPO / "build" / "graphrun-cc"
 
 
@@ -121,27 +125,41 @@ def shape_attr(dims):
     return attr
 
 
-def run(runner, *args):
-    proc = subprocess.run([str(runner), *map(str, args)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode >= 0, f"graphrun-cc died with signal {-proc.returncode}: {proc.stderr}"
-    return proc
+def run_cc(runner, *args, env=None, timeout=300):
+    """(exit code, stdout, stderr) of graphrun-cc; dying by a signal fails the test. `env` sets
+    variables over this process's environment, a None value removes one."""
+    full_env = dict(os.environ)
+    for key, value in (env or {}).items():
+        if value is None:
+            full_env.pop(key, None)
+        else:
+            full_env[key] = value
+    proc = subprocess.run([str(runner), *map(str, args)], capture_output=True, text=True, timeout=timeout,
+                          env=full_env)
+    assert proc.returncode >= 0, f"graphrun-cc died with signal {-proc.returncode}: {proc.stderr[-2000:]}"
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def listed_kernels(runner):
+    """The op types graphrun-cc --list-kernels names."""
+    return {line.split()[0] for line in ok(runner, "--list-kernels").splitlines() if line.strip()}
 
 
 def ok(runner, *args):
-    proc = run(runner, *args)
-    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}"
-    assert proc.stderr == ""
-    return proc.stdout
+    code, stdout, stderr = run_cc(runner, *args)
+    assert code == 0, f"exit {code}: {stderr}"
+    assert stderr == ""
+    return stdout
 
 
 def fails(runner, code, *args):
     """The one stderr line of a run that must exit with `code`."""
-    proc = run(runner, *args)
-    assert proc.returncode == code, f"exit {proc.returncode}, expected {code}: {proc.stderr}"
-    lines = proc.stderr.splitlines()
-    assert len(lines) == 1 and proc.stderr.endswith("\n"), f"stderr is not one line: {proc.stderr!r}"
+    got, stdout, stderr = run_cc(runner, *args)
+    assert got == code, f"exit {got}, expected {code}: {stderr}"
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and stderr.endswith("\n"), f"stderr is not one line: {stderr!r}"
     assert lines[0].startswith("graphrun-cc: ")
-    assert proc.stdout == ""
+    assert stdout == ""
     return lines[0]
 
 
@@ -149,48 +167,13 @@ def outputs(runner, model, *args):
     """{fetch name: ndarray} from --json output, decoded independently of the runner."""
     stdout = ok(runner, model, *args, "--json")
     assert stdout.endswith("\n") and stdout.count("\n") == 1
-    special = {"nan": np.nan, "inf": np.inf, "-inf": -np.inf}
-
-    def walk(v):
-        return [walk(x) for x in v] if isinstance(v, list) else special.get(v, v) if isinstance(v, str) else v
-
-    result = {}
-    for out in json.loads(stdout)["outputs"]:
-        dtype = np.dtype(out["dtype"])
-        values = walk(out["values"])
-        if dtype.kind == "f":
-            array = np.array(values, dtype=np.float64).astype(dtype)
-        else:
-            array = np.array(values, dtype=dtype)
-        if array.size == 0:
-            array = np.zeros(out["shape"], dtype)
-        assert list(array.shape) == out["shape"]
-        result[out["name"]] = array
-    return result
+    return dict(from_json_output(out) for out in json.loads(stdout)["outputs"])
 
 
 def output(runner, model, *args):
     """The single fetched value."""
     (value,) = outputs(runner, model, *args).values()
     return value
-
-
-def assert_same(actual, expected):
-    """Equal dtype, shape and bits (any NaN matches any NaN)."""
-    expected = np.asarray(expected)
-    assert actual.dtype == expected.dtype and actual.shape == expected.shape, (actual, expected)
-    if expected.dtype.kind == "f":
-        both_nan = np.isnan(actual) & np.isnan(expected)
-        bits = f"u{expected.dtype.itemsize}"
-        assert np.all(both_nan | (actual.view(bits) == expected.view(bits))), (actual, expected)
-    else:
-        assert np.array_equal(actual, expected), (actual, expected)
-
-
-def assert_close(actual, expected, rtol=1e-6):
-    expected = np.asarray(expected)
-    assert actual.dtype == expected.dtype and actual.shape == expected.shape, (actual, expected)
-    np.testing.assert_allclose(actual, expected, rtol=rtol, atol=1e-30, equal_nan=True)
 
 
 def binary_graph(tmp_path, op, x, y, dtype=None):
@@ -218,6 +201,14 @@ def reduction_graph(tmp_path, op, x, axes, keep_dims=False, axes_dtype=np.int32)
 
 
 X23 = np.array([[1.5, -2.0, 0.1], [4.0, 0.0, -7.25]], np.float32)
+
+
+def op_graph(tmp_path, op, inputs, dtype, **attrs):
+    """Consts a, b, ... holding `inputs`, feeding `op` as node "z" of type `dtype`."""
+    g = Graph()
+    names = [g.const("abcdef"[i], value) for i, value in enumerate(inputs)]
+    g.op("z", op, names, dtype, **attrs)
+    return g.save(tmp_path / "model.pb")
 
 
 def fed_graph(tmp_path, op, inputs, **attrs):

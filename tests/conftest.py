@@ -1,12 +1,14 @@
 """Shared test set-up: every kernel's output is checked against its op's inferred dtype and shape."""
 
 import os
+import subprocess
 
 os.environ["GRAPHDEF_CHECK_KERNELS"] = "1"  # read when graphdef.client.session is imported
 
 import pytest  # noqa: E402
 
 import graphdef as tf  # noqa: E402
+from tests.cc_helpers import REPO, RUNNER  # noqa: E402
 
 
 @pytest.fixture
@@ -20,19 +22,15 @@ def graph():
 @pytest.fixture(scope="session")
 def cc_runner():
     """build/graphrun-cc, built with `make cc` when missing; a failed build fails, never skips."""
-    import pathlib
-    import subprocess
-    repo = pathlib.Path(__file__).resolve().parent.parent
-    binary = repo / "build" / "graphrun-cc"
-    if not binary.exists():
-        proc = subprocess.run(["make", "-s", "cc"], cwd=repo, capture_output=True, text=True)
-        if proc.returncode != 0 or not binary.exists():
+    if not RUNNER.exists():
+        proc = subprocess.run(["make", "-s", "cc"], cwd=REPO, capture_output=True, text=True)
+        if proc.returncode != 0 or not RUNNER.exists():
             tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
             pytest.fail(f"`make cc` could not build build/graphrun-cc:\n{tail}")
-    return binary
+    return RUNNER
 
 
 @pytest.fixture(scope="session")
 def runner(cc_runner):
-    """The graphrun-cc tests' name for cc_runner."""
+    """cc_runner's shorter name, as the graphrun-cc tests call it."""
     return cc_runner

@@ -1,7 +1,12 @@
-"""Shared by the graphrun verb tests: run graphrun in-process and check its streams."""
+"""Shared by the graphrun verb tests: run graphrun in-process and check its streams, and the models
+several of them run."""
 
+import contextlib
+import io
 import json
 from pathlib import Path
+
+import numpy as np
 
 import graphdef as tf
 from graphdef.graphrun import cli
@@ -20,6 +25,14 @@ def save_model(path, build):
         build()
     serialize.save(g, path)
     return path
+
+
+def run_graphrun(*argv):
+    """graphrun in this process without capsys: (exit code, stdout, stderr)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
 
 
 def graphrun(capsys, *argv):
@@ -50,3 +63,19 @@ def json_line(text):
     """A --json stdout: one line holding one JSON document."""
     assert text.endswith("\n") and text.count("\n") == 1, text
     return json.loads(text)
+
+
+def counter_model(tmp_path):
+    """A float64 counter: init sets it to 0, inc adds 1, double multiplies it by 2, add_k adds k."""
+    graph = tf.Graph()
+    with graph.as_default():
+        v = tf.Variable(np.float64(0), name="v")
+        tf.assign_add(v, np.float64(1), name="inc")
+        tf.assign(v, v * np.float64(2), name="double")
+        k = tf.placeholder(tf.float64, [], name="k")
+        tf.assign_add(v, k, name="add_k")
+        tf.identity(tf.placeholder(tf.float64, [2], name="unused") * 2.0, name="twice")
+        tf.global_variables_initializer()
+    path = tmp_path / "counter.pb"
+    tf.save(graph, str(path))
+    return path

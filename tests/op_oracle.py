@@ -15,12 +15,10 @@ run is tested against numpy or central differences instead, in the test that nee
 
 import os
 
-import numpy as np
 import pytest
 
 import graphdef
-from graphdef.framework.numerics import combined
-from graphdef.ops.registry import numerics_of
+from tests.numerics_policy import assert_all_conform
 
 
 @pytest.fixture(scope="module")
@@ -45,20 +43,6 @@ def _feed(feeds):
     return {f"{name}:0": value for name, value in feeds.items()}
 
 
-def assert_same(ours, theirs, names, graph, slack=1):
-    """`slack` multiplies the policy's ulps where TF computes a longer chain than the graph says
-    (its fused gradient kernels); it is never a tolerance of its own."""
-    graph_def = graph.as_graph_def()
-    problems = []
-    for name, a, b in zip(names, ours, theirs):
-        a, b = np.asarray(a), np.asarray(b)
-        numerics = numerics_of(graph_def, name)
-        why = combined([numerics] * slack).tolerance(b.dtype).mismatch(a, b)
-        if why:
-            problems.append(f"{name}: {why}")
-    assert not problems, "graphdef and TensorFlow differ:\n  " + "\n  ".join(problems)
-
-
 def run_both(tf, make, feeds):
     """make() builds into a fresh default graph and returns the tensors to fetch; returns our values."""
     graph = graphdef.Graph()
@@ -69,7 +53,7 @@ def run_both(tf, make, feeds):
         ours = sess.run(names, _feed(feeds))
     with _session(tf, _import(tf, graph.as_graph_def())) as sess:
         theirs = sess.run(names, _feed(feeds))
-    assert_same(ours, theirs, names, graph)
+    assert_all_conform(ours, theirs, graph, names, who="graphdef and TensorFlow")
     return ours
 
 
@@ -94,5 +78,5 @@ def gradients_both(tf, make, feeds, slack=1):
         ours = sess.run([o for _, o, _ in pairs], _feed(feeds))
     with _session(tf, tf_graph) as sess:
         theirs = sess.run([t for _, _, t in pairs], _feed(feeds))
-    assert_same(ours, theirs, [o.name for _, o, _ in pairs], graph, slack)
+    assert_all_conform(ours, theirs, graph, [o.name for _, o, _ in pairs], slack, who="graphdef and TensorFlow")
     return [x.name for x, _, t in zip(xs, ours_t, theirs_t) if t is None]

@@ -12,7 +12,8 @@ import struct
 import numpy as np
 import pytest
 
-from tests.cc_helpers import KERNELS, REPO, X23, Graph, assert_same, binary_graph, fails, feed_graph, ok, output
+from tests.cc_helpers import KERNELS, REPO, X23, Graph, binary_graph, fails, feed_graph, ok, output
+from tests.numerics_policy import assert_same
 
 
 def test_list_kernels(runner):

@@ -8,7 +8,8 @@ Shared builders and runners are in tests/cc_helpers.py.
 import numpy as np
 import pytest
 
-from tests.cc_helpers import Graph, assert_same, fails, feed_graph, ok, output
+from tests.cc_helpers import Graph, fails, feed_graph, ok, output
+from tests.numerics_policy import assert_same
 
 
 @pytest.mark.parametrize("dtype, text, expected", [

@@ -7,41 +7,29 @@ after them are findings of the fuzzer (fuzz/cc, `make fuzz-cc-run`), each kept a
 smallest graph that reproduced it. Graphs are built with the generated protobuf classes,
 as in tests/cc_helpers.py.
 """
-import os
 import struct
-import subprocess
 
 import numpy as np
 import pytest
 
 from graphdef._proto import graph_pb2
-from tests.cc_helpers import Graph, bool_attr, ints_attr, shape_attr, str_attr, tensor_proto, type_attr
+from tests.cc_helpers import Graph, ints_attr, run_cc, str_attr, tensor_proto, type_attr
 
 TB = "TiB"  # what a terabyte-scale refusal prints
 
 
-@pytest.fixture(scope="session")
-def runner(cc_runner):
-    return cc_runner
-
-
 def run(runner, *args, env=None, timeout=120):
-    full_env = dict(os.environ)
-    full_env.pop("GRAPHDEF_MAX_TENSOR_BYTES", None)
-    full_env.update(env or {})
-    proc = subprocess.run([str(runner), *map(str, args)], capture_output=True, text=True, timeout=timeout,
-                          env=full_env)
-    assert proc.returncode >= 0, f"graphrun-cc died with signal {-proc.returncode}: {proc.stderr[-2000:]}"
-    return proc
+    """run_cc with the size limit at its default unless `env` sets it."""
+    return run_cc(runner, *args, env={"GRAPHDEF_MAX_TENSOR_BYTES": None, **(env or {})}, timeout=timeout)
 
 
 def refused(runner, code, *args, mentions=(), env=None):
     """The one stderr line of a run that must exit with `code`, naming everything in `mentions`."""
-    proc = run(runner, *args, env=env)
-    assert proc.returncode == code, f"exit {proc.returncode}, expected {code}: {proc.stderr[-2000:]}"
-    assert proc.stdout == ""
-    assert proc.stderr.endswith("\n") and proc.stderr.count("\n") == 1, f"not one line: {proc.stderr[-2000:]!r}"
-    line = proc.stderr.rstrip("\n")
+    got, stdout, stderr = run(runner, *args, env=env)
+    assert got == code, f"exit {got}, expected {code}: {stderr[-2000:]}"
+    assert stdout == ""
+    assert stderr.endswith("\n") and stderr.count("\n") == 1, f"not one line: {stderr[-2000:]!r}"
+    line = stderr.rstrip("\n")
     assert line.startswith("graphrun-cc: ") and "internal error" not in line, line
     for text in mentions:
         assert text in line, (text, line)
@@ -89,7 +77,7 @@ def test_the_limit_comes_from_the_environment(runner, tmp_path):
     line = refused(runner, 4, model, env={"GRAPHDEF_MAX_TENSOR_BYTES": "1000000"})
     assert line == ("graphrun-cc: node 'big' (Fill): output [1024,1024] float32 would take 4.0 MiB, "
                     "over the limit of 976.6 KiB (set GRAPHDEF_MAX_TENSOR_BYTES to change it)")
-    assert run(runner, model, env={"GRAPHDEF_MAX_TENSOR_BYTES": "4194304"}).returncode == 0
+    assert run(runner, model, env={"GRAPHDEF_MAX_TENSOR_BYTES": "4194304"})[0] == 0
     refused(runner, 2, model, env={"GRAPHDEF_MAX_TENSOR_BYTES": "lots"},
             mentions=["GRAPHDEF_MAX_TENSOR_BYTES must be a whole number", "'lots'"])
 
@@ -222,9 +210,9 @@ def test_million_node_chain(runner, tmp_path):
         node.input.append(f"n{i - 1}")
     path = tmp_path / "chain.pb"
     path.write_bytes(g.SerializeToString())
-    proc = run(runner, path, timeout=600)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == "n999999:0 float32 [] = -1.0\n"  # 999,999 negations
+    code, stdout, stderr = run(runner, path, timeout=600)
+    assert code == 0, stderr
+    assert stdout == "n999999:0 float32 [] = -1.0\n"  # 999,999 negations
 
 
 def test_dangling_output_index(runner, tmp_path):
@@ -377,9 +365,9 @@ def test_inspect_reshape_whose_target_overflows(runner, tmp_path):
     int_const(g, "shape", [2**31 - 1, 2**62 - 2**31 + 1, 2**31 - 1, -1])
     g.op("r", "Reshape", ["x", "shape"], np.float32, Tshape=type_attr(np.int64))
     model = save(g, tmp_path)
-    proc = run(runner, "inspect", model)
-    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-    assert "r:0  float32  <unknown>" in proc.stdout, proc.stdout
+    code, stdout, stderr = run(runner, "inspect", model)
+    assert code == 0 and stderr == "", stderr
+    assert "r:0  float32  <unknown>" in stdout, stdout
     refused(runner, 4, model, "--random", mentions=["node 'r' (Reshape)", "cannot reshape [2,3]"])
 
 
@@ -411,9 +399,9 @@ def test_pool_window_far_larger_than_its_input_runs_fast(runner, tmp_path, op, e
     # Timeout finding: a SAME window of 2**31-1 rows over 4 rows looped over every tap;
     # loops now cover only the taps inside the input, so this takes milliseconds.
     model = save(pool_graph(op, [1, 2**31 - 1, 1, 1], [1, 4, 1, 1], "SAME"), tmp_path)
-    proc = run(runner, model, timeout=20)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == f"p:0 float32 [1,1,4,1] = {expected}\n"
+    code, stdout, stderr = run(runner, model, timeout=20)
+    assert code == 0, stderr
+    assert stdout == f"p:0 float32 [1,1,4,1] = {expected}\n"
 
 
 def test_conv2d_stride_past_int32_is_refused(runner, tmp_path):
@@ -433,7 +421,7 @@ def test_inspect_random_uniform_with_a_huge_shape_operand(runner, tmp_path):
     g.placeholder("x", np.int64, [10**12])
     g.node("r", "RandomUniform", ["x"], dtype=type_attr(np.float64), T=type_attr(np.int64))
     model = save(g, tmp_path)
-    proc = run(runner, "inspect", model)
-    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
-    assert "r:0  float64  <unknown>" in proc.stdout, proc.stdout
+    code, stdout, stderr = run(runner, "inspect", model)
+    assert code == 0 and stderr == "", stderr
+    assert "r:0  float64  <unknown>" in stdout, stdout
     refused(runner, 2, model, "--random", mentions=["placeholder x", "7.3 TiB"])

@@ -3,12 +3,12 @@ resource variables), with the answers TensorFlow's own loader gives; a damaged c
 line and exit code 3."""
 
 import json
-import subprocess
 
 import numpy as np
 import pytest
 
 import graphdef as gd
+from tests.cc_helpers import fails, ok
 
 tensorflow = pytest.importorskip("tensorflow")
 tf1 = tensorflow.compat.v1
@@ -30,17 +30,11 @@ def tensorflow_export(path, use_resource):
         return sess.run(y, {x: X})
 
 
-def run_cc(runner, *args):
-    return subprocess.run([str(runner), *map(str, args)], capture_output=True, text=True, timeout=120)
-
-
 @pytest.mark.parametrize("use_resource", [False, True], ids=["VariableV2", "resource"])
 def test_graphrun_cc_runs_tensorflows_saved_model(tmp_path, runner, use_resource):
     expected = tensorflow_export(tmp_path / "export", use_resource)
     np.save(tmp_path / "x.npy", X)
-    proc = run_cc(runner, tmp_path / "export", "--feed", f"x=@{tmp_path / 'x.npy'}", "--json")
-    assert proc.returncode == 0, proc.stderr
-    output = json.loads(proc.stdout)["outputs"][0]
+    output = json.loads(ok(runner, tmp_path / "export", "--feed", f"x=@{tmp_path / 'x.npy'}", "--json"))["outputs"][0]
     assert output["name"] == "y:0"
     np.testing.assert_allclose(np.array(output["values"], np.float32), expected, rtol=1e-6)
 
@@ -56,9 +50,8 @@ def test_graphrun_cc_runs_graphdefs_export(tmp_path, runner):
         gd.saved_model.simple_save(sess, tmp_path / "export", {"x": x}, {"y": y})
         expected = sess.run(y, {x: X})
     np.save(tmp_path / "x.npy", X)
-    proc = run_cc(runner, tmp_path / "export", "--feed", f"x=@{tmp_path / 'x.npy'}", "--json")
-    assert proc.returncode == 0, proc.stderr
-    np.testing.assert_array_equal(np.array(json.loads(proc.stdout)["outputs"][0]["values"], np.float32), expected)
+    stdout = ok(runner, tmp_path / "export", "--feed", f"x=@{tmp_path / 'x.npy'}", "--json")
+    np.testing.assert_array_equal(np.array(json.loads(stdout)["outputs"][0]["values"], np.float32), expected)
 
 
 def test_a_damaged_checkpoint_is_one_line(tmp_path, runner):
@@ -67,9 +60,6 @@ def test_a_damaged_checkpoint_is_one_line(tmp_path, runner):
     raw = bytearray(data.read_bytes())
     raw[3] ^= 0xFF
     data.write_bytes(bytes(raw))
-    proc = run_cc(runner, tmp_path / "export", "--feed", "x=[[1,2,3]]")
-    assert proc.returncode == 3 and proc.stdout == ""
-    assert proc.stderr.count("\n") == 1 and "fail their checksum" in proc.stderr, proc.stderr
+    assert "fail their checksum" in fails(runner, 3, tmp_path / "export", "--feed", "x=[[1,2,3]]")
     (tmp_path / "export" / "variables" / "variables.index").write_bytes(b"garbage" * 20)
-    proc = run_cc(runner, tmp_path / "export", "--feed", "x=[[1,2,3]]")
-    assert proc.returncode == 3 and proc.stderr.count("\n") == 1 and "magic" in proc.stderr, proc.stderr
+    assert "magic" in fails(runner, 3, tmp_path / "export", "--feed", "x=[[1,2,3]]")

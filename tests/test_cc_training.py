@@ -10,7 +10,9 @@ import struct
 import numpy as np
 import pytest
 
-from tests.cc_helpers import Graph, assert_same, fails, feeds, ok, outputs, regression_data
+from tests.cc_helpers import Graph, fails, ok, outputs, regression_data
+from tests.graphrun_helpers import counter_model
+from tests.numerics_policy import assert_same
 
 
 OPTIMIZERS = {
@@ -86,61 +88,11 @@ def test_gradient_descent_matches_numpy_bit_for_bit(runner, tmp_path):
     assert_same(got["b:0"], b)
 
 
-def counter_model(tmp_path):
-    """A float64 counter: init sets it to 0, inc adds 1, double multiplies it by 2."""
-    import graphdef as tf
+# The counter model's runs, steps and refusals are checked in both runners, byte for byte, by
+# tests/test_cli_train.py; here only what graphrun-cc alone is asked.
 
-    graph = tf.Graph()
-    with graph.as_default():
-        v = tf.Variable(np.float64(0), name="v")
-        tf.assign_add(v, np.float64(1), name="inc")
-        tf.assign(v, v * np.float64(2), name="double")
-        k = tf.placeholder(tf.float64, [], name="k")
-        tf.assign_add(v, k, name="add_k")
-        tf.global_variables_initializer()
-    path = tmp_path / "counter.pb"
-    tf.save(graph, str(path))
-    return path
-
-
-def test_runs_execute_in_order_and_the_last_one_repeats(runner, tmp_path):
-    model = counter_model(tmp_path)
-    # ((0 + 1) * 2 + 1) doubled 3 times = 24
-    assert ok(runner, model, "--run", "init", "--run", "inc", "--run", "double", "--run", "inc:0",
-              "--run", "double", "--steps", "3", "--fetch", "v") == "v:0 float64 [] = 24.0\n"
-    assert ok(runner, model, "--run", "init", "--run", "inc", "--steps=5", "--fetch=v:0",
-              "--json") == '{"outputs": [{"name": "v:0", "dtype": "float64", "shape": [], "values": 5.0}]}\n'
-
-
-def test_runs_without_fetches_print_nothing(runner, tmp_path):
-    model = counter_model(tmp_path)
-    assert ok(runner, model, "--run", "init", "--run", "inc") == ""
-    assert ok(runner, model, "--run", "init", "--json") == '{"outputs": []}\n'
-
-
-def test_each_run_needs_only_its_own_placeholders(runner, tmp_path):
-    model = counter_model(tmp_path)
-    assert ok(runner, model, "--run", "init", "--run", "add_k", "--feed", "k=2.5", "--run", "inc",
-              "--fetch", "v") == "v:0 float64 [] = 3.5\n"
-    # A run that needs an unfed placeholder is refused before any run changes anything.
-    line = fails(runner, 2, model, "--run", "init", "--run", "add_k", "--fetch", "v")
-    assert line == ("graphrun-cc: placeholder not fed: k (float64, []); use --feed NAME=VALUE, --feeds FILE.npz "
-                    "or --random")
-
-
-@pytest.mark.parametrize("args, message", [
-    (["--run", "nope"], "unknown run target 'nope': no node is named 'nope'"),
-    (["--run", "inc:1"], "unknown run target 'inc:1': node 'inc' (AssignAdd) has 1 output"),
-    (["--run", "init:0"], "unknown run target 'init:0': node 'init' (NoOp) has no outputs; run it as 'init'"),
-    (["--run", "^init"], "unknown run target '^init': name the node without '^'"),
-    (["--steps", "2"], "--steps repeats the last --run target; give one with --run"),
-    (["--run", "init", "--steps", "0"], "--steps needs a whole number of at least 1, got '0'"),
-    (["--run", "init", "--steps", "-3"], "--steps needs a whole number of at least 1, got '-3'"),
-    (["--run", "init", "--steps", "1e3"], "--steps needs a whole number of at least 1, got '1e3'"),
-    (["--run"], "--run needs a value; see --help"),
-])
-def test_bad_runs_exit_2(runner, tmp_path, args, message):
-    assert fails(runner, 2, counter_model(tmp_path), *args) == f"graphrun-cc: {message}"
+def test_a_run_without_a_target_exits_2(runner, tmp_path):
+    assert fails(runner, 2, counter_model(tmp_path), "--run") == "graphrun-cc: --run needs a value; see --help"
 
 
 def test_errors_inside_a_run_exit_4(runner, tmp_path):

@@ -7,44 +7,30 @@ timings, the layout and the JSON keys must agree and both must parse.
 
 import json
 import re
-import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import graphdef as tf
+from tests.cc_helpers import REPO, run_cc
 from tests.graphrun_helpers import CNN, MLP, graphrun, save_model
 
-REPO = Path(__file__).resolve().parent.parent
-CC = REPO / "build" / "graphrun-cc"
 COMMITTED_MODELS = sorted([*(REPO / "tests" / "models").glob("*.pb"),
                            *(REPO / "tests" / "tf_models").glob("*/model.pb"),
                            *(REPO / "tests" / "conformance" / "cases").glob("*/model.pb")])
 
 
-@pytest.fixture(scope="session")
-def cc(cc_runner):
-    """build/graphrun-cc (the shared fixture in conftest.py builds it when missing)."""
-    return cc_runner
-
-
-def run_cc(cc, *argv):
-    proc = subprocess.run([str(cc), *map(str, argv)], capture_output=True, text=True, timeout=300)
-    return proc.returncode, proc.stdout, proc.stderr
-
-
-def both(capsys, cc, *argv):
+def both(capsys, runner, *argv):
     """(code, stdout, stderr without the program's prefix) from each runner."""
     py = graphrun(capsys, *argv)
-    c = run_cc(cc, *argv)
+    c = run_cc(runner, *argv)
     return ((py[0], py[1], py[2].removeprefix("graphrun: ")),
             (c[0], c[1], c[2].removeprefix("graphrun-cc: ")))
 
 
-def same(capsys, cc, *argv, code=0):
+def same(capsys, runner, *argv, code=0):
     """Both runners exit `code` with the same stdout and the same one-line error; returns stdout."""
-    py, c = both(capsys, cc, *argv)
+    py, c = both(capsys, runner, *argv)
     assert py == c
     assert py[0] == code, py
     return py[1]
@@ -79,25 +65,25 @@ def fetch_all(*extra):
 
 
 @pytest.mark.parametrize("seed", ["0", "1", "18446744073709551615", " 4_2 "])
-def test_random_values_are_graphruns_bit_for_bit(capsys, cc, every_dtype, seed):
-    out = same(capsys, cc, every_dtype, "--random", "--seed", seed, *fetch_all("--json"))
+def test_random_values_are_graphruns_bit_for_bit(capsys, runner, every_dtype, seed):
+    out = same(capsys, runner, every_dtype, "--random", "--seed", seed, *fetch_all("--json"))
     assert len(json.loads(out)["outputs"]) == len(DTYPES)
-    same(capsys, cc, every_dtype, "--random", "--seed", seed, *fetch_all())
+    same(capsys, runner, every_dtype, "--random", "--seed", seed, *fetch_all())
 
 
-def test_random_feeds_only_what_is_needed(capsys, cc, every_dtype):
+def test_random_feeds_only_what_is_needed(capsys, runner, every_dtype):
     # The unknown-rank placeholder is not needed for these fetches, so it needs no --shape;
     # a PlaceholderWithDefault is never given random values.
-    same(capsys, cc, every_dtype, "--random", "--fetch", "p1/float64", "--fetch", "defaulted")
+    same(capsys, runner, every_dtype, "--random", "--fetch", "p1/float64", "--fetch", "defaulted")
     # Fed placeholders keep their values; the others are random.
-    same(capsys, cc, every_dtype, "--random", "--fetch", "p1/float64", "--fetch", "p3/int16",
+    same(capsys, runner, every_dtype, "--random", "--fetch", "p1/float64", "--fetch", "p3/int16",
          "--feed", "p3/int16=[[1,2,3,4],[5,6,7,8],[9,10,11,12]]")
 
 
-def test_random_on_the_test_models(capsys, cc):
-    same(capsys, cc, MLP, "--random", "--shape", "x=3,16", "--seed", "9")
-    same(capsys, cc, MLP, "--random", "--shape", "x:0=3,16", "--fetch", "x", "--json")
-    same(capsys, cc, CNN, "--random", "--shape", "x=2,8,8,1", "--fetch", "x")
+def test_random_on_the_test_models(capsys, runner):
+    same(capsys, runner, MLP, "--random", "--shape", "x=3,16", "--seed", "9")
+    same(capsys, runner, MLP, "--random", "--shape", "x:0=3,16", "--fetch", "x", "--json")
+    same(capsys, runner, CNN, "--random", "--shape", "x=2,8,8,1", "--fetch", "x")
 
 
 @pytest.mark.parametrize("args, message", [
@@ -123,26 +109,26 @@ def test_random_on_the_test_models(capsys, cc):
     (["--random", "--shape", "x=1,16", "--feed", "x=[[" + ",".join(["1"] * 16) + "]]"],
      "--shape x: the placeholder is fed by --feed; --shape applies to --random values only"),
 ])
-def test_random_and_shape_errors(capsys, cc, args, message):
-    py, c = both(capsys, cc, MLP, *args)
+def test_random_and_shape_errors(capsys, runner, args, message):
+    py, c = both(capsys, runner, MLP, *args)
     assert py == c == (2, "", message + "\n")
 
 
-def test_unknown_rank_hint_and_npz_source(capsys, cc, every_dtype, tmp_path):
-    py, c = both(capsys, cc, every_dtype, "--random", "--fetch", "unknown_out")
+def test_unknown_rank_hint_and_npz_source(capsys, runner, every_dtype, tmp_path):
+    py, c = both(capsys, runner, every_dtype, "--random", "--fetch", "unknown_out")
     assert py == c
     assert py[2].endswith("has an unknown rank; give its shape with --shape unknown_rank=D,D,...\n")
     np.savez(tmp_path / "f.npz", **{"p1/float64": np.zeros((3, 4))})
-    py, c = both(capsys, cc, every_dtype, "--random", "--feeds", tmp_path / "f.npz", "--shape", "p1/float64=3,4",
+    py, c = both(capsys, runner, every_dtype, "--random", "--feeds", tmp_path / "f.npz", "--shape", "p1/float64=3,4",
                  "--fetch", "p1/float64")
     assert py == c
     assert py[2] == f"--shape p1/float64: the placeholder is fed by --feeds {tmp_path / 'f.npz'}; " \
                     "--shape applies to --random values only\n"
 
 
-def test_bad_seeds_exit_2(capsys, cc):
+def test_bad_seeds_exit_2(capsys, runner):
     for seed in ["-1", "18446744073709551616", "1.5", "x"]:
-        py, c = both(capsys, cc, MLP, "--random", "--shape", "x=1,16", "--seed", seed)
+        py, c = both(capsys, runner, MLP, "--random", "--shape", "x=1,16", "--seed", seed)
         assert py[:2] == c[:2] == (2, ""), (seed, py, c)
 
 
@@ -165,10 +151,10 @@ def odd(tmp_path):
 
 
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
-def test_out_writes_the_same_lines_and_npy_bytes(capsys, cc, odd, tmp_path, json_flag):
+def test_out_writes_the_same_lines_and_npy_bytes(capsys, runner, odd, tmp_path, json_flag):
     py_dir, cc_dir = tmp_path / "py" / "deep", tmp_path / "cc" / "deep"
     py = graphrun(capsys, odd, "--random", "--seed", "3", "--out", py_dir, *json_flag)
-    c = run_cc(cc, odd, "--random", "--seed", "3", "--out", cc_dir, *json_flag)
+    c = run_cc(runner, odd, "--random", "--seed", "3", "--out", cc_dir, *json_flag)
     assert py[0] == c[0] == 0 and py[2] == c[2] == ""
     assert py[1].replace(str(py_dir), "DIR") == c[1].replace(str(cc_dir), "DIR")
     names = sorted(p.name for p in py_dir.iterdir())
@@ -178,24 +164,24 @@ def test_out_writes_the_same_lines_and_npy_bytes(capsys, cc, odd, tmp_path, json
         assert (py_dir / name).read_bytes() == (cc_dir / name).read_bytes(), name
 
 
-def test_out_with_a_trailing_slash_and_the_mlp(capsys, cc, tmp_path):
+def test_out_with_a_trailing_slash_and_the_mlp(capsys, runner, tmp_path):
     same_dir = str(tmp_path / "o") + "/"
-    out = same(capsys, cc, MLP, "--random", "--shape", "x=4,16", "--out", same_dir, "--fetch", "x",
+    out = same(capsys, runner, MLP, "--random", "--shape", "x=4,16", "--out", same_dir, "--fetch", "x",
                "--fetch", "output/score:0", "--fetch", "x:0")
     assert out.splitlines()[0] == f"x:0 float32 [4,16] -> {same_dir}x_0.npy"
 
 
-def test_out_errors(capsys, cc, odd, tmp_path):
-    py, c = both(capsys, cc, odd, "--random", "--out", tmp_path / "o", "--fetch", "layer/Relu", "--fetch", "layer_Relu")
+def test_out_errors(capsys, runner, odd, tmp_path):
+    py, c = both(capsys, runner, odd, "--random", "--out", tmp_path / "o", "--fetch", "layer/Relu", "--fetch", "layer_Relu")
     assert py[0] == 2 and py[1] == ""  # no such node: the fetch is refused first, by both
     assert c[:2] == py[:2]
     (tmp_path / "file").write_text("")
-    py, c = both(capsys, cc, odd, "--random", "--out", tmp_path / "file", "--fetch", "pos")
+    py, c = both(capsys, runner, odd, "--random", "--out", tmp_path / "file", "--fetch", "pos")
     assert py == c
     assert py[2] == f"--out {tmp_path / 'file'}: cannot create the directory (File exists)\n"
 
 
-def test_out_collision(capsys, cc, tmp_path):
+def test_out_collision(capsys, runner, tmp_path):
     model = tmp_path / "clash.pbtxt"
     model.write_text("""
 node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
@@ -203,7 +189,7 @@ node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } 
 node { name: "a/b" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
 node { name: "a>b" op: "Identity" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
 """)
-    py, c = both(capsys, cc, model, "--random", "--out", tmp_path / "o")
+    py, c = both(capsys, runner, model, "--random", "--out", tmp_path / "o")
     assert py == c == (2, "", "--out: 'a/b:0' and 'a>b:0' would both be written to a_b_0.npy\n")
     assert not (tmp_path / "o").exists()
 
@@ -218,7 +204,8 @@ node { name: "a>b" op: "Identity" input: "x" attr { key: "T" value { type: DT_FL
 INSPECT_GAPS = set("""
 conformance/cases/argmax_argmin conformance/cases/avg_pool conformance/cases/avg_pool_grad
 conformance/cases/broadcast_gradient_args conformance/cases/broadcast_gradient_args_both_one
-conformance/cases/broadcast_to conformance/cases/comparisons_float32 conformance/cases/concat_stack_unstack
+conformance/cases/broadcast_gradient_args_int64_and_empty conformance/cases/broadcast_to
+conformance/cases/broadcast_to_dtypes conformance/cases/comparisons_float32 conformance/cases/concat_stack_unstack
 conformance/cases/conv2d_backprop_filter conformance/cases/conv2d_backprop_input
 conformance/cases/conv2d_explicit_padding conformance/cases/conv2d_float64_1x1
 conformance/cases/conv2d_same_stride2 conformance/cases/conv2d_valid_dilated_rect
@@ -226,7 +213,8 @@ conformance/cases/depthwise_conv2d conformance/cases/fill_int64_dims_empty confo
 conformance/cases/fill_zeros_ones conformance/cases/fused_batch_norm_inference
 conformance/cases/fused_batch_norm_training conformance/cases/gather conformance/cases/identity_n
 conformance/cases/max_pool conformance/cases/max_pool_grad conformance/cases/max_pool_nan
-conformance/cases/one_hot conformance/cases/range conformance/cases/slice conformance/cases/softmax_cross_entropy
+conformance/cases/one_hot conformance/cases/range conformance/cases/range_more conformance/cases/slice
+conformance/cases/softmax_cross_entropy
 conformance/cases/sparse_softmax_cross_entropy conformance/cases/split_splitv
 conformance/cases/squeeze_expand_dims conformance/cases/strided_slice conformance/cases/strided_slice_grad
 conformance/cases/strided_slice_masks conformance/cases/tile_pad conformance/cases/train_steps
@@ -241,10 +229,10 @@ def model_id(path):
 
 
 @pytest.mark.parametrize("model", COMMITTED_MODELS, ids=model_id)
-def test_inspect_matches_graphrun(capsys, cc, model):
+def test_inspect_matches_graphrun(capsys, runner, model):
     model = model.relative_to(REPO)  # the path is printed: give both the same one
-    text_py, text_cc = both(capsys, cc, "inspect", model)
-    json_py, json_cc = both(capsys, cc, "inspect", model, "--json")
+    text_py, text_cc = both(capsys, runner, "inspect", model)
+    json_py, json_cc = both(capsys, runner, "inspect", model, "--json")
     assert text_py[0] == json_py[0] == text_cc[0] == json_cc[0] == 0
     if model_id(REPO / model) not in INSPECT_GAPS:
         assert text_cc == text_py
@@ -264,12 +252,12 @@ def test_inspect_matches_graphrun(capsys, cc, model):
         assert o_cc["shape"] is None or o_py["shape"] is not None and len(o_cc["shape"]) == len(o_py["shape"])
 
 
-def test_inspect_errors(capsys, cc, tmp_path):
+def test_inspect_errors(capsys, runner, tmp_path):
     (tmp_path / "junk.pb").write_bytes(b"\xff\xff not a graph")
     for argv in [["inspect", tmp_path / "missing.pb"], ["inspect", tmp_path / "junk.pb"]]:
-        py, c = both(capsys, cc, *argv)
+        py, c = both(capsys, runner, *argv)
         assert py[:2] == c[:2] == (3, "")
-    py, c = both(capsys, cc, "inspect", MLP, "--random")
+    py, c = both(capsys, runner, "inspect", MLP, "--random")
     assert py[:2] == c[:2] == (2, "")
 
 
@@ -293,18 +281,18 @@ def keys(value):
 
 
 @pytest.mark.parametrize("extra", [[], ["--profile", "--top", "2"], ["--warmup", "0", "--duration", "0.05"]])
-def test_bench_has_graphruns_layout(capsys, cc, extra):
+def test_bench_has_graphruns_layout(capsys, runner, extra):
     argv = ["bench", MLP, "--random", "--shape", "x=8,16", "--runs", "20", *extra]
     if "--duration" in extra:
         argv.remove("--runs"), argv.remove("20")
-    py, c = both(capsys, cc, *argv)
+    py, c = both(capsys, runner, *argv)
     assert py[0] == c[0] == 0 and py[2] == c[2] == ""
     assert layout(c[1]) == layout(py[1])
     if "--profile" in extra:  # the same nodes are profiled: the same op types with the same counts
         table = lambda text: sorted(re.findall(r"^  (\w+)\s+(\d+)\s+\d+\.\d+\s", text, re.M))
         assert table(c[1]) == table(py[1])
         assert c[1].count("\n") == py[1].count("\n")
-    py_json, c_json = both(capsys, cc, *argv, "--json")
+    py_json, c_json = both(capsys, runner, *argv, "--json")
     py_doc, c_doc = json.loads(py_json[1]), json.loads(c_json[1])
     assert keys(c_doc) == keys(py_doc)
     assert list(c_doc) == list(py_doc)
@@ -313,11 +301,11 @@ def test_bench_has_graphruns_layout(capsys, cc, extra):
     assert lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"]
 
 
-def test_bench_errors(capsys, cc):
+def test_bench_errors(capsys, runner):
     for argv in [["bench", MLP, "--runs", "1", "--duration", "1", "--random", "--shape", "x=1,16"],
                  ["bench", MLP, "--runs", "0"], ["bench", MLP, "--top", "x"], ["bench", MLP, "--runs", "2"],
                  ["bench", MLP, "--out", "o"]]:
-        py, c = both(capsys, cc, *argv)
+        py, c = both(capsys, runner, *argv)
         assert py[:2] == c[:2] == (2, ""), argv
-    py, c = both(capsys, cc, "bench", MLP, "--runs", "2")
+    py, c = both(capsys, runner, "bench", MLP, "--runs", "2")
     assert py == c  # the missing feed, in graphrun's words

@@ -6,39 +6,24 @@ the test, against gradient descent written out in numpy (bit for bit), and again
 build/graphrun-cc, whose stdout must be the same bytes for the same command line.
 """
 
-import subprocess
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import graphdef as tf
 from graphdef.graphrun import cli
 from graphdef.client import session as session_module
-from graphdef.graphrun.engines import array_from_json
-from tests.graphrun_helpers import fails, graphrun, json_line, ok
+from tests.cc_helpers import run_cc
+from tests.conformance.replay import from_json_output
+from tests.graphrun_helpers import counter_model, fails, graphrun, json_line, ok
+from tests.numerics_policy import assert_same
 
-REPO = Path(__file__).resolve().parent.parent
-CC = REPO / "build" / "graphrun-cc"
 F = np.float32
 
 
-@pytest.fixture(scope="session")
-def cc(cc_runner):
-    """build/graphrun-cc (the shared fixture in conftest.py builds it when missing)."""
-    return cc_runner
-
-
-def run_cc(cc, *argv):
-    """(exit code, stdout, stderr) of graphrun-cc."""
-    proc = subprocess.run([str(cc), *map(str, argv)], capture_output=True, text=True, timeout=120)
-    return proc.returncode, proc.stdout, proc.stderr
-
-
-def same_as_cc(capsys, cc, *argv):
+def same_as_cc(capsys, runner, *argv):
     """graphrun's stdout for argv, after checking graphrun-cc exits 0 with the very same bytes."""
     out = ok(capsys, *argv)
-    code, cc_out, cc_err = run_cc(cc, *argv)
+    code, cc_out, cc_err = run_cc(runner, *argv)
     assert (code, cc_err) == (0, ""), cc_err
     assert out == cc_out
     return out
@@ -46,16 +31,7 @@ def same_as_cc(capsys, cc, *argv):
 
 def decoded(stdout):
     """{fetch name: ndarray} from a --json stdout, exactly (shortest round-trip digits)."""
-    return {o["name"]: array_from_json(o["values"], o["dtype"], o["shape"]) for o in json_line(stdout)["outputs"]}
-
-
-def assert_same(actual, expected):
-    """Equal dtype, shape and bits."""
-    expected = np.asarray(expected)
-    actual = np.asarray(actual)
-    assert actual.dtype == expected.dtype and actual.shape == expected.shape, (actual, expected)
-    bits = f"u{expected.dtype.itemsize}"
-    assert np.array_equal(actual.view(bits), expected.view(bits)), (actual, expected)
+    return dict(from_json_output(o) for o in json_line(stdout)["outputs"])
 
 
 # -- models ---------------------------------------------------------------------------------
@@ -110,22 +86,6 @@ class Regression:
                 "--fetch", "w:0", "--fetch", "b", "--fetch", "loss", *extra]
 
 
-def counter_model(tmp_path):
-    """A float64 counter: init sets it to 0, inc adds 1, double multiplies it by 2, add_k adds k."""
-    graph = tf.Graph()
-    with graph.as_default():
-        v = tf.Variable(np.float64(0), name="v")
-        tf.assign_add(v, np.float64(1), name="inc")
-        tf.assign(v, v * np.float64(2), name="double")
-        k = tf.placeholder(tf.float64, [], name="k")
-        tf.assign_add(v, k, name="add_k")
-        tf.identity(tf.placeholder(tf.float64, [2], name="unused") * 2.0, name="twice")
-        tf.global_variables_initializer()
-    path = tmp_path / "counter.pb"
-    tf.save(graph, str(path))
-    return path
-
-
 @pytest.fixture
 def counter(tmp_path):
     return counter_model(tmp_path)
@@ -160,18 +120,18 @@ def test_gradient_descent_matches_numpy_bit_for_bit(capsys, tmp_path):
 
 @pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
 @pytest.mark.parametrize("output", ["text", "json"])
-def test_training_prints_what_graphrun_cc_prints(capsys, cc, tmp_path, optimizer, output):
+def test_training_prints_what_graphrun_cc_prints(capsys, runner, tmp_path, optimizer, output):
     model = Regression(tmp_path, optimizer)
     extra = ["--json"] if output == "json" else []
-    out = same_as_cc(capsys, cc, *model.argv(120, *extra))
+    out = same_as_cc(capsys, runner, *model.argv(120, *extra))
     if output == "text":
         assert [line.split(" = ")[0] for line in out.splitlines()] == [
             "w:0 float32 [3]", "b:0 float32 []", "loss:0 float32 []"]
 
 
-def test_without_steps_the_last_run_executes_once(capsys, cc, tmp_path):
+def test_without_steps_the_last_run_executes_once(capsys, runner, tmp_path):
     model = Regression(tmp_path, "adam")
-    once = same_as_cc(capsys, cc, model.path, "--run", "init", "--run", "train", "--feeds", model.data,
+    once = same_as_cc(capsys, runner, model.path, "--run", "init", "--run", "train", "--feeds", model.data,
                       "--fetch", "w:0", "--fetch", "b", "--fetch", "loss", "--json")
     assert once == ok(capsys, *model.argv(1, "--json"))
     got, expected = decoded(once), model.session_training(1)
@@ -180,12 +140,12 @@ def test_without_steps_the_last_run_executes_once(capsys, cc, tmp_path):
     assert got["w:0"].any()
 
 
-def test_feeds_from_flags_train_as_feeds_from_an_npz(capsys, cc, tmp_path):
+def test_feeds_from_flags_train_as_feeds_from_an_npz(capsys, runner, tmp_path):
     model = Regression(tmp_path, "nesterov")
     np.save(tmp_path / "x.npy", model.feeds["x"])
     argv = [model.path, "--run", "init", "--run", "train", "--steps", "40", f"--feed=x=@{tmp_path / 'x.npy'}",
             "--feed", f"y={model.feeds['y'].tolist()}", "--fetch", "w:0", "--fetch", "b", "--fetch", "loss"]
-    assert same_as_cc(capsys, cc, *argv) == ok(capsys, *model.argv(40))
+    assert same_as_cc(capsys, runner, *argv) == ok(capsys, *model.argv(40))
 
 
 def test_a_step_is_planned_once(capsys, tmp_path, monkeypatch):
@@ -209,34 +169,34 @@ def test_a_step_is_planned_once(capsys, tmp_path, monkeypatch):
 
 # -- the runs: order, repetition, state -----------------------------------------------------
 
-def test_runs_execute_in_order_and_the_last_one_repeats(capsys, cc, counter):
+def test_runs_execute_in_order_and_the_last_one_repeats(capsys, runner, counter):
     # ((0 + 1) * 2 + 1) doubled 3 times = 24
-    assert same_as_cc(capsys, cc, counter, "--run", "init", "--run", "inc", "--run", "double", "--run", "inc:0",
+    assert same_as_cc(capsys, runner, counter, "--run", "init", "--run", "inc", "--run", "double", "--run", "inc:0",
                       "--run", "double", "--steps", "3", "--fetch", "v") == "v:0 float64 [] = 24.0\n"
-    assert same_as_cc(capsys, cc, counter, "--run", "init", "--run", "inc", "--steps=5", "--fetch=v:0", "--json") == (
+    assert same_as_cc(capsys, runner, counter, "--run", "init", "--run", "inc", "--steps=5", "--fetch=v:0", "--json") == (
         '{"outputs": [{"name": "v:0", "dtype": "float64", "shape": [], "values": 5.0}]}\n')
 
 
-def test_the_last_steps_counts_wherever_it_is(capsys, cc, counter):
+def test_the_last_steps_counts_wherever_it_is(capsys, runner, counter):
     # --steps applies to the last --run, even when given before it, and the last --steps wins.
-    assert same_as_cc(capsys, cc, counter, "--steps", "7", "--run", "init", "--steps", "2", "--run", "inc",
+    assert same_as_cc(capsys, runner, counter, "--steps", "7", "--run", "init", "--steps", "2", "--run", "inc",
                       "--steps", "3", "--fetch", "v") == "v:0 float64 [] = 3.0\n"
 
 
-def test_runs_without_fetches_print_nothing(capsys, cc, counter):
-    assert same_as_cc(capsys, cc, counter, "--run", "init", "--run", "inc") == ""
-    assert same_as_cc(capsys, cc, counter, "--run", "init", "--json") == '{"outputs": []}\n'
+def test_runs_without_fetches_print_nothing(capsys, runner, counter):
+    assert same_as_cc(capsys, runner, counter, "--run", "init", "--run", "inc") == ""
+    assert same_as_cc(capsys, runner, counter, "--run", "init", "--json") == '{"outputs": []}\n'
     # Without --run the default fetches still apply (here every sink, fed).
-    assert same_as_cc(capsys, cc, counter, "--feed", "k=1", "--feed", "unused=[1,2]", "--fetch", "twice") == (
+    assert same_as_cc(capsys, runner, counter, "--feed", "k=1", "--feed", "unused=[1,2]", "--fetch", "twice") == (
         "twice:0 float64 [2] = [2.0, 4.0]\n")
 
 
-def test_each_run_needs_only_its_own_placeholders(capsys, cc, counter):
-    assert same_as_cc(capsys, cc, counter, "--run", "init", "--run", "add_k", "--feed", "k=2.5", "--run", "inc",
+def test_each_run_needs_only_its_own_placeholders(capsys, runner, counter):
+    assert same_as_cc(capsys, runner, counter, "--run", "init", "--run", "add_k", "--feed", "k=2.5", "--run", "inc",
                       "--fetch", "v") == "v:0 float64 [] = 3.5\n"
 
 
-def test_a_run_needing_an_unfed_placeholder_is_refused_before_any_run(capsys, cc, counter, monkeypatch):
+def test_a_run_needing_an_unfed_placeholder_is_refused_before_any_run(capsys, runner, counter, monkeypatch):
     executed = []
 
     class WatchedSession(tf.Session):
@@ -250,7 +210,7 @@ def test_a_run_needing_an_unfed_placeholder_is_refused_before_any_run(capsys, cc
     assert executed == []  # init and inc were planned, checked, and never executed
     assert err == ("graphrun: placeholder not fed: k (float64, []); use --feed NAME=VALUE, --feeds FILE.npz "
                    "or --random\n")
-    code, out, cc_err = run_cc(cc, *argv)
+    code, out, cc_err = run_cc(runner, *argv)
     assert (code, out) == (2, "")
     assert cc_err == ("graphrun-cc: placeholder not fed: k (float64, []); use --feed NAME=VALUE, --feeds FILE.npz "
                       "or --random\n")
@@ -259,7 +219,7 @@ def test_a_run_needing_an_unfed_placeholder_is_refused_before_any_run(capsys, cc
     assert executed == []
 
 
-def test_unfed_placeholders_are_listed_in_file_order(capsys, cc, tmp_path):
+def test_unfed_placeholders_are_listed_in_file_order(capsys, runner, tmp_path):
     """A file not in dependency order: the graph imports 'late' first, the file lists 'early' first."""
     path = tmp_path / "order.pbtxt"
     path.write_text("""
@@ -273,16 +233,16 @@ node { name: "both" op: "AddV2" input: "first" input: "early" attr { key: "T" va
     for argv, listed in [([path, "--run", "both"], both),
                          ([path, "--run", "first", "--run", "both", "--feed", "late=1", "--steps", "2"], one)]:
         err = fails(capsys, 2, *argv)
-        code, _, cc_err = run_cc(cc, *argv)
+        code, _, cc_err = run_cc(runner, *argv)
         assert code == 2
         assert err.startswith(f"graphrun: {listed}") and cc_err.startswith(f"graphrun-cc: {listed}"), (err, cc_err)
-    assert same_as_cc(capsys, cc, path, "--run", "both", "--feed", "early=1", "--feed", "late=2",
+    assert same_as_cc(capsys, runner, path, "--run", "both", "--feed", "early=1", "--feed", "late=2",
                       "--fetch", "both") == "both:0 float32 [] = 3.0\n"
 
 
-def test_fed_placeholders_and_variables_as_targets(capsys, cc, counter):
+def test_fed_placeholders_and_variables_as_targets(capsys, runner, counter):
     # A fed placeholder as a target does nothing; a variable as a target is read.
-    assert same_as_cc(capsys, cc, counter, "--run", "init", "--run", "k", "--run", "k:0", "--run", "v",
+    assert same_as_cc(capsys, runner, counter, "--run", "init", "--run", "k", "--run", "k:0", "--run", "v",
                       "--run", "inc", "--feed", "k=4", "--fetch", "v", "--fetch", "k") == (
         "v:0 float64 [] = 1.0\nk:0 float64 [] = 4.0\n")
 
@@ -334,9 +294,9 @@ def test_help_documents_run_and_steps(capsys):
     (["--run", "init", "--run", "add_k"],
      "placeholder not fed: k (float64, []); use --feed NAME=VALUE, --feeds FILE.npz or --random"),
 ])
-def test_bad_runs_exit_2_as_in_graphrun_cc(capsys, cc, counter, args, message):
+def test_bad_runs_exit_2_as_in_graphrun_cc(capsys, runner, counter, args, message):
     assert fails(capsys, 2, counter, *args) == f"graphrun: {message}\n"
-    code, out, err = run_cc(cc, counter, *args)
+    code, out, err = run_cc(runner, counter, *args)
     assert (code, out) == (2, "")
     assert err == f"graphrun-cc: {message}\n"
 
@@ -345,7 +305,7 @@ def test_a_run_without_a_target_exits_2(capsys, counter):
     fails(capsys, 2, counter, "--run", mentions=["--run"])
 
 
-def test_errors_inside_a_run_exit_4_naming_the_node(capsys, cc, tmp_path, counter):
+def test_errors_inside_a_run_exit_4_naming_the_node(capsys, runner, tmp_path, counter):
     model = Regression(tmp_path, "gradient_descent")
     # No init: the first variable the training step reads is named, by both runners.
     for argv, mentions in [
@@ -354,7 +314,7 @@ def test_errors_inside_a_run_exit_4_naming_the_node(capsys, cc, tmp_path, counte
         ([counter, "--run", "inc", "--steps", "3"], ["variable 'v' is not initialized"]),
     ]:
         fails(capsys, 4, *argv, mentions=mentions)
-        code, out, err = run_cc(cc, *argv)
+        code, out, err = run_cc(runner, *argv)
         assert (code, out) == (4, "") and all(m in err for m in mentions), err
     # Targets of the wrong length: the node that fails is named.
     x, y = model.feeds["x"], model.feeds["y"]
@@ -362,7 +322,7 @@ def test_errors_inside_a_run_exit_4_naming_the_node(capsys, cc, tmp_path, counte
     argv = [model.path, "--run", "init", "--run", "train", "--steps", "5", "--feeds", tmp_path / "bad.npz",
             "--fetch", "w"]
     fails(capsys, 4, *argv, mentions=["node 'sub' (Sub)"])
-    code, out, err = run_cc(cc, *argv)
+    code, out, err = run_cc(runner, *argv)
     assert (code, out) == (4, "") and err.startswith("graphrun-cc: node 'sub' (Sub): "), err
 
 

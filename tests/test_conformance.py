@@ -5,26 +5,19 @@ exactly what is in the repository. A separate test keeps the files equal to what
 table generates now.
 """
 
-import contextlib
-import io
-import json
-import subprocess
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 import graphdef
-from graphdef.graphrun import cli
 from graphdef._proto import graph_pb2
 from graphdef.framework.numerics import Tolerance, combined
 from graphdef.ops import REGISTRY
 from graphdef.ops.registry import numerics_of
 from graphdef.wire.serialize import load
+from tests.cc_helpers import listed_kernels, run_cc
 from tests.conformance import generate, replay
+from tests.graphrun_helpers import run_graphrun
 
-REPO = Path(__file__).resolve().parent.parent
-CC_RUNNER = REPO / "build" / "graphrun-cc"
 CASE_DIRS = replay.case_dirs()
 
 # Known bugs, one line per (runtime, case): the test is a strict xfail, so it fails as
@@ -74,50 +67,30 @@ def test_python_session(directory):
 
 # -- (b) graphrun and (c) the C++ runner, through the CLI contract they share --------------
 
-def cli_args(case, json_output):
-    args = [str(case.model)]
-    for name, path in case.feed_files.items():
-        args += ["--feed", f"{name}=@{path}"]
-    for fetch in case.fetches:
-        args += ["--fetch", fetch]
-    return args + (["--json"] if json_output else [])
+def graphrun_stdout(case, json_output):
+    code, out, err = run_graphrun(*replay.cli_args(case, json_output))
+    assert code == 0, f"graphrun on {case.name} exited {code}: {err.strip()}"
+    return out
 
 
-def run_graphrun(case, json_output):
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(cli_args(case, json_output))
-    assert code == 0, f"graphrun on {case.name} exited {code}: {err.getvalue().strip()}"
-    return out.getvalue()
-
-
-def run_cc(runner, case, json_output):
-    proc = subprocess.run([str(runner)] + cli_args(case, json_output), capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, f"graphrun-cc on {case.name} exited {proc.returncode}: {proc.stderr.strip()}"
-    return proc.stdout
-
-
-def parse_json_outputs(runtime, case, stdout):
-    lines = stdout.splitlines()
-    assert len(lines) == 1, f"{runtime} --json on {case.name} printed {len(lines)} lines, expected one"
-    outputs = [replay.from_json_output(o) for o in json.loads(lines[0])["outputs"]]
-    names = [name for name, _ in outputs]
-    assert names == case.fetches, f"{runtime} on {case.name}: outputs {names}, fetched {case.fetches}"
-    return [value for _, value in outputs]
+def cc_stdout(runner, case, json_output):
+    code, out, err = run_cc(runner, *replay.cli_args(case, json_output))
+    assert code == 0, f"graphrun-cc on {case.name} exited {code}: {err.strip()}"
+    return out
 
 
 @pytest.mark.parametrize("directory", cases_for("graphrun"))
 def test_graphrun(directory):
     case = load_case(directory, "graphrun")
-    stdout = run_graphrun(case, json_output=True)
-    replay.check_outputs("graphrun", case, parse_json_outputs("graphrun", case, stdout))
+    stdout = graphrun_stdout(case, json_output=True)
+    replay.check_outputs("graphrun", case, replay.parse_json_outputs("graphrun", case, stdout))
 
 
 @pytest.mark.parametrize("directory", cases_for("graphrun-cc"))
 def test_cc_runner(directory, cc_runner):
     case = load_case(directory, "graphrun-cc")
-    stdout = run_cc(cc_runner, case, json_output=True)
-    replay.check_outputs("graphrun-cc", case, parse_json_outputs("graphrun-cc", case, stdout))
+    stdout = cc_stdout(cc_runner, case, json_output=True)
+    replay.check_outputs("graphrun-cc", case, replay.parse_json_outputs("graphrun-cc", case, stdout))
 
 
 def exact_cases():
@@ -130,8 +103,8 @@ def test_text_output_is_identical(directory, cc_runner):
     case = load_case(directory, "text")
     if any((runtime, case.name) in KNOWN_BUGS for runtime in ("graphrun", "graphrun-cc")):
         pytest.skip("a runtime has a known bug on this case (see KNOWN_BUGS); its output is judged there")
-    python_text = run_graphrun(case, json_output=False)
-    cc_text = run_cc(cc_runner, case, json_output=False)
+    python_text = graphrun_stdout(case, json_output=False)
+    cc_text = cc_stdout(cc_runner, case, json_output=False)
     assert cc_text == python_text, (f"{case.name}: text output differs\n"
                                     f"graphrun:    {python_text!r}\ngraphrun-cc: {cc_text!r}")
 
@@ -152,9 +125,7 @@ def test_every_registered_op_is_in_a_case():
 
 
 def test_every_registered_op_has_a_cc_kernel(cc_runner):
-    proc = subprocess.run([str(cc_runner), "--list-kernels"], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, f"graphrun-cc --list-kernels exited {proc.returncode}: {proc.stderr.strip()}"
-    kernels = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
+    kernels = listed_kernels(cc_runner)
     missing = sorted(set(REGISTRY) - kernels)
     assert not missing, f"ops in graphdef.ops.REGISTRY with no C++ kernel: {', '.join(missing)}"
 
@@ -279,15 +250,11 @@ TRAINING_CASES = {
 def _train(engine, request, args):
     """stdout of one runtime given the training arguments."""
     if engine == "graphrun":
-        out, err = io.StringIO(), io.StringIO()
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main(args)
-        assert code == 0, f"graphrun exited {code}: {err.getvalue().strip()}"
-        return out.getvalue()
-    runner = request.getfixturevalue("cc_runner")
-    proc = subprocess.run([str(runner), *args], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, f"graphrun-cc exited {proc.returncode}: {proc.stderr.strip()}"
-    return proc.stdout
+        code, out, err = run_graphrun(*args)
+    else:
+        code, out, err = run_cc(request.getfixturevalue("cc_runner"), *args)
+    assert code == 0, f"{engine} exited {code}: {err.strip()}"
+    return out
 
 
 @pytest.mark.parametrize("engine", TRAINING_ENGINES)
@@ -313,4 +280,4 @@ def test_training(name, engine, request, tmp_path):
     case = replay.CaseFiles(name=name, directory=tmp_path, description=f"{steps} training steps", feeds=data,
                             feed_files={}, fetches=fetches, expected=[expected[f] for f in fetches],
                             tolerances=[tolerance] * len(fetches), skip={})
-    replay.check_outputs(engine, case, parse_json_outputs(engine, case, stdout))
+    replay.check_outputs(engine, case, replay.parse_json_outputs(engine, case, stdout))

@@ -6,22 +6,20 @@ ancestors, with the trained values as Consts, and give the live session's output
 Session, graphrun, the C++ runner and TensorFlow.
 """
 
-import json
 import os
-import subprocess
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import graphdef as tf
-from graphdef.graphrun import cli
 from graphdef import graph_util
 from graphdef.wire import serialize
 from graphdef.framework.errors import FailedPreconditionError
-
-REPO = Path(__file__).resolve().parent.parent
-RUNNER = REPO / "build" / "graphrun-cc"
+from tests.cc_helpers import listed_kernels
+from tests.cc_helpers import ok as ok_cc
+from tests.graphrun_helpers import json_line, ok
+from tests.numerics_policy import assert_conforms
 
 RNG = np.random.default_rng(7)
 X = RNG.normal(size=(16, 3)).astype(np.float32)
@@ -164,14 +162,11 @@ def test_the_frozen_file_loads_and_runs_in_a_session_like_the_live_one(trained, 
     with tf.Session(graph=g) as sess:  # no initializer: there is nothing left to initialize
         got = sess.run("out:0", {"x:0": X})
     np.testing.assert_array_equal(got, live_output(trained))
-    np.testing.assert_allclose(got, forward(trained["weights"], X), rtol=1e-5, atol=1e-6)
+    assert_conforms(got, forward(trained["weights"], X), frozen_file, "out:0")
 
 
 def graphrun_outputs(capsys, *argv):
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    assert (code, err) == (0, ""), err
-    return {o["name"]: o for o in json.loads(out)["outputs"]}
+    return {o["name"]: o for o in json_line(ok(capsys, *argv))["outputs"]}
 
 
 def test_graphrun_prints_the_live_outputs(trained, frozen_file, capsys):
@@ -182,25 +177,15 @@ def test_graphrun_prints_the_live_outputs(trained, frozen_file, capsys):
     np.testing.assert_array_equal(np.array(outputs["out:0"]["values"], np.float32), live_output(trained))
 
 
-@pytest.fixture(scope="session")
-def runner(cc_runner):
-    """build/graphrun-cc (the shared fixture in conftest.py builds it when missing)."""
-    return cc_runner
-
-
 def test_the_cc_runner_has_a_kernel_for_every_frozen_op(runner, frozen):
-    kernels = set(subprocess.run([runner, "--list-kernels"], capture_output=True, text=True, check=True)
-                  .stdout.split())
-    assert {n.op for n in frozen.node} <= kernels
+    assert {n.op for n in frozen.node} <= listed_kernels(runner)
 
 
 def test_the_cc_runner_prints_the_live_outputs(trained, frozen_file, runner):
-    proc = subprocess.run([runner, frozen_file, "--feed", f"x=@{frozen_file.parent / 'x.npy'}",
-                           "--fetch", "out:0", "--json"], capture_output=True, text=True, timeout=60)
-    assert (proc.returncode, proc.stderr) == (0, ""), proc.stderr
-    [output] = json.loads(proc.stdout)["outputs"]
+    [output] = json_line(ok_cc(runner, frozen_file, "--feed", f"x=@{frozen_file.parent / 'x.npy'}",
+                               "--fetch", "out:0", "--json"))["outputs"]
     assert (output["name"], output["dtype"], output["shape"]) == ("out:0", "float32", [16, 1])
-    np.testing.assert_allclose(np.array(output["values"], np.float32), live_output(trained), rtol=1e-5, atol=1e-6)
+    assert_conforms(np.array(output["values"], np.float32), live_output(trained), frozen_file, "out:0")
 
 
 @pytest.fixture(scope="module")
@@ -221,7 +206,7 @@ def tensorflow_run(tensorflow, graph_def_bytes, fetch, feeds):
 
 def test_tensorflow_runs_the_frozen_file_to_the_live_outputs(trained, frozen_file, tensorflow):
     got = tensorflow_run(tensorflow, frozen_file.read_bytes(), "out:0", {"x:0": X})
-    np.testing.assert_allclose(got, live_output(trained), rtol=1e-5, atol=1e-6)
+    assert_conforms(got, live_output(trained), frozen_file, "out:0")
 
 
 def test_tensorflow_prunes_the_training_graph_to_the_same_nodes(trained, frozen, tensorflow):

@@ -10,11 +10,11 @@ in C++ (it lacks kernels for some dtypes) but never wider.
 
 import json
 import math
-import subprocess
 
 import pytest
 
 from graphdef.ops.registry import REGISTRY, REQUIRED
+from tests.cc_helpers import ok
 
 # attrs a kernel may leave undeclared: TF metadata no runtime reads
 IGNORED_ATTRS = {"_class", "_output_shapes"}
@@ -22,9 +22,7 @@ IGNORED_ATTRS = {"_class", "_output_shapes"}
 
 @pytest.fixture(scope="module")
 def cc_schemas(cc_runner):
-    proc = subprocess.run([str(cc_runner), "--list-kernels", "--json"], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, proc.stderr
-    return {k["op"]: k for k in json.loads(proc.stdout)["kernels"]}
+    return {k["op"]: k for k in json.loads(ok(cc_runner, "--list-kernels", "--json"))["kernels"]}
 
 
 def _python_input(arg):

@@ -6,8 +6,6 @@ tolerances as the original graph; TensorFlow itself runs the optimized TF-made m
 numpy written here for the batch-norm folding rewrite.
 """
 
-import json
-import subprocess
 
 import numpy as np
 import pytest
@@ -18,6 +16,7 @@ from graphdef.framework.graph import Graph
 from graphdef.optimize import optimize
 from graphdef.ops.registry import build
 from graphdef.wire.serialize import import_graph_def, read_graph_def
+from tests.cc_helpers import outputs as cc_outputs
 from tests.conformance import replay
 from tests.graphrun_helpers import fails, graphrun
 from tests.test_tf_models import MODEL_DIRS
@@ -56,11 +55,7 @@ def test_tf_models_optimized_run_everywhere(directory, tmp_path, cc_runner):
     replay.check_outputs("optimized Session", case, run_session(graph_def, case))
     path = tmp_path / "optimized.pb"
     path.write_bytes(graph_def.SerializeToString())
-    command = [str(cc_runner), str(path), "--json"] + [f"--fetch={f}" for f in case.fetches]
-    command += [f"--feed={k}=@{v}" for k, v in case.feed_files.items()]
-    proc = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    outputs = dict(replay.from_json_output(o) for o in json.loads(proc.stdout)["outputs"])
+    outputs = cc_outputs(cc_runner, path, *replay.cli_args(case, json_output=False)[1:])
     replay.check_outputs("optimized graphrun-cc", case, outputs)
 
 

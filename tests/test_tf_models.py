@@ -11,11 +11,8 @@ every missing op type, exit code 3. A separate test keeps the lists of missing o
 to what the runtimes really lack, so each entry goes as soon as its kernels land.
 """
 
-import contextlib
-import io
 import json
 import re
-import subprocess
 from collections import Counter
 from pathlib import Path
 
@@ -23,16 +20,17 @@ import numpy as np
 import pytest
 
 import graphdef
-from graphdef.graphrun import cli
 from graphdef._proto import graph_pb2
 from graphdef.graph_util import extract_sub_graph
 from graphdef.ops import REGISTRY
 from graphdef.wire.serialize import GraphFileError, load
+from tests.cc_helpers import listed_kernels, run_cc
 from tests.conformance import replay
+from tests.conformance.replay import cli_args, parse_json_outputs
+from tests.graphrun_helpers import run_graphrun
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS_DIR = REPO / "tests" / "tf_models"
-CC_RUNNER = REPO / "build" / "graphrun-cc"
 MODEL_DIRS = sorted(p for p in MODELS_DIR.iterdir() if (p / "case.json").is_file())
 MODEL_NAMES = [p.name for p in MODEL_DIRS]
 REGENERATE = ".venv/bin/python -m tests.tf_models.generate"
@@ -73,9 +71,7 @@ def file_census(path):
 
 @pytest.fixture(scope="session")
 def cc_kernels(cc_runner):
-    proc = subprocess.run([str(cc_runner), "--list-kernels"], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 0, f"graphrun-cc --list-kernels exited {proc.returncode}: {proc.stderr.strip()}"
-    return {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
+    return listed_kernels(cc_runner)
 
 
 # -- the committed files ----------------------------------------------------------------------
@@ -108,14 +104,14 @@ def test_the_models_cover_the_registry():
     """Every op an inference graph can hold appears in a TensorFlow-made file (the zoo's job).
 
     Stateful ops (variables and their updates) cannot survive freezing, so they are exempt.
-    A new op in the registry fails this until it joins the zoo in generate.py.
+    A new op in the registry fails this until it joins the zoo in tests/tf_models/zoo.py.
     """
     seen = set()
     for name in MODEL_NAMES:
         seen.update(spec_of(name)["ops"])
     missing = sorted(op for op, opdef in REGISTRY.items() if not opdef.stateful and op not in seen)
     assert not missing, (f"registry ops no TensorFlow-made model holds: {', '.join(missing)}; add them to "
-                         f"build_zoo in tests/tf_models/generate.py and run `{REGENERATE}`")
+                         f"build_zoo in tests/tf_models/zoo.py and run `{REGENERATE}`")
 
 
 def test_missing_op_lists_are_current_for_the_registry():
@@ -132,36 +128,6 @@ def test_missing_op_lists_are_current_for_the_cc_runner(cc_kernels):
 
 # -- each runtime reproduces TensorFlow ---------------------------------------------------------
 
-def cli_args(case):
-    args = [str(case.model)]
-    for feed, path in case.feed_files.items():
-        args += ["--feed", f"{feed}=@{path}"]
-    for fetch in case.fetches:
-        args += ["--fetch", fetch]
-    return args + ["--json"]
-
-
-def run_graphrun(args):
-    """graphrun in this process: (exit code, stdout, stderr)."""
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(args)
-    return code, out.getvalue(), err.getvalue()
-
-
-def run_cc(runner, args):
-    proc = subprocess.run([str(runner), *args], capture_output=True, text=True, timeout=120)
-    return proc.returncode, proc.stdout, proc.stderr
-
-
-def json_outputs(runtime, case, stdout):
-    lines = stdout.splitlines()
-    assert len(lines) == 1, f"{runtime} --json on {case.name} printed {len(lines)} lines, expected one"
-    outputs = [replay.from_json_output(o) for o in json.loads(lines[0])["outputs"]]
-    assert [n for n, _ in outputs] == case.fetches, f"{runtime} on {case.name}: outputs {[n for n, _ in outputs]}"
-    return [value for _, value in outputs]
-
-
 @pytest.mark.parametrize("name", models_for("python"))
 def test_python_session(name):
     case = case_of(name)
@@ -173,17 +139,17 @@ def test_python_session(name):
 @pytest.mark.parametrize("name", models_for("graphrun"))
 def test_graphrun(name):
     case = case_of(name)
-    code, stdout, stderr = run_graphrun(cli_args(case))
+    code, stdout, stderr = run_graphrun(*cli_args(case))
     assert code == 0, f"graphrun on {name} exited {code}: {stderr.strip()}"
-    replay.check_outputs("graphrun", case, json_outputs("graphrun", case, stdout))
+    replay.check_outputs("graphrun", case, parse_json_outputs("graphrun", case, stdout))
 
 
 @pytest.mark.parametrize("name", models_for("graphrun-cc"))
 def test_graphrun_cc(name, cc_runner):
     case = case_of(name)
-    code, stdout, stderr = run_cc(cc_runner, cli_args(case))
+    code, stdout, stderr = run_cc(cc_runner, *cli_args(case))
     assert code == 0, f"graphrun-cc on {name} exited {code}: {stderr.strip()}"
-    replay.check_outputs("graphrun-cc", case, json_outputs("graphrun-cc", case, stdout))
+    replay.check_outputs("graphrun-cc", case, parse_json_outputs("graphrun-cc", case, stdout))
 
 
 def test_graphrun_cc_on_every_zoo_output_it_has_kernels_for(cc_runner, cc_kernels, tmp_path):
@@ -208,13 +174,13 @@ def test_graphrun_cc_on_every_zoo_output_it_has_kernels_for(cc_runner, cc_kernel
             args += ["--feed", f"{feed}=@{path}"]
     for fetch in fetches:
         args += ["--fetch", fetch]
-    code, stdout, stderr = run_cc(cc_runner, args + ["--json"])
+    code, stdout, stderr = run_cc(cc_runner, *args, "--json")
     assert code == 0, f"graphrun-cc on the zoo fragment exited {code}: {stderr.strip()}"
     partial = replay.CaseFiles(name="zoo (graphrun-cc's part)", directory=tmp_path, description=case.description,
                                feeds={}, feed_files={}, fetches=fetches, expected=[e for _, e in runnable],
                                tolerances=[t for (f, t) in zip(case.fetches, case.tolerances) if f in fetches],
                                skip={})
-    replay.check_outputs("graphrun-cc", partial, json_outputs("graphrun-cc", partial, stdout))
+    replay.check_outputs("graphrun-cc", partial, parse_json_outputs("graphrun-cc", partial, stdout))
 
 
 # -- refusals: one line naming what is wrong, before anything runs --------------------------------
@@ -228,8 +194,8 @@ def listed_op_types(line):
 
 def refusal(runtime, request, args):
     if runtime == "graphrun":
-        return run_graphrun(args)
-    return run_cc(request.getfixturevalue("cc_runner"), args)
+        return run_graphrun(*args)
+    return run_cc(request.getfixturevalue("cc_runner"), *args)
 
 
 def assert_one_line_refusal(runtime, code, stdout, stderr, what):

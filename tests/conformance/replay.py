@@ -92,6 +92,26 @@ def from_json_output(output):
     return output["name"], array
 
 
+def cli_args(case, json_output=True):
+    """The command line graphrun and graphrun-cc share for replaying `case`."""
+    args = [str(case.model)]
+    for name, path in case.feed_files.items():
+        args += ["--feed", f"{name}=@{path}"]
+    for fetch in case.fetches:
+        args += ["--fetch", fetch]
+    return args + (["--json"] if json_output else [])
+
+
+def parse_json_outputs(runtime, case, stdout):
+    """The arrays of a runner's --json stdout, in the order of the case's fetches."""
+    lines = stdout.splitlines()
+    assert len(lines) == 1, f"{runtime} --json on {case.name} printed {len(lines)} lines, expected one"
+    outputs = [from_json_output(o) for o in json.loads(lines[0])["outputs"]]
+    names = [name for name, _ in outputs]
+    assert names == case.fetches, f"{runtime} on {case.name}: outputs {names}, fetched {case.fetches}"
+    return [value for _, value in outputs]
+
+
 def check_outputs(runtime, case, outputs):
     """Asserts that `outputs` (fetch name -> array, or a list parallel to the fetches) match."""
     if isinstance(outputs, dict):

@@ -45,6 +45,18 @@ def u8(*v):
     return np.array(v, np.uint8)
 
 
+def i8(*v):
+    return np.array(v, np.int8)
+
+
+def u16(*v):
+    return np.array(v, np.uint16)
+
+
+def u64(*v):
+    return np.array(v, np.uint64)
+
+
 def rounded(fn, dtype, *args):
     """`fn` worked in float64, rounded once to `dtype`: correctly rounded for + - * / sqrt."""
     with np.errstate(all="ignore"):

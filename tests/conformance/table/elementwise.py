@@ -5,7 +5,7 @@ import numpy as np
 import graphdef as tf
 from graphdef.ops.registry import build
 
-from .base import f32, f64, i32, i64, u8, rounded, feed, INF, NAN, CASES, Case
+from .base import f32, f64, i8, i32, i64, u8, u16, u64, rounded, feed, INF, NAN, CASES, Case
 
 
 # -- elementwise ops, one row each --------------------------------------------------------
@@ -124,4 +124,45 @@ def _elementwise(name, fn, x, y, expected, doc):
 
 
 for _row in ELEMENTWISE:
+    _elementwise(*_row)
+
+
+# -- moved from graphrun-cc's kernel tests, so every runtime replays them -------------------------
+# Integer rows wrap modulo 2**bits, as TF's kernels do; the float rows run one input through each
+# unary op: signed zeros, inf and nan included.
+
+SPECIALS = f32(-2.5, -0.0, 0.0, 0.3, 1.0, 4.0, INF, NAN)
+
+MOVED_ELEMENTWISE = [
+    ("mul_int8_wraparound", tf.multiply, i8(100, -128), i8(3, -1), i8(44, -128),
+     "Mul in int8 wraps: 100 * 3 = 300 is 44, -128 * -1 = 128 is -128."),
+    ("mul_uint16_wraparound", tf.multiply, u16(65535, 40000), u16(65535, 3), u16(1, 54464),
+     "Mul in uint16 wraps modulo 65536: 65535**2 is 1, 120000 is 54464."),
+    ("add_int64_wraparound", raw("Add"), i64(2**62, -(2**63)), i64(2**62, -1), i64(-(2**63), 2**63 - 1),
+     "Add (TF 1.x's op type) in int64 wraps: 2**62 + 2**62 is INT64_MIN, INT64_MIN - 1 is INT64_MAX."),
+    ("add_uint64_wraparound", tf.add, u64(2**64 - 1, 5), u64(2, 7), u64(1, 12),
+     "AddV2 in uint64 wraps modulo 2**64."),
+    ("neg_int8_wraparound", tf.negative, i8(-128, -3, 0, 127), None, i8(-128, 3, 0, -127),
+     "Neg in int8: -INT8_MIN wraps to INT8_MIN."),
+    ("abs_int8_wraparound", tf.abs, i8(-128, -3, 0, 127), None, i8(-128, 3, 0, 127),
+     "Abs in int8: |INT8_MIN| wraps to INT8_MIN."),
+    ("relu_int8", tf.nn.relu, i8(-128, -3, 0, 127), None, i8(0, 0, 0, 127), "Relu in int8."),
+    ("square_int8_wraparound", tf.square, i8(16, -3), None, i8(0, 9), "Square in int8 wraps: 256 is 0."),
+] + [
+    (f"{name}_float32_specials", fn, SPECIALS, None, rounded(reference, np.float32, SPECIALS),
+     f"{title} in float32 of -2.5, -0.0, 0.0, 0.3, 1, 4, inf and nan.")
+    for name, title, fn, reference in [
+        ("neg", "Neg", tf.negative, np.negative),
+        ("square", "Square", tf.square, np.square),
+        ("sqrt", "Sqrt", tf.sqrt, np.sqrt),
+        ("abs", "Abs", tf.abs, np.abs),
+        ("relu", "Relu", tf.nn.relu, lambda x: np.maximum(x, 0)),  # nan stays nan, -0.0 stays -0.0
+        ("exp", "Exp", tf.exp, np.exp),
+        ("log", "Log", tf.log, np.log),
+        ("tanh", "Tanh", tf.tanh, np.tanh),
+        ("sigmoid", "Sigmoid", tf.sigmoid, lambda x: 1 / (1 + np.exp(-x))),
+    ]
+]
+
+for _row in MOVED_ELEMENTWISE:
     _elementwise(*_row)

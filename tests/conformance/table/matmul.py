@@ -45,3 +45,13 @@ def _():
     a, b = np.zeros((2, 0), np.float32), np.zeros((0, 3), np.float32)
     tf.matmul(feed("a", a), feed("b", b), name="z")
     return {"a": a, "b": b}, {"z:0": np.zeros((2, 3), np.float32)}
+
+
+# -- moved from graphrun-cc's kernel tests, so every runtime replays them -------------------------
+
+@case("matmul_int32_wraparound", "MatMul in int32 wraps modulo 2**32 (the last column multiplies by 2**30).")
+def _():
+    a, b = i32([1, 2], [3, 4], [-5, 6]), i32([7, -8, 9], [10, 11, 2**30])
+    tf.matmul(feed("a", a), feed("b", b), name="z")
+    wide = a.astype(np.int64) @ b.astype(np.int64)          # exact, then wrapped to int32
+    return {"a": a, "b": b}, {"z:0": wide.astype(np.int32)}

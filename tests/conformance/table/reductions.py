@@ -110,3 +110,22 @@ def _():
     x = u8([0, 255, 3], [7, 1, 2])
     tf.reduce_max(feed("x", x), axis=1, name="z")
     return {"x": x}, {"z:0": u8(255, 7)}
+
+
+# -- moved from graphrun-cc's kernel tests, so every runtime replays them -------------------------
+
+@case("sum_over_no_axes", "Sum over an empty list of axes is the input unchanged; over [0, 1] it is a scalar.")
+def _():
+    x = f32([1.5, 2.0], [3.0, 4.25])
+    tf.reduce_sum(feed("x", x), axis=tf.constant(np.zeros(0, np.int32)), name="none")
+    tf.reduce_sum(feed("x2", x), axis=[0, 1], name="all")
+    return {"x": x, "x2": x}, {"none:0": x, "all:0": np.float32(10.75)}
+
+
+@case("max_nan_and_empty_int16", "Max propagates nan over axis 0; over an empty axis in int16 it is INT16_MIN.")
+def _():
+    x = f32([1.0, NAN], [3.0, -1.0])
+    empty = np.zeros((2, 0), np.int16)
+    tf.reduce_max(feed("x", x), axis=0, name="z")
+    tf.reduce_max(feed("e", empty), axis=1, name="ze")
+    return {"x": x, "e": empty}, {"z:0": f32(3.0, NAN), "ze:0": np.array([-32768, -32768], np.int16)}

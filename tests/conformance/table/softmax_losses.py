@@ -5,7 +5,7 @@ import numpy as np
 import graphdef as tf
 from graphdef.ops.registry import build
 
-from .base import case, f32, i32, i64, rounded, feed, NAN
+from .base import case, f32, i32, i64, rounded, feed, INF, NAN
 
 
 # -- softmax, losses, arg-extremes, one-hot ------------------------------------------------------
@@ -101,3 +101,33 @@ def _():
     tf.zeros_like(feed("a", a), name="z")
     tf.ones_like(feed("b", b), name="o")
     return {"a": a, "b": b}, {"z:0": np.zeros((2, 2), np.int64), "o:0": np.ones(3, np.float32)}
+
+
+# -- moved from graphrun-cc's kernel tests, so every runtime replays them -------------------------
+
+@case("min_prod_nan_and_empty", "Min propagates nan (keep_dims); Prod of int32 over all axes and over axis 1; "
+      "over an empty axis Prod is 1 and Min the highest value: inf in float64, 65535 in uint16.")
+def _():
+    x = f32([3.0, -1.0, NAN], [0.5, 7.0, -4.0])
+    n = i32([2, -3, 4], [100, 100, 100])
+    empty, empty16 = np.zeros((0, 2)), np.zeros((0,), np.uint16)
+    tf.reduce_min(feed("x", x), axis=1, keepdims=True, name="mn")
+    tf.reduce_prod(feed("n", n), name="pr_all")
+    tf.reduce_prod(feed("n2", n), axis=1, name="pr_rows")
+    tf.reduce_prod(feed("e", empty), axis=0, name="pr_empty")
+    tf.reduce_min(feed("e2", empty), axis=0, name="mn_empty")
+    tf.reduce_min(feed("e16", empty16), axis=0, name="mn_empty16")
+    return ({"x": x, "n": n, "n2": n, "e": empty, "e2": empty, "e16": empty16},
+            {"mn:0": f32([NAN], [-4.0]), "pr_all:0": np.int32(2 * -3 * 4 * 100 ** 3), "pr_rows:0": i32(-24, 100 ** 3),
+             "pr_empty:0": np.ones(2), "mn_empty:0": np.full(2, INF), "mn_empty16:0": np.uint16(65535)})
+
+
+@case("zeros_ones_like_dtypes", "ZerosLike and OnesLike of bool and of an empty uint32 [0,3] keep shape and dtype.")
+def _():
+    b, e = np.array([True, False]), np.zeros((0, 3), np.uint32)
+    tf.zeros_like(feed("b", b), name="zb")
+    tf.ones_like(feed("b2", b), name="ob")
+    tf.zeros_like(feed("e", e), name="ze")
+    tf.ones_like(feed("e2", e), name="oe")
+    return ({"b": b, "b2": b, "e": e, "e2": e},
+            {"zb:0": np.zeros(2, bool), "ob:0": np.ones(2, bool), "ze:0": e.copy(), "oe:0": np.ones((0, 3), np.uint32)})

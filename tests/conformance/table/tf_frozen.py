@@ -1,11 +1,13 @@
 """Conformance cases: ops TensorFlow's own frozen graphs carry: dropout leftovers, gelu, TF's gradient graphs."""
 
+import math
+
 import numpy as np
 
 import graphdef as tf
 from graphdef.ops.registry import build
 
-from .base import case, f32, i32, feed
+from .base import case, f32, i32, feed, INF, NAN
 
 
 # -- ops TensorFlow's own frozen graphs carry: dropout leftovers, gelu, TF's gradient graphs ---------
@@ -37,3 +39,18 @@ def _():
     from graphdef.framework.random_feeds import words
     mantissas = words((1 << 32) | 2, "u", 6) >> np.uint64(40)
     return {}, {"u:0": (mantissas.astype(np.float64) / 2**24).astype(np.float32).reshape(2, 3)}
+
+
+# -- moved from graphrun-cc's kernel tests, so every runtime replays them -------------------------
+
+@case("erfc_specials", "Erfc in float32 and float64 over infinities, signed zero, tiny, large and nan inputs: "
+      "Python's math.erfc in double, rounded once.")
+def _():
+    x = np.array([-INF, -3.0, -0.5, -0.0, 1e-30, 0.3, 1.0, 2.5, 9.0, 30.0, INF, NAN])
+    x32 = x.astype(np.float32)
+    tf.erfc(feed("x", x), name="e64")
+    tf.erfc(feed("x32", x32), name="e32")
+    expected = np.array([math.erfc(v) for v in x.tolist()])
+    return {"x": x, "x32": x32}, {"e64:0": expected, "e32:0": np.array([math.erfc(v) for v in
+                                                                          x32.astype(np.float64).tolist()],
+                                                                         np.float32)}

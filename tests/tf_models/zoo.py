@@ -1,0 +1,183 @@
+"""The op zoo: one frozen TF1 graph holding every op type an inference graph can hold."""
+
+import numpy as np
+
+from graphdef.framework import dtypes
+from graphdef.ops import REGISTRY
+
+from .building import F32, Model, builder
+
+
+@builder
+def build_zoo(tf):
+    """Elementwise, comparison, reduction and shape ops in one frozen graph, each output fetched.
+
+    Every op type in graphdef's registry that an inference graph can hold appears at least
+    once, as TensorFlow's Python API emits it (tf.where -> SelectV2, tf.compat.v1.where ->
+    Select, tf.compat.v1.div -> Div ...). Placeholders have an unknown batch dimension, so
+    Shape, Size and Rank stay ops instead of being folded to constants.
+    """
+    v1 = tf.compat.v1
+    graph = tf.Graph()
+    out = {}
+
+    def keep(name, tensor):
+        out[name] = tf.identity(tensor, name=f"out/{name}")
+
+    with graph.as_default():
+        x = v1.placeholder(tf.float32, [None, 6], name="x")
+        y = v1.placeholder(tf.float32, [None, 6], name="y")          # positive
+        n = v1.placeholder(tf.int32, [None, 6], name="n")
+        d = v1.placeholder(tf.int32, [None, 6], name="d")            # nonzero
+        ids = v1.placeholder(tf.int32, [None], name="ids")           # in 0..5
+        img = v1.placeholder(tf.float32, [None, 5, 5, 2], name="img")
+        scale = v1.placeholder_with_default(np.float32(1.5), [], name="scale")
+        bias = tf.constant(np.linspace(-1, 1, 6, dtype=F32), name="bias")
+        w = tf.constant(np.arange(24, dtype=F32).reshape(4, 6) / 24, name="w")
+
+        # elementwise, float
+        for name, fn in [("abs", tf.abs), ("neg", tf.negative), ("square", tf.square), ("exp", tf.exp),
+                         ("sign", tf.sign), ("tanh", tf.tanh), ("sigmoid", tf.sigmoid), ("relu", tf.nn.relu),
+                         ("elu", tf.nn.elu), ("softplus", tf.nn.softplus)]:
+            keep(name, fn(x))
+        keep("relu6", tf.nn.relu6(x * 4.0))
+        keep("leaky_relu", tf.nn.leaky_relu(x, alpha=0.2))
+        for name, fn in [("sqrt", tf.sqrt), ("rsqrt", tf.math.rsqrt), ("log", tf.math.log),
+                         ("log1p", tf.math.log1p)]:
+            keep(name, fn(y))
+        keep("add_v2", x + y)
+        keep("add", tf.raw_ops.Add(x=x, y=bias))
+        keep("sub", x - bias)
+        keep("mul", x * scale)
+        keep("realdiv", x / y)
+        keep("div_float", tf.raw_ops.Div(x=x, y=y))   # v1.div emits RealDiv for floats, FloorDiv for ints
+        keep("floordiv_float", tf.math.floordiv(x, y * 0.3))
+        keep("floormod_float", tf.math.floormod(x, y * 0.3))
+        keep("maximum", tf.maximum(x, y - 1.0))
+        keep("minimum", tf.minimum(x, bias))
+        keep("pow", tf.pow(y, x))
+        keep("squared_difference", tf.math.squared_difference(x, y))
+        keep("add_n", tf.add_n([x, y, x * y]))
+        keep("softmax", tf.nn.softmax(x))
+        keep("log_softmax", tf.nn.log_softmax(x, axis=0))
+        keep("l2_loss", tf.nn.l2_loss(x))
+        keep("matmul_tb", tf.matmul(x, w, transpose_b=True))
+        keep("matmul_ta", tf.matmul(x, y, transpose_a=True))
+        # elementwise, integer: TensorFlow's floor division and modulo, and C-style Div
+        keep("floordiv_int", tf.math.floordiv(n, d))
+        keep("floormod_int", tf.math.floormod(n, d))
+        keep("div_int", tf.raw_ops.Div(x=n, y=d))     # truncates toward zero, unlike FloorDiv
+        keep("abs_int", tf.abs(n))
+        keep("cast_to_int", tf.cast(x * 3.0, tf.int32))
+        keep("cast_to_float", tf.cast(n, tf.float32))
+        # comparisons and logic
+        greater = tf.greater(x, y - 1.0)
+        keep("equal", tf.equal(n, 0))
+        keep("not_equal", tf.not_equal(n, d))
+        keep("greater", greater)
+        keep("greater_equal", tf.greater_equal(x, 0.0))
+        keep("less", tf.less(n, d))
+        keep("less_equal", tf.less_equal(x, bias))
+        keep("logical", tf.logical_or(tf.logical_and(greater, tf.less(x, 0.5)), tf.logical_not(greater)))
+        keep("select_v2", tf.where(greater, x, y))
+        keep("select", v1.where(greater, x, -y))
+        # reductions, keep_dims and negative axes
+        keep("sum", tf.reduce_sum(x, axis=1))
+        keep("sum_all", tf.reduce_sum(n))
+        keep("mean", tf.reduce_mean(x, axis=-1, keepdims=True))
+        keep("max", tf.reduce_max(x, axis=0))
+        keep("min", tf.reduce_min(n, axis=[0, 1]))
+        keep("prod", tf.reduce_prod(y, axis=-1, keepdims=True))
+        keep("argmax", tf.argmax(x, axis=1))
+        keep("argmin", tf.argmin(x, axis=-1, output_type=tf.int32))
+        # shapes and layout
+        keep("shape", tf.shape(x))
+        keep("size", tf.size(x))
+        keep("rank", tf.raw_ops.Rank(input=x))   # tf.rank folds to a Const when the rank is known
+        reshaped = tf.reshape(x, [-1, 3, 2])
+        keep("reshape", reshaped)
+        keep("transpose", tf.transpose(reshaped, [2, 0, 1]))
+        keep("expand_squeeze", tf.squeeze(tf.expand_dims(x, 1), [1]))
+        keep("concat", tf.concat([x, y], axis=-1))
+        keep("stack", tf.stack([x, y], axis=1))
+        columns = tf.unstack(x, axis=1)
+        keep("unstack", columns[0] + columns[5])
+        parts = tf.split(x, 3, axis=1)
+        keep("split", parts[2] - parts[0])
+        sizes = tf.split(x, [1, 2, 3], axis=1)
+        keep("splitv", tf.reduce_sum(sizes[2], axis=1) + sizes[0][:, 0])
+        keep("slice", tf.slice(x, [0, 1], [-1, 3]))
+        keep("strided_slice", x[:, ::2])
+        keep("strided_slice_masks", x[1:, tf.newaxis, -2])
+        keep("strided_slice_reverse", x[::-1, 4:1:-1])
+        keep("tile", tf.tile(x, [2, 1]))
+        keep("pad", tf.pad(x, [[1, 0], [0, 2]]))
+        keep("gather", tf.gather(x, [5, 0, 2], axis=1))
+        keep("gather_columns", tf.gather(y, ids, axis=-1))
+        keep("one_hot", tf.one_hot(ids, depth=6))
+        keep("fill", tf.fill(tf.shape(x), 2.5))
+        keep("range", tf.range(0, tf.size(x), 3))
+        keep("zeros_like", tf.zeros_like(x))
+        keep("ones_like", tf.ones_like(n))
+        keep("broadcast_to", tf.broadcast_to(bias, tf.shape(x)))
+        keep("segment_sum", tf.math.unsorted_segment_sum(x, tf.math.floormod(ids, 3), num_segments=3))
+        first, second = tf.identity_n([x, n])
+        keep("identity_n", first * tf.cast(second, tf.float32))
+        keep("stop_gradient", tf.stop_gradient(x) * 2.0)
+        # control inputs: a NoOp that the output waits for
+        with tf.control_dependencies([tf.no_op(name="barrier")]):
+            keep("after_barrier", x + 1.0)
+        # windows on a small image: depthwise, explicit padding, pooling
+        filt = tf.constant(np.linspace(-1, 1, 3 * 3 * 2 * 3, dtype=F32).reshape(3, 3, 2, 3), name="filter")
+        keep("conv_explicit", tf.nn.conv2d(img, filt, strides=[1, 2, 1, 1],
+                                           padding=[[0, 0], [1, 0], [2, 1], [0, 0]]))
+        dw = tf.constant(np.linspace(1, -1, 3 * 3 * 2 * 2, dtype=F32).reshape(3, 3, 2, 2), name="depthwise_filter")
+        keep("depthwise", tf.nn.depthwise_conv2d(img, dw, strides=[1, 1, 1, 1], padding="SAME"))
+        keep("max_pool_same", tf.nn.max_pool2d(img, ksize=3, strides=2, padding="SAME"))
+        keep("avg_pool_valid", tf.nn.avg_pool2d(img, ksize=[2, 3], strides=[1, 2], padding="VALID"))
+        keep("bias_add", tf.nn.bias_add(img, tf.constant([0.5, -0.5], name="img_bias")))
+        # the loss ops are stateless too: cross-entropies and their backprop outputs
+        labels = tf.one_hot(ids, depth=6)
+        loss, backprop = tf.raw_ops.SoftmaxCrossEntropyWithLogits(features=x, labels=labels)
+        keep("softmax_xent", loss)
+        keep("softmax_xent_backprop", backprop)
+        sparse_loss, sparse_backprop = tf.raw_ops.SparseSoftmaxCrossEntropyWithLogits(features=x, labels=ids)
+        keep("sparse_softmax_xent", sparse_loss)
+        keep("sparse_softmax_xent_backprop", sparse_backprop)
+        shape_x, shape_y = tf.raw_ops.BroadcastGradientArgs(s0=tf.shape(img), s1=tf.shape(img[:1, :, :1, :]))
+        keep("broadcast_gradient_args_x", shape_x)
+        keep("broadcast_gradient_args_y", shape_y)
+
+        # every other one-input float op of the registry, by TensorFlow's raw op of the same
+        # name and argument: a new elementwise op joins the zoo by its definition alone
+        present = {op.type for op in graph.get_operations()}
+        for op_type, opdef in sorted(REGISTRY.items()):
+            if op_type in present or len(opdef.inputs) != 1 or len(opdef.outputs) != 1:
+                continue
+            type_attr = opdef.inputs[0].type_attr
+            allowed = opdef.attrs[type_attr].allowed if type_attr in opdef.attrs else None
+            if type_attr is None or opdef.outputs[0].type_attr != type_attr or opdef.attrs[type_attr].kind != "type" \
+                    or (allowed is not None and dtypes.float32 not in allowed) or opdef.stateful:
+                continue
+            keep(op_type.lower(), getattr(tf.raw_ops, op_type)(**{opdef.inputs[0].name: x}))
+
+    rng = np.random.default_rng(107)
+    batch = 5
+    xv = rng.normal(size=(batch, 6)).astype(F32)
+    xv[0, :2] = 0.0  # sign, relu, abs and the comparisons at exactly zero
+    nv = rng.integers(-9, 10, size=(batch, 6)).astype(np.int32)
+    dv = rng.integers(1, 5, size=(batch, 6)).astype(np.int32) * rng.choice([-1, 1], size=(batch, 6)).astype(np.int32)
+    feeds = {
+        "x": xv,
+        "y": rng.uniform(0.2, 2.0, size=(batch, 6)).astype(F32),
+        "n": nv,
+        "d": dv,
+        "ids": rng.integers(0, 6, size=batch).astype(np.int32),
+        "img": rng.normal(size=(2, 5, 5, 2)).astype(F32),
+    }
+    fetches = [t.name for t in out.values()]
+    graph_def = graph.as_graph_def()   # nothing to freeze: every value is a Const already
+    return Model(graph_def, feeds, fetches,
+                 f"TF1 op zoo: {len(fetches)} outputs over elementwise (float and integer), comparison, "
+                 "logic, reduction, shape, slicing, window and loss ops, with control inputs and a "
+                 "PlaceholderWithDefault left at its default")
