@@ -12,6 +12,9 @@ from graphdef.ops.registry import NOT_DIFFERENTIABLE, convert_to_tensor
 from graphdef.framework.toposort import toposort
 
 
+_GRAD_OF_NONE = frozenset(("Switch", "RefSwitch"))  # ops whose gradient takes None for an unused output
+
+
 def _as_list(value):
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
@@ -54,7 +57,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
                 raise LookupError(f"no gradient for '{op.name}' ({op.type}); wrap its input in "
                                   f"stop_gradient() to treat it as constant")
             with graph.name_scope(op.name + "_grad"):
-                filled = [g if g is not None else _zeros_like(t) for g, t in zip(out_grads, op.outputs)]
+                # a Switch's missing gradient must stay dead with its branch: its own grad makes it
+                filled = out_grads if op.type in _GRAD_OF_NONE else [
+                    g if g is not None else _zeros_like(t) for g, t in zip(out_grads, op.outputs)]
                 in_grads = grad_fn(op, *filled)
             if len(in_grads) != len(op.inputs):
                 raise AssertionError(f"gradient of {op.type} gave {len(in_grads)} values for {len(op.inputs)} inputs")

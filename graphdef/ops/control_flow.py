@@ -11,6 +11,7 @@ values and deadness, for that executor and for anyone reading the op.
 from graphdef.framework import dtypes
 from graphdef.framework.numerics import EXACT
 from graphdef.framework.shapes import TensorShape
+from graphdef.ops.array import zeros_like
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, define, same_as_input
 
 
@@ -57,9 +58,12 @@ def _switch_kernel(data, pred):
 
 
 def _switch_grad(op, grad_false, grad_true):
-    # the gradient of the untaken output is zeros computed from that output, so it is live exactly
-    # when its branch is taken (gradients.py fills it); Merge forwards the live one
-    return [merge([grad_false, grad_true], name="cond_grad")[0], None]
+    # an output nothing differentiates gets ZerosLike of that output: live exactly when its branch
+    # is taken, so the Merge forwards whichever gradient the taken branch made
+    if grad_false is None and grad_true is None:
+        return [None, None]
+    grads = [g if g is not None else zeros_like(t) for g, t in zip((grad_false, grad_true), op.outputs)]
+    return [merge(grads, name="cond_grad")[0], None]
 
 
 SWITCH = define(
