@@ -238,8 +238,8 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         packed = packed[1]
         if not single and isinstance(loop_vars, tuple):
             packed = type(loop_vars)(*packed) if hasattr(loop_vars, "_fields") else tuple(packed)
-    if single and not return_same_structure:
-        return packed[0]
+    if not return_same_structure and len(_flatten(packed)) == 1:  # TF1 unpacks a lone loop variable
+        return _flatten(packed)[0]
     return packed
 
 
