@@ -10,7 +10,7 @@ from tensorflow.python.framework import op_def_registry  # noqa: E402
 
 OPS = ["Switch", "RefSwitch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger",
        "TensorListReserve", "TensorListFromTensor", "TensorListGetItem", "TensorListSetItem",
-       "TensorListStack", "TensorListLength", "TensorListElementShape"]
+       "TensorListStack", "TensorListLength", "TensorListElementShape", "Any", "All", "ReverseV2"]
 
 
 def _tf_arg(arg):
