@@ -8,9 +8,9 @@ from graphdef.ops.registry import REGISTRY, REQUIRED
 tf = pytest.importorskip("tensorflow")
 from tensorflow.python.framework import op_def_registry  # noqa: E402
 
-OPS = ["Switch", "RefSwitch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger",
+OPS = ["Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger",
        "TensorListReserve", "TensorListFromTensor", "TensorListGetItem", "TensorListSetItem",
-       "TensorListStack", "TensorListLength", "TensorListElementShape", "Any", "All", "ReverseV2"]
+       "TensorListStack", "TensorListLength", "TensorListElementShape", "EmptyTensorList", "TensorListPushBack", "TensorListPopBack", "Any", "All", "ReverseV2"]
 
 
 def _tf_arg(arg):

@@ -72,13 +72,6 @@ SWITCH = define(
     attrs={"T": Attr("type")},
     infer=_infer_switch, kernel=_switch_kernel, grad=_switch_grad, numerics=EXACT)
 
-REF_SWITCH = define(
-    "RefSwitch", "data: Ref(T), pred: bool -> output_false: Ref(T), output_true: Ref(T)",
-    doc="Switch of a variable reference (TF1 cond over a ref variable).",
-    attrs={"T": Attr("type")},
-    infer=_infer_switch, kernel=_switch_kernel, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
-
-
 def _infer_merge(ctx):
     return [_relaxed([t.shape for t in ctx.inputs]), TensorShape(())]
 
@@ -107,8 +100,8 @@ MERGE = define(
 
 
 def _loop_only_grad(op, *grads):
-    raise LookupError(f"no gradient for '{op.name}' ({op.type}): gradients through tf.while_loop "
-                      "are not supported yet")
+    raise LookupError(f"no gradient for '{op.name}' ({op.type}): a while loop is differentiated as a "
+                      "whole, from its Exits (graphdef/while_gradients.py); this op was reached from inside one")
 
 
 def _identity(data):

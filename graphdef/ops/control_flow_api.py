@@ -10,6 +10,7 @@ input from the context's pivot, so it runs only when the branch or iteration doe
 """
 
 import contextlib
+import weakref
 
 from graphdef.framework.graph import get_default_graph
 from graphdef.framework.shapes import TensorShape, show
@@ -87,11 +88,21 @@ class CondContext(_Context):
         return switch(tensor, self.pred)[self.branch]
 
 
+# each loop's Exit op -> its WhileContext, which keeps what the loop's gradient needs (while_gradients.py)
+LOOP_OF_EXIT = weakref.WeakKeyDictionary()
+
+
 class WhileContext(_Context):
     def __init__(self, graph, name, parallel_iterations):
         super().__init__(graph)
         self.name, self.parallel_iterations = name, parallel_iterations
         self.pivot_for_pred = self.pivot_for_body = None
+        # filled by _build_loop: the Python body and structure (a gradient recomputes the body
+        # from each iteration's saved inputs), the LoopCond output, and per loop variable its
+        # Enter, body input (Identity) and Exit
+        self.body = self.structure = self.loop_cond = None
+        self.var_enters, self.identities, self.exits = [], [], []
+        self.saved = None  # the TensorLists of every iteration's body inputs, once a gradient asked
 
     def pivot(self):
         return self.pivot_for_body if self.pivot_for_body is not None else self.pivot_for_pred
@@ -292,5 +303,9 @@ def _build_loop(graph, context, cond, body, structure, flat, invariants):
     with context.in_outer():
         for s in switches:
             exits.append(build("Exit", [s[0]], name="Exit").outputs[0])
+    context.body, context.structure, context.loop_cond = body, structure, pivot
+    context.var_enters, context.identities, context.exits = enters, identities, exits
+    for e in exits:
+        LOOP_OF_EXIT[e.op] = context
     return exits
 

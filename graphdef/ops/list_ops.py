@@ -241,3 +241,54 @@ ELEMENT_SHAPE = define(
     doc="The element shape the list promises (-1 for unknown dims, a scalar -1 for unknown rank).",
     attrs={"shape_type": Attr("type", allowed=_SHAPE_TYPES)},
     infer=lambda ctx: [TensorShape(None)], kernel=_element_shape, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
+
+
+# -- lists as stacks: what the gradient of a while loop keeps each iteration's values in ---------
+
+def _empty(element_shape, max_num_elements, *, element_dtype):
+    limit = int(max_num_elements)
+    if limit != -1:
+        _count(limit, "EmptyTensorList: max_num_elements")
+    return TensorList(element_dtype, _shape_from_value(element_shape), [])
+
+
+EMPTY = define(
+    "EmptyTensorList", "element_shape: shape_type, max_num_elements: int32 -> handle: variant",
+    doc="An empty list of element_dtype.",
+    attrs={"element_dtype": Attr("type"), "shape_type": Attr("type", allowed=_SHAPE_TYPES)},
+    infer=scalar_shape, kernel=_empty, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
+
+
+def _push_back(input_handle, tensor, *, element_dtype):
+    lst = _the_list(input_handle, element_dtype, "TensorListPushBack")
+    item = np.asarray(tensor)
+    _check_item(lst, item, "TensorListPushBack")
+    _count(len(lst.items) + 1, "TensorListPushBack: the list's length")
+    return TensorList(element_dtype, lst.element_shape, lst.items + (item,))
+
+
+PUSH_BACK = define(
+    "TensorListPushBack", "input_handle: variant, tensor: element_dtype -> output_handle: variant",
+    doc="A copy of the list with tensor appended.",
+    attrs={"element_dtype": Attr("type")},
+    infer=scalar_shape, kernel=_push_back, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
+
+
+def _pop_back(input_handle, element_shape, *, element_dtype):
+    lst = _the_list(input_handle, element_dtype, "TensorListPopBack")
+    if not lst.items:
+        raise ValueError("TensorListPopBack: the list is empty")
+    item = lst.items[-1]
+    if item is None:
+        shape = _merge_shapes(lst.element_shape, _shape_from_value(element_shape), "TensorListPopBack")
+        item = _zeros(element_dtype, shape, "TensorListPopBack")
+    return TensorList(element_dtype, lst.element_shape, lst.items[:-1]), item
+
+
+POP_BACK = define(
+    "TensorListPopBack", "input_handle: variant, element_shape: int32 -> output_handle: variant, "
+    "tensor: element_dtype",
+    doc="The list without its last item, and that item.",
+    attrs={"element_dtype": Attr("type")},
+    infer=lambda ctx: [TensorShape(()), _static_shape(ctx.inputs[1])],
+    kernel=_pop_back, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
