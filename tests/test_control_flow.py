@@ -213,3 +213,59 @@ def test_saved_loop_round_trips_through_a_file(tmp_path):
         for x, y in zip(a.run([i, acc], feeds), b.run([i.name, acc.name], feeds)):
             np.testing.assert_array_equal(x, y)
     assert loaded.as_graph_def() == graph.as_graph_def()
+
+
+# -- gradients through while loops ----------------------------------------------------------
+
+def _loop_gradient_program(api):
+    x = api.placeholder(api.float32, [2], name="x")
+    w = api.placeholder(api.float32, [2], name="w")
+    n = api.placeholder(api.int32, [], name="n")
+    _, acc = api.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, api.tanh(a * x + w)),
+                            [api.constant(0), api.ones([2]) * w])
+    loss = api.reduce_sum(acc * acc)
+    return [loss] + api.gradients(loss, [x, w])
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_gradients_through_a_while_loop(tf1, n):
+    x = np.array([0.7, -1.3], np.float32)
+    w = np.array([0.25, 0.5], np.float32)
+    _, gx, gw = check(tf1, _loop_gradient_program, {"x": x, "w": w, "n": np.int32(n)}, same_structure=False)
+    # central differences in float64 of the same recurrence
+    def loss(x, w):
+        a = w.astype(np.float64)
+        for _ in range(n):
+            a = np.tanh(a * x + w)
+        return (a * a).sum()
+    eps = 1e-6
+    for grad, which in ((gx, 0), (gw, 1)):
+        numeric = []
+        for k in range(2):
+            args = [x.astype(np.float64), w.astype(np.float64)]
+            up, down = [a.copy() for a in args], [a.copy() for a in args]
+            up[which][k] += eps
+            down[which][k] -= eps
+            numeric.append((loss(*up) - loss(*down)) / (2 * eps))
+        np.testing.assert_allclose(grad, numeric, rtol=1e-4, atol=1e-5)
+
+
+def _nested_loop_gradient_program(api):
+    x = api.placeholder(api.float32, [], name="x")
+
+    def outer(i, v):
+        inner = api.while_loop(lambda j, u: j < i, lambda j, u: (j + 1, u * x + 1.0), [0, v])[1]
+        return i + 1, inner
+
+    _, y = api.while_loop(lambda i, v: i < 3, outer, [api.constant(0), x])
+    return [y] + api.gradients(y, [x])
+
+
+def test_gradients_through_nested_while_loops(tf1):
+    y, gx = check(tf1, _nested_loop_gradient_program, {"x": np.float32(1.5)}, same_structure=False)
+    # y = f(f(f(x))) with 0, 1 and 2 inner steps of u -> u * x + 1: y is a polynomial in x
+    poly = np.polynomial.Polynomial([0, 1])
+    for i in range(3):
+        for _ in range(i):
+            poly = poly * np.polynomial.Polynomial([0, 1]) + 1
+    assert np.isclose(y, poly(1.5), rtol=1e-6) and np.isclose(gx, poly.deriv()(1.5), rtol=1e-5)
