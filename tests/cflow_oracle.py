@@ -34,10 +34,12 @@ def build_ours(program):
     return graph, fetches
 
 
-def check(tf, program, feeds, same_structure=True):
+def check(tf, program, feeds, same_structure=True, run_tf1_graph=True):
     """program(api) -> list of tensors, with api graphdef or tf.compat.v1; feeds by placeholder name.
 
-    Returns our values (already compared with TF1's and with TF running our GraphDef)."""
+    Returns our values, already compared with TF1's, with TF running our GraphDef and (unless
+    run_tf1_graph is False: TF1's gradient graphs keep loop values on StackV2 resources, which
+    graphdef does not have) with our Session running the GraphDef TF1 built."""
     graph, fetches = build_ours(program)
     names = [t.name for t in fetches]
     feed_names = {f"{k}:0": v for k, v in feeds.items()}
@@ -54,6 +56,14 @@ def check(tf, program, feeds, same_structure=True):
             tf.compat.v1.GraphDef.FromString(graph.as_graph_def().SerializeToString()), name="")
     with _session(tf, imported) as sess:
         theirs_on_ours = sess.run(names, feed_names)
+    if run_tf1_graph:
+        tf1_graph = graphdef.Graph()
+        graphdef.import_graph_def(graphdef.GraphDef.FromString(tf_graph.as_graph_def().SerializeToString()),
+                                  name="", graph=tf1_graph)
+        with graphdef.Session(graph=tf1_graph) as sess:
+            ours_on_theirs = sess.run([t.name for t in tf_fetches], feed_names)
+        for t, a, b in zip(tf_fetches, ours_on_theirs, theirs):
+            assert_conforms(a, b, tf1_graph.as_graph_def(), t.name)
     graph_def = graph.as_graph_def()
     for name, a, b, c in zip(names, ours, theirs, theirs_on_ours):
         assert np.asarray(a).shape == np.asarray(b).shape, f"{name}: {np.shape(a)} vs TF1 {np.shape(b)}"

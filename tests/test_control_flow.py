@@ -231,7 +231,8 @@ def _loop_gradient_program(api):
 def test_gradients_through_a_while_loop(tf1, n):
     x = np.array([0.7, -1.3], np.float32)
     w = np.array([0.25, 0.5], np.float32)
-    _, gx, gw = check(tf1, _loop_gradient_program, {"x": x, "w": w, "n": np.int32(n)}, same_structure=False)
+    _, gx, gw = check(tf1, _loop_gradient_program, {"x": x, "w": w, "n": np.int32(n)}, same_structure=False,
+                      run_tf1_graph=False)
     # central differences in float64 of the same recurrence
     def loss(x, w):
         a = w.astype(np.float64)
@@ -262,7 +263,8 @@ def _nested_loop_gradient_program(api):
 
 
 def test_gradients_through_nested_while_loops(tf1):
-    y, gx = check(tf1, _nested_loop_gradient_program, {"x": np.float32(1.5)}, same_structure=False)
+    y, gx = check(tf1, _nested_loop_gradient_program, {"x": np.float32(1.5)}, same_structure=False,
+                  run_tf1_graph=False)
     # y = f(f(f(x))) with 0, 1 and 2 inner steps of u -> u * x + 1: y is a polynomial in x
     poly = np.polynomial.Polynomial([0, 1])
     for i in range(3):

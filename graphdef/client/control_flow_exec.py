@@ -16,6 +16,7 @@ fast plan.
 """
 
 import collections
+import os
 
 from graphdef.framework import dtypes
 from graphdef.framework.errors import InvalidArgumentError, OpError, ResourceExhaustedError
@@ -27,6 +28,22 @@ _KIND = {"Switch": _SWITCH, "RefSwitch": _SWITCH, "Merge": _MERGE, "RefMerge": _
          "Enter": _ENTER, "RefEnter": _ENTER, "Exit": _EXIT, "RefExit": _EXIT,
          "NextIteration": _NEXT, "RefNextIteration": _NEXT, "ControlTrigger": _TRIGGER}
 _INT32 = dtypes.int32.np.type
+
+
+# a file's loop whose condition never turns false must end in an error, not hang the runtime
+MAX_ITERATIONS_ENV = "GRAPHDEF_MAX_WHILE_ITERATIONS"
+DEFAULT_MAX_ITERATIONS = 1_000_000
+
+
+def max_iterations():
+    text = os.environ.get(MAX_ITERATIONS_ENV)
+    try:
+        value = int(text) if text else DEFAULT_MAX_ITERATIONS
+    except ValueError:
+        raise InvalidArgumentError(f"{MAX_ITERATIONS_ENV}={text!r} is not a whole number") from None
+    if value < 1:
+        raise InvalidArgumentError(f"{MAX_ITERATIONS_ENV}={text!r} must be at least 1")
+    return value
 
 
 def reaches_control_flow(targets, fed):
@@ -84,6 +101,7 @@ class ControlFlowPlan:
         self.rebuild, self.single, self.feeds = rebuild, single, feeds
         self.convert_feed, self.result = convert_feed, result
         self.variables = session._variables
+        self.max_iterations = max_iterations()
         fed = {t: i for i, t in enumerate(feeds)}
         ops = _needed_ops(targets, fed)
         unfed = sorted(op.name for op in ops if op.type == "Placeholder")
@@ -261,6 +279,10 @@ class ControlFlowPlan:
                 self._propagate(frame.parent, frame.parent_iter, node, outputs, False)
         elif kind == _NEXT:
             if not dead:  # a dead value ends the loop here instead of starting an iteration
+                if it + 1 >= self.max_iterations:
+                    raise InvalidArgumentError(
+                        f"the loop frame '{node.frame_path[-1]}' ran {self.max_iterations} iterations and its "
+                        f"condition is still true; set {MAX_ITERATIONS_ENV} to allow more")
                 self._propagate(frame, it + 1, node, outputs, False)
         else:
             self._propagate(frame, it, node, outputs, dead)

@@ -103,6 +103,20 @@ def _():
                       "length:0": np.array(4, np.int32), "element_shape:0": i32(3)}
 
 
+@case("tensor_list_push_pop", "EmptyTensorList, then TensorListPushBack twice and TensorListPopBack once: the "
+      "popped item is the last pushed, and the rest stacks to the first.", skip=CC)
+def _():
+    a, b = f32(1, 2), f32(-3, 4.5)
+    ta, tb = feed("a", a), feed("b", b)
+    lst = raw_op("EmptyTensorList", [2], -1, element_dtype=tf.float32)
+    lst = raw_op("TensorListPushBack", lst, ta, element_dtype=tf.float32)
+    lst = raw_op("TensorListPushBack", lst, tb, element_dtype=tf.float32)
+    rest, last = raw_op("TensorListPopBack", lst, [2], element_dtype=tf.float32)
+    tf.identity(last, name="last")
+    raw_op("TensorListStack", rest, [2], element_dtype=tf.float32, name="rest")
+    return {"a": a, "b": b}, {"last:0": b, "rest:0": a[None]}
+
+
 @case("any_all_reverse", "Any and All over axes (keep_dims too) and ReverseV2 over two axes and a negative one.",
       skip={"graphrun-cc": "graphrun-cc has no Any, All or ReverseV2 kernel yet"})
 def _():
