@@ -5,7 +5,7 @@ gradient function (declared beside the op) turns the gradients of its outputs in
 gradients of its inputs. Where a tensor fans out, its gradients are summed with AddN.
 """
 
-from graphdef import while_gradients
+from graphdef.ops import while_gradients
 from graphdef.framework.graph import get_default_graph
 from graphdef.ops.array import fill, shape_of
 from graphdef.ops.math import add_n
@@ -45,7 +45,7 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
                 gy = fill(shape_of(y), convert_to_tensor(1, dtype=y.dtype), name=f"grad_ys_{i}")
             pending.setdefault(y, []).append(convert_to_tensor(gy, dtype=y.dtype))
 
-        # a while loop is one step here, from its Exits back to what entered it (while_gradients.py)
+        # a while loop is one step here, from its Exits back to what entered it (ops/while_gradients.py)
         def step(op):
             return while_gradients.loop_of(op) or op
 

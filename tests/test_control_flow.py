@@ -271,3 +271,22 @@ def test_gradients_through_nested_while_loops(tf1):
         for _ in range(i):
             poly = poly * np.polynomial.Polynomial([0, 1]) + 1
     assert np.isclose(y, poly(1.5), rtol=1e-6) and np.isclose(gx, poly.deriv()(1.5), rtol=1e-5)
+
+
+def _mixed_gradient_program(api):
+    x = api.placeholder(api.float32, [], name="x")
+    p = api.placeholder(api.bool, [], name="p")
+    looped = lambda: api.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, v * x), [0, x])[1]  # noqa: E731
+    y = api.cond(p, looped, lambda: x * 5.0)
+    z = api.while_loop(lambda i, v: i < 4,
+                       lambda i, v: (i + 1, api.cond(v > 1.0, lambda: v * 0.5, lambda: v * x)), [0, x])[1]
+    return [y, z] + api.gradients(y, [x]) + api.gradients(z, [x])
+
+
+@pytest.mark.parametrize("x, p", [(2.0, True), (2.0, False), (0.9, True)])
+def test_gradients_of_loops_in_conds_and_conds_in_loops(tf1, x, p):
+    y, z, gy, gz = check(tf1, _mixed_gradient_program, {"x": np.float32(x), "p": p}, same_structure=False,
+                         run_tf1_graph=False)
+    assert np.isclose(gy, 4 * x ** 3 if p else 5.0, rtol=1e-6)
+    if x < 1:  # v stays below 1, so every step multiplies by x: z = x^5
+        assert np.isclose(gz, 5 * x ** 4, rtol=1e-5)

@@ -101,7 +101,7 @@ MERGE = define(
 
 def _loop_only_grad(op, *grads):
     raise LookupError(f"no gradient for '{op.name}' ({op.type}): a while loop is differentiated as a "
-                      "whole, from its Exits (graphdef/while_gradients.py); this op was reached from inside one")
+                      "whole, from its Exits (graphdef/ops/while_gradients.py); this op was reached from inside one")
 
 
 def _identity(data):

@@ -88,7 +88,7 @@ class CondContext(_Context):
         return switch(tensor, self.pred)[self.branch]
 
 
-# each loop's Exit op -> its WhileContext, which keeps what the loop's gradient needs (while_gradients.py)
+# each loop's Exit op -> its WhileContext, which keeps what the loop's gradient needs (ops/while_gradients.py)
 LOOP_OF_EXIT = weakref.WeakKeyDictionary()
 
 
