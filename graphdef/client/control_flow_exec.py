@@ -133,6 +133,8 @@ class ControlFlowPlan:
                 self.fetch_nodes.append(("node", self.nodes[op], getattr(t, "value_index", None)))
             else:
                 self.fetch_nodes.append(("read", op, getattr(t, "value_index", None)))
+        # only fetched outputs are kept past their consumers
+        self.fetch_set = {entry[1] for entry in self.fetch_nodes if entry[0] == "node"}
 
     @staticmethod
     def _is_read(op):
@@ -267,7 +269,7 @@ class ControlFlowPlan:
             outputs = []
         else:  # Enter, Exit, NextIteration pass their input on
             outputs = [inputs[0]]
-        if node.out_root and (not dead or node not in self.fetched):
+        if node in self.fetch_set and node.out_root and (not dead or node not in self.fetched):
             self.fetched[node] = outputs
         if kind == _ENTER:
             self._enter(frame, it, node, outputs, dead)

@@ -10,7 +10,6 @@ input from the context's pivot, so it runs only when the branch or iteration doe
 """
 
 import contextlib
-import weakref
 
 from graphdef.framework.graph import get_default_graph
 from graphdef.framework.shapes import TensorShape, show
@@ -86,10 +85,6 @@ class CondContext(_Context):
 
     def bring_in(self, tensor):
         return switch(tensor, self.pred)[self.branch]
-
-
-# each loop's Exit op -> its WhileContext, which keeps what the loop's gradient needs (ops/while_gradients.py)
-LOOP_OF_EXIT = weakref.WeakKeyDictionary()
 
 
 class WhileContext(_Context):
@@ -305,7 +300,7 @@ def _build_loop(graph, context, cond, body, structure, flat, invariants):
             exits.append(build("Exit", [s[0]], name="Exit").outputs[0])
     context.body, context.structure, context.loop_cond = body, structure, pivot
     context.var_enters, context.identities, context.exits = enters, identities, exits
-    for e in exits:
-        LOOP_OF_EXIT[e.op] = context
+    for e in exits:  # what the loop's gradient needs is found from its Exits (ops/while_gradients.py)
+        graph._loop_of_exit[e.op] = context
     return exits
 

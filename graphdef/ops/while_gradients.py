@@ -16,7 +16,7 @@ from graphdef.framework import dtypes
 from graphdef.framework.shapes import TensorShape
 from graphdef.ops import array, compare
 from graphdef.ops.control_flow import merge, switch
-from graphdef.ops.control_flow_api import LOOP_OF_EXIT, _flatten, _pack, while_loop
+from graphdef.ops.control_flow_api import _flatten, _pack, while_loop
 from graphdef.ops.registry import build
 
 
@@ -24,7 +24,7 @@ def loop_of(op):
     """The WhileContext an Exit op ends, or None for any other op."""
     if op.type != "Exit":
         return None
-    context = LOOP_OF_EXIT.get(op)
+    context = op.graph._loop_of_exit.get(op)
     if context is None:
         raise LookupError(f"no gradient for '{op.name}' (Exit): gradients through a while loop need the loop "
                           "built by tf.while_loop in this program (a loop read from a file has no Python body "
