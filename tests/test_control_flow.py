@@ -290,3 +290,14 @@ def test_gradients_of_loops_in_conds_and_conds_in_loops(tf1, x, p):
     assert np.isclose(gy, 4 * x ** 3 if p else 5.0, rtol=1e-6)
     if x < 1:  # v stays below 1, so every step multiplies by x: z = x^5
         assert np.isclose(gz, 5 * x ** 4, rtol=1e-5)
+
+
+def _singleton_cond_program(api):
+    x = api.placeholder(api.float32, [], name="x")
+    unpacked = api.cond(x > 0.0, lambda: [x * 2.0], lambda: [x])
+    kept = api.cond(x > 0.0, lambda: [x + 1.0], lambda: [x], strict=True)
+    return [unpacked, kept[0]]
+
+
+def test_a_one_item_branch_result_is_unpacked_unless_strict(tf1):
+    assert check(tf1, _singleton_cond_program, {"x": np.float32(3.0)}) == [6.0, 4.0]

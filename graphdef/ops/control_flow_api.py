@@ -150,8 +150,9 @@ def _same_structure(a, b):
 
 # -- cond and case ----------------------------------------------------------------------------
 
-def cond(pred, true_fn=None, false_fn=None, name=None):
-    """true_fn() if pred else false_fn(), as a Switch/Merge graph; returns the branch's structure."""
+def cond(pred, true_fn=None, false_fn=None, strict=False, name=None):
+    """true_fn() if pred else false_fn(), as a Switch/Merge graph; returns the branch's structure
+    (a one-item list or tuple as its item, as TF1 does unless strict)."""
     if not callable(true_fn) or not callable(false_fn):
         raise TypeError("cond: true_fn and false_fn must be callables")
     graph = get_default_graph()
@@ -183,10 +184,13 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
                 raise TypeError(f"cond: the branches return {t.dtype.name} ('{t.name}') and "
                                 f"{f.dtype.name} ('{f.name}') for the same output")
             merged.append(merge([f, t])[0])
-    return _pack(out_t, merged)
+    packed = _pack(out_t, merged)
+    if not strict and isinstance(packed, (list, tuple)) and len(packed) == 1:
+        return packed[0]
+    return packed
 
 
-def case(pred_fn_pairs, default=None, exclusive=False, name="case"):
+def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"):
     """The fn of the first true pred (else default()), as nested conds like TF1's case."""
     pairs = list(pred_fn_pairs.items()) if isinstance(pred_fn_pairs, dict) else list(pred_fn_pairs)
     if default is None:
@@ -197,7 +201,7 @@ def case(pred_fn_pairs, default=None, exclusive=False, name="case"):
     with graph.name_scope(name):
         fn = default
         for pred, branch_fn in reversed(pairs):
-            fn = (lambda p, t, f: lambda: cond(p, t, f))(pred, branch_fn, fn)
+            fn = (lambda p, t, f: lambda: cond(p, t, f, strict=strict))(pred, branch_fn, fn)
         return fn()
 
 
