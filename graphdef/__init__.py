@@ -33,6 +33,7 @@ from graphdef.ops.math import div, floor_div, floordiv, floormod, mod, realdiv, 
 from graphdef.ops.slicing import gather, pad, slice_ as slice, tile, unsorted_segment_sum  # noqa: A004
 from graphdef.ops.strided_slice import strided_slice
 from graphdef.ops.registry import convert_to_tensor, raw_op
+from graphdef.ops.control_flow_api import case, cond, while_loop
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
                                 global_variables_initializer, trainable_variables, variables_initializer)
 from graphdef.wire.serialize import import_graph_def, load, save, write_graph

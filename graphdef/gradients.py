@@ -5,11 +5,15 @@ gradient function (declared beside the op) turns the gradients of its outputs in
 gradients of its inputs. Where a tensor fans out, its gradients are summed with AddN.
 """
 
+from graphdef.ops import while_gradients
 from graphdef.framework.graph import get_default_graph
 from graphdef.ops.array import fill, shape_of
 from graphdef.ops.math import add_n
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, convert_to_tensor
 from graphdef.framework.toposort import toposort
+
+
+_GRAD_OF_NONE = frozenset(("Switch", "RefSwitch"))  # ops whose gradient takes None for an unused output
 
 
 def _as_list(value):
@@ -41,9 +45,19 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
                 gy = fill(shape_of(y), convert_to_tensor(1, dtype=y.dtype), name=f"grad_ys_{i}")
             pending.setdefault(y, []).append(convert_to_tensor(gy, dtype=y.dtype))
 
-        order = toposort([y.op for y in ys if y.op in between],
-                         lambda op: [t.op for t in op.inputs if t.op in between])
+        # a while loop is one step here, from its Exits back to what entered it (ops/while_gradients.py)
+        def step(op):
+            return while_gradients.loop_of(op) or op
+
+        def inputs_of(node):
+            tensors = while_gradients.loop_inputs(node) if not hasattr(node, "opdef") else node.inputs
+            return [step(t.op) for t in tensors if t.op in between]
+
+        order = toposort([step(y.op) for y in ys if y.op in between], inputs_of)
         for op in reversed(order):
+            if not hasattr(op, "opdef"):
+                _loop_step(op, pending, between)
+                continue
             out_grads = [_sum(pending.get(t)) for t in op.outputs]
             if all(g is None for g in out_grads) or not any(t.op in between for t in op.inputs):
                 continue  # nothing flows in, or nothing upstream leads back to an x
@@ -54,7 +68,9 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
                 raise LookupError(f"no gradient for '{op.name}' ({op.type}); wrap its input in "
                                   f"stop_gradient() to treat it as constant")
             with graph.name_scope(op.name + "_grad"):
-                filled = [g if g is not None else _zeros_like(t) for g, t in zip(out_grads, op.outputs)]
+                # a Switch's missing gradient must stay dead with its branch: its own grad makes it
+                filled = out_grads if op.type in _GRAD_OF_NONE else [
+                    g if g is not None else _zeros_like(t) for g, t in zip(out_grads, op.outputs)]
                 in_grads = grad_fn(op, *filled)
             if len(in_grads) != len(op.inputs):
                 raise AssertionError(f"gradient of {op.type} gave {len(in_grads)} values for {len(op.inputs)} inputs")
@@ -62,6 +78,16 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
                 if g is not None and t.op in between:
                     pending.setdefault(t, []).append(g)
         return [_sum(pending.get(x)) for x in xs]
+
+
+def _loop_step(context, pending, between):
+    out_grads = [_sum(pending.get(t)) for t in context.exits]
+    if all(g is None for g in out_grads):
+        return
+    inputs = while_gradients.loop_inputs(context)
+    for t, g in zip(inputs, while_gradients.loop_gradients(context, out_grads, gradients)):
+        if g is not None and t.op in between:
+            pending.setdefault(t, []).append(g)
 
 
 def _sum(grads):

@@ -111,6 +111,16 @@ TABLE = {
     "GatherV2": (lambda p: tf.gather(p, [[2, 0], [2, 2]], axis=1), [(2, 3, 2)], [(-2, 2)]),  # repeats accumulate
     "UnsortedSegmentSum": (lambda d: tf.unsorted_segment_sum(d, [1, -1, 1, 0], 3), [(4, 2)], [(-2, 2)]),
     "IdentityN": (lambda x, y: (lambda a, b: a * b)(*tf.identity_n([x, y])), [(3,), (3,)], [(-2, 2), (-2, 2)]),
+    "ReverseV2": (lambda x: tf.raw_op("ReverseV2", x, [0, -1]) * x, [(2, 3)], [(-2, 2)]),
+    # control flow: a cond taking its true branch (Switch) and one taking its false branch (Merge)
+    "Switch": (lambda x, y: tf.cond(tf.reduce_sum(x) > -100.0, lambda: x * y, lambda: x), [(3,), (3,)],
+               [(-2, 2), (-2, 2)]),
+    "Merge": (lambda x, y: tf.cond(tf.reduce_sum(x) > 100.0, lambda: x, lambda: tf.tanh(x) * y), [(3,), (3,)],
+              [(-2, 2), (-2, 2)]),
+    # a while loop is differentiated as a whole (ops/while_gradients.py): one row per op type it holds
+    **{op_type: (lambda x, y: tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, tf.tanh(v) * y + x),
+                                             [0, x])[1], [(3,), (3,)], [(-2, 2), (-1, 1)])
+       for op_type in ("Enter", "Exit", "NextIteration")},
 }
 
 

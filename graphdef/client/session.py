@@ -11,12 +11,15 @@ import threading
 
 import numpy as np
 
+from graphdef.client.control_flow_exec import ControlFlowPlan, reaches_control_flow
+from graphdef.framework import dtypes
 from graphdef.framework.errors import (InvalidArgumentError, NotFoundError, OpError,
                                        ResourceExhaustedError)
 from graphdef.framework.graph import Operation, Tensor, get_default_graph
 from graphdef.framework.limits import TensorTooLarge, check as check_tensor_size
 from graphdef.framework.shapes import show
 from graphdef.framework.toposort import toposort
+from graphdef.ops.control_flow import CONTROL_FLOW_OPS
 
 # In tests every kernel's output is checked against the op's inferred dtype and shape.
 CHECK_KERNELS = os.environ.get("GRAPHDEF_CHECK_KERNELS") == "1"
@@ -41,7 +44,7 @@ class Session:
                feed_keys)
         plan = self._plans.get(key)
         if plan is None:
-            plan = _Plan(self, fetches, feed_keys)
+            plan = _make_plan(self, fetches, feed_keys)
             self._plans[key] = plan
         return plan.run(feed_dict)
 
@@ -188,6 +191,31 @@ def convert_feed(value, tensor):
 
 
 # -- plans ------------------------------------------------------------------------------
+
+def _make_plan(session, fetches, feed_keys):
+    """The plain plan, or the control-flow executor when the fetches need a Switch, Merge or loop."""
+    graph = session.graph
+    leaves = []
+    rebuild = _flatten(fetches, leaves)
+    targets = [_resolve_fetch(graph, leaf) for leaf in leaves]
+    feeds = [_resolve_feed(graph, key) for key in feed_keys]
+    for t in feeds:
+        if t.dtype is dtypes.variant:
+            raise TypeError(f"Session.run: cannot feed '{t.name}': it is a variant (a TensorList), which only "
+                            "passes between ops; feed the tensors it is made from")
+    for t in targets:
+        if isinstance(t, Tensor) and t.dtype is dtypes.variant and t not in feeds:
+            raise TypeError(f"Session.run: cannot fetch '{t.name}': it is a variant (a TensorList), which "
+                            "only passes between ops; fetch a tensor made from it (TensorListStack)")
+    if any(op.type in CONTROL_FLOW_OPS for op in graph._ops.values()):
+        fed = set(feeds)
+        if len(fed) != len(feeds):
+            raise ValueError("Session.run: the same tensor is fed twice")
+        if reaches_control_flow(targets, fed):
+            return ControlFlowPlan(session, targets, feeds, rebuild, isinstance(fetches, (Tensor, Operation, str)),
+                                   _bind_kernel, convert_feed, _result)
+    return _Plan(session, fetches, feed_keys)
+
 
 class _Plan:
     def __init__(self, session, fetches, feed_keys):
@@ -403,6 +431,8 @@ def _checked(op, kernel):
         out = kernel(*args)
         results = (out,) if len(op.outputs) == 1 else tuple(out)
         for t, value in zip(op.outputs, results):
+            if t.dtype is dtypes.variant:
+                continue
             value = np.asarray(value)
             if value.dtype != t.dtype.np or not t.shape.is_compatible_with(value.shape):
                 raise AssertionError(f"kernel of '{op.name}' ({op.type}) gave {value.dtype}{show(value.shape)}; "

@@ -67,9 +67,14 @@ NUMERIC = FLOATS | INTEGERS
 SIGNED = FLOATS | frozenset((int8, int16, int32, int64))
 INDEX = frozenset((int32, int64))
 
+# DT_VARIANT: an opaque value (a TensorList) that only ops pass between them. It is kept out of
+# ALL and of the numpy lookup, so no feed, constant or file tensor can be made of it.
+variant = DType("variant", DT.DT_VARIANT, np.object_)
+
 _BY_NAME = {d.name: d for d in ALL}
-_BY_NAME.update({"float": float32, "double": float64, "half": float16})
+_BY_NAME.update({"float": float32, "double": float64, "half": float16, "variant": variant})
 _BY_ENUM = {d.enum: d for d in ALL}
+_BY_ENUM[variant.enum] = variant
 _BY_NP = {d.np: d for d in ALL}
 
 

@@ -113,6 +113,9 @@ class Graph:
         self._version = 0
         self._finalized = False
         self._lock = threading.Lock()
+        self._control_flow_context = None  # the cond branch or loop body being built (ops/control_flow_api.py)
+        self._op_context = {}              # op -> the control-flow context it was built in
+        self._loop_of_exit = {}            # a tf.while_loop's Exit op -> its context (for its gradient)
 
     # -- structure --------------------------------------------------------
     def add_op(self, name, opdef, inputs, attrs, output_specs, control_inputs=()):
@@ -129,6 +132,20 @@ class Graph:
         self._ops[name] = op
         self._version += 1
         return op
+
+    def _update_input(self, op, index, tensor):
+        """Replaces input `index` of `op`: how a loop's Merge gets its NextIteration back edge,
+        which can only exist after the loop body that computes it."""
+        old = op.inputs[index]
+        if tensor.dtype is not old.dtype:
+            raise TypeError(f"{op.type} '{op.name}': input {index} is {old.dtype.name}, "
+                            f"cannot replace it with '{tensor.name}' ({tensor.dtype.name})")
+        op.inputs = op.inputs[:index] + (tensor,) + op.inputs[index + 1:]
+        consumers = self._consumers.get(old, [])
+        if op in consumers and old not in op.inputs:
+            consumers.remove(op)
+        self._consumers.setdefault(tensor, []).append(op)
+        self._version += 1
 
     def get_operations(self):
         return list(self._ops.values())

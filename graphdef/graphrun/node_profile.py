@@ -5,12 +5,15 @@ in order, and its `segments` hold one step per op, in the same order, each step 
 whose first item is the op's bound kernel. Profiling builds such a plan and swaps each
 kernel for one that adds its own duration to that op's total, so the plan runs exactly
 as Session.run would run it. Each time includes the wrapper's own cost, about a tenth
-of a microsecond. Consts need no step and so never appear.
+of a microsecond. Consts need no step and so never appear. Fetches that need control flow
+run on the control-flow executor instead (graphdef/client/control_flow_exec.py): there each
+node's kernel is timed over all the iterations it runs.
 """
 
 import time
 
-from graphdef.client.session import _Plan
+from graphdef.client.control_flow_exec import ControlFlowPlan
+from graphdef.client.session import _make_plan
 
 
 class NodeTimes:
@@ -39,12 +42,18 @@ class NodeTimes:
 
 def profile(session, fetches, feed_dict, runs):
     """NodeTimes of `runs` runs of session.run(fetches, feed_dict), node by node."""
-    plan = _Plan(session, fetches, tuple(feed_dict))
-    totals = [0.0] * len(plan.ops)
-    plan.segments = _timed_segments(plan, totals)
+    plan = _make_plan(session, fetches, tuple(feed_dict))
+    if isinstance(plan, ControlFlowPlan):  # kernels timed per node; routing ops (Switch, Merge, ...) cost ~0
+        nodes = sorted((n for n in plan.nodes.values() if n.kernel is not None), key=lambda n: n.op.name)
+        ops, totals = [n.op for n in nodes], [0.0] * len(nodes)
+        for i, node in enumerate(nodes):
+            node.kernel = _timed(node.kernel, i, totals)
+    else:
+        ops, totals = plan.ops, [0.0] * len(plan.ops)
+        plan.segments = _timed_segments(plan, totals)
     for _ in range(runs):
         plan.run(feed_dict)
-    return NodeTimes(plan.ops, totals, runs)
+    return NodeTimes(ops, totals, runs)
 
 
 def _timed_segments(plan, totals):

@@ -226,7 +226,13 @@ def build(op_type, inputs, *, name=None, default_name=None, attrs=None, control_
         if t.graph is not graph:
             raise ValueError(f"{op_type}: input '{t.name}' is from another graph; "
                              "build every op of a model inside one `with graph.as_default()`")
-    return create(graph, opdef, node_name, flat, attrs, control_inputs)
+    context = graph._control_flow_context  # a cond branch or loop body (ops/control_flow_api.py)
+    if context is not None:
+        flat, control_inputs = context.adjust(flat, control_inputs)
+    op = create(graph, opdef, node_name, flat, attrs, control_inputs)
+    if context is not None:
+        graph._op_context[op] = context
+    return op
 
 
 def builder(type_name, default_name, arity):

@@ -265,6 +265,8 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
                 raise GraphFileError(f"node '{node.name}' ({node.op}): control input before data input '{text}'")
             if src not in nodes:
                 raise GraphFileError(f"node '{node.name}' ({node.op}): input '{text}' names no node in the graph")
+            if _is_back_edge(node, nodes[src]):
+                continue  # a loop's NextIteration -> Merge edge: the one kind of cycle TF allows
             if text not in input_map and f"{src}:{max(index, 0)}" not in input_map:
                 yield src
 
@@ -281,7 +283,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     except ValueError as e:
         raise GraphFileError(str(e)) from None
 
-    created = {}
+    created, back_edges = {}, []
     for node in order:
         opdef = REGISTRY[node.op]
         where = f"node '{node.name}' ({node.op})"
@@ -305,7 +307,11 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
             if mapped is not None:
                 inputs.append(mapped)
                 continue
-            producer = created[src]
+            producer = created.get(src)
+            if producer is None:  # a back edge: a stand-in now, the NextIteration once it exists
+                back_edges.append((node.name, len(inputs), src, index))
+                inputs.append(None)
+                continue
             if index >= len(producer.outputs):
                 raise GraphFileError(f"{where}: input '{text}' asks for output {index} of '{src}', "
                                      f"which has {len(producer.outputs)} outputs")
@@ -313,17 +319,43 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
         for key, attr in opdef.attrs.items():
             if key not in attrs and attr.kind == "int" and key in _number_attrs(opdef):
                 attrs[key] = len(inputs) - (len(opdef.inputs) - 1)
+        standing_in = [t for t in inputs if t is not None]
+        if len(standing_in) < len(inputs):
+            if not standing_in:
+                raise GraphFileError(f"{where}: every input is a NextIteration back edge; a loop's Merge "
+                                     "needs its Enter input too")
+            inputs = [standing_in[0] if t is None else t for t in inputs]
         try:
             op = create(graph, opdef, graph._claim_exact_name(prefix + node.name), inputs, attrs, controls)
         except (TypeError, ValueError) as e:
             raise GraphFileError(f"{where}: {e}") from None
         if node.device:
             op.attrs.setdefault("_device", node.device)
+        if len(standing_in) < len(inputs):  # what flows back is not known yet: as TF, assume nothing
+            op.outputs[0]._shape = TensorShape(None)
         created[node.name] = op
+    _connect_back_edges(graph, created, back_edges)
 
     if return_elements is None:
         return None
     return [graph.as_graph_element(prefix + r) for r in return_elements]
+
+
+def _is_back_edge(node, src_node):
+    return node.op in ("Merge", "RefMerge") and src_node.op in ("NextIteration", "RefNextIteration")
+
+
+def _connect_back_edges(graph, created, back_edges):
+    """Gives each loop Merge its NextIteration input, once every node exists."""
+    for name, position, src, index in back_edges:
+        merge, producer = created[name], created[src]
+        if index >= len(producer.outputs):
+            raise GraphFileError(f"node '{name}' ({merge.type}): input '{src}:{index}' asks for output "
+                                 f"{index} of '{src}', which has {len(producer.outputs)} outputs")
+        try:
+            graph._update_input(merge, position, producer.outputs[index])
+        except TypeError as e:
+            raise GraphFileError(str(e)) from None
 
 
 def _number_attrs(opdef):
