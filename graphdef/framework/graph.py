@@ -113,6 +113,8 @@ class Graph:
         self._version = 0
         self._finalized = False
         self._lock = threading.Lock()
+        # the GraphDef library's functions (graphdef.wire.functions.FunctionLibrary), or None
+        self.functions = None
 
     # -- structure --------------------------------------------------------
     def add_op(self, name, opdef, inputs, attrs, output_specs, control_inputs=()):

@@ -22,10 +22,11 @@ REQUIRED = object()           # an attr with no default
 NOT_DIFFERENTIABLE = "not differentiable"
 
 ATTR_KINDS = ("type", "int", "float", "bool", "string", "shape", "tensor",
-              "list(int)", "list(type)", "list(shape)", "list(float)", "list(string)")
+              "list(int)", "list(type)", "list(shape)", "list(float)", "list(string)", "func")
 
 # keyword-only kernel parameters that are not attrs but come from the runtime
-RUNTIME_PARAMS = frozenset(("state", "node", "ref", "refs"))
+# (functions: what runs the GraphDef library's functions, for If, While and the calls)
+RUNTIME_PARAMS = frozenset(("state", "node", "ref", "refs", "functions"))
 # the most outputs one node may declare through a count attr (Split's num_split, Unpack's num):
 # a file's num_split=10**12 must be refused, not turned into 10**12 Tensor objects
 MAX_LISTED_OUTPUTS = 1 << 16
