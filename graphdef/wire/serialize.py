@@ -170,7 +170,10 @@ def attr_from_proto(kind, proto, where):
     if kind in ("int", "float", "bool"):
         return getattr(proto, _EXPECTED_FIELD[kind])
     if kind == "string":
-        return proto.s.decode("utf-8", errors="replace")
+        try:
+            return proto.s.decode("utf-8")
+        except UnicodeDecodeError:  # binary, as a serialized ConfigProto: kept as bytes, so it writes back unchanged
+            return proto.s
     if kind == "shape":
         return shape_from_proto(proto.shape)
     if kind == "tensor":
