@@ -116,22 +116,22 @@ Kernel& Kernel::type_list_input(std::string name, std::string type_list_attr) {
 }
 
 Kernel& Kernel::output(std::string type_attr) {
-  outputs_.push_back({std::move(type_attr), graphdef::DT_INVALID, "", false});
+  outputs_.push_back({std::move(type_attr), graphdef::DT_INVALID, "", false, ""});
   return *this;
 }
 
 Kernel& Kernel::output(DataType fixed_dtype) {
-  outputs_.push_back({"", fixed_dtype, "", false});
+  outputs_.push_back({"", fixed_dtype, "", false, ""});
   return *this;
 }
 
 Kernel& Kernel::list_output(std::string number_attr, std::string type_attr) {
-  outputs_.push_back({std::move(type_attr), graphdef::DT_INVALID, std::move(number_attr), false});
+  outputs_.push_back({std::move(type_attr), graphdef::DT_INVALID, std::move(number_attr), false, ""});
   return *this;
 }
 
 Kernel& Kernel::type_list_output(std::string type_list_attr) {
-  outputs_.push_back({std::move(type_list_attr), graphdef::DT_INVALID, "", true});
+  outputs_.push_back({std::move(type_list_attr), graphdef::DT_INVALID, "", true, ""});
   return *this;
 }
 
