@@ -221,6 +221,7 @@ conformance/cases/strided_slice_masks conformance/cases/tile_pad conformance/cas
 conformance/cases/transpose_2d conformance/cases/transpose_rank3_int64_perm
 conformance/cases/unsorted_segment_sum tf_models/cnn_batchnorm tf_models/cnn_dropout tf_models/gradients
 tf_models/keras_cnn tf_models/keras_sequence tf_models/zoo
+tf_models/tf2_control_flow tf_models/tf2_noinline_calls
 """.split())
 
 

@@ -51,7 +51,8 @@ def test_conformance_cases_unchanged_by_optimization(directory):
 def test_tf_models_optimized_run_everywhere(directory, tmp_path, cc_runner):
     case = replay.load(directory)
     graph_def, report = optimized(case)
-    assert report.nodes_after < report.nodes_before, report.lines()
+    if not graph_def.library.function:  # a graph with functions is only pruned (graphdef/optimize/__init__.py)
+        assert report.nodes_after < report.nodes_before, report.lines()
     replay.check_outputs("optimized Session", case, run_session(graph_def, case))
     path = tmp_path / "optimized.pb"
     path.write_bytes(graph_def.SerializeToString())

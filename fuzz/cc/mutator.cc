@@ -137,6 +137,14 @@ void make_attr(AttrValue& value, graphrun::AttrKind kind, const graphrun::AttrSp
       for (int i = 0; i < length; ++i) list->add_type(some_dtype(random));
       break;
     }
+    case graphrun::AttrKind::kShapeList: {
+      auto* list = value.mutable_list();
+      const int length = static_cast<int>(random.below(3));
+      for (int i = 0; i < length; ++i) list->add_shape()->add_dim()->set_size(static_cast<int64_t>(random.below(4)) - 1);
+      break;
+    }
+    // A function name: the graph's library (usually empty) rarely has it, which the loader must refuse.
+    case graphrun::AttrKind::kFunc: value.mutable_func()->set_name(random.chance(50) ? "f" : ""); break;
   }
 }
 

@@ -19,6 +19,7 @@ from graphdef.framework.graph import Operation, Tensor, get_default_graph
 from graphdef.framework.limits import TensorTooLarge, check as check_tensor_size
 from graphdef.framework.shapes import show
 from graphdef.framework.toposort import toposort
+from graphdef.client.functions import FunctionRuntime
 from graphdef.ops.control_flow import CONTROL_FLOW_OPS
 
 # In tests every kernel's output is checked against the op's inferred dtype and shape.
@@ -414,6 +415,8 @@ def _bind_kernel(op, session):
             kwargs[name] = session._variables
         elif name == "node":
             kwargs[name] = op.name
+        elif name == "functions":
+            kwargs[name] = _function_runtime(session)
         elif name == "ref":
             kwargs[name] = op.inputs[opdef.ref_inputs[0]].op.name
         elif name == "refs":
@@ -424,6 +427,13 @@ def _bind_kernel(op, session):
     if CHECK_KERNELS:
         kernel = _checked(op, kernel)
     return kernel
+
+
+def _function_runtime(session):
+    runtime = getattr(session, "_functions", None)
+    if runtime is None:
+        runtime = session._functions = FunctionRuntime(session.graph.functions, Session, session._variables)
+    return runtime
 
 
 def _checked(op, kernel):

@@ -116,6 +116,8 @@ class Graph:
         self._control_flow_context = None  # the cond branch or loop body being built (ops/control_flow_api.py)
         self._op_context = {}              # op -> the control-flow context it was built in
         self._loop_of_exit = {}            # a tf.while_loop's Exit op -> its context (for its gradient)
+        # the GraphDef library's functions (graphdef.wire.functions.FunctionLibrary), or None
+        self.functions = None
 
     # -- structure --------------------------------------------------------
     def add_op(self, name, opdef, inputs, attrs, output_specs, control_inputs=()):

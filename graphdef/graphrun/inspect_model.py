@@ -36,6 +36,8 @@ text output (one section each; --json prints one JSON document with the same fac
   parameters: elements and bytes of Const and VariableV2 values (a variable's initial
           value is counted once, as the variable)
   op types: a histogram, most frequent first
+  functions: when the file has a function library (If, While, PartitionedCall call
+          them): each function's name, argument and result dtypes, and node count
   unsupported ops: op types no kernel exists for, with a node of each
   try: a graphrun command that runs the model on random inputs
 
@@ -66,7 +68,7 @@ def summarize(path):
         raise cli.Failure(cli.EXIT_MODEL, cli.one_line(e)) from None
     unsupported = _unsupported(graph_def)
     outputs, load_error = _outputs(graph_def, unsupported)
-    return {
+    summary = {
         "model": str(path),
         "format": "text" if is_text_path(path) else "binary",
         "producer": graph_def.versions.producer,
@@ -79,6 +81,24 @@ def summarize(path):
         "unsupported_ops": unsupported,
         "load_error": load_error,
     }
+    if graph_def.library.function:  # graphs without a library are described as they always were
+        summary["functions"] = _functions(graph_def.library)
+    return summary
+
+
+def _functions(library):
+    def args(arg_defs, fdef):
+        return [{"name": a.name, "dtype": _arg_dtype(a, fdef)} for a in arg_defs]
+    return [{"name": f.signature.name, "inputs": args(f.signature.input_arg, f),
+             "outputs": args(f.signature.output_arg, f), "nodes": len(f.node_def)} for f in library.function]
+
+
+def _arg_dtype(arg, fdef):
+    if arg.type_attr and arg.type_attr in fdef.attr:
+        return _dtype_name(fdef.attr[arg.type_attr].type)
+    if arg.number_attr or arg.type_list_attr or arg.type_attr:
+        return None
+    return _dtype_name(arg.type)
 
 
 def _input(node):
@@ -171,9 +191,11 @@ def _histogram(graph_def):
 
 def _unsupported(graph_def):
     found = {}
-    for node in graph_def.node:
+    nodes = [(node, node.name) for node in graph_def.node]
+    nodes += [(node, f"{node.name} (in {f.signature.name})") for f in graph_def.library.function for node in f.node_def]
+    for node, label in nodes:
         if node.op not in REGISTRY:
-            entry = found.setdefault(node.op, {"op": node.op, "count": 0, "first_node": node.name})
+            entry = found.setdefault(node.op, {"op": node.op, "count": 0, "first_node": label})
             entry["count"] += 1
     return list(found.values())
 
@@ -208,6 +230,10 @@ def format_summary(s):
                  f"in {p['const_nodes']} Const and {p['variable_nodes']} VariableV2 nodes")
     lines.append(f"op types ({len(s['op_types'])}):")
     lines += _table([[t["op"], str(t["count"])] for t in s["op_types"]])
+    if "functions" in s:
+        lines.append(f"functions ({len(s['functions'])}):")
+        lines += _table([[f["name"], _signature(f), f"{f['nodes']} node{'' if f['nodes'] == 1 else 's'}"]
+                         for f in s["functions"]])
     if s["unsupported_ops"]:
         lines.append(f"unsupported ops ({len(s['unsupported_ops'])}): no kernel for")
         lines += _table([[u["op"], f"{u['count']} node{'s' if u['count'] > 1 else ''}",
@@ -220,6 +246,13 @@ def format_summary(s):
         lines.append("try:")
         lines.append("  " + _try_command(s))
     return "".join(line.rstrip() + "\n" for line in lines)
+
+
+def _signature(function):
+    """Argument and result dtypes, "(float32, int32) -> (float32)"; --json has their names too."""
+    def listed(args):
+        return ", ".join(a["dtype"] or "?" for a in args)
+    return f"({listed(function['inputs'])}) -> ({listed(function['outputs'])})"
 
 
 def _try_command(s):

@@ -22,10 +22,11 @@ REQUIRED = object()           # an attr with no default
 NOT_DIFFERENTIABLE = "not differentiable"
 
 ATTR_KINDS = ("type", "int", "float", "bool", "string", "shape", "tensor",
-              "list(int)", "list(type)", "list(shape)", "list(float)", "list(string)")
+              "list(int)", "list(type)", "list(shape)", "list(float)", "list(string)", "func")
 
 # keyword-only kernel parameters that are not attrs but come from the runtime
-RUNTIME_PARAMS = frozenset(("state", "node", "ref", "refs"))
+# (functions: what runs the GraphDef library's functions, for If, While and the calls)
+RUNTIME_PARAMS = frozenset(("state", "node", "ref", "refs", "functions"))
 # the most outputs one node may declare through a count attr (Split's num_split, Unpack's num):
 # a file's num_split=10**12 must be refused, not turned into 10**12 Tensor objects
 MAX_LISTED_OUTPUTS = 1 << 16
@@ -449,7 +450,9 @@ _UNKNOWN_OP = tensor_ulps(8)
 def numerics_of(graph_def, tensor_name):
     """The policy of one tensor of a GraphDef: every op on its path to the inputs, combined."""
     nodes = {node.name: node for node in graph_def.node}
+    functions = {f.signature.name: f for f in graph_def.library.function}
     seen, stack, ops = set(), [tensor_name.split(":")[0].lstrip("^")], []
+    called, pending = set(), []
     while stack:
         name = stack.pop()
         if name in seen or name not in nodes:
@@ -458,4 +461,14 @@ def numerics_of(graph_def, tensor_name):
         node = nodes[name]
         ops.append(REGISTRY[node.op].numerics if node.op in REGISTRY else _UNKNOWN_OP)
         stack.extend(i.split(":")[0].lstrip("^") for i in node.input)
+        pending.extend(node.attr.values())
+    # a called function adds every op of its body, once (a loop's iterations are not counted)
+    while pending:
+        value = pending.pop()
+        if value.WhichOneof("value") != "func" or value.func.name in called or value.func.name not in functions:
+            continue
+        called.add(value.func.name)
+        for node in functions[value.func.name].node_def:
+            ops.append(REGISTRY[node.op].numerics if node.op in REGISTRY else _UNKNOWN_OP)
+            pending.extend(node.attr.values())
     return combined(ops)

@@ -7,6 +7,7 @@ from google.protobuf import message, text_format
 
 from graphdef.framework import dtypes, limits
 from graphdef.wire.atomic import write_atomically
+from graphdef.wire.functions import FunctionError, attach_library, check_calls
 from graphdef._proto import graph_pb2
 from graphdef.framework.graph import VALID_NODE_NAME, Graph, get_default_graph
 from graphdef.framework.toposort import toposort
@@ -120,6 +121,11 @@ def attr_to_proto(kind, value, proto):
         shape_to_proto(value, proto.shape)
     elif kind == "tensor":
         ndarray_to_proto(value, proto.tensor)
+    elif kind == "func":  # a NameAttrList read from a file, or a function's name
+        if isinstance(value, str):
+            proto.func.name = value
+        else:
+            proto.func.CopyFrom(value)
     elif kind.startswith("list("):
         proto.list.SetInParent()
         inner = kind[5:-1]
@@ -141,13 +147,13 @@ def attr_to_proto(kind, value, proto):
 
 
 _EXPECTED_FIELD = {"type": "type", "int": "i", "float": "f", "bool": "b", "string": "s", "shape": "shape",
-                   "tensor": "tensor"}
+                   "tensor": "tensor", "func": "func"}
 # the words the C++ runner uses for the same mistake, so both runners print one line alike
 _HELD = {"list": "a list", "s": "a string", "i": "an int", "f": "a float", "b": "a bool", "type": "a type",
          "shape": "a shape", "tensor": "a tensor", "func": "a function", "placeholder": "a function placeholder",
          None: "nothing"}
 _KIND = {"type": "a type", "int": "an int", "float": "a float", "bool": "a bool", "string": "a string",
-         "shape": "a shape", "tensor": "a tensor", "list(int)": "a list of ints", "list(type)": "a list of types",
+         "shape": "a shape", "tensor": "a tensor", "func": "a function", "list(int)": "a list of ints", "list(type)": "a list of types",
          "list(shape)": "a list of shapes", "list(float)": "a list of floats", "list(string)": "a list of strings"}
 
 
@@ -164,11 +170,16 @@ def attr_from_proto(kind, proto, where):
     if kind in ("int", "float", "bool"):
         return getattr(proto, _EXPECTED_FIELD[kind])
     if kind == "string":
-        return proto.s.decode("utf-8", errors="replace")
+        try:
+            return proto.s.decode("utf-8")
+        except UnicodeDecodeError:  # binary, as a serialized ConfigProto: kept as bytes, so it writes back unchanged
+            return proto.s
     if kind == "shape":
         return shape_from_proto(proto.shape)
     if kind == "tensor":
         return ndarray_from_proto(proto.tensor, where)
+    if kind == "func":
+        return proto.func
     inner = kind[5:-1]
     if inner == "type":
         try:
@@ -207,6 +218,8 @@ def graph_to_proto(graph, add_shapes=False):
     proto = graph_pb2.GraphDef()
     for op in graph.get_operations():
         node_to_proto(op, proto.node.add(), add_shapes)
+    if graph.functions is not None:
+        proto.library.CopyFrom(graph.functions.proto)
     proto.versions.producer = PRODUCER
     return proto
 
@@ -230,11 +243,26 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
 
     Like TF, the prefix defaults to "import"; pass name="" to keep the file's names.
     Every node is checked exactly as a built one is (attrs, input dtypes, shapes);
-    every op type the registry lacks is reported at once.
+    every op type the registry lacks is reported at once. The file's function library
+    joins the graph's, and every function a node calls is instantiated and checked here.
     """
     graph = graph if graph is not None else get_default_graph()
     prefix = "import" if name is None else name
     prefix = prefix + "/" if prefix else ""
+    try:
+        if graph_def.library.ByteSize():  # kept even without functions (gradients alone)
+            attach_library(graph, graph_def.library, import_nodes)
+        created = import_nodes(graph_def, graph, prefix, input_map)
+        check_calls(graph, created.values())
+    except FunctionError as e:
+        raise GraphFileError(str(e)) from None
+    if return_elements is None:
+        return None
+    return [graph.as_graph_element(prefix + r) for r in return_elements]
+
+
+def import_nodes(graph_def, graph, prefix="", input_map=None):
+    """The nodes of `graph_def` added to `graph`, checked: {node name in the file: Operation}."""
     input_map = dict(input_map or {})
 
     nodes = {}
@@ -335,10 +363,7 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
             op.outputs[0]._shape = TensorShape(None)
         created[node.name] = op
     _connect_back_edges(graph, created, back_edges)
-
-    if return_elements is None:
-        return None
-    return [graph.as_graph_element(prefix + r) for r in return_elements]
+    return created
 
 
 def _is_back_edge(node, src_node):

@@ -37,6 +37,17 @@ struct Unsupported {
   std::string first_node;
 };
 
+struct FunctionArg {
+  std::string name;
+  std::optional<std::string> dtype;  // nullopt for a list or an unset type attr
+};
+
+struct Function {
+  std::string name;
+  std::vector<FunctionArg> inputs, outputs;
+  int64_t nodes = 0;
+};
+
 struct Summary {
   std::string model, format;
   int64_t producer = 0, min_consumer = 0, nodes = 0;
@@ -46,6 +57,7 @@ struct Summary {
   std::vector<std::pair<std::string, int64_t>> op_types;
   std::vector<Unsupported> unsupported;
   std::optional<std::string> load_error;
+  std::vector<Function> functions;  // the library's; listed only when there is one
 };
 
 std::string enum_dtype_name(int dtype) {
@@ -157,6 +169,30 @@ void find_outputs(const graphdef::GraphDef& def, const std::string& path, Summar
   }
 }
 
+std::vector<FunctionArg> function_args(const graphdef::FunctionDef& fdef,
+                                       const google::protobuf::RepeatedPtrField<graphdef::OpDef::ArgDef>& args) {
+  std::vector<FunctionArg> out;
+  for (const auto& arg : args) {
+    FunctionArg a{arg.name(), std::nullopt};
+    auto attr = fdef.attr().find(arg.type_attr());
+    if (!arg.type_attr().empty() && attr != fdef.attr().end()) {
+      a.dtype = enum_dtype_name(attr->second.type());
+    } else if (arg.type_attr().empty() && arg.number_attr().empty() && arg.type_list_attr().empty()) {
+      a.dtype = enum_dtype_name(arg.type());
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
+void note_unsupported(const graphdef::NodeDef& node, const std::string& label, Summary& s) {
+  if (KernelRegistry::find(node.op()) != nullptr) return;
+  auto found = std::find_if(s.unsupported.begin(), s.unsupported.end(),
+                            [&](const Unsupported& u) { return u.op == node.op(); });
+  if (found == s.unsupported.end()) found = s.unsupported.insert(s.unsupported.end(), {node.op(), 0, label});
+  ++found->count;
+}
+
 Summary summarize(const std::string& path) {
   const auto def = Graph::read(path);
   Summary s;
@@ -174,12 +210,13 @@ Summary summarize(const std::string& path) {
       if (node.attr().count("shape")) input.shape = dims_of(node.attr().at("shape").shape());
       s.inputs.push_back(input);
     }
-    if (KernelRegistry::find(node.op()) == nullptr) {
-      auto found = std::find_if(s.unsupported.begin(), s.unsupported.end(),
-                                [&](const Unsupported& u) { return u.op == node.op(); });
-      if (found == s.unsupported.end()) found = s.unsupported.insert(s.unsupported.end(), {node.op(), 0, node.name()});
-      ++found->count;
-    }
+    note_unsupported(node, node.name(), s);
+  }
+  for (const auto& fdef : def->library().function()) {
+    const graphdef::OpDef& sig = fdef.signature();
+    s.functions.push_back({sig.name(), function_args(fdef, sig.input_arg()), function_args(fdef, sig.output_arg()),
+                           fdef.node_def_size()});
+    for (const auto& node : fdef.node_def()) note_unsupported(node, node.name() + " (in " + sig.name() + ")", s);
   }
   s.op_types.assign(histogram.begin(), histogram.end());
   std::stable_sort(s.op_types.begin(), s.op_types.end(),
@@ -237,7 +274,25 @@ std::string to_json(const Summary& s) {
     out += std::string(i ? ", " : "") + "{\"op\": " + json_string(u.op) + ", \"count\": " + std::to_string(u.count) +
            ", \"first_node\": " + json_string(u.first_node) + "}";
   }
-  return out + "], \"load_error\": " + json_optional(s.load_error) + "}\n";
+  out += "], \"load_error\": " + json_optional(s.load_error);
+  if (!s.functions.empty()) {
+    auto args = [](const std::vector<FunctionArg>& list) {
+      std::string text = "[";
+      for (std::size_t k = 0; k < list.size(); ++k) {
+        text += std::string(k ? ", " : "") + "{\"name\": " + json_string(list[k].name) +
+                ", \"dtype\": " + json_optional(list[k].dtype) + "}";
+      }
+      return text + "]";
+    };
+    out += ", \"functions\": [";
+    for (std::size_t i = 0; i < s.functions.size(); ++i) {
+      const Function& f = s.functions[i];
+      out += std::string(i ? ", " : "") + "{\"name\": " + json_string(f.name) + ", \"inputs\": " + args(f.inputs) +
+             ", \"outputs\": " + args(f.outputs) + ", \"nodes\": " + std::to_string(f.nodes) + "}";
+    }
+    out += "]";
+  }
+  return out + "}\n";
 }
 
 // -- text -------------------------------------------------------------------------------
@@ -328,6 +383,20 @@ std::string to_text(const Summary& s) {
   rows.clear();
   for (const auto& [op, count] : s.op_types) rows.push_back({op, std::to_string(count)});
   add(table(rows));
+  if (!s.functions.empty()) {
+    lines.push_back("functions (" + std::to_string(s.functions.size()) + "):");
+    rows.clear();
+    auto dtypes = [](const std::vector<FunctionArg>& list) {
+      std::string text;
+      for (std::size_t k = 0; k < list.size(); ++k) text += std::string(k ? ", " : "") + list[k].dtype.value_or("?");
+      return "(" + text + ")";
+    };
+    for (const Function& f : s.functions) {
+      rows.push_back({f.name, dtypes(f.inputs) + " -> " + dtypes(f.outputs),
+                      std::to_string(f.nodes) + (f.nodes == 1 ? " node" : " nodes")});
+    }
+    add(table(rows));
+  }
   if (!s.unsupported.empty()) {
     lines.push_back("unsupported ops (" + std::to_string(s.unsupported.size()) + "): no kernel for");
     rows.clear();

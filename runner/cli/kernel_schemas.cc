@@ -22,6 +22,8 @@ const char* kind_name(AttrKind kind) {
     case AttrKind::kFloat: return "float";
     case AttrKind::kIntList: return "list(int)";
     case AttrKind::kTypeList: return "list(type)";
+    case AttrKind::kShapeList: return "list(shape)";
+    case AttrKind::kFunc: return "func";
   }
   return "?";
 }
@@ -102,7 +104,9 @@ std::string kernel_schemas_json() {
     first = false;
     out += "{\"op\": " + quoted(op) + ", \"inputs\": " + json_list(kernel.inputs(), input_json) +
            ", \"outputs\": " + json_list(kernel.outputs(), output_json) +
-           ", \"attrs\": " + json_list(kernel.attrs(), attr_json) + "}";
+           ", \"attrs\": " + json_list(kernel.attrs(), attr_json) +
+           ", \"output_names\": " + json_list(kernel.outputs(), [](const Kernel::OutputSpec& o) { return quoted(o.name); }) +
+           "}";
   }
   return out + "]}\n";
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <stdexcept>
 
 namespace graphrun {
 
@@ -19,6 +20,8 @@ const char* attr_kind_name(AttrKind kind) {
     case AttrKind::kFloat: return "a float";
     case AttrKind::kIntList: return "a list of ints";
     case AttrKind::kTypeList: return "a list of types";
+    case AttrKind::kShapeList: return "a list of shapes";
+    case AttrKind::kFunc: return "a function";
   }
   return "?";
 }
@@ -42,8 +45,8 @@ const char* held_kind_name(const graphdef::AttrValue& value) {
 
 // A list attr holds only the one field its kind allows; an empty list holds
 // none and suits either kind.
-bool holds_only(const graphdef::AttrValue::ListValue& list, int ints, int types) {
-  return list.s_size() == 0 && list.f_size() == 0 && list.b_size() == 0 && list.shape_size() == 0 &&
+bool holds_only(const graphdef::AttrValue::ListValue& list, int ints, int types, int shapes = 0) {
+  return list.s_size() == 0 && list.f_size() == 0 && list.b_size() == 0 && list.shape_size() == shapes &&
          list.tensor_size() == 0 && list.func_size() == 0 && list.i_size() == ints && list.type_size() == types;
 }
 
@@ -59,6 +62,8 @@ bool holds_kind(const graphdef::AttrValue& value, AttrKind kind) {
     case AttrKind::kShape: return value.value_case() == graphdef::AttrValue::kShape;
     case AttrKind::kTensor: return value.value_case() == graphdef::AttrValue::kTensor;
     case AttrKind::kInt: return value.value_case() == graphdef::AttrValue::kI;
+    case AttrKind::kShapeList: return is_list && holds_only(value.list(), 0, 0, value.list().shape_size());
+    case AttrKind::kFunc: return value.value_case() == graphdef::AttrValue::kFunc;
   }
   return false;
 }
@@ -111,22 +116,42 @@ Kernel& Kernel::type_list_input(std::string name, std::string type_list_attr) {
 }
 
 Kernel& Kernel::output(std::string type_attr) {
-  outputs_.push_back({std::move(type_attr), graphdef::DT_INVALID, "", false});
+  outputs_.push_back({std::move(type_attr), graphdef::DT_INVALID, "", false, ""});
   return *this;
 }
 
 Kernel& Kernel::output(DataType fixed_dtype) {
-  outputs_.push_back({"", fixed_dtype, "", false});
+  outputs_.push_back({"", fixed_dtype, "", false, ""});
   return *this;
 }
 
 Kernel& Kernel::list_output(std::string number_attr, std::string type_attr) {
-  outputs_.push_back({std::move(type_attr), graphdef::DT_INVALID, std::move(number_attr), false});
+  outputs_.push_back({std::move(type_attr), graphdef::DT_INVALID, std::move(number_attr), false, ""});
   return *this;
 }
 
 Kernel& Kernel::type_list_output(std::string type_list_attr) {
-  outputs_.push_back({std::move(type_list_attr), graphdef::DT_INVALID, "", true});
+  outputs_.push_back({std::move(type_list_attr), graphdef::DT_INVALID, "", true, ""});
+  return *this;
+}
+
+Kernel& Kernel::output_names(std::vector<std::string> names) {
+  // A declaration mistake, caught by every run of the binary (test_op_schema lists the names).
+  if (names.size() != outputs_.size()) throw std::logic_error(op_ + ": output_names does not match the outputs");
+  for (std::size_t i = 0; i < names.size(); ++i) outputs_[i].name = std::move(names[i]);
+  return *this;
+}
+
+Kernel& Kernel::shape_list_attr(std::string name) {
+  AttrSpec spec(std::move(name), AttrKind::kShapeList);
+  spec.has_default = true;
+  spec.default_value.mutable_list();
+  add_attr(std::move(spec));
+  return *this;
+}
+
+Kernel& Kernel::func_attr(std::string name) {
+  add_attr(AttrSpec(std::move(name), AttrKind::kFunc));
   return *this;
 }
 

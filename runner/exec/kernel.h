@@ -17,7 +17,8 @@ namespace graphrun {
 class KernelContext;
 class Kernel;
 
-enum class AttrKind { kType, kBool, kString, kShape, kTensor, kInt, kFloat, kIntList, kTypeList };
+// kFunc names a function of the GraphDef library (If, While, PartitionedCall).
+enum class AttrKind { kType, kBool, kString, kShape, kTensor, kInt, kFloat, kIntList, kTypeList, kShapeList, kFunc };
 
 struct AttrSpec {
   AttrSpec(std::string name, AttrKind kind) : name(std::move(name)), kind(kind) {}
@@ -72,6 +73,10 @@ class Kernel {
   // A list(type) arg: one input, or one output, per dtype the attr lists.
   Kernel& type_list_input(std::string name, std::string type_list_attr);
   Kernel& type_list_output(std::string type_list_attr);
+  // Names the output args declared so far, in order: needed only by an op with
+  // several output args, whose tensors a function body addresses by arg name
+  // ("bn:batch_mean:0").
+  Kernel& output_names(std::vector<std::string> names);
   Kernel& type_attr(std::string name, std::vector<DataType> allowed = {});
   Kernel& type_attr(std::string name, std::vector<DataType> allowed, DataType default_dtype);
   Kernel& bool_attr(std::string name, bool default_value);
@@ -89,6 +94,8 @@ class Kernel {
   Kernel& tensor_attr(std::string name);  // required
   Kernel& int_attr(std::string name, int64_t minimum);  // required, at least `minimum`
   Kernel& int_attr(std::string name, int64_t minimum, int64_t default_value);
+  Kernel& shape_list_attr(std::string name);  // defaults to the empty list
+  Kernel& func_attr(std::string name);        // required: a function of the GraphDef library
   Kernel& feedable(bool must_be_fed);    // Placeholder-like: a --feed may replace it
   Kernel& holds_variable();               // VariableV2: what ref inputs may name
   Kernel& check(CheckFn fn);
@@ -135,6 +142,7 @@ class Kernel {
     DataType fixed_dtype;
     std::string number_attr;  // "num*T": how many outputs; empty for one
     bool type_list = false;   // one output per dtype of the list attr type_attr
+    std::string name;         // set by output_names(); may be empty
   };
   const std::vector<InputSpec>& inputs() const { return inputs_; }
   const std::vector<OutputSpec>& outputs() const { return outputs_; }

@@ -55,6 +55,8 @@ class KernelContext {
   int num_inputs() const { return static_cast<int>(inputs_.size()); }
 
   VariableStore& variables() { return variables_; }
+  // The graph the node belongs to (functional ops reach its function library).
+  const Graph& graph() const { return graph_; }
 
   // The epilogue asked of this node's output 0, or nullptr.
   OutputEpilogue* epilogue() const { return epilogue_; }

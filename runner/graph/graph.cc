@@ -13,6 +13,7 @@
 
 #include "core/errors.h"
 #include "core/tensor_limit.h"
+#include "graph/functions.h"
 #include "graph/saved_model.h"
 
 namespace graphrun {
@@ -119,7 +120,17 @@ std::unique_ptr<graphdef::GraphDef> Graph::read(const std::string& path) {
 Graph::Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto)
     : source_(std::move(source)), proto_(std::move(proto)) {
   validate();
+  own_library_ = std::make_unique<FunctionLibrary>(source_, proto_->library());
+  library_ = own_library_.get();
+  own_library_->instantiate_called(*this);
 }
+
+Graph::Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto, const FunctionLibrary* library)
+    : source_(std::move(source)), proto_(std::move(proto)), library_(library) {
+  validate();
+}
+
+Graph::~Graph() = default;
 
 int Graph::find(const std::string& name) const {
   auto found = index_.find(name);

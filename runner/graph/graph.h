@@ -13,6 +13,8 @@
 
 namespace graphrun {
 
+class FunctionLibrary;
+
 struct Endpoint {
   int node = -1;
   int output = 0;
@@ -54,8 +56,12 @@ class Graph {
   // describes models it cannot run). Throws ModelError like load().
   static std::unique_ptr<graphdef::GraphDef> read(const std::string& path);
 
-  // Validates an in-memory GraphDef; `source` prefixes error messages.
+  // Validates an in-memory GraphDef; `source` prefixes error messages. Every
+  // function its nodes call is instantiated from its library and validated too.
   Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto);
+  // A function body's graph, whose calls go to `library` (which checks them).
+  Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto, const FunctionLibrary* library);
+  ~Graph();
 
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
@@ -64,6 +70,8 @@ class Graph {
   int size() const { return static_cast<int>(nodes_.size()); }
   const GraphNode& node(int i) const { return nodes_[i]; }
   int find(const std::string& name) const;  // -1 when there is no such node
+  // The functions this graph's If, While and call nodes run (never null).
+  const FunctionLibrary& functions() const { return *library_; }
 
  private:
   // graph_validation.cc: each step throws ModelError on the first problem it
@@ -81,6 +89,8 @@ class Graph {
   std::unique_ptr<graphdef::GraphDef> proto_;
   std::vector<GraphNode> nodes_;
   std::unordered_map<std::string, int> index_;
+  std::unique_ptr<FunctionLibrary> own_library_;  // the file's, in the top-level graph
+  const FunctionLibrary* library_ = nullptr;
 };
 
 }  // namespace graphrun

@@ -120,6 +120,8 @@ REGISTER_KERNEL(Kernel("FusedBatchNormV3")
                     .output("U")
                     .output("U")
                     .output("U")
+                    .output_names({"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2",
+                                   "reserve_space_3"})
                     .type_attr("T", {graphdef::DT_FLOAT})
                     .type_attr("U", {graphdef::DT_FLOAT})
                     .float_attr("epsilon", 0.0001f)

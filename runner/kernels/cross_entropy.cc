@@ -101,6 +101,7 @@ REGISTER_KERNEL(Kernel("SoftmaxCrossEntropyWithLogits")
                     .input("labels", "T")
                     .output("T")
                     .output("T")
+                    .output_names({"loss", "backprop"})
                     .type_attr("T", dtypes_of(FloatTypes{}))
                     .compute(compute_dense));
 
@@ -109,6 +110,7 @@ REGISTER_KERNEL(Kernel("SparseSoftmaxCrossEntropyWithLogits")
                     .input("labels", "Tlabels")
                     .output("T")
                     .output("T")
+                    .output_names({"loss", "backprop"})
                     .type_attr("T", dtypes_of(FloatTypes{}))
                     .type_attr("Tlabels", dtypes_of(IndexTypes{}), graphdef::DT_INT64)
                     .compute(compute_sparse));

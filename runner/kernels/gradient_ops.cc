@@ -79,6 +79,7 @@ REGISTER_KERNEL(Kernel("BroadcastGradientArgs")
                     .input("s1", "T")
                     .output("T")
                     .output("T")
+                    .output_names({"r0", "r1"})
                     .type_attr("T", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
                     .compute(compute_broadcast_gradient_args));
 

@@ -42,6 +42,12 @@ REGENERATE = ".venv/bin/python -m tests.tf_models.generate"
 
 # -- writing ---------------------------------------------------------------------------------
 
+# builders kept in a file of their own
+from tests.tf_models import tf2_functions  # noqa: E402
+for _name, _build in tf2_functions.BUILDERS.items():
+    BUILDERS[_name] = (lambda build: lambda tf: Model(*build(tf)))(_build)
+
+
 def import_tensorflow():
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before the import, to quiet its C++ logging
     try:

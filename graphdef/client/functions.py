@@ -1,0 +1,53 @@
+"""How a Session runs the GraphDef library's functions for If, While and the call ops.
+
+Each function body is a Graph of its own (graphdef/wire/functions.py); it runs in an inner
+Session that shares the outer one's variables, so its plans are made once and reused across
+calls and loop iterations. Calls nest through kernels, so the depth is bounded: a function
+that calls itself forever gets one error line instead of a Python stack overflow.
+"""
+
+import threading
+
+from graphdef.framework.errors import InvalidArgumentError, OpError
+
+MAX_CALL_DEPTH = 64
+
+
+class FunctionRuntime:
+    """`call(name, args, node)` for the kernels of one Session's graph and its functions' graphs."""
+
+    def __init__(self, library, session_class, variables):
+        self._library = library
+        self._session_class = session_class
+        self._variables = variables
+        self._sessions = {}
+        self._depth = threading.local()
+
+    def call(self, name, args, node):
+        """The results of function `name` on `args` (a list), for the node named `node` that calls it."""
+        where = f"node '{node}' calls function '{name}'"
+        if self._library is None:
+            raise InvalidArgumentError(f"{where}, but the graph has no function library")
+        body = self._library.body(name)
+        if len(args) != len(body.args):
+            raise InvalidArgumentError(f"{where}, which takes {len(body.args)} arguments, with {len(args)}")
+        depth = getattr(self._depth, "value", 0)
+        if depth >= MAX_CALL_DEPTH:
+            raise InvalidArgumentError(f"{where}: function calls nest more than {MAX_CALL_DEPTH} deep; "
+                                       "does a function call itself without end?")
+        session = self._sessions.get(name)
+        if session is None:
+            session = self._session_class(graph=body.graph)
+            session._variables = self._variables
+            session._functions = self
+            self._sessions[name] = session
+        self._depth.value = depth + 1
+        try:
+            results = session.run(body.fetches, dict(zip(body.args, args)))
+        except OpError as e:
+            if depth > 0:  # the outermost call names the whole chain once
+                raise
+            raise type(e)(f"{where}: {e}") from None
+        finally:
+            self._depth.value = depth
+        return results[:len(body.outputs)]
