@@ -32,6 +32,7 @@ from graphdef.ops.manip import concat, expand_dims, identity_n, split, squeeze, 
 from graphdef.ops.math import div, floor_div, floordiv, floormod, mod, realdiv, rsqrt
 from graphdef.ops.slicing import gather, pad, slice_ as slice, tile, unsorted_segment_sum  # noqa: A004
 from graphdef.ops.strided_slice import strided_slice
+from graphdef.ops.einsum import einsum
 from graphdef.ops.registry import convert_to_tensor, raw_op
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
                                 global_variables_initializer, trainable_variables, variables_initializer)

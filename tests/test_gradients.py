@@ -111,6 +111,20 @@ TABLE = {
     "GatherV2": (lambda p: tf.gather(p, [[2, 0], [2, 2]], axis=1), [(2, 3, 2)], [(-2, 2)]),  # repeats accumulate
     "UnsortedSegmentSum": (lambda d: tf.unsorted_segment_sum(d, [1, -1, 1, 0], 3), [(4, 2)], [(-2, 2)]),
     "IdentityN": (lambda x, y: (lambda a, b: a * b)(*tf.identity_n([x, y])), [(3,), (3,)], [(-2, 2), (-2, 2)]),
+    # -- batched products and Einsum (graphdef/ops/linalg.py, einsum.py)
+    "BatchMatMul": (lambda x, y: tf.raw_op("BatchMatMul", x, y, adj_y=True), [(2, 3, 4), (2, 5, 4)],
+                    [(-1, 1), (-1, 1)]),
+    "BatchMatMulV2": (lambda x, y: tf.raw_op("BatchMatMulV2", x, y, adj_x=True), [(2, 1, 4, 3), (3, 4, 2)],
+                      [(-1, 1), (-1, 1)]),
+    "BatchMatMulV3": (lambda x, y: tf.raw_op("BatchMatMulV3", x, y, Ta=tf.float64, Tb=tf.float64, Tout=tf.float64),
+                      [(3, 2, 4), (1, 4, 2)], [(-1, 1), (-1, 1)]),
+    "Einsum": (lambda x, y: tf.einsum("abc,cd->ad", x, y), [(2, 3, 4), (4, 5)], [(-1, 1), (-1, 1)]),
+    "FusedBatchNorm": (lambda x, s, o: tf.cast(tf.raw_op("FusedBatchNorm", *[tf.cast(t, tf.float32) for t in (
+        x, s, o)], tf.constant(np.zeros(0, np.float32)), tf.constant(np.zeros(0, np.float32)))[0], tf.float64),
+        [(2, 2, 3, 3), (3,), (3,)], [(-2, 2), (0.5, 2), (-1, 1)], 3e-3, 1e-3),
+    "FusedBatchNormV2": (lambda x, s, o, m, v: tf.cast(tf.raw_op("FusedBatchNormV2", *[tf.cast(t, tf.float32) for t in (
+        x, s, o, m, v)], is_training=False, U=tf.float32)[0], tf.float64),
+        [(2, 2, 3, 3), (3,), (3,), (3,), (3,)], [(-2, 2), (0.5, 2), (-1, 1), (-1, 1), (0.5, 2)], 3e-3, 1e-3),
 }
 
 
