@@ -33,6 +33,7 @@ from graphdef.ops.math import div, floor_div, floordiv, floormod, mod, realdiv, 
 from graphdef.ops.slicing import gather, pad, slice_ as slice, tile, unsorted_segment_sum  # noqa: A004
 from graphdef.ops.strided_slice import strided_slice
 from graphdef.ops.einsum import einsum
+from graphdef.ops.space_batch import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
 from graphdef.ops.registry import convert_to_tensor, raw_op
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
                                 global_variables_initializer, trainable_variables, variables_initializer)

@@ -111,6 +111,11 @@ TABLE = {
     "GatherV2": (lambda p: tf.gather(p, [[2, 0], [2, 2]], axis=1), [(2, 3, 2)], [(-2, 2)]),  # repeats accumulate
     "UnsortedSegmentSum": (lambda d: tf.unsorted_segment_sum(d, [1, -1, 1, 0], 3), [(4, 2)], [(-2, 2)]),
     "IdentityN": (lambda x, y: (lambda a, b: a * b)(*tf.identity_n([x, y])), [(3,), (3,)], [(-2, 2), (-2, 2)]),
+    # -- moving blocks between space, batch and depth (graphdef/ops/space_batch.py)
+    "SpaceToBatchND": (lambda x: tf.space_to_batch_nd(x, [2, 2], [[1, 0], [0, 1]]), [(1, 3, 3, 2)], [(-2, 2)]),
+    "BatchToSpaceND": (lambda x: tf.batch_to_space_nd(x, [2, 1], [[1, 0], [0, 0]]), [(2, 2, 3, 1)], [(-2, 2)]),
+    "SpaceToDepth": (lambda x: tf.space_to_depth(x, 2), [(1, 2, 4, 1)], [(-2, 2)]),
+    "DepthToSpace": (lambda x: tf.depth_to_space(x, 2), [(1, 1, 2, 4)], [(-2, 2)]),
     # -- batched products and Einsum (graphdef/ops/linalg.py, einsum.py)
     "BatchMatMul": (lambda x, y: tf.raw_op("BatchMatMul", x, y, adj_y=True), [(2, 3, 4), (2, 5, 4)],
                     [(-1, 1), (-1, 1)]),
