@@ -44,6 +44,7 @@ from graphdef.framework.shapes import TensorShape
 from graphdef import io, losses, nn, train  # noqa: E402  (namespaces that mirror tf.nn, tf.io, ...)
 from graphdef import graph_util  # noqa: E402  (tf.compat.v1.graph_util: freezing)
 from graphdef import math  # noqa: E402  (tf.math)
+from graphdef import image  # noqa: E402  (tf.image: resizing, non-max suppression)
 from graphdef import summary  # noqa: E402  (tf.summary: FileWriter, scalar, merge, merge_all)
 from graphdef import gfile  # noqa: E402  (tf.gfile)
 from graphdef._proto.graph_pb2 import GraphDef, NodeDef  # noqa: E402  (tf.GraphDef, as TF1 code parses .pb files)

@@ -116,6 +116,12 @@ TABLE = {
     "BatchToSpaceND": (lambda x: tf.batch_to_space_nd(x, [2, 1], [[1, 0], [0, 0]]), [(2, 2, 3, 1)], [(-2, 2)]),
     "SpaceToDepth": (lambda x: tf.space_to_depth(x, 2), [(1, 2, 4, 1)], [(-2, 2)]),
     "DepthToSpace": (lambda x: tf.depth_to_space(x, 2), [(1, 1, 2, 4)], [(-2, 2)]),
+    # -- resizing (graphdef/ops/image.py): gradients are Einsums with constant interpolation matrices
+    # computed in float32 and linear: a wide step keeps float32 rounding out of the difference
+    "ResizeBilinear": (lambda x: tf.cast(tf.image.resize_bilinear(x, [5, 3], half_pixel_centers=True), tf.float64),
+                       [(1, 3, 4, 2)], [(-2, 2)], 3e-2, 1e-4),
+    "ResizeNearestNeighbor": (lambda x: tf.image.resize_nearest_neighbor(x, [5, 3], align_corners=True),
+                              [(1, 3, 4, 2)], [(-2, 2)]),
     # -- batched products and Einsum (graphdef/ops/linalg.py, einsum.py)
     "BatchMatMul": (lambda x, y: tf.raw_op("BatchMatMul", x, y, adj_y=True), [(2, 3, 4), (2, 5, 4)],
                     [(-1, 1), (-1, 1)]),
