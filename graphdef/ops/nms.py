@@ -96,11 +96,11 @@ def select(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_
 
 def _outputs(selected, scores, limit, pad):
     count = len(selected)
-    if pad:
-        check_size((limit,), np.int32)
-        selected = selected + [0] * (limit - count)
-        scores = scores + [F32(0)] * (limit - count)
-    return np.array(selected, np.int32), np.array(scores, F32), np.int32(count)
+    size = limit if pad else count
+    check_size((size,), np.int32)
+    indices, kept = np.zeros(size, np.int32), np.zeros(size, F32)
+    indices[:count], kept[:count] = selected, scores
+    return indices, kept, np.int32(count)
 
 
 def _v3(boxes, scores, max_output_size, iou_threshold, score_threshold):
