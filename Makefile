@@ -69,7 +69,7 @@ proto: $(PY_GEN)
 graphdef/_proto/%_pb2.py: proto/%.proto $(VENV)/.installed
 	$(VPY) -m grpc_tools.protoc -Iproto --python_out=graphdef/_proto $<
 	sed -i 's/^import \([a-z_]*_pb2\) as /from . import \1 as /' $@
-graphdef/_proto/tensor_bundle_pb2.py: graphdef/_proto/graph_pb2.py
+graphdef/_proto/tensor_bundle_pb2.py graphdef/_proto/meta_graph_pb2.py: graphdef/_proto/graph_pb2.py
 
 # Generated sources are kept: as an intermediate of two pattern rules, make would delete them
 # after each build and the next build would regenerate them and recompile everything.

@@ -223,7 +223,8 @@ def test_latest_checkpoint_follows_the_state_file_and_max_to_keep_deletes_the_ol
         w.load(W + step, sess)
         saver.save(sess, tmp_path / "model.ckpt", global_step=step)
     assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-2.data-00000-of-00001", "model.ckpt-2.index",
-                                            "model.ckpt-3.data-00000-of-00001", "model.ckpt-3.index"]
+                                            "model.ckpt-2.meta", "model.ckpt-3.data-00000-of-00001",
+                                            "model.ckpt-3.index", "model.ckpt-3.meta"]
     assert (tmp_path / "checkpoint").read_text() == (
         'model_checkpoint_path: "model.ckpt-3"\n'
         'all_model_checkpoint_paths: "model.ckpt-2"\n'
@@ -290,7 +291,8 @@ def fail_on_the_first_rename(monkeypatch):
 def test_a_failed_save_leaves_the_previous_checkpoint_and_no_temporary_file(tmp_path, monkeypatch, fail):
     path, before, saver = saved_twice_with_a_failing_write(tmp_path, monkeypatch, fail)
     assert contents(path) == before
-    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt.data-00000-of-00001", "model.ckpt.index"]
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt.data-00000-of-00001", "model.ckpt.index",
+                                            "model.ckpt.meta"]
     _, sess2, saver2, _, (x, w, b, y) = fresh()
     saver2.restore(sess2, path)
     np.testing.assert_array_equal(sess2.run(w), W)
@@ -323,7 +325,7 @@ def test_a_process_killed_mid_save_leaves_the_previous_checkpoint_intact(tmp_pat
     assert proc.returncode == 17, proc.stderr
     assert contents(path) == before
     leftovers = [n for n in os.listdir(tmp_path) if n not in [os.path.basename(f) for f in files_of(path)]
-                 and n != "checkpoint"]
+                 and n not in ("checkpoint", "model.ckpt.meta")]
     assert all(n.startswith(".model.ckpt.") and n.endswith(".tmp") for n in leftovers), leftovers
     _, sess2, saver2, _, (x, w2, b2, y) = fresh()
     saver2.restore(sess2, path)

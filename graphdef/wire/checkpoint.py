@@ -18,7 +18,10 @@ import re
 import numpy as np
 
 from graphdef.framework.dtypes import as_dtype
-from graphdef.wire import tensor_bundle
+from graphdef._proto import meta_graph_pb2
+from graphdef.framework.graph import get_default_graph
+from graphdef.wire import meta_graph, tensor_bundle
+from graphdef.wire.serialize import import_graph_def
 from graphdef.wire.atomic import remove_quietly, write_atomically
 from graphdef.wire.checkpoint_npz import META_KEY, CheckpointError, NpzCheckpoint
 from graphdef.framework.errors import FailedPreconditionError
@@ -286,8 +289,9 @@ class Saver:
         """Writes the variables' current values to `save_path` (`save_path-<step>` with global_step).
 
         Returns the checkpoint's prefix (its files are PREFIX.index and PREFIX.data-00000-of-00001).
-        No .meta file is written (write_meta_graph is accepted for TF1 scripts and ignored): save
-        the graph itself with tf.save or tf.io.write_graph.
+        With write_meta_graph (the default, as in TF1), PREFIX.meta holds the session's graph as a
+        MetaGraphDef with TF1's saver ops added, which tf.train.import_meta_graph reads in either
+        library.
         """
         _check_session(sess, self._slots, "save")
         save_path = os.fspath(save_path)
@@ -298,10 +302,19 @@ class Saver:
             raise ValueError(f"Saver.save: '{state_name}' is the file that records the latest checkpoint; "
                              "choose another save_path")
         tensor_bundle.write(path, dict(self._current_values(sess)))
+        if write_meta_graph:
+            self._write_meta_graph(sess.graph, path + ".meta")
         self._remember(path)
         if write_state:
             _write_state(os.path.dirname(os.path.abspath(path)), path, self._last_checkpoints, state_name)
         return path
+
+    def _write_meta_graph(self, graph, path):
+        with graph.as_default():
+            variables = global_variables()
+        saved = [(s.key, s.node, s.dtype.enum) for s in self._slots]
+        data = meta_graph.build(graph.as_graph_def(), saved, variables).SerializeToString()
+        write_atomically(path, lambda f: f.write(data))
 
     def _current_values(self, sess):
         missing = [s.node for s in self._slots if s.node not in sess._variables]
@@ -368,3 +381,31 @@ class Saver:
                                 f"found {_describe(array.dtype, array.shape)}")
             values.append(array)
         return values, problems
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **_ignored):
+    """tf.train.import_meta_graph: adds a .meta file's graph (without its saver ops) to the
+    default graph; returns a Saver of its variables, keyed as the file's saver keyed them, or
+    None when it has none."""
+    meta = meta_graph_or_file
+    if not isinstance(meta, meta_graph_pb2.MetaGraphDef):
+        path = os.fspath(meta_graph_or_file)
+        meta = meta_graph_pb2.MetaGraphDef()
+        try:
+            with open(path, "rb") as f:
+                meta.ParseFromString(f.read())
+        except OSError as e:
+            raise CheckpointError(f"{path}: {e.strerror}") from None
+        except Exception:  # noqa: BLE001 - protobuf's DecodeError, whatever its module
+            raise CheckpointError(f"{path}: not a MetaGraphDef (it does not parse as one)") from None
+    graph_def = meta_graph.without_saver(meta.graph_def)
+    if clear_devices:
+        for node in graph_def.node:
+            node.device = ""
+    import_graph_def(graph_def, name=import_scope or "")
+    keys = meta_graph.restored_variables(meta.graph_def)
+    if not keys:
+        return None
+    graph = get_default_graph()
+    prefix = f"{import_scope}/" if import_scope else ""
+    return Saver({key: graph.get_operation_by_name(prefix + node) for node, key in keys.items()})
