@@ -41,10 +41,12 @@ def test_grouped_conv2d_matches_tensorflow(tf_oracle, tmp_path, cc_runner, xs, f
     assert_conforms(theirs, ours[0], graph, "y:0")
 
 
-@pytest.mark.parametrize("fs, why", [((3, 3, 4, 4), "not a multiple of the filter's 4 in channels"),
-                                     ((3, 3, 2, 4), "3 groups (6 / 2 channels) do not divide the filter's 4 out")])
-def test_ungroupable_channels_are_refused_by_both_runtimes(tmp_path, cc_runner, fs, why):
-    xs = (1, 5, 5, 6)
+@pytest.mark.parametrize("xs, fs, why", [
+    ((1, 5, 5, 6), (3, 3, 4, 4), "not a multiple of the filter's 4 in channels"),
+    ((1, 5, 5, 6), (3, 3, 2, 4), "3 groups (6 / 2 channels) do not divide the filter's 4 out"),
+    ((1, 5, 5, 0), (3, 3, 2, 4), "the input's 0 channels are not a multiple"),  # once 0 groups: a division by 0
+])
+def test_ungroupable_channels_are_refused_by_both_runtimes(tmp_path, cc_runner, xs, fs, why):
     with pytest.raises(ValueError, match="Conv2D 'y'.*" + why.replace("(", r"\(").replace(")", r"\)")):
         with tf.Graph().as_default():
             tf.nn.conv2d(tf.placeholder(tf.float32, xs), tf.placeholder(tf.float32, fs), 1, "SAME", name="y")

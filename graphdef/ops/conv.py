@@ -62,7 +62,7 @@ def _groups(c, ci, co):
     channels (TF's grouped convolution), each group with co / groups of the output channels."""
     if ci == c:
         return 1
-    if ci == 0 or c % ci:
+    if ci == 0 or c == 0 or c % ci:
         raise ValueError(f"the input's {c} channels are not a multiple of the filter's {ci} in channels")
     groups = c // ci
     if co is not None and co % groups:

@@ -169,7 +169,7 @@ void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64
 // out channels [g*cog, (g+1)*cog), each group an ordinary Conv2D on copies.
 void compute_grouped(KernelContext& context, const Tensor& input, const Tensor& filter) {
   const int64_t c = input.shape()[3], ci = filter.shape()[2], co = filter.shape()[3];
-  if (ci == 0 || c % ci) {
+  if (ci == 0 || c == 0 || c % ci) {
     throw Error("the input's " + std::to_string(c) + " channels are not a multiple of the filter's " +
                 std::to_string(ci) + " in channels");
   }
