@@ -32,6 +32,8 @@ from graphdef.ops.manip import concat, expand_dims, identity_n, split, squeeze, 
 from graphdef.ops.math import div, floor_div, floordiv, floormod, mod, realdiv, rsqrt
 from graphdef.ops.slicing import gather, pad, slice_ as slice, tile, unsorted_segment_sum  # noqa: A004
 from graphdef.ops.strided_slice import strided_slice
+from graphdef.ops.einsum import einsum
+from graphdef.ops.space_batch import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
 from graphdef.ops.registry import convert_to_tensor, raw_op
 from graphdef.ops.control_flow_api import case, cond, while_loop
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
@@ -43,6 +45,7 @@ from graphdef.framework.shapes import TensorShape
 from graphdef import io, losses, nn, train  # noqa: E402  (namespaces that mirror tf.nn, tf.io, ...)
 from graphdef import graph_util  # noqa: E402  (tf.compat.v1.graph_util: freezing)
 from graphdef import math  # noqa: E402  (tf.math)
+from graphdef import image  # noqa: E402  (tf.image: resizing, non-max suppression)
 from graphdef import summary  # noqa: E402  (tf.summary: FileWriter, scalar, merge, merge_all)
 from graphdef import gfile  # noqa: E402  (tf.gfile)
 from graphdef import saved_model  # noqa: E402  (tf.saved_model: SavedModel export and loading)

@@ -121,6 +121,31 @@ TABLE = {
     **{op_type: (lambda x, y: tf.while_loop(lambda i, v: i < 3, lambda i, v: (i + 1, tf.tanh(v) * y + x),
                                              [0, x])[1], [(3,), (3,)], [(-2, 2), (-1, 1)])
        for op_type in ("Enter", "Exit", "NextIteration")},
+    # -- moving blocks between space, batch and depth (graphdef/ops/space_batch.py)
+    "SpaceToBatchND": (lambda x: tf.space_to_batch_nd(x, [2, 2], [[1, 0], [0, 1]]), [(1, 3, 3, 2)], [(-2, 2)]),
+    "BatchToSpaceND": (lambda x: tf.batch_to_space_nd(x, [2, 1], [[1, 0], [0, 0]]), [(2, 2, 3, 1)], [(-2, 2)]),
+    "SpaceToDepth": (lambda x: tf.space_to_depth(x, 2), [(1, 2, 4, 1)], [(-2, 2)]),
+    "DepthToSpace": (lambda x: tf.depth_to_space(x, 2), [(1, 1, 2, 4)], [(-2, 2)]),
+    # -- resizing (graphdef/ops/image.py): gradients are Einsums with constant interpolation matrices
+    # computed in float32 and linear: a wide step keeps float32 rounding out of the difference
+    "ResizeBilinear": (lambda x: tf.cast(tf.image.resize_bilinear(x, [5, 3], half_pixel_centers=True), tf.float64),
+                       [(1, 3, 4, 2)], [(-2, 2)], 3e-2, 1e-4),
+    "ResizeNearestNeighbor": (lambda x: tf.image.resize_nearest_neighbor(x, [5, 3], align_corners=True),
+                              [(1, 3, 4, 2)], [(-2, 2)]),
+    # -- batched products and Einsum (graphdef/ops/linalg.py, einsum.py)
+    "BatchMatMul": (lambda x, y: tf.raw_op("BatchMatMul", x, y, adj_y=True), [(2, 3, 4), (2, 5, 4)],
+                    [(-1, 1), (-1, 1)]),
+    "BatchMatMulV2": (lambda x, y: tf.raw_op("BatchMatMulV2", x, y, adj_x=True), [(2, 1, 4, 3), (3, 4, 2)],
+                      [(-1, 1), (-1, 1)]),
+    "BatchMatMulV3": (lambda x, y: tf.raw_op("BatchMatMulV3", x, y, Ta=tf.float64, Tb=tf.float64, Tout=tf.float64),
+                      [(3, 2, 4), (1, 4, 2)], [(-1, 1), (-1, 1)]),
+    "Einsum": (lambda x, y: tf.einsum("abc,cd->ad", x, y), [(2, 3, 4), (4, 5)], [(-1, 1), (-1, 1)]),
+    "FusedBatchNorm": (lambda x, s, o: tf.cast(tf.raw_op("FusedBatchNorm", *[tf.cast(t, tf.float32) for t in (
+        x, s, o)], tf.constant(np.zeros(0, np.float32)), tf.constant(np.zeros(0, np.float32)))[0], tf.float64),
+        [(2, 2, 3, 3), (3,), (3,)], [(-2, 2), (0.5, 2), (-1, 1)], 3e-3, 1e-3),
+    "FusedBatchNormV2": (lambda x, s, o, m, v: tf.cast(tf.raw_op("FusedBatchNormV2", *[tf.cast(t, tf.float32) for t in (
+        x, s, o, m, v)], is_training=False, U=tf.float32)[0], tf.float64),
+        [(2, 2, 3, 3), (3,), (3,), (3,), (3,)], [(-2, 2), (0.5, 2), (-1, 1), (-1, 1), (0.5, 2)], 3e-3, 1e-3),
 }
 
 

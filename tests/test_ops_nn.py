@@ -302,7 +302,8 @@ def test_errors_at_build_time():
     x = lambda: tf.placeholder(tf.float32, [2, 5, 5, 3], name="x")  # noqa: E731
     f = np.zeros((3, 3, 4, 2), np.float32)
     _build_error(lambda: tf.nn.conv2d(x(), f, 1, "SAME"),
-                 r"Conv2D 'Conv2D': input \[2,5,5,3\] has 3 channels but filter \[3,3,4,2\] expects 4")
+                 r"Conv2D 'Conv2D': input \[2,5,5,3\] and filter \[3,3,4,2\]: the input's 3 channels are not a "
+                 r"multiple of the filter's 4 in channels")
     _build_error(lambda: tf.nn.conv2d(x(), f[:, :, :3], 1, "SAME", data_format="NCHW"),
                  r"data_format 'NCHW' is not supported, only NHWC")
     _build_error(lambda: tf.raw_op("Conv2D", x(), f[:, :, :3], strides=[1, 1, 1, 1], padding="SAME",

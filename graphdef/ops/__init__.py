@@ -4,6 +4,7 @@ from graphdef.ops import array, compare, math, nn, state  # noqa: F401
 from graphdef.ops import activations, batch_norm, conv, manip, pool, random, slicing, strided_slice  # noqa: F401
 from graphdef.ops import control_flow, list_ops, rnn_support  # noqa: F401
 from graphdef.ops import functional  # noqa: F401
+from graphdef.ops import einsum, image, linalg, nms, space_batch  # noqa: F401
 from graphdef.ops.registry import REGISTRY  # noqa: F401
 from graphdef.ops.state import Variable
 

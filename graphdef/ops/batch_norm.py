@@ -1,8 +1,10 @@
-"""FusedBatchNormV3 (NHWC), computed as TF's CPU kernel computes it, and tf.nn's batch-norm builders.
+"""FusedBatchNorm, V2 and V3 (NHWC), computed as TF's CPU kernel computes it, and tf.nn's batch-norm builders.
 
 Statistics and the affine part run in U (float32) even for float16 x, as in TF. Its gradient is
 composed from ordinary ops, so no FusedBatchNormGradV3 kernel is needed anywhere.
 """
+
+import functools
 
 import numpy as np
 
@@ -122,6 +124,33 @@ FUSED_BATCH_NORM_V3 = define(
            "epsilon": Attr("float", 0.0001), "exponential_avg_factor": Attr("float", 1.0),
            "data_format": Attr("string", "NHWC"), "is_training": Attr("bool", True)},
     infer=_infer, kernel=_fused_batch_norm, grad=_grad, numerics=tensor_ulps(8))
+
+
+def _first_five(fn):
+    """V1 and V2 are V3 without reserve_space_3: the same statistics, one output fewer."""
+    @functools.wraps(fn)  # keeps fn's signature: the registry reads the attrs a kernel takes from it
+    def wrapped(*args, **kwargs):
+        return fn(*args, **kwargs)[:5]
+    return wrapped
+
+
+_OLDER_ATTRS = {k: v for k, v in FUSED_BATCH_NORM_V3.attrs.items() if k not in ("T", "U")}
+
+FUSED_BATCH_NORM_V2 = define(
+    "FusedBatchNormV2",
+    "x: T, scale: U, offset: U, mean: U, variance: U -> y: T, batch_mean: U, batch_variance: U, "
+    "reserve_space_1: U, reserve_space_2: U",
+    doc="FusedBatchNormV3 as TF 1.x graphs before it wrote it: the same outputs but reserve_space_3.",
+    attrs={"T": FUSED_BATCH_NORM_V3.attrs["T"], "U": FUSED_BATCH_NORM_V3.attrs["U"], **_OLDER_ATTRS},
+    infer=_first_five(_infer), kernel=_first_five(_fused_batch_norm), grad=_grad, numerics=tensor_ulps(8))
+
+FUSED_BATCH_NORM = define(
+    "FusedBatchNorm",
+    "x: T, scale: T, offset: T, mean: T, variance: T -> y: T, batch_mean: T, batch_variance: T, "
+    "reserve_space_1: T, reserve_space_2: T",
+    doc="FusedBatchNormV2 of TF <= 1.13 graphs: float32 only, every tensor of one dtype.",
+    attrs={"T": Attr("type", allowed=frozenset((dtypes.float32,))), **_OLDER_ATTRS},
+    infer=_first_five(_infer), kernel=_first_five(_fused_batch_norm), grad=_grad, numerics=tensor_ulps(8))
 
 
 # -- builders (tf.nn) ----------------------------------------------------------------------------

@@ -47,12 +47,27 @@ def _known_window(kh, kw):
 def _infer_conv2d(ctx):
     kh, kw, ci, co = _filter_dims(ctx, 1)
     window, n, oh, ow, c = infer_window(ctx, _known_window(kh, kw))
-    if c is not None and ci is not None and c != ci:
-        raise ctx.error(f"input {show(ctx.shape(0))} has {c} channels but filter {show(ctx.shape(1))} "
-                        f"expects {ci}")
+    if c is not None and ci is not None:
+        try:
+            _groups(c, ci, co)
+        except ValueError as e:
+            raise ctx.error(f"input {show(ctx.shape(0))} and filter {show(ctx.shape(1))}: {e}") from None
     if kh is None or kw is None:
         oh = ow = None
     return [TensorShape([n, oh, ow, co])]
+
+
+def _groups(c, ci, co):
+    """How many groups a Conv2D splits its channels into: the input's channels over the filter's in
+    channels (TF's grouped convolution), each group with co / groups of the output channels."""
+    if ci == c:
+        return 1
+    if ci == 0 or c == 0 or c % ci:
+        raise ValueError(f"the input's {c} channels are not a multiple of the filter's {ci} in channels")
+    groups = c // ci
+    if co is not None and co % groups:
+        raise ValueError(f"{groups} groups ({c} / {ci} channels) do not divide the filter's {co} out channels")
+    return groups
 
 
 def _check_depth(x_shape, f_shape, what="filter"):
@@ -63,6 +78,13 @@ def _check_depth(x_shape, f_shape, what="filter"):
 
 def _conv2d(x, filter, *, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002 - TF's name
     x, f = np.asarray(x), np.asarray(filter)
+    if x.ndim == 4 and f.ndim == 4 and x.shape[3] != f.shape[2]:
+        groups = _groups(x.shape[3], f.shape[2], f.shape[3])
+        ci, cog = f.shape[2], f.shape[3] // groups
+        return np.concatenate([
+            _conv2d(x[..., g * ci:(g + 1) * ci], f[..., g * cog:(g + 1) * cog], strides=strides, padding=padding,
+                    explicit_paddings=explicit_paddings, data_format=data_format, dilations=dilations)
+            for g in range(groups)], axis=3)
     _check_depth(x.shape, f.shape)
     window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
     geometry = window.geometry(x.shape[1], x.shape[2])
@@ -78,6 +100,10 @@ def _conv_attrs(attrs):
 
 def _conv2d_grad(op, g):
     x, f = op.inputs
+    c, ci = x.shape.dims[3] if x.shape.dims else None, f.shape.dims[2] if f.shape.dims else None
+    if c is not None and ci is not None and c != ci:
+        raise NotImplementedError(f"no gradient for '{op.name}' (Conv2D): a grouped convolution (input {show(x.shape)}, "
+                                  f"filter {show(f.shape)}) has none here yet")
     attrs = _conv_attrs(op.attrs)
     return [conv2d_backprop_input(_shape32(x), f, g, **attrs),
             conv2d_backprop_filter(x, _shape32(f), g, **attrs)]

@@ -1,4 +1,4 @@
-// FusedBatchNormV3, NHWC, float32, computed as Python's graphrun (and TF's
+// FusedBatchNormV3 (and V1, V2: the same but output 5), NHWC, float32, computed as Python's graphrun (and TF's
 // CPU kernel) does, every step in float32:
 //   inference  y = (x - mean) * (scale / sqrt(variance + eps)) + offset;
 //              outputs 1-4 are mean, variance, mean, variance;
@@ -33,6 +33,11 @@ std::vector<float> read_vector(const Tensor& t, int64_t depth, const std::string
   return std::vector<float>(t.data<float>(), t.data<float>() + depth);
 }
 
+// V3's empty output 5; V1 and V2 have only five outputs.
+void set_reserve_space_3(KernelContext& context) {
+  if (context.outputs().size() > 5) context.set_output(5, Tensor(graphdef::DT_FLOAT, {0}));
+}
+
 void compute_fused_batch_norm(KernelContext& context) {
   const Tensor& x = context.input(0);
   if (x.rank() != 4) throw Error("x must be 4-D (NHWC), got shape " + shape_string(x.shape()));
@@ -58,7 +63,7 @@ void compute_fused_batch_norm(KernelContext& context) {
     context.set_output(2, context.input_ptr(4));
     context.set_output(3, context.input_ptr(3));
     context.set_output(4, context.input_ptr(4));
-    context.set_output(5, Tensor(graphdef::DT_FLOAT, {0}));
+    set_reserve_space_3(context);
     return;
   }
 
@@ -105,7 +110,7 @@ void compute_fused_batch_norm(KernelContext& context) {
   context.set_output(2, vector_of(running_var));
   context.set_output(3, vector_of(batch_mean));
   context.set_output(4, vector_of(batch_var));
-  context.set_output(5, Tensor(graphdef::DT_FLOAT, {0}));
+  set_reserve_space_3(context);
 }
 
 REGISTER_KERNEL(Kernel("FusedBatchNormV3")
@@ -124,6 +129,43 @@ REGISTER_KERNEL(Kernel("FusedBatchNormV3")
                                    "reserve_space_3"})
                     .type_attr("T", {graphdef::DT_FLOAT})
                     .type_attr("U", {graphdef::DT_FLOAT})
+                    .float_attr("epsilon", 0.0001f)
+                    .float_attr("exponential_avg_factor", 1.0f)
+                    .choice_attr("data_format", {"NHWC"}, "NHWC")
+                    .bool_attr("is_training", true)
+                    .compute(compute_fused_batch_norm));
+
+REGISTER_KERNEL(Kernel("FusedBatchNormV2")
+                    .input("x", "T")
+                    .input("scale", "U")
+                    .input("offset", "U")
+                    .input("mean", "U")
+                    .input("variance", "U")
+                    .output("T")
+                    .output("U")
+                    .output("U")
+                    .output("U")
+                    .output("U")
+                    .type_attr("T", {graphdef::DT_FLOAT})
+                    .type_attr("U", {graphdef::DT_FLOAT})
+                    .float_attr("epsilon", 0.0001f)
+                    .float_attr("exponential_avg_factor", 1.0f)
+                    .choice_attr("data_format", {"NHWC"}, "NHWC")
+                    .bool_attr("is_training", true)
+                    .compute(compute_fused_batch_norm));
+
+REGISTER_KERNEL(Kernel("FusedBatchNorm")
+                    .input("x", "T")
+                    .input("scale", "T")
+                    .input("offset", "T")
+                    .input("mean", "T")
+                    .input("variance", "T")
+                    .output("T")
+                    .output("T")
+                    .output("T")
+                    .output("T")
+                    .output("T")
+                    .type_attr("T", {graphdef::DT_FLOAT})
                     .float_attr("epsilon", 0.0001f)
                     .float_attr("exponential_avg_factor", 1.0f)
                     .choice_attr("data_format", {"NHWC"}, "NHWC")

@@ -1,4 +1,4 @@
-// Conv2D, NHWC: the patch matrix of the output pixels times the
+// Conv2D, NHWC (grouped when the filter's in channels divide the input's): the patch matrix of the output pixels times the
 // [KH*KW*C, out] filter. float32 is an implicit product (gemm_f32.h) that
 // reads each patch straight from a zero-padded copy of the input, pixels
 // shared out over the cores. float64 and int32 build the patch matrix a tile
@@ -164,9 +164,54 @@ void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64
   });
 }
 
+// A grouped convolution (TF's, when the filter's in channels divide the
+// input's): group g convolves input channels [g*ci, (g+1)*ci) with filter
+// out channels [g*cog, (g+1)*cog), each group an ordinary Conv2D on copies.
+void compute_grouped(KernelContext& context, const Tensor& input, const Tensor& filter) {
+  const int64_t c = input.shape()[3], ci = filter.shape()[2], co = filter.shape()[3];
+  if (ci == 0 || c == 0 || c % ci) {
+    throw Error("the input's " + std::to_string(c) + " channels are not a multiple of the filter's " +
+                std::to_string(ci) + " in channels");
+  }
+  const int64_t groups = c / ci;
+  if (co % groups) {
+    throw Error(std::to_string(groups) + " groups (" + std::to_string(c) + " / " + std::to_string(ci) +
+                " channels) do not divide the filter's " + std::to_string(co) + " out channels");
+  }
+  const int64_t cog = co / groups;
+  const Shape& in = input.shape();
+  const ConvShape s = conv_shape({in[0], in[1], in[2], ci}, {filter.shape()[0], filter.shape()[1], ci, cog},
+                                 conv_window_attrs(context));
+  Tensor output(input.dtype(), {s.n, s.window.rows.out, s.window.cols.out, co});
+  dispatch(ConvTypes{}, input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const int64_t pixels_in = in[0] * in[1] * in[2], taps = filter.shape()[0] * filter.shape()[1] * ci;
+    const int64_t pixels_out = s.pixels();
+    std::vector<T> x(static_cast<std::size_t>(pixels_in * ci)), f(static_cast<std::size_t>(taps * cog)),
+        y(static_cast<std::size_t>(pixels_out * cog));
+    for (int64_t g = 0; g < groups; ++g) {
+      for (int64_t p = 0; p < pixels_in; ++p) {
+        std::copy_n(input.data<T>() + p * c + g * ci, ci, x.data() + p * ci);
+      }
+      for (int64_t t = 0; t < taps; ++t) std::copy_n(filter.data<T>() + t * co + g * cog, cog, f.data() + t * cog);
+      if constexpr (std::is_same_v<T, float>) {
+        convolve_f32(s, x.data(), f.data(), cog, y.data(), nullptr, false);
+      } else {
+        convolve<T>(s, x.data(), f.data(), cog, y.data());
+      }
+      for (int64_t p = 0; p < pixels_out; ++p) std::copy_n(y.data() + p * cog, cog, output.data<T>() + p * co + g * cog);
+    }
+  });
+  context.set_output(0, std::move(output));
+}
+
 void compute_conv2d(KernelContext& context) {
   const Tensor& input = context.input(0);
   const Tensor& filter = context.input(1);
+  if (input.rank() == 4 && filter.rank() == 4 && input.shape()[3] != filter.shape()[2]) {
+    compute_grouped(context, input, filter);
+    return;
+  }
   const ConvShape s = conv_shape(input.shape(), filter.shape(), conv_window_attrs(context));
   const int64_t out_channels = filter.shape()[3];
   Tensor output = Tensor::uninitialized(input.dtype(), {s.n, s.window.rows.out, s.window.cols.out, out_channels});

@@ -260,3 +260,14 @@ def _():
     logits = _pool_ref(_pool_ref(c, 2, 1, "VALID", np.max), 2, 2, "VALID", np.mean).reshape(1, 4) @ w
     e = np.exp(logits - logits.max())
     return {"x": x}, {"p:0": (e / e.sum()).astype(np.float32)}
+
+
+@case("conv2d_grouped", "Conv2D with a [3,3,2,4] filter on 4 channels is 2 groups: input channels 0-1 make "
+      "outputs 0-1, channels 2-3 outputs 2-3 (TF's grouped convolution), SAME, stride 1.")
+def _():
+    x = (np.arange(64, dtype=np.float32).reshape(1, 4, 4, 4) % 5 - 2)
+    f = (np.arange(72, dtype=np.float32).reshape(3, 3, 2, 4) % 7 - 3) * np.float32(0.5)
+    tf.nn.conv2d(feed("x", x), feed("f", f), strides=1, padding="SAME", name="y")
+    expected = np.concatenate([_conv_ref(x[..., 2 * g:2 * g + 2], f[..., 2 * g:2 * g + 2], (1, 1), (1, 1), (4, 4))
+                               for g in range(2)], axis=3).astype(np.float32)
+    return {"x": x, "f": f}, {"y:0": expected}

@@ -1,0 +1,189 @@
+"""Non-max suppression: NonMaxSuppressionV3, V4 (padding, valid_outputs) and V5 (soft-NMS, selected_scores).
+
+The selection follows TF's CPU kernel step by step, so equal inputs select the same boxes in the
+same order in every runtime: candidates above score_threshold are taken highest score first, a
+tie going to the lower box index; each is compared with the boxes already selected, newest first,
+by IoU worked in float32 (corners in either order; a box of zero area overlaps nothing). Hard NMS
+drops a candidate whose IoU with one of them passes iou_threshold; soft-NMS (soft_nms_sigma > 0)
+scales its score by exp(-0.5 * iou^2 / sigma) instead and puts it back in line while it stays
+above score_threshold, comparing it later only with boxes selected since.
+"""
+
+import heapq
+import math
+
+import numpy as np
+
+from graphdef.framework import dtypes
+from graphdef.framework.limits import check as check_size
+from graphdef.framework.numerics import EXACT, elementwise_ulps
+from graphdef.framework.shapes import TensorShape, show
+from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, constant_value, convert_to_tensor, define
+
+F32 = np.float32
+FLOAT = frozenset((dtypes.float32,))
+
+
+def _iou(boxes, i, j):
+    bi, bj = boxes[i], boxes[j]
+    ymin_i, xmin_i = min(bi[0], bi[2]), min(bi[1], bi[3])
+    ymax_i, xmax_i = max(bi[0], bi[2]), max(bi[1], bi[3])
+    ymin_j, xmin_j = min(bj[0], bj[2]), min(bj[1], bj[3])
+    ymax_j, xmax_j = max(bj[0], bj[2]), max(bj[1], bj[3])
+    area_i = (ymax_i - ymin_i) * (xmax_i - xmin_i)
+    area_j = (ymax_j - ymin_j) * (xmax_j - xmin_j)
+    if area_i <= 0 or area_j <= 0:
+        return F32(0)
+    inter = max(min(ymax_i, ymax_j) - max(ymin_i, ymin_j), F32(0)) * max(
+        min(xmax_i, xmax_j) - max(xmin_i, xmin_j), F32(0))
+    return inter / (area_i + area_j - inter)
+
+
+def _scalar(value, what):
+    value = np.asarray(value)
+    if value.shape != ():
+        raise ValueError(f"{what} must be a scalar, got shape {show(value.shape)}")
+    return value[()]
+
+
+def select(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma=0.0):
+    """(selected indices, their scores) by TF's rules; every argument checked first."""
+    boxes, scores = np.asarray(boxes), np.asarray(scores)
+    if boxes.ndim != 2 or boxes.shape[1] != 4:
+        raise ValueError(f"boxes must be 2-D [num_boxes, 4], got shape {show(boxes.shape)}")
+    if scores.shape != (boxes.shape[0],):
+        raise ValueError(f"scores must be 1-D [num_boxes] = [{boxes.shape[0]}], got shape {show(scores.shape)}")
+    limit = int(_scalar(max_output_size, "max_output_size"))
+    if limit < 0:
+        raise ValueError(f"max_output_size is {limit}; it must be non-negative")
+    iou_threshold = F32(_scalar(iou_threshold, "iou_threshold"))
+    if not 0 <= iou_threshold <= 1:
+        raise ValueError(f"iou_threshold is {iou_threshold}; it must be in [0, 1]")
+    score_threshold = F32(_scalar(score_threshold, "score_threshold"))
+    sigma = F32(_scalar(soft_nms_sigma, "soft_nms_sigma"))
+    if not sigma >= 0:
+        raise ValueError(f"soft_nms_sigma is {sigma}; it must be non-negative")
+    boxes, scores = boxes.astype(F32, copy=False), scores.astype(F32, copy=False)
+    soft = sigma > 0
+    scale = F32(-0.5) / sigma if soft else F32(0)
+    # a heap of (-score, index, suppress_begin): the highest score first, then the lowest index
+    queue = [(-s, i, 0) for i, s in enumerate(scores.tolist()) if F32(s) > score_threshold]
+    heapq.heapify(queue)
+    selected, selected_scores = [], []
+    with np.errstate(all="ignore"):
+        while len(selected) < limit and queue:
+            neg, index, begin = heapq.heappop(queue)
+            original = score = F32(-neg)
+            hard = False
+            for j in range(len(selected) - 1, begin - 1, -1):
+                sim = _iou(boxes, index, selected[j])
+                weight = np.exp(scale * sim * sim) if soft or sim <= iou_threshold else F32(0)
+                score = F32(score * weight)
+                if not soft and sim > iou_threshold:
+                    hard = True
+                    break
+                if score <= score_threshold:
+                    break
+            if hard:
+                continue
+            if score == original:
+                selected.append(index)
+                selected_scores.append(score)
+            elif score > score_threshold:
+                heapq.heappush(queue, (-float(score), index, len(selected)))
+    return selected, selected_scores
+
+
+def _outputs(selected, scores, limit, pad):
+    count = len(selected)
+    size = limit if pad else count
+    check_size((size,), np.int32)
+    indices, kept = np.zeros(size, np.int32), np.zeros(size, F32)
+    indices[:count], kept[:count] = selected, scores
+    return indices, kept, np.int32(count)
+
+
+def _v3(boxes, scores, max_output_size, iou_threshold, score_threshold):
+    return _outputs(*select(boxes, scores, max_output_size, iou_threshold, score_threshold), 0, False)[0]
+
+
+def _v4(boxes, scores, max_output_size, iou_threshold, score_threshold, *, pad_to_max_output_size):
+    chosen = select(boxes, scores, max_output_size, iou_threshold, score_threshold)
+    indices, _, count = _outputs(*chosen, int(np.asarray(max_output_size)), pad_to_max_output_size)
+    return indices, count
+
+
+def _v5(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma, *, pad_to_max_output_size):
+    chosen = select(boxes, scores, max_output_size, iou_threshold, score_threshold, soft_nms_sigma)
+    return _outputs(*chosen, int(np.asarray(max_output_size)), pad_to_max_output_size)
+
+
+def _infer(ctx, n_scalars):
+    b, s = ctx.shape(0), ctx.shape(1)
+    if b.ndims not in (None, 2) or (b.ndims == 2 and b.dims[1] not in (None, 4)):
+        raise ctx.error(f"boxes must be 2-D [num_boxes, 4], got shape {show(b)}")
+    if s.ndims not in (None, 1):
+        raise ctx.error(f"scores must be 1-D [num_boxes], got shape {show(s)}")
+    n = b.dims[0] if b.dims else None
+    if s.dims and n is not None and s.dims[0] not in (None, n):
+        raise ctx.error(f"scores {show(s)} must have one score per box of {show(b)}")
+    names = ("max_output_size", "iou_threshold", "score_threshold", "soft_nms_sigma")
+    for i in range(2, 2 + n_scalars):
+        if ctx.shape(i).ndims not in (None, 0):
+            raise ctx.error(f"{names[i - 2]} must be a scalar, got shape {show(ctx.shape(i))}")
+    limit = constant_value(ctx.inputs[2])
+    limit = None if limit is None else int(np.asarray(limit))
+    if limit is not None and limit < 0:
+        raise ctx.error(f"max_output_size is {limit}; it must be non-negative")
+    if ctx.attrs.get("pad_to_max_output_size"):
+        return TensorShape([limit])
+    return TensorShape([None])
+
+
+def _infer_v3(ctx):
+    return [_infer(ctx, 3)]
+
+
+def _infer_v4(ctx):
+    return [_infer(ctx, 3), TensorShape([])]
+
+
+def _infer_v5(ctx):
+    shape = _infer(ctx, 4)
+    return [shape, shape, TensorShape([])]
+
+
+_T = {"T": Attr("type", dtypes.float32, allowed=FLOAT)}
+
+NON_MAX_SUPPRESSION_V3 = define(
+    "NonMaxSuppressionV3",
+    "boxes: T, scores: T, max_output_size: int32, iou_threshold: T_threshold, score_threshold: T_threshold "
+    "-> selected_indices: int32",
+    doc="Greedy non-max suppression: up to max_output_size box indices, by score, dropping overlaps.",
+    attrs={**_T, "T_threshold": Attr("type", dtypes.float32, allowed=FLOAT)},
+    infer=_infer_v3, kernel=_v3, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
+
+NON_MAX_SUPPRESSION_V4 = define(
+    "NonMaxSuppressionV4",
+    "boxes: T, scores: T, max_output_size: int32, iou_threshold: T_threshold, score_threshold: T_threshold "
+    "-> selected_indices: int32, valid_outputs: int32",
+    doc="NonMaxSuppressionV3 that can pad its indices with zeros to max_output_size and counts the real ones.",
+    attrs={**_T, "T_threshold": Attr("type", dtypes.float32, allowed=FLOAT),
+           "pad_to_max_output_size": Attr("bool", False)},
+    infer=_infer_v4, kernel=_v4, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
+
+NON_MAX_SUPPRESSION_V5 = define(
+    "NonMaxSuppressionV5",
+    "boxes: T, scores: T, max_output_size: int32, iou_threshold: T, score_threshold: T, soft_nms_sigma: T "
+    "-> selected_indices: int32, selected_scores: T, valid_outputs: int32",
+    doc="NonMaxSuppressionV4 with soft-NMS (soft_nms_sigma > 0 decays overlapping scores) and the selected scores.",
+    attrs={**_T, "pad_to_max_output_size": Attr("bool", False)},
+    infer=_infer_v5, kernel=_v5, grad=NOT_DIFFERENTIABLE, numerics=elementwise_ulps(4))
+
+
+def non_max_suppression(boxes, scores, max_output_size, iou_threshold=0.5, score_threshold=-math.inf, name=None):
+    """tf.image.non_max_suppression: NonMaxSuppressionV3."""
+    return build("NonMaxSuppressionV3", [convert_to_tensor(boxes, dtypes.float32),
+                                         convert_to_tensor(scores, dtypes.float32), max_output_size,
+                                         float(iou_threshold), float(score_threshold)],
+                 name=name, default_name="NonMaxSuppressionV3").outputs[0]

@@ -1,0 +1,62 @@
+"""Grouped Conv2D (the filter's in channels divide the input's) against TensorFlow's CPU kernel, in
+the Python Session and graphrun-cc, and the channel counts that cannot be grouped refused by both."""
+
+import numpy as np
+import pytest
+
+import graphdef as tf
+from tests import cc_helpers as cc
+from tests.numerics_policy import assert_conforms
+from tests.op_oracle import run_both, tf_oracle  # noqa: F401 - a fixture
+
+CASES = [  # input shape, filter shape, strides, padding, dilations
+    ((1, 5, 5, 6), (3, 3, 2, 9), 1, "SAME", 1),
+    ((2, 7, 6, 4), (3, 2, 1, 8), 2, "VALID", 1),
+    ((1, 8, 8, 8), (3, 3, 4, 4), 1, "SAME", 2),
+    ((3, 4, 4, 4), (1, 1, 2, 6), 1, "VALID", 1),  # (TF 2.21 gives an empty batch the input's channel count)
+]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, fs, strides, padding, dilations", CASES)
+def test_grouped_conv2d_matches_tensorflow(tf_oracle, tmp_path, cc_runner, xs, fs, strides, padding, dilations,
+                                           dtype):
+    rng = np.random.default_rng(sum(xs) + sum(fs))
+    x, f = rng.normal(size=xs).astype(dtype), rng.normal(size=fs).astype(dtype)
+    graph = tf.Graph()
+    t = tf.as_dtype(dtype)
+
+    def make():
+        y = tf.nn.conv2d(tf.placeholder(t, xs, name="x"), tf.placeholder(t, fs, name="f"), strides, padding,
+                         dilations=dilations, name="y")
+        return [y]
+    ours = run_both(tf_oracle, make, {"x": x, "f": f})
+    with graph.as_default():
+        make()
+    path = tmp_path / "m.pb"
+    tf.save(graph, str(path))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "f.npy", f)
+    theirs = cc.output(cc_runner, path, "--feed", f"x=@{tmp_path / 'x.npy'}", "--feed", f"f=@{tmp_path / 'f.npy'}")
+    assert_conforms(theirs, ours[0], graph, "y:0")
+
+
+@pytest.mark.parametrize("xs, fs, why", [
+    ((1, 5, 5, 6), (3, 3, 4, 4), "not a multiple of the filter's 4 in channels"),
+    ((1, 5, 5, 6), (3, 3, 2, 4), "3 groups (6 / 2 channels) do not divide the filter's 4 out"),
+    ((1, 5, 5, 0), (3, 3, 2, 4), "the input's 0 channels are not a multiple"),  # once 0 groups: a division by 0
+])
+def test_ungroupable_channels_are_refused_by_both_runtimes(tmp_path, cc_runner, xs, fs, why):
+    with pytest.raises(ValueError, match="Conv2D 'y'.*" + why.replace("(", r"\(").replace(")", r"\)")):
+        with tf.Graph().as_default():
+            tf.nn.conv2d(tf.placeholder(tf.float32, xs), tf.placeholder(tf.float32, fs), 1, "SAME", name="y")
+    g = cc.Graph()
+    g.placeholder("x", np.float32)
+    g.placeholder("f", np.float32)
+    g.op("y", "Conv2D", ["x", "f"], np.float32, strides=cc.graph_pb2.AttrValue(
+        list=cc.graph_pb2.AttrValue.ListValue(i=[1, 1, 1, 1])), padding=cc.graph_pb2.AttrValue(s=b"SAME"))
+    np.save(tmp_path / "x.npy", np.zeros(xs, np.float32))
+    np.save(tmp_path / "f.npy", np.zeros(fs, np.float32))
+    line = cc.fails(cc_runner, 4, g.save(tmp_path / "m.pb"), "--feed", f"x=@{tmp_path / 'x.npy'}",
+                    "--feed", f"f=@{tmp_path / 'f.npy'}")
+    assert "'y'" in line and why in line

@@ -1,0 +1,79 @@
+"""ResizeBilinear and ResizeNearestNeighbor against TensorFlow under every coordinate rule, their
+gradients, their OpDefs, and hostile sizes refused in one line by both runtimes."""
+
+import numpy as np
+import pytest
+
+import graphdef as tf
+from tests import cc_helpers as cc
+from tests.op_oracle import gradients_both, run_both, tf_oracle  # noqa: F401 - a fixture
+from tests.test_ops_opdefs import test_declaration_matches_tensorflow as _matches_tensorflow
+
+RULES = [(False, False), (True, False), (False, True)]
+SIZES = [((2, 3, 4, 2), (5, 8)), ((1, 5, 7, 3), (3, 2)), ((1, 4, 4, 1), (4, 4)), ((2, 1, 1, 3), (3, 5)),
+         ((1, 6, 5, 2), (1, 1)), ((0, 3, 3, 2), (7, 9)), ((1, 37, 29, 1), (111, 13))]
+
+
+@pytest.mark.parametrize("op_type", ["ResizeBilinear", "ResizeNearestNeighbor"])
+def test_declaration_matches_tensorflow(tf_oracle, op_type):
+    _matches_tensorflow(tf_oracle, op_type)
+
+
+@pytest.mark.parametrize("align, half", RULES)
+@pytest.mark.parametrize("shape, size", SIZES)
+def test_resize_matches_tensorflow(tf_oracle, shape, size, align, half):
+    if align and half:
+        return
+    x = np.random.default_rng(sum(shape)).normal(size=shape).astype(np.float32)
+
+    def make():
+        p = tf.placeholder(tf.float32, shape, name="x")
+        return [tf.image.resize_nearest_neighbor(p, size, align_corners=align, half_pixel_centers=half),
+                tf.image.resize_bilinear(p, size, align_corners=align, half_pixel_centers=half)]
+    run_both(tf_oracle, make, {"x": x})
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float64, np.float16])
+def test_resize_dtypes_match_tensorflow(tf_oracle, dtype):
+    x = (np.arange(2 * 3 * 5 * 2).reshape(2, 3, 5, 2) * 7 % 200).astype(dtype)
+    t = tf.as_dtype(dtype)
+
+    def make():
+        p = tf.placeholder(t, x.shape, name="x")
+        return [tf.image.resize_nearest_neighbor(p, [4, 7], half_pixel_centers=True),
+                tf.image.resize_bilinear(p, [4, 7], half_pixel_centers=True)]
+    run_both(tf_oracle, make, {"x": x})
+
+
+@pytest.mark.parametrize("align, half", RULES)
+def test_resize_gradients_match_tensorflow(tf_oracle, align, half):
+    x = np.random.default_rng(3).normal(size=(2, 3, 5, 2)).astype(np.float32)
+    w = np.random.default_rng(4).normal(size=(2, 7, 4, 2)).astype(np.float32)
+
+    def make():
+        p = tf.placeholder(tf.float32, x.shape, name="x")
+        a = tf.image.resize_bilinear(p, [7, 4], align_corners=align, half_pixel_centers=half)
+        b = tf.image.resize_nearest_neighbor(p, [7, 4], align_corners=align, half_pixel_centers=half)
+        return tf.reduce_sum(a * w + b * b), [p]
+    gradients_both(tf_oracle, make, {"x": x})
+
+
+@pytest.mark.parametrize("size, why", [([0, 3], "must be positive"), ([-1, 3], "must be positive"),
+                                       ([3], "2 elements"), ([2 ** 31 - 1, 2 ** 31 - 1], "over the limit")])
+@pytest.mark.parametrize("op", ["ResizeBilinear", "ResizeNearestNeighbor"])
+def test_hostile_sizes_are_refused_by_both_runtimes(tmp_path, cc_runner, op, size, why):
+    x = np.zeros((1, 2, 2, 1), np.float32)
+    g = tf.Graph()
+    with g.as_default():
+        xs = tf.placeholder(tf.float32, None, name="x")
+        ss = tf.placeholder(tf.int32, None, name="s")
+        y = tf.raw_op(op, xs, ss, name="z")
+    with tf.Session(graph=g) as sess, pytest.raises(Exception, match="'z'.*" + why):
+        sess.run(y, {xs: x, ss: np.array(size, np.int32)})
+    m = cc.Graph()
+    m.placeholder("x", np.float32)
+    m.placeholder("s", np.int32)
+    m.op("z", op, ["x", "s"], np.float32)
+    line = cc.fails(cc_runner, 4, m.save(tmp_path / "m.pb"), "--feed", "x=[[[[1],[2]],[[3],[4]]]]",
+                    "--feed", f"s={size}".replace(" ", ""))
+    assert "'z'" in line and why in line
