@@ -137,6 +137,7 @@ void make_attr(AttrValue& value, graphrun::AttrKind kind, const graphrun::AttrSp
       for (int i = 0; i < length; ++i) list->add_type(some_dtype(random));
       break;
     }
+    case graphrun::AttrKind::kStringList: value.mutable_list()->add_s(random.chance(50) ? "BiasAdd" : "Relu"); break;
   }
 }
 

@@ -22,6 +22,7 @@ const char* kind_name(AttrKind kind) {
     case AttrKind::kFloat: return "float";
     case AttrKind::kIntList: return "list(int)";
     case AttrKind::kTypeList: return "list(type)";
+    case AttrKind::kStringList: return "list(string)";
   }
   return "?";
 }

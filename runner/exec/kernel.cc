@@ -19,6 +19,7 @@ const char* attr_kind_name(AttrKind kind) {
     case AttrKind::kFloat: return "a float";
     case AttrKind::kIntList: return "a list of ints";
     case AttrKind::kTypeList: return "a list of types";
+    case AttrKind::kStringList: return "a list of strings";
   }
   return "?";
 }
@@ -53,6 +54,10 @@ bool holds_kind(const graphdef::AttrValue& value, AttrKind kind) {
     case AttrKind::kFloat: return value.value_case() == graphdef::AttrValue::kF;
     case AttrKind::kIntList: return is_list && holds_only(value.list(), value.list().i_size(), 0);
     case AttrKind::kTypeList: return is_list && holds_only(value.list(), 0, value.list().type_size());
+    case AttrKind::kStringList:
+      return is_list && value.list().i_size() == 0 && value.list().type_size() == 0 && value.list().f_size() == 0 &&
+             value.list().b_size() == 0 && value.list().shape_size() == 0 && value.list().tensor_size() == 0 &&
+             value.list().func_size() == 0;
     case AttrKind::kType: return value.value_case() == graphdef::AttrValue::kType;
     case AttrKind::kBool: return value.value_case() == graphdef::AttrValue::kB;
     case AttrKind::kString: return value.value_case() == graphdef::AttrValue::kS;
@@ -209,6 +214,14 @@ Kernel& Kernel::type_list_attr(std::string name, int64_t min_length) {
   return *this;
 }
 
+Kernel& Kernel::string_list_attr(std::string name) {
+  AttrSpec spec(std::move(name), AttrKind::kStringList);
+  spec.has_default = true;
+  spec.default_value.mutable_list();
+  add_attr(std::move(spec));
+  return *this;
+}
+
 Kernel& Kernel::shape_attr(std::string name) {
   AttrSpec spec(std::move(name), AttrKind::kShape);
   spec.has_default = true;
@@ -251,6 +264,11 @@ Kernel& Kernel::feedable(bool must_be_fed) {
 
 Kernel& Kernel::holds_variable() {
   holds_variable_ = true;
+  return *this;
+}
+
+Kernel& Kernel::internal() {
+  internal_ = true;
   return *this;
 }
 
@@ -422,15 +440,18 @@ bool KernelRegistry::add(Kernel kernel) {
   return true;
 }
 
-const Kernel* KernelRegistry::find(const std::string& op) {
+const Kernel* KernelRegistry::find(const std::string& op, bool internal_too) {
   const auto& kernels = registered_kernels();
   auto found = kernels.find(op);
-  return found == kernels.end() ? nullptr : &found->second;
+  if (found == kernels.end() || (found->second.is_internal() && !internal_too)) return nullptr;
+  return &found->second;
 }
 
 std::vector<std::string> KernelRegistry::op_names() {
   std::vector<std::string> names;
-  for (const auto& entry : registered_kernels()) names.push_back(entry.first);
+  for (const auto& entry : registered_kernels()) {
+    if (!entry.second.is_internal()) names.push_back(entry.first);
+  }
   return names;  // std::map keeps them sorted
 }
 

@@ -17,7 +17,7 @@ namespace graphrun {
 class KernelContext;
 class Kernel;
 
-enum class AttrKind { kType, kBool, kString, kShape, kTensor, kInt, kFloat, kIntList, kTypeList };
+enum class AttrKind { kType, kBool, kString, kShape, kTensor, kInt, kFloat, kIntList, kTypeList, kStringList };
 
 struct AttrSpec {
   AttrSpec(std::string name, AttrKind kind) : name(std::move(name)), kind(kind) {}
@@ -84,6 +84,7 @@ class Kernel {
   Kernel& int_list_attr(std::string name);  // required
   Kernel& int_list_attr(std::string name, std::vector<int64_t> default_value);
   Kernel& type_list_attr(std::string name, int64_t min_length);  // required; each a supported dtype
+  Kernel& string_list_attr(std::string name);  // absent means an empty list
   Kernel& shape_attr(std::string name);  // absent means "unknown rank"
   Kernel& required_shape_attr(std::string name);
   Kernel& tensor_attr(std::string name);  // required
@@ -91,6 +92,10 @@ class Kernel {
   Kernel& int_attr(std::string name, int64_t minimum, int64_t default_value);
   Kernel& feedable(bool must_be_fed);    // Placeholder-like: a --feed may replace it
   Kernel& holds_variable();               // VariableV2: what ref inputs may name
+  // An op only graph passes (runner/passes) write, such as _FusedConv2D: a
+  // model file naming it is refused as an unknown op, and --list-kernels
+  // leaves it out, since the Python runtime has no definition of it.
+  Kernel& internal();
   Kernel& check(CheckFn fn);
   Kernel& compute(ComputeFn fn);
 
@@ -110,6 +115,7 @@ class Kernel {
   bool is_feedable() const { return feedable_; }
   bool must_be_fed() const { return must_be_fed_; }
   bool is_variable() const { return holds_variable_; }
+  bool is_internal() const { return internal_; }
 
   // Throws Error naming the attr at fault. Unknown attrs are ignored, as
   // TensorFlow 2.x does.
@@ -156,6 +162,7 @@ class Kernel {
   bool feedable_ = false;
   bool must_be_fed_ = false;
   bool holds_variable_ = false;
+  bool internal_ = false;
   CheckFn check_;
   ComputeFn compute_;
 };
@@ -164,8 +171,10 @@ class KernelRegistry {
  public:
   // Returns true so it can initialize a static; see REGISTER_KERNEL.
   static bool add(Kernel kernel);
-  static const Kernel* find(const std::string& op);
-  static std::vector<std::string> op_names();  // sorted
+  // A model's op: internal kernels only when `internal_too` (for graphs
+  // that graph passes rewrote).
+  static const Kernel* find(const std::string& op, bool internal_too = false);
+  static std::vector<std::string> op_names();  // sorted; no internal kernels
 };
 
 #define GRAPHRUN_CONCAT_INNER(a, b) a##b

@@ -11,18 +11,6 @@
 
 namespace graphrun {
 
-// Work the executor asks a kernel to apply to its output 0 as the kernel
-// makes it: add a 1-D bias along the last dim, then (if relu) ReLU. Conv2D
-// does it to each tile of its product while the tile is still in cache,
-// saving the BiasAdd and Relu nodes' passes over memory (TF's remapper fuses
-// the same chain). A kernel that cannot leaves `applied` false, and the
-// executor runs those nodes as usual.
-struct OutputEpilogue {
-  const Tensor* bias = nullptr;
-  bool relu = false;
-  bool applied = false;
-};
-
 class KernelContext {
  public:
   KernelContext(const Graph& graph, int node, std::vector<TensorPtr> inputs, VariableStore& variables);
@@ -56,10 +44,6 @@ class KernelContext {
 
   VariableStore& variables() { return variables_; }
 
-  // The epilogue asked of this node's output 0, or nullptr.
-  OutputEpilogue* epilogue() const { return epilogue_; }
-  void set_epilogue(OutputEpilogue* epilogue) { epilogue_ = epilogue; }
-
   void set_output(int i, TensorPtr value);
   void set_output(int i, Tensor&& value);
   std::vector<TensorPtr>& outputs() { return outputs_; }
@@ -70,7 +54,6 @@ class KernelContext {
   std::vector<TensorPtr> inputs_;
   VariableStore& variables_;
   std::vector<TensorPtr> outputs_;
-  OutputEpilogue* epilogue_ = nullptr;
 };
 
 }  // namespace graphrun

@@ -48,12 +48,14 @@ class Graph {
   static std::unique_ptr<graphdef::GraphDef> read(const std::string& path);
 
   // Validates an in-memory GraphDef; `source` prefixes error messages.
-  Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto);
+  // `internal_ops` admits the ops only graph passes write (Kernel::internal).
+  Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto, bool internal_ops = false);
 
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
 
   const std::string& source() const { return source_; }
+  const graphdef::GraphDef& def() const { return *proto_; }
   int size() const { return static_cast<int>(nodes_.size()); }
   const GraphNode& node(int i) const { return nodes_[i]; }
   int find(const std::string& name) const;  // -1 when there is no such node
@@ -72,6 +74,7 @@ class Graph {
 
   std::string source_;
   std::unique_ptr<graphdef::GraphDef> proto_;
+  bool internal_ops_ = false;
   std::vector<GraphNode> nodes_;
   std::unordered_map<std::string, int> index_;
 };
