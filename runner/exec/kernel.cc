@@ -277,6 +277,11 @@ Kernel& Kernel::check(CheckFn fn) {
   return *this;
 }
 
+Kernel& Kernel::shape(ShapeFn fn) {
+  shape_ = std::move(fn);
+  return *this;
+}
+
 Kernel& Kernel::compute(ComputeFn fn) {
   compute_ = std::move(fn);
   return *this;

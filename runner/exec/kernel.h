@@ -16,6 +16,7 @@ namespace graphrun {
 
 class KernelContext;
 class Kernel;
+class ShapeContext;  // graph/shape_rules.h
 
 enum class AttrKind { kType, kBool, kString, kShape, kTensor, kInt, kFloat, kIntList, kTypeList, kStringList };
 
@@ -54,6 +55,9 @@ using ComputeFn = std::function<void(KernelContext&)>;
 // Extra attr validation beyond kinds and dtypes (e.g. Const decodes `value`).
 // Throws Error.
 using CheckFn = std::function<void(const Kernel&, const graphdef::NodeDef&)>;
+// The static shapes of a node's outputs, for graphrun-cc inspect; see
+// graph/shape_rules.h for the common rules.
+using ShapeFn = std::function<void(ShapeContext&)>;
 
 class Kernel {
  public:
@@ -97,6 +101,7 @@ class Kernel {
   // leaves it out, since the Python runtime has no definition of it.
   Kernel& internal();
   Kernel& check(CheckFn fn);
+  Kernel& shape(ShapeFn fn);  // without one, inspect shows unknown shapes
   Kernel& compute(ComputeFn fn);
 
   // --- use ---
@@ -134,6 +139,7 @@ class Kernel {
   std::vector<int64_t> get_int_list(const graphdef::NodeDef& node, const std::string& name) const;
 
   void run(KernelContext& context) const { compute_(context); }
+  const ShapeFn& shape_rule() const { return shape_; }
 
   // The declaration itself, for `--list-kernels --json`.
   struct OutputSpec {
@@ -164,6 +170,7 @@ class Kernel {
   bool holds_variable_ = false;
   bool internal_ = false;
   CheckFn check_;
+  ShapeFn shape_;
   ComputeFn compute_;
 };
 

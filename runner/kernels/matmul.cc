@@ -6,6 +6,7 @@
 #include "core/int_arith.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -72,6 +73,14 @@ void compute_matmul(KernelContext& context) {
   context.set_output(0, std::move(out));
 }
 
+void matmul_shape(ShapeContext& context) {
+  const StaticShape a = context.input(0), b = context.input(1);
+  if (a.known_rank && b.known_rank && a.dims.size() == 2 && b.dims.size() == 2) {
+    context.set_output(0, known_shape({a.dims[context.attr("transpose_a").b() ? 1 : 0],
+                                       b.dims[context.attr("transpose_b").b() ? 0 : 1]}));
+  }
+}
+
 REGISTER_KERNEL(Kernel("MatMul")
                     .input("a", "T")
                     .input("b", "T")
@@ -79,6 +88,7 @@ REGISTER_KERNEL(Kernel("MatMul")
                     .type_attr("T", dtypes_of(MatMulTypes{}))
                     .bool_attr("transpose_a", false)
                     .bool_attr("transpose_b", false)
+                    .shape(matmul_shape)
                     .compute(compute_matmul));
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "exec/kernel_context.h"
 #include "kernels/index_input.h"
 #include "kernels/lib/min_max.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -139,6 +140,26 @@ void compute_reduction(KernelContext& context) {
   });
 }
 
+// The input's dims less the constant axes (kept as 1 with keep_dims).
+void reduction_shape(ShapeContext& context) {
+  std::vector<int64_t> axes;
+  const StaticShape in = context.input(0);
+  if (!in.known_rank || !context.const_ints(1, axes)) return;
+  const bool keep = context.attr("keep_dims").b();
+  const int64_t rank = static_cast<int64_t>(in.dims.size());
+  std::vector<char> reduced(rank, 0);
+  for (int64_t axis : axes) {
+    if (axis < -rank || axis >= rank) return;
+    reduced[axis < 0 ? axis + rank : axis] = 1;
+  }
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!reduced[d]) out.push_back(in.dims[d]);
+    else if (keep) out.push_back(1);
+  }
+  context.set_output(0, known_shape(out));
+}
+
 template <Reduction kind>
 Kernel reduction_kernel(const char* op) {
   return Kernel(op)
@@ -148,6 +169,7 @@ Kernel reduction_kernel(const char* op) {
       .type_attr("T", dtypes_of(NumericTypes{}))
       .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
       .bool_attr("keep_dims", false)
+      .shape(reduction_shape)
       .compute(compute_reduction<kind>);
 }
 
