@@ -282,6 +282,11 @@ Kernel& Kernel::shape(ShapeFn fn) {
   return *this;
 }
 
+Kernel& Kernel::prepare(PrepareFn fn) {
+  prepare_ = std::move(fn);
+  return *this;
+}
+
 Kernel& Kernel::compute(ComputeFn fn) {
   compute_ = std::move(fn);
   return *this;

@@ -4,6 +4,7 @@
 // before anything runs, and kernels read attrs with their defaults applied.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -55,6 +56,11 @@ using ComputeFn = std::function<void(KernelContext&)>;
 // Extra attr validation beyond kinds and dtypes (e.g. Const decodes `value`).
 // Throws Error.
 using CheckFn = std::function<void(const Kernel&, const graphdef::NodeDef&)>;
+// Decodes and checks a node's attrs once, at load (after the declared kinds
+// and dtypes are checked): the value returned is the node's state, which
+// compute reads with KernelContext::state<T>() instead of looking attrs up
+// by name on every run. Throws Error, reported as a model error.
+using PrepareFn = std::function<std::any(const Kernel&, const graphdef::NodeDef&)>;
 // The static shapes of a node's outputs, for graphrun-cc inspect; see
 // graph/shape_rules.h for the common rules.
 using ShapeFn = std::function<void(ShapeContext&)>;
@@ -102,6 +108,7 @@ class Kernel {
   Kernel& internal();
   Kernel& check(CheckFn fn);
   Kernel& shape(ShapeFn fn);  // without one, inspect shows unknown shapes
+  Kernel& prepare(PrepareFn fn);  // optional; see PrepareFn
   Kernel& compute(ComputeFn fn);
 
   // --- use ---
@@ -140,6 +147,11 @@ class Kernel {
 
   void run(KernelContext& context) const { compute_(context); }
   const ShapeFn& shape_rule() const { return shape_; }
+  // The node's prepared state (empty without a prepare step). Valid only
+  // after validate_attrs() accepted the node; throws Error.
+  std::any prepare_node(const graphdef::NodeDef& node) const {
+    return prepare_ ? prepare_(*this, node) : std::any();
+  }
 
   // The declaration itself, for `--list-kernels --json`.
   struct OutputSpec {
@@ -171,6 +183,7 @@ class Kernel {
   bool internal_ = false;
   CheckFn check_;
   ShapeFn shape_;
+  PrepareFn prepare_;
   ComputeFn compute_;
 };
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "core/errors.h"
 #include "core/tensor.h"
 #include "exec/variable_store.h"
 
@@ -33,6 +34,16 @@ class KernelContext {
   const std::string& ref_variable(int i) const;
   const graphdef::NodeDef& ref_variable_def(int i) const;
 
+  // The node's state from its kernel's prepare step (Kernel::prepare),
+  // made once at load; T must be the type that step returns.
+  template <class T>
+  const T& state() const {
+    const T* state = std::any_cast<T>(&node_.state);
+    if (state == nullptr) throw Error("internal error: the kernel's prepared state is missing or of another type");
+    return *state;
+  }
+
+  // Attrs looked up by name, for kernels without a prepare step.
   const graphdef::AttrValue& attr(const std::string& name) const;
   DataType attr_type(const std::string& name) const;
   bool attr_bool(const std::string& name) const;

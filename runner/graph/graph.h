@@ -2,6 +2,7 @@
 // kernel, its resolved inputs and its output dtypes.
 #pragma once
 
+#include <any>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -25,6 +26,7 @@ struct GraphNode {
   std::vector<const InputSpec*> input_specs;  // the kernel's arg behind each of `inputs`
   std::vector<int> control_inputs;  // "^node" dependencies
   std::vector<DataType> output_dtypes;
+  std::any state;  // what the kernel's prepare step made of the attrs, if it has one
 
   const InputSpec& input_spec(int i) const { return *input_specs[i]; }
   const std::string& name() const { return def->name(); }

@@ -59,6 +59,7 @@ void Graph::check_attrs() {
     try {
       node.kernel->validate_attrs(*node.def);
       node.output_dtypes = node.kernel->output_dtypes(*node.def);
+      node.state = node.kernel->prepare_node(*node.def);
     } catch (const Error& error) {
       fail(node.describe() + ": " + error.what());
     }

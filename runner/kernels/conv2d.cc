@@ -166,10 +166,10 @@ void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64
 
 // Conv2D, or with `bias` a _FusedConv2D: the product with the bias (and
 // ReLU) applied to each tile as it is made.
-void convolve_node(KernelContext& context, const Tensor* bias, bool relu) {
+void convolve_node(KernelContext& context, const WindowAttrs& window, const Tensor* bias, bool relu) {
   const Tensor& input = context.input(0);
   const Tensor& filter = context.input(1);
-  const ConvShape s = conv_shape(input.shape(), filter.shape(), conv_window_attrs(context));
+  const ConvShape s = conv_shape(input.shape(), filter.shape(), window);
   const int64_t out_channels = filter.shape()[3];
   if (bias && bias->shape() != Shape{out_channels}) {
     // BiasAdd's own message: the pass fused a BiasAdd that would refuse it.
@@ -189,7 +189,7 @@ void convolve_node(KernelContext& context, const Tensor* bias, bool relu) {
   context.set_output(0, std::move(output));
 }
 
-void compute_conv2d(KernelContext& context) { convolve_node(context, nullptr, false); }
+void compute_conv2d(KernelContext& context) { convolve_node(context, conv_window_attrs(context), nullptr, false); }
 
 // fused_ops as the fusion pass writes them (runner/passes/fuse_conv_bias_relu.cc):
 // the only forms this kernel serves.
@@ -200,8 +200,14 @@ bool fuses_relu(const Kernel& kernel, const graphdef::NodeDef& node) {
   throw Error("attr 'fused_ops' must be [BiasAdd] or [BiasAdd, Relu]");
 }
 
+struct FusedConvAttrs {
+  WindowAttrs window;
+  bool relu = false;
+};
+
 void compute_fused_conv2d(KernelContext& context) {
-  convolve_node(context, &context.input(2), fuses_relu(context.kernel(), context.node_def()));
+  const FusedConvAttrs& attrs = context.state<FusedConvAttrs>();
+  convolve_node(context, attrs.window, &context.input(2), attrs.relu);
 }
 
 REGISTER_KERNEL(declare_conv_attrs(Kernel("Conv2D")
@@ -225,10 +231,9 @@ REGISTER_KERNEL(declare_conv_attrs(Kernel("_FusedConv2D")
                                        .float_attr("leakyrelu_alpha", 0.2f)
                                        .internal(),
                                    true)
-                    .check([](const Kernel& kernel, const graphdef::NodeDef& node) {
-                      read_window_attrs(kernel, node, true, true);
+                    .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
                       if (kernel.get_int(node, "num_args") != 1) throw Error("attr 'num_args' must be 1");
-                      fuses_relu(kernel, node);
+                      return FusedConvAttrs{read_window_attrs(kernel, node, true, true), fuses_relu(kernel, node)};
                     })
                     .compute(compute_fused_conv2d));
 

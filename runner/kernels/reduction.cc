@@ -106,12 +106,16 @@ void integer_mean(const Tensor& input, const ReductionPlan& plan, T* out, int64_
   for (int64_t j = 0; j < size; ++j) out[j] = static_cast<T>(sums[j] / static_cast<Wide>(plan.count));
 }
 
+struct KeepDims {
+  bool keep = false;
+};
+
 template <Reduction kind>
 void compute_reduction(KernelContext& context) {
   const Tensor& input = context.input(0);
   const std::vector<int> axes =
       normalize_axes(read_index_vector(context.input(1), "reduction_indices", true), input.rank());
-  const ReductionPlan plan = plan_reduction(input.shape(), axes, context.attr_bool("keep_dims"));
+  const ReductionPlan plan = plan_reduction(input.shape(), axes, context.state<KeepDims>().keep);
   dispatch(NumericTypes{}, input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     Tensor output(input.dtype(), plan.out_shape);
@@ -169,6 +173,9 @@ Kernel reduction_kernel(const char* op) {
       .type_attr("T", dtypes_of(NumericTypes{}))
       .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
       .bool_attr("keep_dims", false)
+      .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
+        return KeepDims{kernel.get_bool(node, "keep_dims")};
+      })
       .shape(reduction_shape)
       .compute(compute_reduction<kind>);
 }
