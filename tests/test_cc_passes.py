@@ -116,3 +116,23 @@ def test_a_model_file_cannot_name_the_internal_fused_op(runner, tmp_path):
            padding=str_attr("SAME"))
     line = fails(runner, 3, g.save(tmp_path / "model.pb"))
     assert "no kernel for _FusedConv2D (f)" in line
+
+
+def test_a_bias_not_known_to_fit_is_left_to_the_bias_add(runner, tmp_path):
+    # The bias comes through a placeholder of unknown length: the chain is not fused, so a
+    # bias that turns out not to fit is reported by the BiasAdd, as in the file.
+    g = Graph()
+    g.placeholder("x", np.float32, [-1, 6, 5, 3])
+    g.placeholder("b", np.float32, [-1])
+    g.const("w", W)
+    g.op("conv", "Conv2D", ["x", "w"], np.float32, strides=ints_attr([1, 1, 1, 1]), padding=str_attr("SAME"))
+    g.op("bias", "BiasAdd", ["conv", "b"], np.float32)
+    model = g.save(tmp_path / "model.pb")
+    np.save(tmp_path / "x.npy", X)
+    feeds = ["--feed", f"x=@{tmp_path / 'x.npy'}"]
+    ok_args = ["bench", model, *feeds, "--feed", f"b={B.tolist()}", "--runs", "1", "--warmup", "0", "--profile",
+               "--json"]
+    profile = json.loads(cc(runner, *ok_args))["profile"]
+    assert sorted(t["op"] for t in profile["op_types"]) == ["BiasAdd", "Conv2D"]
+    line = fails(runner, 4, model, *feeds, "--feed", "b=[1, 2, 3]")
+    assert "node 'bias' (BiasAdd): bias [3] must be 1-D and match" in line

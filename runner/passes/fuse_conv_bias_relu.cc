@@ -8,10 +8,14 @@
 // A chain is fused only where nothing can tell: no chain node is fed, the
 // intermediate values (the convolution's, and the BiasAdd's when a Relu
 // follows) are not fetched and have exactly one use (that next node's input
-// 0) and no control dependants. The fused node takes the name of the
-// chain's last node, so fetches of it and its consumers are unchanged.
+// 0) and no control dependants, and where the bias is statically known to
+// fit the filter's output channels, so a bias that does not fit is still
+// reported by the BiasAdd node that has it. The fused node takes the name
+// of the chain's last node, so fetches of it and its consumers are
+// unchanged.
 #include <algorithm>
 
+#include "graph/shape_inference.h"
 #include "passes/pass.h"
 
 namespace graphrun {
@@ -25,8 +29,8 @@ struct Chain {
 class ChainFinder {
  public:
   ChainFinder(const Graph& graph, const PassContext& context)
-      : graph_(graph), context_(context), data_uses_(graph.size(), 0), control_uses_(graph.size(), 0),
-        consumer_(graph.size(), -1) {
+      : graph_(graph), context_(context), shapes_(infer_shapes(graph)), data_uses_(graph.size(), 0),
+        control_uses_(graph.size(), 0), consumer_(graph.size(), -1) {
     for (int i = 0; i < graph.size(); ++i) {
       for (const Endpoint& input : graph.node(i).inputs) {
         ++data_uses_[input.node];
@@ -45,7 +49,12 @@ class ChainFinder {
     }
     chain.conv = i;
     chain.bias_add = sole_consumer(i, "BiasAdd");
-    if (chain.bias_add >= 0) chain.relu = sole_consumer(chain.bias_add, "Relu");
+    if (chain.bias_add < 0) return chain;
+    if (!bias_fits(node.inputs[1], graph_.node(chain.bias_add).inputs[1])) {
+      chain.bias_add = -1;
+      return chain;
+    }
+    chain.relu = sole_consumer(chain.bias_add, "Relu");
     return chain;
   }
 
@@ -67,8 +76,17 @@ class ChainFinder {
     return consumer;
   }
 
+  // A filter [KH,KW,C,out] and a bias [out], as far as static shapes tell.
+  bool bias_fits(const Endpoint& filter, const Endpoint& bias) const {
+    const StaticShape& f = shapes_[filter.node][filter.output];
+    const StaticShape& b = shapes_[bias.node][bias.output];
+    return f.known_rank && f.dims.size() == 4 && f.dims[3] >= 0 && b.known_rank && b.dims.size() == 1 &&
+           b.dims[0] == f.dims[3];
+  }
+
   const Graph& graph_;
   const PassContext& context_;
+  const std::vector<std::vector<StaticShape>> shapes_;
   std::vector<int> data_uses_, control_uses_, consumer_;
 };
 
