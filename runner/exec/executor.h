@@ -1,6 +1,7 @@
 // Runs the part of a graph that the fetches need.
 #pragma once
 
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -13,6 +14,8 @@ namespace graphrun {
 
 // Placeholder node index -> the value fed for its output 0.
 using FeedMap = std::unordered_map<int, TensorPtr>;
+
+class FrameExecutor;  // exec/frame_executor.h: runs plans with control flow
 
 class Executor {
  public:
@@ -56,6 +59,8 @@ class Executor {
   std::vector<int> order_;
   std::vector<int> uses_;  // per node: data uses within the plan + fetches of it
   std::vector<double>* node_seconds_ = nullptr;  // see time_nodes
+  // Set when the plan holds control-flow ops: then it runs the plan instead.
+  std::shared_ptr<const FrameExecutor> frames_;
 };
 
 }  // namespace graphrun

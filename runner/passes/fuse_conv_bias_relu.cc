@@ -78,6 +78,11 @@ class ChainFinder {
 
   // A filter [KH,KW,C,out] and a bias [out], as far as static shapes tell.
   bool bias_fits(const Endpoint& filter, const Endpoint& bias) const {
+    // Nodes that shape inference never reached (loop bodies) have no entry.
+    if (shapes_[filter.node].size() <= static_cast<std::size_t>(filter.output) ||
+        shapes_[bias.node].size() <= static_cast<std::size_t>(bias.output)) {
+      return false;
+    }
     const StaticShape& f = shapes_[filter.node][filter.output];
     const StaticShape& b = shapes_[bias.node][bias.output];
     return f.known_rank && f.dims.size() == 4 && f.dims[3] >= 0 && b.known_rank && b.dims.size() == 1 &&
