@@ -145,6 +145,7 @@ void make_attr(AttrValue& value, graphrun::AttrKind kind, const graphrun::AttrSp
     }
     // A function name: the graph's library (usually empty) rarely has it, which the loader must refuse.
     case graphrun::AttrKind::kFunc: value.mutable_func()->set_name(random.chance(50) ? "f" : ""); break;
+    case graphrun::AttrKind::kStringList: value.mutable_list()->add_s(random.chance(50) ? "BiasAdd" : "Relu"); break;
   }
 }
 

@@ -24,6 +24,7 @@ const char* kind_name(AttrKind kind) {
     case AttrKind::kTypeList: return "list(type)";
     case AttrKind::kShapeList: return "list(shape)";
     case AttrKind::kFunc: return "func";
+    case AttrKind::kStringList: return "list(string)";
   }
   return "?";
 }

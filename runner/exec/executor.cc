@@ -41,43 +41,6 @@ Executor::Executor(const Graph& graph, std::vector<Endpoint> fetches, std::vecto
     return;
   }
   plan_order(needed, feeds);
-  plan_fusions(feeds);
-}
-
-void Executor::plan_fusions(const FeedMap& feeds) {
-  chain_of_.assign(graph_.size(), -1);
-  // Each planned node's consumers (by data input) within the plan.
-  std::vector<std::vector<int>> consumers(graph_.size());
-  for (int i : order_) {
-    if (feeds.count(i)) continue;
-    const GraphNode& node = graph_.node(i);
-    for (int k = 0; k < static_cast<int>(node.inputs.size()); ++k) {
-      if (!node.input_spec(k).is_ref) consumers[node.inputs[k].node].push_back(i);
-    }
-  }
-  // The one consumer of `producer`'s only use, if it is an unfed `op` reading output 0 as input 0.
-  auto sole_consumer = [&](int producer, const char* op) {
-    if (uses_[producer] != 1 || consumers[producer].size() != 1) return -1;
-    const int consumer = consumers[producer][0];
-    const GraphNode& node = graph_.node(consumer);
-    if (node.op() != op || feeds.count(consumer) || node.inputs[0].node != producer || node.inputs[0].output != 0) {
-      return -1;
-    }
-    return consumer;
-  };
-  for (int i : order_) {
-    const GraphNode& node = graph_.node(i);
-    if (node.op() != "Conv2D" || feeds.count(i) || node.output_dtypes[0] != graphdef::DT_FLOAT) continue;
-    ConvChain chain;
-    chain.conv = i;
-    chain.bias_add = sole_consumer(i, "BiasAdd");
-    if (chain.bias_add < 0) continue;
-    chain.relu = sole_consumer(chain.bias_add, "Relu");
-    const int index = static_cast<int>(chains_.size());
-    chains_.push_back(chain);
-    chain_of_[chain.conv] = chain_of_[chain.bias_add] = index;
-    if (chain.relu >= 0) chain_of_[chain.relu] = index;
-  }
 }
 
 void Executor::release_inputs(int i, std::vector<std::vector<TensorPtr>>& values, std::vector<int>& remaining) const {
@@ -87,25 +50,6 @@ void Executor::release_inputs(int i, std::vector<std::vector<TensorPtr>>& values
     const int producer = node.inputs[k].node;
     if (--remaining[producer] == 0) values[producer].clear();
   }
-}
-
-bool Executor::run_chain(const ConvChain& chain, std::vector<std::vector<TensorPtr>>& values,
-                         std::vector<int>& remaining, VariableStore& variables) const {
-  const TensorPtr bias = value_of(graph_.node(chain.bias_add).inputs[1], values, variables);
-  std::vector<TensorPtr> inputs = gather_inputs(chain.conv, values, variables);
-  release_inputs(chain.conv, values, remaining);
-  OutputEpilogue epilogue;
-  epilogue.bias = bias.get();
-  epilogue.relu = chain.relu >= 0;
-  std::vector<TensorPtr> outputs = execute(chain.conv, std::move(inputs), variables, &epilogue);
-  if (!epilogue.applied) {
-    values[chain.conv] = std::move(outputs);
-    return false;
-  }
-  values[chain.relu >= 0 ? chain.relu : chain.bias_add] = std::move(outputs);
-  release_inputs(chain.bias_add, values, remaining);
-  if (chain.relu >= 0) release_inputs(chain.relu, values, remaining);
-  return true;
 }
 
 std::vector<char> Executor::mark_needed(const FeedMap& feeds) const {
@@ -197,11 +141,9 @@ std::vector<TensorPtr> Executor::run_node(int i, const std::vector<std::vector<T
   return execute(i, gather_inputs(i, values, variables), variables);
 }
 
-std::vector<TensorPtr> Executor::execute(int i, std::vector<TensorPtr> inputs, VariableStore& variables,
-                                         OutputEpilogue* epilogue) const {
+std::vector<TensorPtr> Executor::execute(int i, std::vector<TensorPtr> inputs, VariableStore& variables) const {
   const GraphNode& node = graph_.node(i);
   KernelContext context(graph_, i, std::move(inputs), variables);
-  context.set_epilogue(epilogue);
   const auto start = node_seconds_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
     node.kernel->run(context);
@@ -242,7 +184,6 @@ std::vector<TensorPtr> Executor::run(const FeedMap& feeds, VariableStore& variab
   if (frames_) return frames_->run(feeds, variables);
   std::vector<std::vector<TensorPtr>> values(graph_.size());
   std::vector<int> remaining = uses_;
-  std::vector<char> fused(chains_.size(), 0);  // per chain: its epilogue was applied this run
   for (int i : order_) {
     auto fed = feeds.find(i);
     if (fed != feeds.end()) {
@@ -250,12 +191,6 @@ std::vector<TensorPtr> Executor::run(const FeedMap& feeds, VariableStore& variab
       continue;
     }
     if (graph_.node(i).kernel->is_variable()) continue;  // read by each consumer instead
-    if (const int c = chain_of_[i]; c >= 0) {
-      const ConvChain& chain = chains_[c];
-      if (i == chain.conv) continue;  // waits for its BiasAdd's turn
-      if (i == chain.bias_add && (fused[c] = run_chain(chain, values, remaining, variables))) continue;
-      if (i == chain.relu && fused[c]) continue;
-    }
     std::vector<TensorPtr> inputs = gather_inputs(i, values, variables);
     // Let go of each input whose last consumer this node is before it runs:
     // an input it then holds the only reference to is one it may overwrite

@@ -47,21 +47,8 @@ class Executor {
                                        VariableStore& variables) const;
   std::vector<TensorPtr> run_node(int node, const std::vector<std::vector<TensorPtr>>& values,
                                   VariableStore& variables) const;
-  std::vector<TensorPtr> execute(int node, std::vector<TensorPtr> inputs, VariableStore& variables,
-                                 OutputEpilogue* epilogue = nullptr) const;
+  std::vector<TensorPtr> execute(int node, std::vector<TensorPtr> inputs, VariableStore& variables) const;
 
-  // A float32 Conv2D whose one use is a BiasAdd, and that BiasAdd's one use
-  // a Relu (relu -1 when there is none): the convolution waits until the
-  // BiasAdd's turn (its bias may be made after the Conv2D in the order) and
-  // then runs with the bias and ReLU as its epilogue.
-  struct ConvChain {
-    int conv = -1, bias_add = -1, relu = -1;
-  };
-  void plan_fusions(const FeedMap& feeds);
-  // Runs a chain's convolution at its BiasAdd's turn; true when the kernel
-  // applied the epilogue and the chain's last node has its value.
-  bool run_chain(const ConvChain& chain, std::vector<std::vector<TensorPtr>>& values, std::vector<int>& remaining,
-                 VariableStore& variables) const;
   void release_inputs(int node, std::vector<std::vector<TensorPtr>>& values, std::vector<int>& remaining) const;
   TensorPtr value_of(Endpoint endpoint, const std::vector<std::vector<TensorPtr>>& values,
                      VariableStore& variables) const;
@@ -71,8 +58,6 @@ class Executor {
   std::vector<int> targets_;
   std::vector<int> order_;
   std::vector<int> uses_;  // per node: data uses within the plan + fetches of it
-  std::vector<ConvChain> chains_;
-  std::vector<int> chain_of_;  // per node: its chain in chains_, or -1
   std::vector<double>* node_seconds_ = nullptr;  // see time_nodes
   // Set when the plan holds control-flow ops: then it runs the plan instead.
   std::shared_ptr<const FrameExecutor> frames_;

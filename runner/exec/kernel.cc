@@ -22,6 +22,7 @@ const char* attr_kind_name(AttrKind kind) {
     case AttrKind::kTypeList: return "a list of types";
     case AttrKind::kShapeList: return "a list of shapes";
     case AttrKind::kFunc: return "a function";
+    case AttrKind::kStringList: return "a list of strings";
   }
   return "?";
 }
@@ -56,6 +57,10 @@ bool holds_kind(const graphdef::AttrValue& value, AttrKind kind) {
     case AttrKind::kFloat: return value.value_case() == graphdef::AttrValue::kF;
     case AttrKind::kIntList: return is_list && holds_only(value.list(), value.list().i_size(), 0);
     case AttrKind::kTypeList: return is_list && holds_only(value.list(), 0, value.list().type_size());
+    case AttrKind::kStringList:
+      return is_list && value.list().i_size() == 0 && value.list().type_size() == 0 && value.list().f_size() == 0 &&
+             value.list().b_size() == 0 && value.list().shape_size() == 0 && value.list().tensor_size() == 0 &&
+             value.list().func_size() == 0;
     case AttrKind::kType: return value.value_case() == graphdef::AttrValue::kType;
     case AttrKind::kBool: return value.value_case() == graphdef::AttrValue::kB;
     case AttrKind::kString: return value.value_case() == graphdef::AttrValue::kS;
@@ -234,6 +239,14 @@ Kernel& Kernel::type_list_attr(std::string name, int64_t min_length) {
   return *this;
 }
 
+Kernel& Kernel::string_list_attr(std::string name) {
+  AttrSpec spec(std::move(name), AttrKind::kStringList);
+  spec.has_default = true;
+  spec.default_value.mutable_list();
+  add_attr(std::move(spec));
+  return *this;
+}
+
 Kernel& Kernel::shape_attr(std::string name) {
   AttrSpec spec(std::move(name), AttrKind::kShape);
   spec.has_default = true;
@@ -279,8 +292,23 @@ Kernel& Kernel::holds_variable() {
   return *this;
 }
 
+Kernel& Kernel::internal() {
+  internal_ = true;
+  return *this;
+}
+
 Kernel& Kernel::check(CheckFn fn) {
   check_ = std::move(fn);
+  return *this;
+}
+
+Kernel& Kernel::shape(ShapeFn fn) {
+  shape_ = std::move(fn);
+  return *this;
+}
+
+Kernel& Kernel::prepare(PrepareFn fn) {
+  prepare_ = std::move(fn);
   return *this;
 }
 
@@ -450,15 +478,18 @@ bool KernelRegistry::add(Kernel kernel) {
   return true;
 }
 
-const Kernel* KernelRegistry::find(const std::string& op) {
+const Kernel* KernelRegistry::find(const std::string& op, bool internal_too) {
   const auto& kernels = registered_kernels();
   auto found = kernels.find(op);
-  return found == kernels.end() ? nullptr : &found->second;
+  if (found == kernels.end() || (found->second.is_internal() && !internal_too)) return nullptr;
+  return &found->second;
 }
 
 std::vector<std::string> KernelRegistry::op_names() {
   std::vector<std::string> names;
-  for (const auto& entry : registered_kernels()) names.push_back(entry.first);
+  for (const auto& entry : registered_kernels()) {
+    if (!entry.second.is_internal()) names.push_back(entry.first);
+  }
   return names;  // std::map keeps them sorted
 }
 

@@ -4,6 +4,7 @@
 // before anything runs, and kernels read attrs with their defaults applied.
 #pragma once
 
+#include <any>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -16,9 +17,11 @@ namespace graphrun {
 
 class KernelContext;
 class Kernel;
+class ShapeContext;  // graph/shape_rules.h
 
 // kFunc names a function of the GraphDef library (If, While, PartitionedCall).
-enum class AttrKind { kType, kBool, kString, kShape, kTensor, kInt, kFloat, kIntList, kTypeList, kShapeList, kFunc };
+enum class AttrKind { kType, kBool, kString, kShape, kTensor, kInt, kFloat, kIntList, kTypeList, kShapeList, kFunc,
+                      kStringList };
 
 struct AttrSpec {
   AttrSpec(std::string name, AttrKind kind) : name(std::move(name)), kind(kind) {}
@@ -55,6 +58,14 @@ using ComputeFn = std::function<void(KernelContext&)>;
 // Extra attr validation beyond kinds and dtypes (e.g. Const decodes `value`).
 // Throws Error.
 using CheckFn = std::function<void(const Kernel&, const graphdef::NodeDef&)>;
+// Decodes and checks a node's attrs once, at load (after the declared kinds
+// and dtypes are checked): the value returned is the node's state, which
+// compute reads with KernelContext::state<T>() instead of looking attrs up
+// by name on every run. Throws Error, reported as a model error.
+using PrepareFn = std::function<std::any(const Kernel&, const graphdef::NodeDef&)>;
+// The static shapes of a node's outputs, for graphrun-cc inspect; see
+// graph/shape_rules.h for the common rules.
+using ShapeFn = std::function<void(ShapeContext&)>;
 
 class Kernel {
  public:
@@ -89,6 +100,7 @@ class Kernel {
   Kernel& int_list_attr(std::string name);  // required
   Kernel& int_list_attr(std::string name, std::vector<int64_t> default_value);
   Kernel& type_list_attr(std::string name, int64_t min_length);  // required; each a supported dtype
+  Kernel& string_list_attr(std::string name);  // absent means an empty list
   Kernel& shape_attr(std::string name);  // absent means "unknown rank"
   Kernel& required_shape_attr(std::string name);
   Kernel& tensor_attr(std::string name);  // required
@@ -98,7 +110,13 @@ class Kernel {
   Kernel& func_attr(std::string name);        // required: a function of the GraphDef library
   Kernel& feedable(bool must_be_fed);    // Placeholder-like: a --feed may replace it
   Kernel& holds_variable();               // VariableV2: what ref inputs may name
+  // An op only graph passes (runner/passes) write, such as _FusedConv2D: a
+  // model file naming it is refused as an unknown op, and --list-kernels
+  // leaves it out, since the Python runtime has no definition of it.
+  Kernel& internal();
   Kernel& check(CheckFn fn);
+  Kernel& shape(ShapeFn fn);  // without one, inspect shows unknown shapes
+  Kernel& prepare(PrepareFn fn);  // optional; see PrepareFn
   Kernel& compute(ComputeFn fn);
 
   // --- use ---
@@ -117,6 +135,7 @@ class Kernel {
   bool is_feedable() const { return feedable_; }
   bool must_be_fed() const { return must_be_fed_; }
   bool is_variable() const { return holds_variable_; }
+  bool is_internal() const { return internal_; }
 
   // Throws Error naming the attr at fault. Unknown attrs are ignored, as
   // TensorFlow 2.x does.
@@ -135,6 +154,12 @@ class Kernel {
   std::vector<int64_t> get_int_list(const graphdef::NodeDef& node, const std::string& name) const;
 
   void run(KernelContext& context) const { compute_(context); }
+  const ShapeFn& shape_rule() const { return shape_; }
+  // The node's prepared state (empty without a prepare step). Valid only
+  // after validate_attrs() accepted the node; throws Error.
+  std::any prepare_node(const graphdef::NodeDef& node) const {
+    return prepare_ ? prepare_(*this, node) : std::any();
+  }
 
   // The declaration itself, for `--list-kernels --json`.
   struct OutputSpec {
@@ -164,7 +189,10 @@ class Kernel {
   bool feedable_ = false;
   bool must_be_fed_ = false;
   bool holds_variable_ = false;
+  bool internal_ = false;
   CheckFn check_;
+  ShapeFn shape_;
+  PrepareFn prepare_;
   ComputeFn compute_;
 };
 
@@ -172,8 +200,10 @@ class KernelRegistry {
  public:
   // Returns true so it can initialize a static; see REGISTER_KERNEL.
   static bool add(Kernel kernel);
-  static const Kernel* find(const std::string& op);
-  static std::vector<std::string> op_names();  // sorted
+  // A model's op: internal kernels only when `internal_too` (for graphs
+  // that graph passes rewrote).
+  static const Kernel* find(const std::string& op, bool internal_too = false);
+  static std::vector<std::string> op_names();  // sorted; no internal kernels
 };
 
 #define GRAPHRUN_CONCAT_INNER(a, b) a##b

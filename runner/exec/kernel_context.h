@@ -6,22 +6,11 @@
 #include <vector>
 
 #include "graph/graph.h"
+#include "core/errors.h"
 #include "core/tensor.h"
 #include "exec/variable_store.h"
 
 namespace graphrun {
-
-// Work the executor asks a kernel to apply to its output 0 as the kernel
-// makes it: add a 1-D bias along the last dim, then (if relu) ReLU. Conv2D
-// does it to each tile of its product while the tile is still in cache,
-// saving the BiasAdd and Relu nodes' passes over memory (TF's remapper fuses
-// the same chain). A kernel that cannot leaves `applied` false, and the
-// executor runs those nodes as usual.
-struct OutputEpilogue {
-  const Tensor* bias = nullptr;
-  bool relu = false;
-  bool applied = false;
-};
 
 class KernelContext {
  public:
@@ -45,6 +34,16 @@ class KernelContext {
   const std::string& ref_variable(int i) const;
   const graphdef::NodeDef& ref_variable_def(int i) const;
 
+  // The node's state from its kernel's prepare step (Kernel::prepare),
+  // made once at load; T must be the type that step returns.
+  template <class T>
+  const T& state() const {
+    const T* state = std::any_cast<T>(&node_.state);
+    if (state == nullptr) throw Error("internal error: the kernel's prepared state is missing or of another type");
+    return *state;
+  }
+
+  // Attrs looked up by name, for kernels without a prepare step.
   const graphdef::AttrValue& attr(const std::string& name) const;
   DataType attr_type(const std::string& name) const;
   bool attr_bool(const std::string& name) const;
@@ -58,10 +57,6 @@ class KernelContext {
   // The graph the node belongs to (functional ops reach its function library).
   const Graph& graph() const { return graph_; }
 
-  // The epilogue asked of this node's output 0, or nullptr.
-  OutputEpilogue* epilogue() const { return epilogue_; }
-  void set_epilogue(OutputEpilogue* epilogue) { epilogue_ = epilogue; }
-
   void set_output(int i, TensorPtr value);
   void set_output(int i, Tensor&& value);
   std::vector<TensorPtr>& outputs() { return outputs_; }
@@ -72,7 +67,6 @@ class KernelContext {
   std::vector<TensorPtr> inputs_;
   VariableStore& variables_;
   std::vector<TensorPtr> outputs_;
-  OutputEpilogue* epilogue_ = nullptr;
 };
 
 }  // namespace graphrun

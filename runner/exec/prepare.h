@@ -27,6 +27,11 @@ Prepared prepare(const Options& options);
 // prepare() for a graph already loaded (options.model is not read).
 Prepared prepare(std::unique_ptr<const Graph> graph, const Options& options);
 
+// Runs the graph passes (runner/passes) on prepared.graph, keeping the fed,
+// fetched and run nodes, and moves the feeds, runs and fetches to the
+// rewritten graph's node indices. prepare() calls it last.
+void optimize(Prepared& prepared);
+
 // "x float32 [8,784] random (seed 0), k int32 [] --feed": the feeds as
 // graphrun bench lists them, in the order graphrun gathers them.
 std::string describe_feeds(const Prepared& prepared, const Options& options);

@@ -117,8 +117,8 @@ std::unique_ptr<graphdef::GraphDef> Graph::read(const std::string& path) {
   }
 }
 
-Graph::Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto)
-    : source_(std::move(source)), proto_(std::move(proto)) {
+Graph::Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto, bool internal_ops)
+    : source_(std::move(source)), proto_(std::move(proto)), internal_ops_(internal_ops) {
   validate();
   own_library_ = std::make_unique<FunctionLibrary>(source_, proto_->library());
   library_ = own_library_.get();

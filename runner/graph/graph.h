@@ -2,6 +2,7 @@
 // kernel, its resolved inputs and its output dtypes.
 #pragma once
 
+#include <any>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -27,6 +28,7 @@ struct GraphNode {
   std::vector<const InputSpec*> input_specs;  // the kernel's arg behind each of `inputs`
   std::vector<int> control_inputs;  // "^node" dependencies
   std::vector<DataType> output_dtypes;
+  std::any state;  // what the kernel's prepare step made of the attrs, if it has one
 
   const InputSpec& input_spec(int i) const { return *input_specs[i]; }
   const std::string& name() const { return def->name(); }
@@ -58,7 +60,8 @@ class Graph {
 
   // Validates an in-memory GraphDef; `source` prefixes error messages. Every
   // function its nodes call is instantiated from its library and validated too.
-  Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto);
+  // `internal_ops` admits the ops only graph passes write (Kernel::internal).
+  Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto, bool internal_ops = false);
   // A function body's graph, whose calls go to `library` (which checks them).
   Graph(std::string source, std::unique_ptr<graphdef::GraphDef> proto, const FunctionLibrary* library);
   ~Graph();
@@ -67,6 +70,7 @@ class Graph {
   Graph& operator=(const Graph&) = delete;
 
   const std::string& source() const { return source_; }
+  const graphdef::GraphDef& def() const { return *proto_; }
   int size() const { return static_cast<int>(nodes_.size()); }
   const GraphNode& node(int i) const { return nodes_[i]; }
   int find(const std::string& name) const;  // -1 when there is no such node
@@ -87,6 +91,7 @@ class Graph {
 
   std::string source_;
   std::unique_ptr<graphdef::GraphDef> proto_;
+  bool internal_ops_ = false;
   std::vector<GraphNode> nodes_;
   std::unordered_map<std::string, int> index_;
   std::unique_ptr<FunctionLibrary> own_library_;  // the file's, in the top-level graph

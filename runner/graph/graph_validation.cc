@@ -36,7 +36,7 @@ void Graph::check_ops_known() {
   std::vector<std::string> unknown_ops;  // first-appearance order
   std::map<std::string, std::vector<const std::string*>> nodes_by_op;
   for (GraphNode& node : nodes_) {
-    node.kernel = KernelRegistry::find(node.op());
+    node.kernel = KernelRegistry::find(node.op(), internal_ops_);
     if (node.kernel != nullptr) continue;
     auto& names = nodes_by_op[node.op()];
     if (names.empty()) unknown_ops.push_back(node.op());
@@ -59,6 +59,7 @@ void Graph::check_attrs() {
     try {
       node.kernel->validate_attrs(*node.def);
       node.output_dtypes = node.kernel->output_dtypes(*node.def);
+      node.state = node.kernel->prepare_node(*node.def);
     } catch (const Error& error) {
       fail(node.describe() + ": " + error.what());
     }

@@ -10,6 +10,7 @@
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/min_max.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -71,18 +72,23 @@ void compute_softplus(KernelContext& context) {
 }
 
 REGISTER_KERNEL(Kernel("Relu6").input("features", "T").output("T").type_attr("T", dtypes_of(NumericTypes{}))
+                    .shape(same_as_input(0))
                     .compute(compute_relu6));
 REGISTER_KERNEL(Kernel("Elu").input("features", "T").output("T").type_attr("T", dtypes_of(FloatTypes{}))
+                    .shape(same_as_input(0))
                     .compute(compute_elu));
 REGISTER_KERNEL(Kernel("LeakyRelu")
                     .input("features", "T")
                     .output("T")
                     .float_attr("alpha", 0.2f)
                     .type_attr("T", dtypes_of(FloatTypes{}), graphdef::DT_FLOAT)
+                    .shape(same_as_input(0))
                     .compute(compute_leaky_relu));
 REGISTER_KERNEL(Kernel("Softplus").input("features", "T").output("T").type_attr("T", dtypes_of(FloatTypes{}))
+                    .shape(same_as_input(0))
                     .compute(compute_softplus));
 REGISTER_KERNEL(Kernel("Softsign").input("features", "T").output("T").type_attr("T", dtypes_of(FloatTypes{}))
+                    .shape(same_as_input(0))
                     .compute(compute_softsign));
 
 }  // namespace

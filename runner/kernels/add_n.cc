@@ -7,6 +7,7 @@
 #include "core/int_arith.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -44,6 +45,7 @@ REGISTER_KERNEL(Kernel("AddN")
                     .output("T")
                     .int_attr("N", 1)
                     .type_attr("T", dtypes_of(NumericTypes{}))
+                    .shape(broadcast_inputs())
                     .compute(compute_add_n));
 
 }  // namespace

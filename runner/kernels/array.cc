@@ -5,6 +5,7 @@
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/index_input.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -140,12 +141,36 @@ void compute_broadcast_to(KernelContext& context) {
   context.set_output(0, std::move(output));
 }
 
+// A constant target shape, its -1 worked out when the input's size is known.
+void reshape_shape(ShapeContext& context) {
+  std::vector<int64_t> target;
+  if (!context.const_ints(1, target)) return;
+  const StaticShape in = context.input(0);
+  // Products are overflow-checked: the target comes from the file, and a
+  // shape that cannot be computed is unknown here (the run refuses it).
+  int64_t known_product = 1, wildcard = -1;
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1) wildcard = static_cast<int64_t>(i);
+    else if (target[i] < 0 || __builtin_mul_overflow(known_product, target[i], &known_product)) return;
+  }
+  if (wildcard >= 0) {
+    bool complete = in.known_rank;
+    int64_t total = 1;
+    for (int64_t d : in.dims) {
+      complete = complete && d >= 0 && !__builtin_mul_overflow(total, d < 0 ? 1 : d, &total);
+    }
+    target[wildcard] = complete && known_product > 0 ? total / known_product : -1;
+  }
+  context.set_output(0, known_shape(target));
+}
+
 REGISTER_KERNEL(Kernel("Reshape")
                     .input("tensor", "T")
                     .input("shape", "Tshape")
                     .output("T")
                     .type_attr("T")
                     .type_attr("Tshape", kIndexDtypes, graphdef::DT_INT32)
+                    .shape(reshape_shape)
                     .compute(compute_reshape));
 
 REGISTER_KERNEL(Kernel("Transpose")

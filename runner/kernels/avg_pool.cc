@@ -66,7 +66,7 @@ void avg_pool(const ConvShape& s, const T* x, T* y) {
 
 void compute_avg_pool(KernelContext& context) {
   const Tensor& input = context.input(0);
-  const ConvShape s = pool_shape(context, input.shape(), false);
+  const ConvShape s = pool_shape(context, input.shape());
   Tensor output = Tensor::uninitialized(input.dtype(), {s.n, s.window.rows.out, s.window.cols.out, s.c});
   dispatch(FloatTypes{}, input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -114,7 +114,7 @@ void compute_avg_pool_grad(KernelContext& context) {
     return Shape(v, v + 4);
   }();
   const Tensor& grad = context.input(1);
-  const ConvShape s = pool_shape(context, shape, false);
+  const ConvShape s = pool_shape(context, shape);
   check_pooled_grad(grad, s);
   Tensor output(grad.dtype(), shape);  // checks the dims are not negative
   dispatch(FloatTypes{}, grad.dtype(), [&](auto tag) {

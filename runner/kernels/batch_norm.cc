@@ -38,19 +38,25 @@ void set_reserve_space_3(KernelContext& context) {
   if (context.outputs().size() > 5) context.set_output(5, Tensor(graphdef::DT_FLOAT, {0}));
 }
 
+struct BatchNormAttrs {
+  float epsilon = 0, exponential_avg_factor = 1;
+  bool is_training = true;
+};
+
 void compute_fused_batch_norm(KernelContext& context) {
+  const BatchNormAttrs& attrs = context.state<BatchNormAttrs>();
   const Tensor& x = context.input(0);
   if (x.rank() != 4) throw Error("x must be 4-D (NHWC), got shape " + shape_string(x.shape()));
   const int64_t depth = x.shape()[3];
   const int64_t rows = depth ? x.num_elements() / depth : 0;
   const std::vector<float> scale = read_vector(context.input(1), depth, "scale", "");
   const std::vector<float> offset = read_vector(context.input(2), depth, "offset", "");
-  const float eps = context.attr_float("epsilon");
+  const float eps = attrs.epsilon;
   const float* in = x.data<float>();
   Tensor y = Tensor::uninitialized(graphdef::DT_FLOAT, x.shape());
   float* out = y.data<float>();
 
-  if (!context.attr_bool("is_training")) {
+  if (!attrs.is_training) {
     const std::vector<float> mean = read_vector(context.input(3), depth, "mean", "");
     const std::vector<float> variance = read_vector(context.input(4), depth, "variance", "");
     std::vector<float> factor(depth);
@@ -89,7 +95,7 @@ void compute_fused_batch_norm(KernelContext& context) {
   }
   // The variance reported for moving averages is unbiased.
   const float adjust = static_cast<float>(rows) / static_cast<float>(std::max<int64_t>(rows - 1, 1));
-  const float f = context.attr_float("exponential_avg_factor");
+  const float f = attrs.exponential_avg_factor;
   std::vector<float> running_mean(depth), running_var(depth);
   if (f == 1.0f) {
     for (int64_t c = 0; c < depth; ++c) {
@@ -113,6 +119,12 @@ void compute_fused_batch_norm(KernelContext& context) {
   set_reserve_space_3(context);
 }
 
+// Every version's attrs, decoded once at load.
+BatchNormAttrs prepare_batch_norm(const Kernel& kernel, const graphdef::NodeDef& node) {
+  return BatchNormAttrs{kernel.get_float(node, "epsilon"), kernel.get_float(node, "exponential_avg_factor"),
+                        kernel.get_bool(node, "is_training")};
+}
+
 REGISTER_KERNEL(Kernel("FusedBatchNormV3")
                     .input("x", "T")
                     .input("scale", "U")
@@ -133,6 +145,7 @@ REGISTER_KERNEL(Kernel("FusedBatchNormV3")
                     .float_attr("exponential_avg_factor", 1.0f)
                     .choice_attr("data_format", {"NHWC"}, "NHWC")
                     .bool_attr("is_training", true)
+                    .prepare(prepare_batch_norm)
                     .compute(compute_fused_batch_norm));
 
 REGISTER_KERNEL(Kernel("FusedBatchNormV2")
@@ -152,6 +165,7 @@ REGISTER_KERNEL(Kernel("FusedBatchNormV2")
                     .float_attr("exponential_avg_factor", 1.0f)
                     .choice_attr("data_format", {"NHWC"}, "NHWC")
                     .bool_attr("is_training", true)
+                    .prepare(prepare_batch_norm)
                     .compute(compute_fused_batch_norm));
 
 REGISTER_KERNEL(Kernel("FusedBatchNorm")
@@ -170,6 +184,7 @@ REGISTER_KERNEL(Kernel("FusedBatchNorm")
                     .float_attr("exponential_avg_factor", 1.0f)
                     .choice_attr("data_format", {"NHWC"}, "NHWC")
                     .bool_attr("is_training", true)
+                    .prepare(prepare_batch_norm)
                     .compute(compute_fused_batch_norm));
 
 }  // namespace

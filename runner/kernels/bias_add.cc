@@ -6,6 +6,7 @@
 #include "exec/kernel_context.h"
 #include "kernels/lib/pairwise_sum.h"
 #include "kernels/lib/vec4.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -76,11 +77,18 @@ void compute_bias_add_grad(KernelContext& context) {
   context.set_output(0, std::move(output));
 }
 
+// The last dim, whatever it is; graphrun says so even for an unknown rank.
+void bias_add_grad_shape(ShapeContext& context) {
+  const StaticShape in = context.input(0);
+  context.set_output(0, known_shape({in.known_rank && !in.dims.empty() ? in.dims.back() : -1}));
+}
+
 REGISTER_KERNEL(Kernel("BiasAddGrad")
                     .input("out_backprop", "T")
                     .output("T")
                     .type_attr("T", dtypes_of(NumericTypes{}))
                     .choice_attr("data_format", {"NHWC"}, "NHWC")
+                    .shape(bias_add_grad_shape)
                     .compute(compute_bias_add_grad));
 
 REGISTER_KERNEL(Kernel("BiasAdd")
@@ -89,6 +97,7 @@ REGISTER_KERNEL(Kernel("BiasAdd")
                     .output("T")
                     .type_attr("T", dtypes_of(NumericTypes{}))
                     .choice_attr("data_format", {"NHWC"}, "NHWC")
+                    .shape(same_as_input(0))
                     .compute(compute_bias_add));
 
 }  // namespace

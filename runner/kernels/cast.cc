@@ -11,6 +11,7 @@
 
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -57,6 +58,7 @@ REGISTER_KERNEL(Kernel("Cast")
                     .type_attr("SrcT")
                     .type_attr("DstT")
                     .bool_attr("Truncate", false)
+                    .shape(same_as_input(0))
                     .compute(compute_cast));
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "kernels/lib/broadcast.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -72,6 +73,7 @@ Kernel equality_kernel(const char* op) {
       .type_attr("T", dtypes_of(AllTypes{}))
       // TF's attr; broadcasting errors are errors either way.
       .bool_attr("incompatible_shape_error", true)
+      .shape(broadcast_inputs())
       .compute(compute_comparison<Op, AllTypes>);
 }
 
@@ -82,6 +84,7 @@ Kernel ordering_kernel(const char* op) {
       .input("y", "T")
       .output(graphdef::DT_BOOL)
       .type_attr("T", dtypes_of(NumericTypes{}))
+      .shape(broadcast_inputs())
       .compute(compute_comparison<Op, NumericTypes>);
 }
 
@@ -91,6 +94,7 @@ Kernel logical_kernel(const char* op) {
       .input("x", graphdef::DT_BOOL)
       .input("y", graphdef::DT_BOOL)
       .output(graphdef::DT_BOOL)
+      .shape(broadcast_inputs())
       .compute(compute_comparison<Op, TypeList<bool>>);
 }
 
@@ -111,7 +115,8 @@ REGISTER_KERNEL(ordering_kernel<LessOp>("Less"));
 REGISTER_KERNEL(ordering_kernel<LessEqualOp>("LessEqual"));
 REGISTER_KERNEL(logical_kernel<LogicalAndOp>("LogicalAnd"));
 REGISTER_KERNEL(logical_kernel<LogicalOrOp>("LogicalOr"));
-REGISTER_KERNEL(Kernel("LogicalNot").input("x", graphdef::DT_BOOL).output(graphdef::DT_BOOL).compute(compute_logical_not));
+REGISTER_KERNEL(Kernel("LogicalNot").input("x", graphdef::DT_BOOL).output(graphdef::DT_BOOL).shape(same_as_input(0))
+                    .compute(compute_logical_not));
 
 }  // namespace
 }  // namespace graphrun

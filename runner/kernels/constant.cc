@@ -2,6 +2,7 @@
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/tensor_proto.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -17,11 +18,16 @@ void check_const(const Kernel& kernel, const graphdef::NodeDef& node) {
   }
 }
 
+void const_shape(ShapeContext& context) {
+  context.set_output(0, static_shape_of(context.node().def->attr().at("value").tensor().tensor_shape()));
+}
+
 REGISTER_KERNEL(Kernel("Const")
                     .output("dtype")
                     .type_attr("dtype")
                     .tensor_attr("value")
                     .check(check_const)
+                    .shape(const_shape)
                     .compute([](KernelContext& context) {
                       context.set_output(0, tensor_from_proto(context.attr("value").tensor()));
                     }));

@@ -98,7 +98,7 @@ std::vector<float> pad_input(const ConvShape& s, const float* x, int64_t& hp, in
   return padded;
 }
 
-// The executor's epilogue (kernel_context.h) on `rows` output rows, right
+// _FusedConv2D's bias and ReLU on `rows` output rows, right
 // after the product wrote them: y + bias, then max(y, 0) with Relu's rule
 // (NaN passes, -0.0 becomes 0.0), the same float arithmetic as the BiasAdd
 // and Relu kernels, so fusing changes no bit.
@@ -167,7 +167,7 @@ void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64
 // A grouped convolution (TF's, when the filter's in channels divide the
 // input's): group g convolves input channels [g*ci, (g+1)*ci) with filter
 // out channels [g*cog, (g+1)*cog), each group an ordinary Conv2D on copies.
-void compute_grouped(KernelContext& context, const Tensor& input, const Tensor& filter) {
+Tensor compute_grouped(const Tensor& input, const Tensor& filter, const WindowAttrs& window) {
   const int64_t c = input.shape()[3], ci = filter.shape()[2], co = filter.shape()[3];
   if (ci == 0 || c == 0 || c % ci) {
     throw Error("the input's " + std::to_string(c) + " channels are not a multiple of the filter's " +
@@ -181,7 +181,7 @@ void compute_grouped(KernelContext& context, const Tensor& input, const Tensor& 
   const int64_t cog = co / groups;
   const Shape& in = input.shape();
   const ConvShape s = conv_shape({in[0], in[1], in[2], ci}, {filter.shape()[0], filter.shape()[1], ci, cog},
-                                 conv_window_attrs(context));
+                                 window);
   Tensor output(input.dtype(), {s.n, s.window.rows.out, s.window.cols.out, co});
   dispatch(ConvTypes{}, input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -202,35 +202,65 @@ void compute_grouped(KernelContext& context, const Tensor& input, const Tensor& 
       for (int64_t p = 0; p < pixels_out; ++p) std::copy_n(y.data() + p * cog, cog, output.data<T>() + p * co + g * cog);
     }
   });
-  context.set_output(0, std::move(output));
+  return output;
 }
 
-void compute_conv2d(KernelContext& context) {
+// Conv2D, or with `bias` a _FusedConv2D: the product with the bias (and
+// ReLU) applied to each tile as it is made.
+void convolve_node(KernelContext& context, const WindowAttrs& window, const Tensor* bias, bool relu) {
   const Tensor& input = context.input(0);
   const Tensor& filter = context.input(1);
   if (input.rank() == 4 && filter.rank() == 4 && input.shape()[3] != filter.shape()[2]) {
-    compute_grouped(context, input, filter);
+    Tensor output = compute_grouped(input, filter, window);
+    if (bias) {
+      const int64_t channels = output.shape()[3];
+      if (bias->shape() != Shape{channels}) throw Error("bias " + shape_string(bias->shape()) + " must match the " +
+                                                        std::to_string(channels) + " output channels");
+      apply_epilogue(output.data<float>(), output.num_elements() / std::max<int64_t>(channels, 1), channels,
+                     bias->data<float>(), relu);
+    }
+    context.set_output(0, std::move(output));
     return;
   }
-  const ConvShape s = conv_shape(input.shape(), filter.shape(), conv_window_attrs(context));
+  const ConvShape s = conv_shape(input.shape(), filter.shape(), window);
   const int64_t out_channels = filter.shape()[3];
+  if (bias && bias->shape() != Shape{out_channels}) {
+    // BiasAdd's own message: the pass fused a BiasAdd that would refuse it.
+    throw Error("bias " + shape_string(bias->shape()) + " must be 1-D and match the last dim of value " +
+                shape_string({s.n, s.window.rows.out, s.window.cols.out, out_channels}) + " (at least 2-D)");
+  }
   Tensor output = Tensor::uninitialized(input.dtype(), {s.n, s.window.rows.out, s.window.cols.out, out_channels});
   dispatch(ConvTypes{}, input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float>) {
-      // The executor may ask for a bias (and ReLU) to be applied as the
-      // product is made; only a bias the BiasAdd would accept is taken.
-      OutputEpilogue* epilogue = context.epilogue();
-      const Tensor* bias = epilogue ? epilogue->bias : nullptr;
-      const bool fits = bias && bias->dtype() == graphdef::DT_FLOAT && bias->shape() == Shape{out_channels};
       convolve_f32(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>(),
-                   fits ? bias->data<float>() : nullptr, fits && epilogue->relu);
-      if (fits) epilogue->applied = true;
+                   bias ? bias->data<float>() : nullptr, relu);
     } else {
       convolve<T>(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>());
     }
   });
   context.set_output(0, std::move(output));
+}
+
+void compute_conv2d(KernelContext& context) { convolve_node(context, conv_window_attrs(context), nullptr, false); }
+
+// fused_ops as the fusion pass writes them (runner/passes/fuse_conv_bias_relu.cc):
+// the only forms this kernel serves.
+bool fuses_relu(const Kernel& kernel, const graphdef::NodeDef& node) {
+  const auto& ops = kernel.attr(node, "fused_ops").list().s();
+  if (ops.size() == 1 && ops[0] == "BiasAdd") return false;
+  if (ops.size() == 2 && ops[0] == "BiasAdd" && ops[1] == "Relu") return true;
+  throw Error("attr 'fused_ops' must be [BiasAdd] or [BiasAdd, Relu]");
+}
+
+struct FusedConvAttrs {
+  WindowAttrs window;
+  bool relu = false;
+};
+
+void compute_fused_conv2d(KernelContext& context) {
+  const FusedConvAttrs& attrs = context.state<FusedConvAttrs>();
+  convolve_node(context, attrs.window, &context.input(2), attrs.relu);
 }
 
 REGISTER_KERNEL(declare_conv_attrs(Kernel("Conv2D")
@@ -240,6 +270,25 @@ REGISTER_KERNEL(declare_conv_attrs(Kernel("Conv2D")
                                        .type_attr("T", dtypes_of(ConvTypes{})),
                                    true)
                     .compute(compute_conv2d));
+
+// TensorFlow's remapper op, written only by the fusion pass; float32 only.
+REGISTER_KERNEL(declare_conv_attrs(Kernel("_FusedConv2D")
+                                       .input("input", "T")
+                                       .input("filter", "T")
+                                       .list_input("args", "num_args", "T")
+                                       .output("T")
+                                       .type_attr("T", {graphdef::DT_FLOAT})
+                                       .int_attr("num_args", 1)
+                                       .string_list_attr("fused_ops")
+                                       .float_attr("epsilon", 0.0001f)
+                                       .float_attr("leakyrelu_alpha", 0.2f)
+                                       .internal(),
+                                   true)
+                    .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
+                      if (kernel.get_int(node, "num_args") != 1) throw Error("attr 'num_args' must be 1");
+                      return FusedConvAttrs{read_window_attrs(kernel, node, true, true), fuses_relu(kernel, node)};
+                    })
+                    .compute(compute_fused_conv2d));
 
 }  // namespace
 }  // namespace graphrun

@@ -9,12 +9,10 @@ Kernel& declare_conv_attrs(Kernel& kernel, bool cudnn) {
       .int_list_attr("explicit_paddings", {})
       .choice_attr("data_format", {"NHWC"}, "NHWC")
       .int_list_attr("dilations", {1, 1, 1, 1})
-      .check([](const Kernel& k, const graphdef::NodeDef& node) { read_window_attrs(k, node, true, true); });
+      .prepare([](const Kernel& k, const graphdef::NodeDef& node) { return read_window_attrs(k, node, true, true); });
 }
 
-WindowAttrs conv_window_attrs(const KernelContext& context) {
-  return read_window_attrs(context.kernel(), context.node_def(), true, true);
-}
+const WindowAttrs& conv_window_attrs(const KernelContext& context) { return context.state<WindowAttrs>(); }
 
 ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs& attrs,
                      const std::string& filter_what) {

@@ -14,11 +14,13 @@
 namespace graphrun {
 
 // Conv2D's attrs (strides, padding, explicit_paddings, dilations,
-// data_format, use_cudnn_on_gpu when `cudnn`), with a check that reads the
-// window attrs at load time so a bad one is a model error.
+// data_format, use_cudnn_on_gpu when `cudnn`), with a prepare step that
+// decodes the window attrs at load time (a bad one is a model error) into
+// the node's state, a WindowAttrs.
 Kernel& declare_conv_attrs(Kernel& kernel, bool cudnn);
 
-WindowAttrs conv_window_attrs(const KernelContext& context);
+// The node's window attrs, decoded at load by declare_conv_attrs' prepare step.
+const WindowAttrs& conv_window_attrs(const KernelContext& context);
 
 // input [N,H,W,C] and filter [KH,KW,C,out] (the filter's third dim must be
 // the input's channels), with the window placed: Python's _check_depth.

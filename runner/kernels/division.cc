@@ -13,6 +13,7 @@
 #include "core/int_arith.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -94,6 +95,7 @@ void compute_division(KernelContext& context) {
 template <class Op>
 Kernel division_kernel(const char* op) {
   return Kernel(op).input("x", "T").input("y", "T").output("T").type_attr("T", dtypes_of(NumericTypes{}))
+      .shape(broadcast_inputs())
       .compute(compute_division<Op>);
 }
 

@@ -5,6 +5,7 @@
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/index_input.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -72,6 +73,7 @@ REGISTER_KERNEL(Kernel("ReluGrad")
                     .input("features", "T")
                     .output("T")
                     .type_attr("T", dtypes_of(NumericTypes{}))
+                    .shape(same_as_input(0))
                     .compute(compute_relu_grad));
 
 REGISTER_KERNEL(Kernel("BroadcastGradientArgs")

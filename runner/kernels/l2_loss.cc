@@ -3,6 +3,7 @@
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/pairwise_sum.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -20,7 +21,12 @@ void compute_l2_loss(KernelContext& context) {
   });
 }
 
-REGISTER_KERNEL(Kernel("L2Loss").input("t", "T").output("T").type_attr("T", dtypes_of(FloatTypes{})).compute(compute_l2_loss));
+REGISTER_KERNEL(Kernel("L2Loss")
+                    .input("t", "T")
+                    .output("T")
+                    .type_attr("T", dtypes_of(FloatTypes{}))
+                    .shape(scalar_output())
+                    .compute(compute_l2_loss));
 
 }  // namespace
 }  // namespace graphrun

@@ -7,6 +7,7 @@
 #include "kernels/lib/min_max.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -98,8 +99,13 @@ void compute_binary(KernelContext& context) {
 
 template <class Op>
 Kernel binary_kernel(const char* op, std::vector<DataType> allowed) {
-  return Kernel(op).input("x", "T").input("y", "T").output("T").type_attr("T", std::move(allowed)).compute(
-      compute_binary<Op>);
+  return Kernel(op)
+      .input("x", "T")
+      .input("y", "T")
+      .output("T")
+      .type_attr("T", std::move(allowed))
+      .shape(broadcast_inputs())
+      .compute(compute_binary<Op>);
 }
 
 // Add is the TF1 spelling; TensorFlow's OpDef lists fewer dtypes for it.

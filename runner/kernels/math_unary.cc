@@ -6,6 +6,7 @@
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/vec4.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -145,8 +146,12 @@ void compute_unary(KernelContext& context) {
 
 template <class Op>
 Kernel unary_kernel(const char* op) {
-  return Kernel(op).input("x", "T").output("T").type_attr("T", dtypes_of(typename Op::Types{})).compute(
-      compute_unary<Op>);
+  return Kernel(op)
+      .input("x", "T")
+      .output("T")
+      .type_attr("T", dtypes_of(typename Op::Types{}))
+      .shape(same_as_input(0))
+      .compute(compute_unary<Op>);
 }
 
 REGISTER_KERNEL(unary_kernel<NegOp>("Neg"));

@@ -6,6 +6,7 @@
 #include "core/int_arith.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -49,11 +50,15 @@ void multiply_ints(const Tensor& a, const Tensor& b, bool transpose_a, bool tran
   }
 }
 
+struct MatMulAttrs {
+  bool transpose_a = false, transpose_b = false;
+};
+
 void compute_matmul(KernelContext& context) {
   const Tensor& a = context.input(0);
   const Tensor& b = context.input(1);
-  const bool transpose_a = context.attr_bool("transpose_a");
-  const bool transpose_b = context.attr_bool("transpose_b");
+  const bool transpose_a = context.state<MatMulAttrs>().transpose_a;
+  const bool transpose_b = context.state<MatMulAttrs>().transpose_b;
   if (a.rank() != 2 || b.rank() != 2) {
     throw Error("needs two 2-D inputs, got " + shape_string(a.shape()) + " and " + shape_string(b.shape()));
   }
@@ -72,6 +77,14 @@ void compute_matmul(KernelContext& context) {
   context.set_output(0, std::move(out));
 }
 
+void matmul_shape(ShapeContext& context) {
+  const StaticShape a = context.input(0), b = context.input(1);
+  if (a.known_rank && b.known_rank && a.dims.size() == 2 && b.dims.size() == 2) {
+    context.set_output(0, known_shape({a.dims[context.attr("transpose_a").b() ? 1 : 0],
+                                       b.dims[context.attr("transpose_b").b() ? 0 : 1]}));
+  }
+}
+
 REGISTER_KERNEL(Kernel("MatMul")
                     .input("a", "T")
                     .input("b", "T")
@@ -79,6 +92,10 @@ REGISTER_KERNEL(Kernel("MatMul")
                     .type_attr("T", dtypes_of(MatMulTypes{}))
                     .bool_attr("transpose_a", false)
                     .bool_attr("transpose_b", false)
+                    .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
+                      return MatMulAttrs{kernel.get_bool(node, "transpose_a"), kernel.get_bool(node, "transpose_b")};
+                    })
+                    .shape(matmul_shape)
                     .compute(compute_matmul));
 
 }  // namespace

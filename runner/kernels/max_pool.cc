@@ -55,7 +55,7 @@ void max_pool(const ConvShape& s, const T* x, T* y) {
 
 void compute_max_pool(KernelContext& context) {
   const Tensor& input = context.input(0);
-  const ConvShape s = pool_shape(context, input.shape(), true);
+  const ConvShape s = pool_shape(context, input.shape());
   Tensor output = Tensor::uninitialized(input.dtype(), {s.n, s.window.rows.out, s.window.cols.out, s.c});
   dispatch(MaxPoolTypes{}, input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -129,7 +129,7 @@ void max_pool_grad(const ConvShape& s, const T* x, const T* grad, T* dx) {
 void compute_max_pool_grad(KernelContext& context) {
   const Tensor& input = context.input(0);
   const Tensor& grad = context.input(2);
-  const ConvShape s = pool_shape(context, input.shape(), true);
+  const ConvShape s = pool_shape(context, input.shape());
   check_pooled_grad(grad, s);
   Tensor output(input.dtype(), input.shape());
   dispatch(NumericTypes{}, input.dtype(), [&](auto tag) {

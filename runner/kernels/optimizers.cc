@@ -13,6 +13,7 @@
 #include "core/int_arith.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -160,6 +161,7 @@ REGISTER_KERNEL(Kernel("ApplyGradientDescent")
                     .output("T")
                     .type_attr("T", kNumeric)
                     .bool_attr("use_locking", false)
+                    .shape(same_as_input(0))
                     .compute(apply_gradient_descent));
 
 REGISTER_KERNEL(Kernel("ApplyMomentum")
@@ -172,6 +174,7 @@ REGISTER_KERNEL(Kernel("ApplyMomentum")
                     .type_attr("T", kNumeric)
                     .bool_attr("use_locking", false)
                     .bool_attr("use_nesterov", false)
+                    .shape(same_as_input(0))
                     .compute(apply_momentum));
 
 // Python's registry takes floats only (TensorFlow's OpDef lists every number
@@ -191,6 +194,7 @@ REGISTER_KERNEL(Kernel("ApplyAdam")
                     .type_attr("T", dtypes_of(FloatTypes{}))
                     .bool_attr("use_locking", false)
                     .bool_attr("use_nesterov", false)
+                    .shape(same_as_input(0))
                     .compute(apply_adam));
 
 }  // namespace

@@ -2,6 +2,7 @@
 // NoOp, which exists only to carry control dependencies.
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -13,10 +14,12 @@ REGISTER_KERNEL(Kernel("Identity")
                     .input("input", "T")
                     .output("T")
                     .type_attr("T", dtypes_and_variant())
+                    .shape(same_as_input(0))
                     .compute(pass_input_through));
 
 // Only gradients treat StopGradient specially; running forward it is Identity.
-REGISTER_KERNEL(Kernel("StopGradient").input("input", "T").output("T").type_attr("T").compute(pass_input_through));
+REGISTER_KERNEL(Kernel("StopGradient").input("input", "T").output("T").type_attr("T").shape(same_as_input(0))
+                    .compute(pass_input_through));
 
 REGISTER_KERNEL(Kernel("NoOp").compute([](KernelContext&) {}));
 

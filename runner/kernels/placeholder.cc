@@ -2,6 +2,7 @@
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_pattern.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -13,6 +14,7 @@ REGISTER_KERNEL(Kernel("Placeholder")
                     .type_attr("dtype", dtypes_and_variant())
                     .shape_attr("shape")
                     .feedable(/*must_be_fed=*/true)
+                    .shape(shape_from_attr("shape"))
                     .compute([](KernelContext&) {
                       // The executor refuses to plan a run with an unfed
                       // placeholder, so this only guards against a bug there.
@@ -25,6 +27,7 @@ REGISTER_KERNEL(Kernel("PlaceholderWithDefault")
                     .type_attr("dtype")
                     .required_shape_attr("shape")
                     .feedable(/*must_be_fed=*/false)
+                    .shape(shape_from_attr("shape"))
                     .compute([](KernelContext& context) {
                       const Tensor& value = context.input(0);
                       const auto& pattern = context.attr("shape").shape();

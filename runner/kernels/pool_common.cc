@@ -10,22 +10,21 @@ Kernel& declare_pool_attrs(Kernel& kernel, bool explicit_paddings) {
     kernel.choice_attr("padding", {"SAME", "VALID"});
   }
   return kernel.choice_attr("data_format", {"NHWC"}, "NHWC")
-      .check([explicit_paddings](const Kernel& k, const graphdef::NodeDef& node) {
-        read_pool_size(k, node);
-        read_window_attrs(k, node, false, explicit_paddings);
+      .prepare([explicit_paddings](const Kernel& k, const graphdef::NodeDef& node) {
+        const auto [kh, kw] = read_pool_size(k, node);
+        return PoolAttrs{kh, kw, read_window_attrs(k, node, false, explicit_paddings)};
       });
 }
 
-ConvShape pool_shape(const KernelContext& context, const Shape& input, bool explicit_paddings) {
+ConvShape pool_shape(const KernelContext& context, const Shape& input) {
   if (input.size() != 4) throw Error("input must be 4-D (NHWC), got shape " + shape_string(input));
-  const auto [kh, kw] = read_pool_size(context.kernel(), context.node_def());
-  const WindowAttrs attrs = read_window_attrs(context.kernel(), context.node_def(), false, explicit_paddings);
+  const PoolAttrs& pool = context.state<PoolAttrs>();
   ConvShape s;
   s.n = input[0];
   s.h = input[1];
   s.w = input[2];
   s.c = input[3];
-  s.window = window_geometry(attrs, kh, kw, s.h, s.w);
+  s.window = window_geometry(pool.window, pool.kh, pool.kw, s.h, s.w);
   return s;
 }
 

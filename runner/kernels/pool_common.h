@@ -8,13 +8,20 @@
 
 namespace graphrun {
 
+// A pooling node's window, decoded at load.
+struct PoolAttrs {
+  int64_t kh = 1, kw = 1;
+  WindowAttrs window;
+};
+
 // ksize, strides, padding (SAME, VALID and, with `explicit_paddings`, also
-// EXPLICIT), data_format NHWC; a check reads them at load time.
+// EXPLICIT), data_format NHWC; a prepare step decodes them at load time into
+// the node's state, a PoolAttrs.
 Kernel& declare_pool_attrs(Kernel& kernel, bool explicit_paddings);
 
 // An NHWC input's dims and the node's window over them. Throws Error for an
 // input that is not 4-D or a window that does not fit.
-ConvShape pool_shape(const KernelContext& context, const Shape& input, bool explicit_paddings);
+ConvShape pool_shape(const KernelContext& context, const Shape& input);
 
 // Python's check that a pooling gradient has the pooled shape.
 void check_pooled_grad(const Tensor& grad, const ConvShape& s);

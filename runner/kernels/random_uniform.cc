@@ -13,6 +13,7 @@
 #include "exec/kernel_context.h"
 #include "kernels/index_input.h"
 #include "core/random_words.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -47,6 +48,17 @@ void compute_random_uniform(KernelContext& context) {
   context.set_output(0, std::move(out));
 }
 
+// The dims of a Const shape, or as many unknown dims as a 1-D shape has.
+void random_uniform_shape(ShapeContext& context) {
+  std::vector<int64_t> dims;
+  const StaticShape shape = context.input(0);
+  if (context.const_ints(0, dims)) {
+    context.set_output(0, known_shape(dims));
+  } else if (shape.known_rank && shape.dims.size() == 1 && shape.dims[0] >= 0 && shape.dims[0] <= kMaxStaticRank) {
+    context.set_output(0, known_shape(std::vector<int64_t>(shape.dims[0], -1)));
+  }
+}
+
 REGISTER_KERNEL(Kernel("RandomUniform")
                     .input("shape", "T")
                     .output("dtype")
@@ -54,6 +66,7 @@ REGISTER_KERNEL(Kernel("RandomUniform")
                     .int_attr("seed2", std::numeric_limits<int64_t>::min(), 0)
                     .type_attr("dtype", dtypes_of(FloatTypes{}))
                     .type_attr("T", dtypes_of(IndexTypes{}))
+                    .shape(random_uniform_shape)
                     .compute(compute_random_uniform));
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "exec/kernel_context.h"
 #include "kernels/index_input.h"
 #include "kernels/lib/min_max.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -105,12 +106,16 @@ void integer_mean(const Tensor& input, const ReductionPlan& plan, T* out, int64_
   for (int64_t j = 0; j < size; ++j) out[j] = static_cast<T>(sums[j] / static_cast<Wide>(plan.count));
 }
 
+struct KeepDims {
+  bool keep = false;
+};
+
 template <Reduction kind>
 void compute_reduction(KernelContext& context) {
   const Tensor& input = context.input(0);
   const std::vector<int> axes =
       normalize_axes(read_index_vector(context.input(1), "reduction_indices", true), input.rank());
-  const ReductionPlan plan = plan_reduction(input.shape(), axes, context.attr_bool("keep_dims"));
+  const ReductionPlan plan = plan_reduction(input.shape(), axes, context.state<KeepDims>().keep);
   dispatch(NumericTypes{}, input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     Tensor output(input.dtype(), plan.out_shape);
@@ -139,6 +144,26 @@ void compute_reduction(KernelContext& context) {
   });
 }
 
+// The input's dims less the constant axes (kept as 1 with keep_dims).
+void reduction_shape(ShapeContext& context) {
+  std::vector<int64_t> axes;
+  const StaticShape in = context.input(0);
+  if (!in.known_rank || !context.const_ints(1, axes)) return;
+  const bool keep = context.attr("keep_dims").b();
+  const int64_t rank = static_cast<int64_t>(in.dims.size());
+  std::vector<char> reduced(rank, 0);
+  for (int64_t axis : axes) {
+    if (axis < -rank || axis >= rank) return;
+    reduced[axis < 0 ? axis + rank : axis] = 1;
+  }
+  std::vector<int64_t> out;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!reduced[d]) out.push_back(in.dims[d]);
+    else if (keep) out.push_back(1);
+  }
+  context.set_output(0, known_shape(out));
+}
+
 template <Reduction kind>
 Kernel reduction_kernel(const char* op) {
   return Kernel(op)
@@ -148,6 +173,10 @@ Kernel reduction_kernel(const char* op) {
       .type_attr("T", dtypes_of(NumericTypes{}))
       .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
       .bool_attr("keep_dims", false)
+      .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
+        return KeepDims{kernel.get_bool(node, "keep_dims")};
+      })
+      .shape(reduction_shape)
       .compute(compute_reduction<kind>);
 }
 

@@ -6,6 +6,7 @@
 #include "kernels/lib/broadcast.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -96,6 +97,7 @@ Kernel select_kernel(const char* op, ComputeFn compute) {
       .input("e", "T")
       .output("T")
       .type_attr("T")
+      .shape(broadcast_inputs())
       .compute(std::move(compute));
 }
 

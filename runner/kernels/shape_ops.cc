@@ -4,6 +4,7 @@
 
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -67,11 +68,25 @@ void compute_rank(KernelContext& context) {
   context.set_output(0, std::move(out));
 }
 
+// A 1-D shape vector as long as the input's rank, when that is known.
+StaticShape shape_vector(const StaticShape& in) {
+  return in.known_rank ? known_shape({static_cast<int64_t>(in.dims.size())}) : known_shape({-1});
+}
+
+void shape_shape(ShapeContext& context) { context.set_output(0, shape_vector(context.input(0))); }
+
+void shape_n_shape(ShapeContext& context) {
+  for (int k = 0; k < context.num_outputs() && k < context.num_inputs(); ++k) {
+    context.set_output(k, shape_vector(context.input(k)));
+  }
+}
+
 REGISTER_KERNEL(Kernel("Shape")
                     .input("input", "T")
                     .output("out_type")
                     .type_attr("T")
                     .type_attr("out_type", kIndexDtypes, graphdef::DT_INT32)
+                    .shape(shape_shape)
                     .compute(compute_shape));
 
 REGISTER_KERNEL(Kernel("ShapeN")
@@ -80,6 +95,7 @@ REGISTER_KERNEL(Kernel("ShapeN")
                     .int_attr("N", 1)
                     .type_attr("T")
                     .type_attr("out_type", kIndexDtypes, graphdef::DT_INT32)
+                    .shape(shape_n_shape)
                     .compute(compute_shape_n));
 
 REGISTER_KERNEL(Kernel("Size")
@@ -87,12 +103,14 @@ REGISTER_KERNEL(Kernel("Size")
                     .output("out_type")
                     .type_attr("T")
                     .type_attr("out_type", kIndexDtypes, graphdef::DT_INT32)
+                    .shape(scalar_output())
                     .compute(compute_size));
 
 REGISTER_KERNEL(Kernel("Rank")
                     .input("input", "T")
                     .output(graphdef::DT_INT32)
                     .type_attr("T")
+                    .shape(scalar_output())
                     .compute(compute_rank));
 
 }  // namespace

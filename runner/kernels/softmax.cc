@@ -2,6 +2,7 @@
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/softmax_rows.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -27,7 +28,8 @@ void compute_softmax(KernelContext& context) {
 }
 
 Kernel softmax_kernel(const char* op, ComputeFn compute) {
-  return Kernel(op).input("logits", "T").output("T").type_attr("T", dtypes_of(FloatTypes{})).compute(std::move(compute));
+  return Kernel(op).input("logits", "T").output("T").type_attr("T", dtypes_of(FloatTypes{})).shape(same_as_input(0))
+      .compute(std::move(compute));
 }
 
 REGISTER_KERNEL(softmax_kernel("Softmax", compute_softmax<false>));

@@ -13,7 +13,7 @@ namespace {
 void compute_squeeze(KernelContext& context) {
   const Tensor& input = context.input(0);
   const Shape& shape = input.shape();
-  const std::vector<int64_t> listed = context.attr_int_list("squeeze_dims");
+  const std::vector<int64_t>& listed = context.state<std::vector<int64_t>>();
   std::set<int64_t> axes;
   for (int64_t axis : listed) axes.insert(normalize_axis(axis, input.rank(), "squeeze dim"));
   if (listed.empty()) {
@@ -49,6 +49,9 @@ REGISTER_KERNEL(Kernel("Squeeze")
                     .output("T")
                     .type_attr("T")
                     .int_list_attr("squeeze_dims", {})
+                    .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
+                      return kernel.get_int_list(node, "squeeze_dims");
+                    })
                     .compute(compute_squeeze));
 
 REGISTER_KERNEL(Kernel("ExpandDims")

@@ -6,6 +6,7 @@
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_pattern.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -67,6 +68,7 @@ REGISTER_KERNEL(Kernel("VariableV2")
                     .string_attr("container", "")
                     .string_attr("shared_name", "")
                     .holds_variable()
+                    .shape(shape_from_attr("shape"))
                     .compute([](KernelContext& context) {
                       context.set_output(0, context.variables().read(context.node_def().name()));
                     }));
@@ -78,6 +80,7 @@ REGISTER_KERNEL(Kernel("Assign")
                     .type_attr("T")
                     .bool_attr("validate_shape", true)
                     .bool_attr("use_locking", true)
+                    .shape(same_as_input(0))
                     .compute(assign));
 
 REGISTER_KERNEL(Kernel("AssignAdd")
@@ -86,6 +89,7 @@ REGISTER_KERNEL(Kernel("AssignAdd")
                     .output("T")
                     .type_attr("T", kNumeric)
                     .bool_attr("use_locking", false)
+                    .shape(same_as_input(0))
                     .compute(assign_update<true>));
 
 REGISTER_KERNEL(Kernel("AssignSub")
@@ -94,6 +98,7 @@ REGISTER_KERNEL(Kernel("AssignSub")
                     .output("T")
                     .type_attr("T", kNumeric)
                     .bool_attr("use_locking", false)
+                    .shape(same_as_input(0))
                     .compute(assign_update<false>));
 
 }  // namespace

@@ -12,13 +12,13 @@
 namespace graphrun {
 namespace {
 
-SliceMasks read_masks(const KernelContext& context) {
+SliceMasks read_masks(const Kernel& kernel, const graphdef::NodeDef& node) {
   SliceMasks m;
-  m.begin = context.attr_int("begin_mask");
-  m.end = context.attr_int("end_mask");
-  m.ellipsis = context.attr_int("ellipsis_mask");
-  m.new_axis = context.attr_int("new_axis_mask");
-  m.shrink_axis = context.attr_int("shrink_axis_mask");
+  m.begin = kernel.get_int(node, "begin_mask");
+  m.end = kernel.get_int(node, "end_mask");
+  m.ellipsis = kernel.get_int(node, "ellipsis_mask");
+  m.new_axis = kernel.get_int(node, "new_axis_mask");
+  m.shrink_axis = kernel.get_int(node, "shrink_axis_mask");
   return m;
 }
 
@@ -30,7 +30,7 @@ std::vector<int64_t> read_vector(const Tensor& t, const char* what) {
 ResolvedSlice resolve(const KernelContext& context, const Shape& shape, int first) {
   return resolve_strided_slice(shape, read_vector(context.input(first), "begin"),
                                read_vector(context.input(first + 1), "end"),
-                               read_vector(context.input(first + 2), "strides"), read_masks(context));
+                               read_vector(context.input(first + 2), "strides"), context.state<SliceMasks>());
 }
 
 void compute_strided_slice(KernelContext& context) {
@@ -60,7 +60,8 @@ Kernel& mask_attrs(Kernel& kernel) {
       .int_attr("end_mask", kAny, 0)
       .int_attr("ellipsis_mask", kAny, 0)
       .int_attr("new_axis_mask", kAny, 0)
-      .int_attr("shrink_axis_mask", kAny, 0);
+      .int_attr("shrink_axis_mask", kAny, 0)
+      .prepare(read_masks);
 }
 
 REGISTER_KERNEL(mask_attrs(Kernel("StridedSlice")

@@ -1,0 +1,107 @@
+#include "graph/shape_rules.h"
+
+#include <algorithm>
+
+namespace graphrun {
+
+StaticShape unknown_shape() { return {}; }
+
+StaticShape known_shape(std::vector<int64_t> dims) { return {true, std::move(dims)}; }
+
+StaticShape static_shape_of(const graphdef::TensorShapeProto& proto) {
+  if (proto.unknown_rank()) return unknown_shape();
+  std::vector<int64_t> dims;
+  for (const auto& dim : proto.dim()) dims.push_back(dim.size() < 0 ? -1 : dim.size());
+  return known_shape(dims);
+}
+
+StaticShape broadcast_shapes(const StaticShape& a, const StaticShape& b) {
+  if (!a.known_rank || !b.known_rank) return unknown_shape();
+  const std::size_t n = std::max(a.dims.size(), b.dims.size());
+  std::vector<int64_t> x(n - a.dims.size(), 1), y(n - b.dims.size(), 1), out;
+  x.insert(x.end(), a.dims.begin(), a.dims.end());
+  y.insert(y.end(), b.dims.begin(), b.dims.end());
+  for (std::size_t i = 0; i < n; ++i) {
+    const int64_t p = x[i], q = y[i];
+    if (p == 1) out.push_back(q);
+    else if (q == 1 || p == q) out.push_back(p);
+    else if (p < 0 || q < 0) out.push_back(p < 0 ? q : p);
+    else return unknown_shape();  // can never broadcast: validation reports it when run
+  }
+  return known_shape(out);
+}
+
+StaticShape ShapeContext::input(int k) const {
+  const Endpoint& e = node_.inputs.at(k);
+  return shapes_[e.node].size() > static_cast<std::size_t>(e.output) ? shapes_[e.node][e.output] : unknown_shape();
+}
+
+bool ShapeContext::const_ints(int k, std::vector<int64_t>& values) const {
+  const GraphNode& node = graph_.node(node_.inputs.at(k).node);
+  if (node.op() != "Const") return false;
+  const auto& tensor = node.def->attr().at("value").tensor();
+  values.clear();
+  // Load-time checks have bounded the Const's size; shape operands are small,
+  // so anything longer is simply not used for inference.
+  int64_t count = 1;
+  for (const auto& dim : tensor.tensor_shape().dim()) {
+    if (dim.size() < 0 || __builtin_mul_overflow(count, dim.size(), &count) || count > (int64_t{1} << 16)) return false;
+  }
+  if (tensor.dtype() == graphdef::DT_INT32) {
+    if (tensor.int_val_size() > 0) {
+      for (int64_t i = 0; i < count; ++i) values.push_back(tensor.int_val(std::min<int64_t>(i, tensor.int_val_size() - 1)));
+    } else {
+      const std::string& bytes = tensor.tensor_content();
+      if (static_cast<int64_t>(bytes.size()) != count * 4) return false;
+      for (int64_t i = 0; i < count; ++i) {
+        int32_t v;
+        std::copy_n(bytes.data() + 4 * i, 4, reinterpret_cast<char*>(&v));
+        values.push_back(v);
+      }
+    }
+  } else if (tensor.dtype() == graphdef::DT_INT64) {
+    if (tensor.int64_val_size() > 0) {
+      for (int64_t i = 0; i < count; ++i) values.push_back(tensor.int64_val(std::min<int64_t>(i, tensor.int64_val_size() - 1)));
+    } else {
+      const std::string& bytes = tensor.tensor_content();
+      if (static_cast<int64_t>(bytes.size()) != count * 8) return false;
+      for (int64_t i = 0; i < count; ++i) {
+        int64_t v;
+        std::copy_n(bytes.data() + 8 * i, 8, reinterpret_cast<char*>(&v));
+        values.push_back(v);
+      }
+    }
+  } else {
+    return false;
+  }
+  return static_cast<int64_t>(values.size()) == count;
+}
+
+ShapeFn same_as_input(int k) {
+  return [k](ShapeContext& context) {
+    if (k < context.num_inputs()) context.set_output(0, context.input(k));
+  };
+}
+
+ShapeFn broadcast_inputs() {
+  return [](ShapeContext& context) {
+    if (context.num_inputs() == 0) return;
+    StaticShape out = context.input(0);
+    for (int k = 1; k < context.num_inputs(); ++k) out = broadcast_shapes(out, context.input(k));
+    context.set_output(0, out);
+  };
+}
+
+ShapeFn scalar_output() {
+  return [](ShapeContext& context) { context.set_output(0, known_shape({})); };
+}
+
+ShapeFn shape_from_attr(std::string name) {
+  return [name](ShapeContext& context) {
+    const auto& attrs = context.node().def->attr();
+    const auto found = attrs.find(name);
+    if (found != attrs.end()) context.set_output(0, static_shape_of(found->second.shape()));
+  };
+}
+
+}  // namespace graphrun

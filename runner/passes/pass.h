@@ -1,0 +1,64 @@
+// Graph passes: rewrites of a loaded, validated graph made once, before any
+// node runs, so the executor runs whatever graph it is given and knows no
+// optimization. Each pass lives in its own file in runner/passes/ and
+// registers itself with REGISTER_GRAPH_PASS and a rank; passes run in rank
+// order, each on the graph the one before produced:
+//
+//   rank 100  fuse_conv_bias_relu  Conv2D -> BiasAdd (-> Relu) as one _FusedConv2D
+//
+// (constant folding and batch-norm folding belong before the fusion, at
+// lower ranks). GRAPHRUN_CC_OPTIMIZE=0 in the environment turns every pass
+// off.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_set>
+
+#include "graph.pb.h"
+#include "graph/graph.h"
+
+namespace graphrun {
+
+// What a pass must leave alone: the nodes a run feeds (a feed replaces the
+// node, so rewriting it or its inputs is pointless), and the nodes whose
+// outputs are fetched or that are run as targets (they must keep their
+// name and outputs; what computes them may change).
+struct PassContext {
+  std::unordered_set<std::string> fed;
+  std::unordered_set<std::string> fetched;
+
+  bool pinned(const std::string& node) const { return fed.count(node) || fetched.count(node); }
+};
+
+// A pass reads `graph` (validated, inputs resolved) and returns the
+// rewritten GraphDef, or nullptr when it changes nothing. It may write ops
+// declared internal (Kernel::internal). The rewritten graph is validated as
+// a model file is before the next pass sees it.
+using GraphPassFn = std::unique_ptr<graphdef::GraphDef> (*)(const Graph& graph, const PassContext& context);
+
+struct GraphPass {
+  std::string name;
+  int rank;
+  GraphPassFn run;
+};
+
+class GraphPassRegistry {
+ public:
+  // Returns true so it can initialize a static; see REGISTER_GRAPH_PASS.
+  static bool add(GraphPass pass);
+  static std::vector<GraphPass> in_order();
+};
+
+// False when GRAPHRUN_CC_OPTIMIZE is "0".
+bool optimization_enabled();
+
+// Runs every registered pass in rank order (none when optimization is
+// off) and returns the final graph. Node names the context pins survive.
+std::unique_ptr<const Graph> run_graph_passes(std::unique_ptr<const Graph> graph, const PassContext& context);
+
+#define REGISTER_GRAPH_PASS(name, rank, fn)                                                       \
+  [[maybe_unused]] static const bool GRAPHRUN_CONCAT(graph_pass_registered_, __COUNTER__) = \
+      ::graphrun::GraphPassRegistry::add(::graphrun::GraphPass{name, rank, fn})
+
+}  // namespace graphrun
