@@ -1,6 +1,6 @@
 """Importing this package registers every op family."""
 
-from graphdef.ops import array, compare, math, nn, state  # noqa: F401
+from graphdef.ops import array, compare, gather_scatter, math, math_unary, matmul, nn, reductions, state  # noqa: F401
 from graphdef.ops import activations, batch_norm, conv, manip, pool, random, slicing, strided_slice  # noqa: F401
 from graphdef.ops.registry import REGISTRY  # noqa: F401
 from graphdef.ops.state import Variable
