@@ -2,6 +2,7 @@
 
 from graphdef.ops import array, compare, gather_scatter, math, math_unary, matmul, nn, reductions, state  # noqa: F401
 from graphdef.ops import activations, batch_norm, conv, manip, pool, random, slicing, strided_slice  # noqa: F401
+from graphdef.ops import reverse_pad, scan_topk  # noqa: F401
 from graphdef.ops.registry import REGISTRY  # noqa: F401
 from graphdef.ops.state import Variable
 

@@ -103,3 +103,65 @@ sign = builder("Sign", "Sign", 1)
 log1p = builder("Log1p", "Log1p", 1)
 erfc = builder("Erfc", "Erfc", 1)
 rsqrt = builder("Rsqrt", "Rsqrt", 1)
+
+
+# -- trigonometry, rounding, reciprocals and float classification ---------------------------------
+
+def _reciprocal(x):
+    x = np.asarray(x)
+    if x.dtype.kind == "f":
+        return np.reciprocal(x)
+    if np.any(x == 0):  # TF's Eigen kernel divides 1 by 0 (a trap); refused instead
+        raise ValueError("integer reciprocal of 0")
+    one = np.ones((), x.dtype)
+    # 1 / x truncated toward zero: 1 for 1, -1 for -1, 0 for every other integer
+    return np.where(x == 1, one, np.where(x == -1, -one, np.zeros((), x.dtype)))
+
+
+def _reciprocal_grad(op, g):
+    y = op.outputs[0]
+    if not y.dtype.is_floating:
+        return [None]
+    return [negative(g) * y * y]  # TF's ReciprocalGrad: -dy * y * y
+
+
+def _round(x):
+    x = np.asarray(x)
+    return np.rint(x) if x.dtype.kind == "f" else x.copy()  # np.rint: half to even, as TF
+
+
+SIN = _unary("Sin", np.sin, "sin(x) in radians.", lambda op, g: [g * cos(op.inputs[0])], FLOATS,
+             numerics=elementwise_ulps(4))
+COS = _unary("Cos", np.cos, "cos(x) in radians.", lambda op, g: [negative(g) * sin(op.inputs[0])], FLOATS,
+             numerics=elementwise_ulps(4))
+# TF registers Floor, Ceil and Round with gradients that return None: nothing flows back
+FLOOR = _unary("Floor", np.floor, "The largest integer not above x (-0.0 stays -0.0).", NOT_DIFFERENTIABLE, FLOATS,
+               numerics=EXACT)
+CEIL = _unary("Ceil", np.ceil, "The smallest integer not below x (-0.5 gives -0.0).", NOT_DIFFERENTIABLE, FLOATS,
+              numerics=EXACT)
+ROUND = _unary("Round", _round, "x rounded to the nearest integer, halves to even (banker's rounding); integers "
+               "pass through.", NOT_DIFFERENTIABLE, SIGNED, numerics=EXACT)
+RECIPROCAL = _unary("Reciprocal", _reciprocal, "1 / x (IEEE division for floats; truncated for integers, "
+                    "where 0 is an error).", _reciprocal_grad, SIGNED, numerics=EXACT)
+INV = _unary("Inv", _reciprocal, "TF 1.x's name for Reciprocal.", _reciprocal_grad, SIGNED, numerics=EXACT)
+
+
+def _classify(type_name, test, doc):
+    return define(type_name, "x: T -> y: bool", doc=doc, attrs={"T": Attr("type", allowed=FLOATS)},
+                  infer=same_as_input(), kernel=lambda x: test(np.asarray(x)), grad=NOT_DIFFERENTIABLE,
+                  numerics=EXACT)
+
+
+IS_FINITE = _classify("IsFinite", np.isfinite, "True where x is neither inf nor NaN.")
+IS_NAN = _classify("IsNan", np.isnan, "True where x is NaN.")
+IS_INF = _classify("IsInf", np.isinf, "True where x is +inf or -inf.")
+
+sin = builder("Sin", "Sin", 1)
+cos = builder("Cos", "Cos", 1)
+floor = builder("Floor", "Floor", 1)
+ceil = builder("Ceil", "Ceil", 1)
+round = builder("Round", "Round", 1)  # noqa: A001 - TF's name
+reciprocal = builder("Reciprocal", "Reciprocal", 1)
+is_finite = builder("IsFinite", "IsFinite", 1)
+is_nan = builder("IsNan", "IsNan", 1)
+is_inf = builder("IsInf", "IsInf", 1)
