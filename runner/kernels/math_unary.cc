@@ -144,8 +144,8 @@ void compute_unary(KernelContext& context) {
 }
 
 template <class Op>
-Kernel unary_kernel(const char* op) {
-  return Kernel(op).input("x", "T").output("T").type_attr("T", dtypes_of(typename Op::Types{})).compute(
+Kernel unary_kernel(const char* op, const char* input = "x") {
+  return Kernel(op).input(input, "T").output("T").type_attr("T", dtypes_of(typename Op::Types{})).compute(
       compute_unary<Op>);
 }
 
@@ -160,7 +160,7 @@ REGISTER_KERNEL(unary_kernel<RsqrtOp>("Rsqrt"));
 REGISTER_KERNEL(unary_kernel<SigmoidOp>("Sigmoid"));
 REGISTER_KERNEL(unary_kernel<TanhOp>("Tanh"));
 REGISTER_KERNEL(unary_kernel<ErfcOp>("Erfc"));
-REGISTER_KERNEL(unary_kernel<ReluOp>("Relu"));
+REGISTER_KERNEL(unary_kernel<ReluOp>("Relu", "features"));  // TF names its input features
 REGISTER_KERNEL(unary_kernel<SignOp>("Sign"));
 
 }  // namespace
