@@ -185,14 +185,22 @@ SCATTER_ND = define(
 
 def _where(input):  # noqa: A002 - TF's name
     x = np.asarray(input)
-    return np.argwhere(x).astype(np.int64).reshape(-1, x.ndim)
+    if x.ndim == 0:  # as TF, which has no [n, 0] answer for a scalar
+        raise ValueError("Where needs an input of at least one dim, got a scalar")
+    return np.argwhere(x).astype(np.int64).reshape(np.count_nonzero(x), x.ndim)
+
+
+def _infer_where(ctx):
+    if ctx.shape(0).ndims == 0:
+        raise ctx.error("input must have at least one dim, got a scalar")
+    return TensorShape([None, ctx.shape(0).ndims])
 
 
 WHERE = define(
     "Where", "input: T -> index: int64",
     doc="The coordinates of input's true (non-zero) elements, one row each in row-major order: [n, rank].",
     attrs={"T": Attr("type", dtypes.bool_, dtypes.NUMERIC | {dtypes.bool_})},
-    infer=lambda ctx: [TensorShape([None, ctx.shape(0).ndims])], kernel=_where, grad=NOT_DIFFERENTIABLE,
+    infer=lambda ctx: [_infer_where(ctx)], kernel=_where, grad=NOT_DIFFERENTIABLE,
     numerics=EXACT)
 
 

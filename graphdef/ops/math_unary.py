@@ -143,9 +143,12 @@ CEIL = _unary("Ceil", np.ceil, "The smallest integer not below x (-0.5 gives -0.
               numerics=EXACT)
 ROUND = _unary("Round", _round, "x rounded to the nearest integer, halves to even (banker's rounding); integers "
                "pass through.", NOT_DIFFERENTIABLE, SIGNED, numerics=EXACT)
-RECIPROCAL = _unary("Reciprocal", _reciprocal, "1 / x (IEEE division for floats; truncated for integers, "
-                    "where 0 is an error).", _reciprocal_grad, SIGNED, numerics=EXACT)
-INV = _unary("Inv", _reciprocal, "TF 1.x's name for Reciprocal.", _reciprocal_grad, SIGNED, numerics=EXACT)
+# TF's float kernels use an approximate reciprocal refined by Newton steps (1 / 0.5 gives 1.9999999 in
+# float32), so two correct implementations may differ by an ulp or two from IEEE's 1 / x
+RECIPROCAL = _unary("Reciprocal", _reciprocal, "1 / x (for integers truncated toward zero, and 0 is an error).",
+                    _reciprocal_grad, SIGNED, numerics=elementwise_ulps(2))
+INV = _unary("Inv", _reciprocal, "TF 1.x's name for Reciprocal.", _reciprocal_grad, SIGNED,
+             numerics=elementwise_ulps(2))
 
 
 def _classify(type_name, test, doc):

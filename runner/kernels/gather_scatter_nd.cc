@@ -136,6 +136,7 @@ REGISTER_KERNEL(Kernel("ScatterNd")
 
 void compute_where(KernelContext& context) {
   const Tensor& x = context.input(0);
+  if (x.rank() == 0) throw Error("Where needs an input of at least one dim, got a scalar");  // as TF
   std::vector<int64_t> hits;
   dispatch(AllTypes{}, x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
