@@ -43,7 +43,8 @@ def test_gather_nd_values_and_out_of_range_coordinates(runner, tmp_path):
 def test_gather_nd_output_past_the_limit_is_refused(runner, tmp_path):
     # 2^22 coordinate rows, each picking a 2^20-element slice: 16 TiB asked for by 20 MiB of Consts
     g = Graph()
-    g.node("p", "Const", dtype=type_attr(np.float32), value=graph_pb2.AttrValue(tensor=_splat(np.float32, [1, 1 << 20])))
+    g.node("p", "Const", dtype=type_attr(np.float32),
+           value=graph_pb2.AttrValue(tensor=_splat(np.float32, [1, 1 << 20])))
     g.node("i", "Const", dtype=type_attr(np.int32), value=graph_pb2.AttrValue(tensor=_splat(np.int32, [1 << 22, 1])))
     g.node("z", "GatherNd", ["p", "i"], Tparams=type_attr(np.float32), Tindices=type_attr(np.int32))
     line = fails(runner, 4, g.save(tmp_path / "big.pb"))

@@ -10,7 +10,8 @@ from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.framework.shapes import TensorShape, show
-from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, check_dims_value, check_dims_vector, constant_value, define
+from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, check_dims_value, check_dims_vector,
+                                   constant_value, define)
 from graphdef.ops import array as array_ops
 from graphdef.ops import compare as compare_ops
 
