@@ -233,6 +233,9 @@ conformance/cases/strided_slice_masks conformance/cases/tile_pad conformance/cas
 conformance/cases/transpose_2d conformance/cases/transpose_rank3_int64_perm
 conformance/cases/unsorted_segment_sum tf_models/cnn_batchnorm tf_models/cnn_dropout tf_models/gradients
 tf_models/keras_cnn tf_models/keras_sequence tf_models/zoo
+conformance/cases/cumsum_cumprod conformance/cases/gather_nd conformance/cases/inv_float64
+conformance/cases/pad_v2_mirror_pad conformance/cases/reverse_v2 conformance/cases/scatter_nd conformance/cases/top_k
+conformance/cases/where_coordinates
 """.split())
 
 

@@ -134,3 +134,14 @@ def _():
     v2_int[:2, 1:3] = n
     return {"x": x, "n": n}, {"v2:0": v2, "v2_int:0": v2_int, "reflect:0": _mirror(x, [(1, 1), (2, 2)], 1),
                               "symmetric:0": _mirror(x, [(2, 1), (3, 0)], 0)}
+
+
+@case("round_reciprocal_int32", "Round of int32 passes it through; Reciprocal of int32 truncates toward zero "
+      "(0 except for 1 and -1).",
+      skip={"tensorflow": "TF's CPU has no integer Reciprocal kernel, and its int32 Round kernel returns zeros "
+                          "(TF 2.21; tf.round never calls it for integers)"})
+def _():
+    r, n = i32(-3, 0, 7), i32(1, -1, 2, -5, 7)
+    tf.round(feed("r", r), name="round")
+    tf.reciprocal(feed("n", n), name="reciprocal")
+    return {"r": r, "n": n}, {"round:0": r, "reciprocal:0": i32(1, -1, 0, 0, 0)}

@@ -1,8 +1,0 @@
-
-.
-xPlaceholder*
-dtype0*
-shape:
-
-zRoundx*
-T0"ª
