@@ -130,8 +130,12 @@ void Graph::check_acyclic() const {
   const int n = size();
   std::vector<int> pending(n, 0);
   std::vector<std::vector<int>> consumers(n);
+  // A while loop's back edge, NextIteration -> Merge, is the one edge that
+  // may close a cycle (the frame executor runs it once per iteration).
   auto for_each_producer = [&](int i, auto&& visit) {
-    for (const Endpoint& input : nodes_[i].inputs) visit(input.node);
+    for (const Endpoint& input : nodes_[i].inputs) {
+      if (!is_loop_back_edge(nodes_[input.node], nodes_[i])) visit(input.node);
+    }
     for (int control : nodes_[i].control_inputs) visit(control);
   };
   for (int i = 0; i < n; ++i) {
@@ -181,7 +185,7 @@ void Graph::check_acyclic() const {
   for (std::size_t i = 0; i < shown; ++i) path += "'" + nodes_[cycle[i]].name() + "' -> ";
   if (shown < cycle.size()) path += "... -> ";
   path += "'" + nodes_[cycle[0]].name() + "'";
-  fail("the graph has a cycle: " + path);
+  fail("the graph has a cycle: " + path + " (only a while loop's NextIteration -> Merge edge may close a cycle)");
 }
 
 }  // namespace graphrun
