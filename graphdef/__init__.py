@@ -25,7 +25,7 @@ from graphdef.init_ops import (AUTO_REUSE, constant_initializer, get_variable_sc
 from graphdef.ops.array import (broadcast_to, one_hot, ones_like, range_ as range, rank, shape_of as shape,  # noqa: A004
                                 size, zeros_like)
 from graphdef.ops.compare import (equal, greater, greater_equal, less, less_equal, logical_and, logical_not,
-                                  logical_or, not_equal, where)
+                                  logical_or, not_equal)
 from graphdef.ops.math import (add_n, clip_by_value, erfc, argmax, argmin, log1p, reduce_min, reduce_prod, sign,
                                squared_difference)
 from graphdef.ops.manip import concat, expand_dims, identity_n, split, squeeze, stack, unstack
@@ -34,6 +34,10 @@ from graphdef.ops.slicing import gather, pad, slice_ as slice, tile, unsorted_se
 from graphdef.ops.strided_slice import strided_slice
 from graphdef.ops.einsum import einsum
 from graphdef.ops.space_batch import batch_to_space_nd, depth_to_space, space_to_batch_nd, space_to_depth
+from graphdef.ops.math_unary import ceil, cos, floor, is_finite, is_inf, is_nan, reciprocal, round, sin  # noqa: A004
+from graphdef.ops.scan_topk import cumprod, cumsum
+from graphdef.ops.gather_scatter import gather_nd, scatter_nd, where
+from graphdef.ops.reverse_pad import reverse
 from graphdef.ops.registry import convert_to_tensor, raw_op
 from graphdef.ops.control_flow_api import case, cond, while_loop
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,

@@ -8,3 +8,6 @@ from graphdef.ops.compare import (equal, greater, greater_equal, less, less_equa
                                   logical_not, logical_or, not_equal)
 from graphdef.ops.activations import softplus  # noqa: F401
 from graphdef.ops.slicing import unsorted_segment_sum  # noqa: F401
+from graphdef.ops.math_unary import (ceil, cos, floor, is_finite, is_inf, is_nan, reciprocal, round,  # noqa: F401, A004
+                                     sin)
+from graphdef.ops.scan_topk import cumprod, cumsum, top_k  # noqa: F401

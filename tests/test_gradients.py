@@ -111,7 +111,6 @@ TABLE = {
     "GatherV2": (lambda p: tf.gather(p, [[2, 0], [2, 2]], axis=1), [(2, 3, 2)], [(-2, 2)]),  # repeats accumulate
     "UnsortedSegmentSum": (lambda d: tf.unsorted_segment_sum(d, [1, -1, 1, 0], 3), [(4, 2)], [(-2, 2)]),
     "IdentityN": (lambda x, y: (lambda a, b: a * b)(*tf.identity_n([x, y])), [(3,), (3,)], [(-2, 2), (-2, 2)]),
-    "ReverseV2": (lambda x: tf.raw_op("ReverseV2", x, [0, -1]) * x, [(2, 3)], [(-2, 2)]),
     # control flow: a cond taking its true branch (Switch) and one taking its false branch (Merge)
     "Switch": (lambda x, y: tf.cond(tf.reduce_sum(x) > -100.0, lambda: x * y, lambda: x), [(3,), (3,)],
                [(-2, 2), (-2, 2)]),
@@ -146,6 +145,19 @@ TABLE = {
     "FusedBatchNormV2": (lambda x, s, o, m, v: tf.cast(tf.raw_op("FusedBatchNormV2", *[tf.cast(t, tf.float32) for t in (
         x, s, o, m, v)], is_training=False, U=tf.float32)[0], tf.float64),
         [(2, 2, 3, 3), (3,), (3,), (3,), (3,)], [(-2, 2), (0.5, 2), (-1, 1), (-1, 1), (0.5, 2)], 3e-3, 1e-3),
+    # -- reciprocals (a pole at 0), scans, TopK, reversing, mirror and constant padding, nd indexing
+    "Reciprocal": (tf.reciprocal, [(4,)], [(0.5, 2)]),
+    "Inv": (lambda x: tf.raw_op("Inv", x), [(4,)], [(-2, -0.5)]),
+    "Cumsum": (lambda x: tf.cumsum(x, 1, exclusive=True) * tf.cumsum(x, 0, reverse=True), [(3, 4)], [(-2, 2)]),
+    "Cumprod": (lambda x: tf.math.cumprod(x, 1, reverse=True) + tf.math.cumprod(x, 0, exclusive=True), [(3, 4)],
+                [(0.5, 2)]),  # TF's formula divides by x: away from 0
+    "TopKV2": (lambda x: tf.nn.top_k(x, 3)[0], [(2, 5)], [(-2, 2)]),  # continuous draws: no ties
+    "ReverseV2": (lambda x: tf.reverse(x, [0, -1]) * x, [(2, 3)], [(-2, 2)]),
+    "PadV2": (lambda x: tf.pad(x, [[1, 0], [2, 1]], constant_values=0.5), [(2, 3)], [(-2, 2)]),
+    "MirrorPad": (lambda x: tf.pad(x, [[1, 2], [2, 1]], "REFLECT") + tf.pad(x, [[1, 2], [2, 1]], "SYMMETRIC") ** 2,
+                  [(3, 3)], [(-2, 2)]),
+    "GatherNd": (lambda p: tf.gather_nd(p, [[1, 0], [0, 2], [1, 0]]), [(2, 3, 2)], [(-2, 2)]),  # repeats add up
+    "ScatterNd": (lambda u: tf.scatter_nd([[2], [0], [2]], u, [4, 3]), [(3, 3)], [(-2, 2)]),
 }
 
 

@@ -5,10 +5,12 @@ import pytest
 
 from graphdef.framework import dtypes
 from graphdef.ops import REGISTRY, activations, batch_norm, conv, manip, pool, slicing, strided_slice
+from graphdef.ops import gather_scatter, math_unary, reverse_pad, scan_topk
 from graphdef.ops.registry import REQUIRED
 from tests.op_oracle import tf_oracle  # noqa: F401 - a fixture
 
-MODULES = (activations, batch_norm, conv, manip, pool, slicing, strided_slice)
+MODULES = (activations, batch_norm, conv, manip, pool, slicing, strided_slice, gather_scatter, math_unary, reverse_pad,
+           scan_topk)
 OPS = sorted({d.type for m in MODULES for d in vars(m).values() if getattr(d, "type", None) in REGISTRY
               and REGISTRY[d.type] is d} | {"Rsqrt", "FloorDiv", "FloorMod", "Div"})
 

@@ -1,10 +1,11 @@
 """Importing this package registers every op family."""
 
-from graphdef.ops import array, compare, math, nn, state  # noqa: F401
+from graphdef.ops import array, compare, gather_scatter, math, math_unary, matmul, nn, reductions, state  # noqa: F401
 from graphdef.ops import activations, batch_norm, conv, manip, pool, random, slicing, strided_slice  # noqa: F401
 from graphdef.ops import control_flow, list_ops, rnn_support  # noqa: F401
 from graphdef.ops import functional  # noqa: F401
 from graphdef.ops import einsum, image, linalg, nms, space_batch  # noqa: F401
+from graphdef.ops import reverse_pad, scan_topk  # noqa: F401
 from graphdef.ops.registry import REGISTRY  # noqa: F401
 from graphdef.ops.state import Variable
 

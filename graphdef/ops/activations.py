@@ -18,7 +18,7 @@ REAL = dtypes.NUMERIC
 FLOATS = dtypes.FLOATS
 
 # the builders tf.nn exports (graphdef/nn.py takes this list, so a new activation is one file)
-__all__ = ["elu", "leaky_relu", "relu6", "softplus", "softsign"]
+__all__ = ["elu", "leaky_relu", "relu6", "selu", "softplus", "softsign"]
 
 
 def _zero_where_not(keep, g):
@@ -42,6 +42,23 @@ def _elu(features):
 def _elu_grad(op, g):
     y = op.outputs[0]
     return [compare_ops.select_v2(compare_ops.less(y, 0), g * (y + 1), g)]
+
+
+# TF's constants, each rounded once to the features' dtype; scale * alpha is one constant, not a product
+SELU_SCALE = 1.0507009873554804934193349852946
+SELU_SCALE_ALPHA = 1.7580993408473768599402175208123
+
+
+def _selu(features):
+    x = np.asarray(features)
+    scale, scale_alpha = x.dtype.type(SELU_SCALE), x.dtype.type(SELU_SCALE_ALPHA)
+    return np.where(x < 0, scale_alpha * (np.exp(x) - 1), scale * x)  # exp - 1 as TF, not expm1
+
+
+def _selu_grad(op, g):
+    y = op.outputs[0]
+    scale, scale_alpha = (np.asarray(c, y.dtype.np) for c in (SELU_SCALE, SELU_SCALE_ALPHA))
+    return [compare_ops.select_v2(compare_ops.less(y, 0), g * (y + scale_alpha), g * scale)]
 
 
 def _leaky_relu(features, *, alpha):
@@ -86,6 +103,11 @@ ELU = define(
     attrs={"T": Attr("type", allowed=FLOATS)}, infer=same_as_input(), kernel=_elu, grad=_elu_grad,
     numerics=tensor_ulps(4))
 
+SELU = define(
+    "Selu", "features: T -> activations: T", doc="scale * x where x >= 0, else scale * alpha * (exp(x) - 1).",
+    attrs={"T": Attr("type", allowed=FLOATS)}, infer=same_as_input(), kernel=_selu, grad=_selu_grad,
+    numerics=tensor_ulps(4))
+
 LEAKY_RELU = define(
     "LeakyRelu", "features: T -> activations: T", doc="x where x > 0, else alpha * x.",
     attrs={"alpha": Attr("float", 0.2), "T": Attr("type", dtypes.float32, FLOATS)},
@@ -111,6 +133,10 @@ def relu6(features, name=None):
 
 def elu(features, name=None):
     return build("Elu", [features], name=name, default_name="Elu").outputs[0]
+
+
+def selu(features, name=None):
+    return build("Selu", [features], name=name, default_name="Selu").outputs[0]
 
 
 def leaky_relu(features, alpha=0.2, name=None):

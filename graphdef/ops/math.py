@@ -1,6 +1,9 @@
-"""Elementwise arithmetic, reductions, MatMul and Cast, with Tensor's operators."""
+"""Binary elementwise arithmetic, division, AddN and Cast, with Tensor's operators.
 
-import math
+Unary math, reductions and MatMul live in math_unary.py, reductions.py and matmul.py; their
+builders are re-exported here, so `math_ops.reduce_sum` and the tf.* namespaces keep working.
+"""
+
 import operator
 
 import numpy as np
@@ -8,29 +11,23 @@ import numpy as np
 from graphdef.framework import dtypes
 from graphdef.framework.graph import Tensor, get_default_graph
 from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, elementwise_ulps, tensor_ulps
-from graphdef.framework.limits import check as check_size
-from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, builder, constant_value, convert_to_tensor,
-                                   define, infer_broadcast, same_as_input)
-from graphdef.framework.shapes import TensorShape, show
+from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, builder, convert_to_tensor, define,
+                                   infer_broadcast, same_as_input)
+from graphdef.framework.shapes import TensorShape
 from graphdef.ops import array as array_ops
 from graphdef.ops import compare as compare_ops
-
-ARITH = dtypes.NUMERIC
-SIGNED = dtypes.SIGNED
-FLOATS = dtypes.FLOATS
-REAL = dtypes.NUMERIC
+from graphdef.ops.math_unary import (ARITH, FLOATS, SIGNED, _infer_same_shapes, _same_shapes,  # noqa: F401
+                                     abs, erfc, exp, log, log1p, negative, relu, rsqrt, sigmoid, sign, sqrt,
+                                     square, tanh)
+from graphdef.ops.reductions import (argmax, argmin, normalize_axes, reduce_max, reduce_mean,  # noqa: F401
+                                     reduce_min, reduce_prod, reduce_sum)
+from graphdef.ops.matmul import matmul  # noqa: F401
 
 
 def _binary(type_name, kernel, doc, grad, allowed=ARITH, *, numerics):
     return define(type_name, "x: T, y: T -> z: T", doc=doc,
                   attrs={"T": Attr("type", allowed=allowed)}, infer=infer_broadcast, kernel=kernel,
                   grad=_broadcasting(grad) if callable(grad) else grad, numerics=numerics)
-
-
-def _unary(type_name, kernel, doc, grad, allowed=ARITH, *, numerics):
-    return define(type_name, "x: T -> y: T", doc=doc,
-                  attrs={"T": Attr("type", allowed=allowed)}, infer=same_as_input(), kernel=kernel,
-                  grad=grad, numerics=numerics)
 
 
 def _broadcasting(grad):
@@ -127,30 +124,6 @@ SQUARED_DIFFERENCE = _binary("SquaredDifference", lambda x, y: np.square(x - y),
 POW = _binary("Pow", operator.pow, "x ** y; integer x to a negative integer power is an error.",
               lambda op, g, x, y: (g * y * pow(x, y - 1), None), numerics=elementwise_ulps(4))
 
-NEG = _unary("Neg", operator.neg, "-x.", lambda op, g: [negative(g)], SIGNED, numerics=EXACT)
-SQUARE = _unary("Square", np.square, "x * x.", lambda op, g: [g * (2 * op.inputs[0])], numerics=EXACT)
-SQRT = _unary("Sqrt", np.sqrt, "Square root; NaN below zero.", lambda op, g: [g / (2 * op.outputs[0])],
-              FLOATS, numerics=EXACT)
-EXP = _unary("Exp", np.exp, "e ** x.", lambda op, g: [g * op.outputs[0]], FLOATS, numerics=elementwise_ulps(4))
-LOG = _unary("Log", np.log, "Natural log; -inf at 0, NaN below zero.", lambda op, g: [g / op.inputs[0]],
-             FLOATS, numerics=elementwise_ulps(4))
-LOG1P = _unary("Log1p", np.log1p, "log(1 + x), accurate near 0.", lambda op, g: [g / (1 + op.inputs[0])],
-               FLOATS, numerics=elementwise_ulps(4))
-_ERFC = np.vectorize(math.erfc, otypes=[np.float64])  # numpy has no erfc; C's is correctly rounded enough
-
-ERFC = _unary("Erfc", lambda x: _ERFC(x).astype(np.asarray(x).dtype), "1 - erf(x) (Keras' exact gelu uses it).",
-              lambda op, g: [g * (-2 / np.sqrt(np.pi)) * exp(-square(op.inputs[0]))], FLOATS,
-              numerics=elementwise_ulps(4))
-SIGN = _unary("Sign", np.sign, "-1, 0 or 1 by the sign of x (0 for 0).", NOT_DIFFERENTIABLE, SIGNED, numerics=EXACT)
-ABS = _unary("Abs", np.abs, "|x|.", lambda op, g: [g * sign(op.inputs[0])], SIGNED, numerics=EXACT)
-SIGMOID = _unary("Sigmoid", lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + exp(-x)).",
-                 lambda op, g: [g * op.outputs[0] * (1 - op.outputs[0])], FLOATS, numerics=elementwise_ulps(4))
-TANH = _unary("Tanh", np.tanh, "Hyperbolic tangent.",
-              lambda op, g: [g * (1 - square(op.outputs[0]))], FLOATS, numerics=elementwise_ulps(4))
-RSQRT = _unary("Rsqrt", lambda x: 1 / np.sqrt(x), "1 / sqrt(x); inf at 0, NaN below zero.",
-               lambda op, g: [g * op.outputs[0] * op.outputs[0] * op.outputs[0] * -0.5], FLOATS,
-               numerics=elementwise_ulps(2))
-
 
 # -- integer-aware division: TF's three conventions ------------------------------------------------
 
@@ -202,48 +175,6 @@ DIV = _binary("Div", _div, "TF 1.x's x / y: truncating toward zero for integers,
               _div_grad, numerics=EXACT)
 
 
-def _same_shapes(what, *arrays):
-    shape = np.shape(arrays[0])
-    for a in arrays[1:]:
-        if np.shape(a) != shape:
-            raise ValueError(f"{what} inputs must all have one shape, got {show(shape)} and {show(np.shape(a))}")
-
-
-def _infer_same_shapes(ctx):
-    shape = ctx.shape(0)
-    for i in range(1, len(ctx.inputs)):
-        if not shape.is_compatible_with(ctx.shape(i)):
-            raise ctx.error(f"inputs must all have one shape, got {show(shape)} and {show(ctx.shape(i))}")
-        shape = shape.merge_with(ctx.shape(i))
-    return [shape]
-
-
-_SAME_WIDTH_UINT = {4: np.uint32, 8: np.uint64, 2: np.uint16}
-
-
-def _relu_grad(gradients, features):
-    _same_shapes("ReluGrad", gradients, features)
-    gradients = np.asarray(gradients)
-    keep = np.asarray(features) > 0
-    if gradients.dtype.kind != "f" or gradients.ndim == 0:
-        return np.where(keep, gradients, np.zeros((), gradients.dtype))
-    # select(keep, g, +0.0) by masking the bits: exact (a NaN where features <= 0 still gives 0,
-    # unlike g * keep) and several times faster than np.where
-    bits = _SAME_WIDTH_UINT[gradients.dtype.itemsize]
-    mask = keep.astype(bits)
-    np.negative(mask, out=mask)  # True -> all ones, False -> 0
-    return (np.ascontiguousarray(gradients).view(bits) & mask).view(gradients.dtype)
-
-
-RELU_GRAD = define(
-    "ReluGrad", "gradients: T, features: T -> backprops: T",
-    doc="The gradient of Relu: `gradients` where features > 0, else 0.",
-    attrs={"T": Attr("type", allowed=REAL)}, infer=_infer_same_shapes, kernel=_relu_grad,
-    grad=NOT_DIFFERENTIABLE, numerics=EXACT)
-RELU = _unary("Relu", lambda x: np.maximum(x, 0), "max(x, 0); NaN propagates.",
-              lambda op, g: [build("ReluGrad", [g, op.inputs[0]], default_name="ReluGrad").outputs[0]], REAL,
-              numerics=EXACT_BUT_ZERO_SIGN)
-
 
 def _add_n(*inputs):
     _same_shapes("AddN", *inputs)
@@ -258,254 +189,6 @@ ADD_N = define(
     doc="The sum of N tensors of one shape, added left to right.",
     attrs={"N": Attr("int"), "T": Attr("type", allowed=ARITH)},
     infer=_infer_same_shapes, kernel=_add_n, grad=lambda op, g: [g] * len(op.inputs), numerics=tensor_ulps(8))
-
-
-# -- reductions -----------------------------------------------------------------------
-
-def normalize_axes(axes, ndim):
-    """Reduction axes (scalar or 1-D, negatives allowed) -> sorted tuple; raises on bad ones."""
-    out = []
-    for a in np.ravel(axes).tolist():
-        if not -ndim <= a < max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
-            raise ValueError(f"axis {a} is out of range for a tensor of rank {ndim}")
-        a = a % ndim if ndim else 0
-        if a in out:
-            raise ValueError(f"axis {a} is listed twice")
-        out.append(a)
-    return tuple(sorted(out)) if ndim else ()
-
-
-def _reduces_every_axis(x, axes):
-    """True for axes built as Range(0, Rank(x), 1): what reduce_* emits for axis=None, unknown rank."""
-    op = axes.op
-    if op.type != "Range":
-        return False
-    start, limit, delta = op.inputs
-    return (limit.op.type == "Rank" and limit.op.inputs[0] is x
-            and constant_value(start) == 0 and constant_value(delta) == 1)
-
-
-def _infer_reduction(ctx):
-    x = ctx.shape(0)
-    keep = ctx.attrs["keep_dims"]
-    axes = constant_value(ctx.inputs[1])
-    if not keep and _reduces_every_axis(ctx.inputs[0], ctx.inputs[1]):
-        return [TensorShape(())]
-    if x.ndims is None:
-        return [TensorShape(None)]
-    if axes is None:
-        return [TensorShape([None] * x.ndims) if keep else TensorShape(None)]
-    try:
-        axes = normalize_axes(axes, x.ndims)
-    except ValueError as e:
-        raise ctx.error(f"{e} (input shape {show(x)})") from None
-    if keep:
-        return [TensorShape([1 if i in axes else d for i, d in enumerate(x.dims)])]
-    return [TensorShape([d for i, d in enumerate(x.dims) if i not in axes])]
-
-
-def _check_empty_reduction(x, axes, keep_dims):
-    """An empty input reduced over its empty axes may give an output of any size (a [0, 2^40]
-    Const summed over axis 0): checked against the limit before numpy fills it."""
-    if x.size == 0:
-        axes = normalize_axes(axes, x.ndim)
-        check_size([1 if i in axes else d for i, d in enumerate(x.shape) if keep_dims or i not in axes], x.dtype)
-
-
-def _sum(x, axes, *, keep_dims):
-    x = np.asarray(x)
-    _check_empty_reduction(x, axes, keep_dims)
-    axes = normalize_axes(axes, x.ndim)
-    if not axes:  # nothing to reduce (a gradient's unbroadcast often asks for this): no copy
-        return x
-    return np.sum(x, axis=axes, dtype=x.dtype, keepdims=keep_dims)
-
-
-def _mean(x, axes, *, keep_dims):
-    x = np.asarray(x)
-    axes = normalize_axes(axes, x.ndim)
-    count = int(np.prod([x.shape[a] for a in axes]))
-    if x.dtype.kind in "iu":  # TF sums in a wider type, then divides with truncation
-        if count == 0:
-            raise ValueError("mean of an empty integer reduction")
-        wide = np.uint64 if x.dtype.kind == "u" else np.int64
-        total = np.sum(x, axis=axes, dtype=wide, keepdims=keep_dims)
-        quotient = total // count if x.dtype.kind == "u" else np.sign(total) * (np.abs(total) // count)
-        return quotient.astype(x.dtype)
-    if count == 0:  # numpy would warn; TF quietly gives NaN
-        shape = [1 if i in axes else d for i, d in enumerate(x.shape)] if keep_dims else \
-            [d for i, d in enumerate(x.shape) if i not in axes]
-        check_size(shape, x.dtype)
-        return np.full(shape, np.nan, dtype=x.dtype)
-    return np.mean(x, axis=axes, dtype=x.dtype, keepdims=keep_dims)
-
-
-def _max(x, axes, *, keep_dims):
-    x = np.asarray(x)
-    _check_empty_reduction(x, axes, keep_dims)
-    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    return np.max(x, axis=normalize_axes(axes, x.ndim), keepdims=keep_dims, initial=lowest)
-
-
-def _reduction(type_name, kernel, doc, grad, allowed=ARITH, *, numerics):
-    return define(type_name, "input: T, reduction_indices: Tidx -> output: T", doc=doc,
-                  attrs={"keep_dims": Attr("bool", False), "T": Attr("type", allowed=allowed),
-                         "Tidx": Attr("type", dtypes.int32, dtypes.INDEX)},
-                  infer=_infer_reduction, kernel=kernel, grad=grad, numerics=numerics)
-
-
-def _spread(op, g):
-    """The gradient of a sum: g, with the reduced axes restored, repeated over the input's shape."""
-    x = op.inputs[0]
-    axes = constant_value(op.inputs[1])
-    if op.outputs[0].shape.ndims == 0 and not op.attrs["keep_dims"]:  # reduced to a scalar
-        return array_ops.broadcast_to(g, array_ops.shape_of(x)), None
-    if x.shape.ndims is None or axes is None:
-        raise NotImplementedError(f"the gradient of {op.type} '{op.name}' needs a known rank and constant axes")
-    axes = normalize_axes(axes, x.shape.ndims)
-    if not op.attrs["keep_dims"]:
-        kept = [1 if i in axes else (d if d is not None else -1) for i, d in enumerate(x.shape.dims)]
-        if kept.count(-1) > 1:
-            raise NotImplementedError(f"the gradient of {op.type} '{op.name}' needs the kept dims known")
-        g = array_ops.reshape(g, kept)
-    return array_ops.broadcast_to(g, array_ops.shape_of(x)), axes
-
-
-def _sum_grad(op, g):
-    return [_spread(op, g)[0], None]
-
-
-def _mean_grad(op, g):
-    spread, axes = _spread(op, g)
-    x = op.inputs[0]
-    dims = [None] if axes is None else [x.shape.dims[a] for a in axes]
-    if None in dims:
-        count = cast(array_ops.size(x), x.dtype) / cast(array_ops.size(op.outputs[0]), x.dtype)
-    else:
-        count = float(np.prod(dims))
-    return [spread / count, None]
-
-
-def _extreme_grad(op, g):
-    """Max/Min: the gradient goes to every element equal to the extreme, shared among ties (as TF)."""
-    x, y = op.inputs[0], op.outputs[0]
-    axes = constant_value(op.inputs[1])
-    if x.shape.ndims is None or axes is None:
-        raise NotImplementedError(f"the gradient of {op.type} '{op.name}' needs a known rank and constant axes")
-    axes = normalize_axes(axes, x.shape.ndims)
-    if not op.attrs["keep_dims"]:
-        kept = [1 if i in axes else (d if d is not None else -1) for i, d in enumerate(x.shape.dims)]
-        y, g = array_ops.reshape(y, kept), array_ops.reshape(g, kept)
-    hits = cast(compare_ops.equal(x, array_ops.broadcast_to(y, array_ops.shape_of(x))), g.dtype)
-    count = reduce_sum(hits, axis=list(axes), keepdims=True)
-    return [hits * g / count, None]
-
-
-def _min(x, axes, *, keep_dims):
-    x = np.asarray(x)
-    _check_empty_reduction(x, axes, keep_dims)
-    highest = np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).max
-    return np.min(x, axis=normalize_axes(axes, x.ndim), keepdims=keep_dims, initial=highest)
-
-
-def _prod(x, axes, *, keep_dims):
-    x = np.asarray(x)
-    _check_empty_reduction(x, axes, keep_dims)
-    return np.prod(x, axis=normalize_axes(axes, x.ndim), dtype=x.dtype, keepdims=keep_dims)
-
-
-SUM = _reduction("Sum", _sum, "Sum over the axes given as a tensor; keep_dims keeps them as size 1.", _sum_grad,
-                 numerics=tensor_ulps(8))
-MEAN = _reduction("Mean", _mean, "Mean over the axes; integer means truncate, as in TF.", _mean_grad,
-                  numerics=tensor_ulps(8))
-MAX = _reduction("Max", _max, "Max over the axes; an empty reduction gives the lowest value.", _extreme_grad,
-                 numerics=EXACT_BUT_ZERO_SIGN)
-MIN = _reduction("Min", _min, "Min over the axes; an empty reduction gives the highest value.", _extreme_grad,
-                 numerics=EXACT_BUT_ZERO_SIGN)
-PROD = _reduction("Prod", _prod, "Product over the axes; an empty reduction gives 1.", None, numerics=tensor_ulps(8))
-
-
-def _infer_arg_extreme(ctx):
-    x = ctx.shape(0)
-    axis = constant_value(ctx.inputs[1])
-    if x.ndims is None or axis is None:
-        return [TensorShape(None if x.ndims is None else [None] * (x.ndims - 1))]
-    try:
-        (axis,) = normalize_axes(axis, x.ndims)
-    except ValueError as e:
-        raise ctx.error(f"{e} (input shape {show(x)})") from None
-    return [TensorShape([d for i, d in enumerate(x.dims) if i != axis])]
-
-
-def _arg_extreme(pick):
-    def kernel(x, dimension, *, output_type):
-        x = np.asarray(x)
-        if x.ndim == 0:
-            raise ValueError(f"cannot take {pick.__name__} of a scalar; it needs at least one dim")
-        (axis,) = normalize_axes(dimension, x.ndim)
-        if x.shape[axis] == 0:
-            raise ValueError(f"cannot take {pick.__name__} along an empty axis {axis} of shape {list(x.shape)}")
-        return pick(x, axis=axis).astype(output_type.np)  # the first index on ties, as TF
-    return kernel
-
-
-def _arg_op(type_name, pick, doc):
-    return define(type_name, "input: T, dimension: Tidx -> output: output_type", doc=doc,
-                  attrs={"T": Attr("type", allowed=ARITH | {dtypes.bool_}),
-                         "Tidx": Attr("type", dtypes.int32, dtypes.INDEX),
-                         "output_type": Attr("type", dtypes.int64, dtypes.INDEX)},
-                  infer=_infer_arg_extreme, kernel=_arg_extreme(pick), grad=NOT_DIFFERENTIABLE, numerics=EXACT)
-
-
-ARG_MAX = _arg_op("ArgMax", np.argmax, "The index of the largest value along an axis (the first on ties).")
-ARG_MIN = _arg_op("ArgMin", np.argmin, "The index of the smallest value along an axis (the first on ties).")
-
-
-# -- MatMul and Cast ------------------------------------------------------------------
-
-def _infer_matmul(ctx):
-    a, b = ctx.shape(0), ctx.shape(1)
-    for s, side in ((a, "a"), (b, "b")):
-        if s.ndims not in (None, 2):
-            raise ctx.error(f"input {side} must be a matrix, got shape {show(s)}")
-    if a.ndims is None or b.ndims is None:
-        return [TensorShape([None, None])]
-    m, k = reversed(a.dims) if ctx.attrs["transpose_a"] else a.dims
-    k2, n = reversed(b.dims) if ctx.attrs["transpose_b"] else b.dims
-    if k is not None and k2 is not None and k != k2:
-        flags = "".join(f", {f}=True" for f in ("transpose_a", "transpose_b") if ctx.attrs[f])
-        raise ctx.error(f"cannot multiply {show(a)} by {show(b)}{flags}: inner dimensions {k} and {k2} differ")
-    return [TensorShape([m, n])]
-
-
-def _matmul(a, b, *, transpose_a, transpose_b):
-    if np.ndim(a) != 2 or np.ndim(b) != 2:
-        raise ValueError(f"MatMul needs matrices, got shapes {list(np.shape(a))} and {list(np.shape(b))}")
-    # [m, k] x [k, n] is m x n whatever k is: an empty k (or k of 1) may ask for any size
-    m = np.shape(a)[1 if transpose_a else 0]
-    n = np.shape(b)[0 if transpose_b else 1]
-    check_size((m, n), np.result_type(a, b))
-    return np.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
-
-
-MATMUL = define(
-    "MatMul", "a: T, b: T -> product: T",
-    doc="Matrix product of two 2-D tensors, optionally transposing either first.",
-    attrs={"transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False),
-           "T": Attr("type", allowed=ARITH)},
-    infer=_infer_matmul, kernel=_matmul, grad=lambda op, g: _matmul_grad(op, g), numerics=tensor_ulps(8))
-
-
-def _matmul_grad(op, g):
-    a, b = op.inputs
-    ta, tb = op.attrs["transpose_a"], op.attrs["transpose_b"]
-    if not ta and not tb:
-        return [matmul(g, b, transpose_b=True), matmul(a, g, transpose_a=True)]
-    if not ta and tb:
-        return [matmul(g, b), matmul(g, a, transpose_a=True)]
-    if ta and not tb:
-        return [matmul(b, g, transpose_b=True), matmul(a, g)]
-    return [matmul(b, g, transpose_a=True, transpose_b=True), matmul(g, a, transpose_a=True, transpose_b=True)]
 
 
 def _cast(x, *, DstT):  # noqa: N803 - TF's attr name
@@ -527,30 +210,13 @@ def _op(type_name, default_name):
     return builder(type_name, default_name, 2)
 
 
-def _op1(type_name, default_name):
-    return builder(type_name, default_name, 1)
-
-
 add = _op("AddV2", "Add")
 subtract = _op("Sub", "Sub")
 multiply = _op("Mul", "Mul")
 maximum = _op("Maximum", "Maximum")
 minimum = _op("Minimum", "Minimum")
 pow = _op("Pow", "Pow")  # noqa: A001 - TF's name
-negative = _op1("Neg", "Neg")
-square = _op1("Square", "Square")
-sqrt = _op1("Sqrt", "Sqrt")
-exp = _op1("Exp", "Exp")
-log = _op1("Log", "Log")
-abs = _op1("Abs", "Abs")  # noqa: A001 - TF's name
-sigmoid = _op1("Sigmoid", "Sigmoid")
-tanh = _op1("Tanh", "Tanh")
-relu = _op1("Relu", "Relu")
-sign = _op1("Sign", "Sign")
-log1p = _op1("Log1p", "Log1p")
-erfc = _op1("Erfc", "Erfc")
 squared_difference = _op("SquaredDifference", "SquaredDifference")
-rsqrt = _op1("Rsqrt", "Rsqrt")
 floor_mod = floormod = mod = _op("FloorMod", "FloorMod")
 realdiv = _op("RealDiv", "RealDiv")
 
@@ -607,10 +273,6 @@ def divide(x, y, name=None):
     return truediv(x, y, name=name)
 
 
-def matmul(a, b, transpose_a=False, transpose_b=False, name=None):
-    return build("MatMul", [a, b], name=name, default_name="MatMul",
-                 attrs={"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}).outputs[0]
-
 
 def cast(x, dtype, name=None):
     """Converts `x` to `dtype`; a no-op (no node) when it already has it."""
@@ -619,41 +281,6 @@ def cast(x, dtype, name=None):
     if x.dtype is dtype:
         return x
     return build("Cast", [x], name=name, default_name="Cast", attrs={"DstT": dtype}).outputs[0]
-
-
-def _reduce(type_name, default_name):
-    def reducer(input_tensor, axis=None, keepdims=None, name=None, reduction_indices=None, keep_dims=None):
-        x = convert_to_tensor(input_tensor)
-        axis = reduction_indices if axis is None else axis
-        keep = bool(keepdims if keepdims is not None else keep_dims)
-        if axis is None:  # every axis: a constant list when the rank is known, else Range(0, Rank(x))
-            if x.shape.ndims is None:
-                axis = array_ops.range_(0, array_ops.rank(x), 1)
-            else:
-                axis = array_ops.constant(list(range(x.shape.ndims)), dtype=dtypes.int32)
-        return build(type_name, [x, axis], name=name, default_name=default_name,
-                     attrs={"keep_dims": keep}).outputs[0]
-    reducer.__name__ = f"reduce_{default_name.lower()}"
-    return reducer
-
-
-reduce_sum = _reduce("Sum", "Sum")
-reduce_mean = _reduce("Mean", "Mean")
-reduce_max = _reduce("Max", "Max")
-reduce_min = _reduce("Min", "Min")
-reduce_prod = _reduce("Prod", "Prod")
-
-
-def argmax(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
-    axis = dimension if axis is None else axis
-    return build("ArgMax", [input, 0 if axis is None else axis], name=name, default_name="ArgMax",
-                 attrs={"output_type": dtypes.as_dtype(output_type)}).outputs[0]
-
-
-def argmin(input, axis=None, name=None, dimension=None, output_type=dtypes.int64):  # noqa: A002
-    axis = dimension if axis is None else axis
-    return build("ArgMin", [input, 0 if axis is None else axis], name=name, default_name="ArgMin",
-                 attrs={"output_type": dtypes.as_dtype(output_type)}).outputs[0]
 
 
 # -- Tensor operators, named as TF names them ------------------------------------------

@@ -357,14 +357,18 @@ def tile(input, multiples, name=None):  # noqa: A002
 
 
 def pad(tensor, paddings, mode="CONSTANT", name=None, constant_values=0):
-    """tf.pad with zeros (mode CONSTANT); other modes and fill values are not supported yet."""
-    if str(mode).upper() != "CONSTANT":
-        raise NotImplementedError(f"pad: mode {mode!r} needs MirrorPad, which graphdef does not have yet; "
-                                  "only CONSTANT is supported")
-    if not (isinstance(constant_values, (int, float, np.number)) and constant_values == 0):
-        raise NotImplementedError("pad: constant_values other than 0 need PadV2, which graphdef does not "
-                                  "have yet; add the value after padding a mask instead")
-    return build("Pad", [tensor, paddings], name=name, default_name="Pad").outputs[0]
+    """tf.pad: Pad with zeros, PadV2 with another constant, MirrorPad for REFLECT and SYMMETRIC (as TF)."""
+    mode = str(mode).upper()
+    if mode in ("REFLECT", "SYMMETRIC"):
+        return build("MirrorPad", [tensor, paddings], name=name, default_name="MirrorPad",
+                     attrs={"mode": mode}).outputs[0]
+    if mode != "CONSTANT":
+        raise ValueError(f"pad: mode {mode!r} must be CONSTANT, REFLECT or SYMMETRIC")
+    if isinstance(constant_values, (int, float, np.number)) and constant_values == 0:
+        return build("Pad", [tensor, paddings], name=name, default_name="Pad").outputs[0]
+    tensor = convert_to_tensor(tensor)
+    value = convert_to_tensor(constant_values, dtype=tensor.dtype)
+    return build("PadV2", [tensor, paddings, value], name=name, default_name="PadV2").outputs[0]
 
 
 def gather(params, indices, validate_indices=None, name=None, axis=None, batch_dims=0):

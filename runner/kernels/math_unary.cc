@@ -145,9 +145,9 @@ void compute_unary(KernelContext& context) {
 }
 
 template <class Op>
-Kernel unary_kernel(const char* op) {
+Kernel unary_kernel(const char* op, const char* input = "x") {
   return Kernel(op)
-      .input("x", "T")
+      .input(input, "T")
       .output("T")
       .type_attr("T", dtypes_of(typename Op::Types{}))
       .shape(same_as_input(0))
@@ -165,7 +165,7 @@ REGISTER_KERNEL(unary_kernel<RsqrtOp>("Rsqrt"));
 REGISTER_KERNEL(unary_kernel<SigmoidOp>("Sigmoid"));
 REGISTER_KERNEL(unary_kernel<TanhOp>("Tanh"));
 REGISTER_KERNEL(unary_kernel<ErfcOp>("Erfc"));
-REGISTER_KERNEL(unary_kernel<ReluOp>("Relu"));
+REGISTER_KERNEL(unary_kernel<ReluOp>("Relu", "features"));  // TF names its input features
 REGISTER_KERNEL(unary_kernel<SignOp>("Sign"));
 
 }  // namespace

@@ -124,6 +124,23 @@ def build_zoo(tf):
         first, second = tf.identity_n([x, n])
         keep("identity_n", first * tf.cast(second, tf.float32))
         keep("stop_gradient", tf.stop_gradient(x) * 2.0)
+        # rounding, trigonometry, float classes, scans, top-k, nd indexing, reversing and padding
+        for name, fn in [("sin", tf.sin), ("cos", tf.cos), ("floor", tf.floor), ("ceil", tf.math.ceil),
+                         ("round", tf.round), ("reciprocal", tf.math.reciprocal), ("selu", tf.nn.selu),
+                         ("inv", lambda t: tf.raw_ops.Inv(x=t)), ("cumsum", lambda t: tf.cumsum(t, 1, exclusive=True)),
+                         ("cumprod", lambda t: tf.math.cumprod(t, 1, reverse=True)),
+                         ("reverse", lambda t: tf.reverse(t, [1])),
+                         ("reflect", lambda t: tf.pad(t, [[0, 0], [2, 2]], "REFLECT")),
+                         ("symmetric", lambda t: tf.pad(t, [[0, 0], [1, 3]], "SYMMETRIC")),
+                         ("pad_v2", lambda t: tf.pad(t, [[0, 0], [1, 1]], constant_values=3.0))]:
+            keep(name, fn(x))
+        for name, fn in [("is_finite", tf.math.is_finite), ("is_nan", tf.math.is_nan), ("is_inf", tf.math.is_inf)]:
+            keep(name, fn(x / y))
+        top_values, top_indices = tf.math.top_k(x, 3)
+        keep("top_k", top_values * tf.cast(top_indices, tf.float32))
+        keep("gather_nd", tf.gather_nd(tf.transpose(x), [[1], [4]]))
+        keep("scatter_nd", tf.scatter_nd([[1], [3], [1]], tf.stack([bias, bias * 2.0, w[0]]), [5, 6]))
+        keep("where", tf.where(x > 0))
         # control inputs: a NoOp that the output waits for
         with tf.control_dependencies([tf.no_op(name="barrier")]):
             keep("after_barrier", x + 1.0)

@@ -1,0 +1,124 @@
+// Ops along one axis that keep it: Cumsum and Cumprod (running sums and
+// products, added in order from one end; integers wrap), and TopKV2 (the k
+// largest of each last-axis row, largest first, ties by lower index first as
+// TF; NaN counts as the largest, as numpy sorts it).
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "core/int_arith.h"
+#include "exec/kernel.h"
+#include "exec/kernel_context.h"
+#include "kernels/axis.h"
+
+namespace graphrun {
+namespace {
+
+using SmallIndexTypes = TypeList<int16_t, int32_t, int64_t>;
+
+template <bool kProduct>
+void compute_scan(KernelContext& context) {
+  const Tensor& x = context.input(0);
+  if (x.rank() == 0) throw Error("cannot scan a scalar; it needs at least one dim");
+  if (context.input(1).rank() != 0) throw Error("axis must be a scalar, got shape " + shape_string(context.input(1).shape()));
+  const int64_t axis = normalize_axis(read_scalar_int(context.input(1), "axis"), x.rank());
+  const bool exclusive = context.attr_bool("exclusive");
+  const bool reverse = context.attr_bool("reverse");
+  const AxisView view = axis_view(x.shape(), axis);
+  Tensor out = Tensor::uninitialized(x.dtype(), x.shape());
+  dispatch(NumericTypes{}, x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = x.data<T>();
+    T* result = out.data<T>();
+    for (int64_t o = 0; o < view.outer; ++o) {
+      for (int64_t i = 0; i < view.inner; ++i) {
+        T acc = kProduct ? T(1) : T(0);
+        for (int64_t step = 0; step < view.dim; ++step) {
+          const int64_t d = reverse ? view.dim - 1 - step : step;
+          const int64_t at = (o * view.dim + d) * view.inner + i;
+          if (exclusive) result[at] = acc;
+          acc = kProduct ? mul(acc, in[at]) : add(acc, in[at]);
+          if (!exclusive) result[at] = acc;
+        }
+      }
+    }
+  });
+  context.set_output(0, std::move(out));
+}
+
+template <bool kProduct>
+Kernel scan_kernel(const char* op) {
+  return Kernel(op)
+      .input("x", "T")
+      .input("axis", "Tidx")
+      .output("T")
+      .bool_attr("exclusive", false)
+      .bool_attr("reverse", false)
+      .type_attr("T", dtypes_of(NumericTypes{}))
+      .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+      .compute(compute_scan<kProduct>);
+}
+
+REGISTER_KERNEL(scan_kernel<false>("Cumsum"));
+REGISTER_KERNEL(scan_kernel<true>("Cumprod"));
+
+template <class T>
+bool ranks_above(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(a)) return !std::isnan(b);
+  }
+  return a > b;
+}
+
+void compute_top_k(KernelContext& context) {
+  const Tensor& x = context.input(0);
+  if (x.rank() == 0) throw Error("TopKV2 needs an input of at least one dim");
+  if (context.input(1).rank() != 0) throw Error("k must be a scalar, got shape " + shape_string(context.input(1).shape()));
+  const int64_t k = read_scalar_int(context.input(1), "k");
+  const int64_t n = x.shape().back();
+  if (k < 0 || k > n) {
+    throw Error("k " + std::to_string(k) + " must be in [0, " + std::to_string(n) + "], the input's last dim (shape " +
+                shape_string(x.shape()) + ")");
+  }
+  Shape out_shape = x.shape();
+  out_shape.back() = k;
+  Tensor values = Tensor::uninitialized(x.dtype(), out_shape);
+  Tensor indices = Tensor::uninitialized(context.attr_type("index_type"), out_shape);
+  const int64_t rows = n == 0 ? 0 : x.num_elements() / n;
+  std::vector<int64_t> order(static_cast<std::size_t>(n));
+  dispatch(NumericTypes{}, x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = x.data<T>();
+    T* top = values.data<T>();
+    dispatch(SmallIndexTypes{}, indices.dtype(), [&](auto index_tag) {
+      using I = typename decltype(index_tag)::type;
+      I* where = indices.data<I>();
+      for (int64_t r = 0; r < rows; ++r) {
+        const T* row = in + r * n;
+        std::iota(order.begin(), order.end(), int64_t{0});
+        // stable: equal values keep their index order, so the lower index comes first
+        std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return ranks_above(row[a], row[b]); });
+        for (int64_t j = 0; j < k; ++j) {
+          top[r * k + j] = row[order[j]];
+          where[r * k + j] = static_cast<I>(order[j]);
+        }
+      }
+    });
+  });
+  context.set_output(0, std::move(values));
+  context.set_output(1, std::move(indices));
+}
+
+REGISTER_KERNEL(Kernel("TopKV2")
+                    .input("input", "T")
+                    .input("k", "Tk")
+                    .output("T")
+                    .output("index_type")
+                    .bool_attr("sorted", true)
+                    .type_attr("T", dtypes_of(NumericTypes{}))
+                    .type_attr("Tk", dtypes_of(SmallIndexTypes{}), graphdef::DT_INT32)
+                    .type_attr("index_type", dtypes_of(SmallIndexTypes{}), graphdef::DT_INT32)
+                    .compute(compute_top_k));
+
+}  // namespace
+}  // namespace graphrun

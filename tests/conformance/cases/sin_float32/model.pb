@@ -1,0 +1,8 @@
+
+.
+xPlaceholder*
+dtype0*
+shape:
+
+zSinx*
+T0"ª
