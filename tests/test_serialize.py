@@ -118,7 +118,7 @@ def test_every_missing_op_type_is_listed_at_once():
     graph = tf.Graph()
     import_graph_def(gd, graph=graph, name="")
     with tf.Session(graph=graph) as sess, pytest.raises(
-            tf.errors.UnimplementedError, match=r"no kernel for FooBar \(c and 1 more\), Baz \(b\)$"):
+            tf.errors.UnimplementedError, match=r"no kernel for FooBar \(a and 1 more\), Baz \(b\)$"):
         sess.run(["a", "b", "c"])
 
 
