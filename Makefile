@@ -64,8 +64,12 @@ $(VENV)/.demo: $(VENV)/.installed pyproject.toml
 	@touch $@
 
 proto: $(PY_GEN)
+# protoc writes a proto's imports as top-level Python imports (`import graph_pb2`); inside the
+# package they must be relative. A proto's Python module also waits for those it imports.
 graphdef/_proto/%_pb2.py: proto/%.proto $(VENV)/.installed
 	$(VPY) -m grpc_tools.protoc -Iproto --python_out=graphdef/_proto $<
+	sed -i 's/^import \([a-z_]*_pb2\) as /from . import \1 as /' $@
+graphdef/_proto/tensor_bundle_pb2.py graphdef/_proto/meta_graph_pb2.py: graphdef/_proto/graph_pb2.py
 
 # Generated sources are kept: as an intermediate of two pattern rules, make would delete them
 # after each build and the next build would regenerate them and recompile everything.
@@ -129,7 +133,11 @@ test: setup $(VENV)/.oracles $(VENV)/.demo
 test-profiles: setup $(VENV)/.oracles $(VENV)/.demo
 	$(VPY) -m tests.cpu_profiles $(PROFILES)
 
-bench: setup $(VENV)/.oracles
+$(VENV)/.bench: $(VENV)/.oracles pyproject.toml
+	$(VPY) -m pip install -q -e '.[bench]'
+	@touch $@
+
+bench: setup $(VENV)/.bench
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(VPY) $$f || exit 1; done
 
 # Regenerate the committed TensorFlow-made models and TF1 transcripts (needs TensorFlow).

@@ -44,6 +44,7 @@ from graphdef import graph_util  # noqa: E402  (tf.compat.v1.graph_util: freezin
 from graphdef import math  # noqa: E402  (tf.math)
 from graphdef import summary  # noqa: E402  (tf.summary: FileWriter, scalar, merge, merge_all)
 from graphdef import gfile  # noqa: E402  (tf.gfile)
+from graphdef import saved_model  # noqa: E402  (tf.saved_model: SavedModel export and loading)
 from graphdef._proto.graph_pb2 import GraphDef, NodeDef  # noqa: E402  (tf.GraphDef, as TF1 code parses .pb files)
 
 __version__ = "0.1.0"

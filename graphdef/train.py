@@ -8,8 +8,8 @@ from graphdef.ops.array import constant, group, zeros
 from graphdef.ops.math import cast, floordiv, multiply, pow, truediv  # noqa: A004 - TF's pow builder
 from graphdef.ops.registry import build, convert_to_tensor
 from graphdef.ops.state import Variable, assign, assign_add, trainable_variables
-from graphdef.wire.checkpoint import (Saver, checkpoint_exists, latest_checkpoint, list_variables,  # noqa: F401
-                                      load_variable)  # tf.train's checkpoint API
+from graphdef.wire.checkpoint import (Saver, checkpoint_exists, import_meta_graph, latest_checkpoint,  # noqa: F401
+                                      list_variables, load_variable)  # tf.train's checkpoint API
 from graphdef.wire.serialize import write_graph  # noqa: F401 - TF1 kept write_graph here too
 
 

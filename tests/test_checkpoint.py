@@ -1,7 +1,9 @@
 """Checkpoints: Saver.save/restore round trips, the file format, atomic saves and restore errors.
 
-Expected values are literals or numpy written here; the file is read back with numpy and
-zipfile, independently of graphdef.wire.checkpoint's own reader.
+Expected values are literals or numpy written here. The files are checked byte by byte where
+the format fixes them (the data file is the tensors' raw bytes in key order), and TensorFlow
+itself reads and writes them in tests/test_tf_checkpoint.py. The older .npz checkpoints are
+written here with numpy and zipfile, independently of graphdef's reader.
 """
 
 import json
@@ -15,6 +17,7 @@ import numpy as np
 import pytest
 
 import graphdef as tf
+from graphdef.wire import sstable
 from graphdef.wire.checkpoint import (CheckpointError, Saver, checkpoint_exists, latest_checkpoint, list_variables,
                                       load_variable)
 from graphdef.framework.errors import FailedPreconditionError
@@ -60,7 +63,7 @@ def test_restore_in_the_same_session_brings_back_the_saved_values(tmp_path):
     g, sess, saver, init, (x, w, b, y) = fresh()
     sess.run(init)
     path = saver.save(sess, tmp_path / "model.ckpt")
-    assert path == str(tmp_path / "model.ckpt") and os.path.isfile(path)
+    assert path == str(tmp_path / "model.ckpt") and os.path.isfile(path + ".index")
     w.load(np.zeros((2, 3), np.float32), sess)
     b.load([1, 1], sess)
     saver.restore(sess, path)
@@ -122,35 +125,46 @@ def test_every_dtype_and_shape_round_trips_exactly(tmp_path, value):
 
 # -- the file format ----------------------------------------------------------------------------
 
-def test_the_file_is_an_npz_that_numpy_reads_without_pickles(tmp_path):
+LEVELDB_MAGIC = (0xdb4775248b80fb57).to_bytes(8, "little")
+
+
+def files_of(prefix):
+    return [f"{prefix}.index", f"{prefix}.data-00000-of-00001"]
+
+
+def contents(prefix):
+    return [open(f, "rb").read() for f in files_of(prefix)]
+
+
+def test_the_files_are_tensorflows_bundle(tmp_path):
     _, sess, saver, init, _ = fresh()
     sess.run(init)
     path = saver.save(sess, tmp_path / "model.ckpt", global_step=3)
-    with np.load(path, allow_pickle=False) as npz:
-        assert sorted(npz.files) == ["__checkpoint__.json", "b", "layer/w"]
-        np.testing.assert_array_equal(npz["layer/w"], W)
-        np.testing.assert_array_equal(npz["b"], B)
-        assert npz["layer/w"].dtype == np.dtype("<f4") and npz["b"].dtype == np.dtype("<i8")
-    with zipfile.ZipFile(path) as archive:
-        assert archive.namelist() == ["layer/w.npy", "b.npy", "__checkpoint__.json"]
-        assert {i.compress_type for i in archive.infolist()} == {zipfile.ZIP_STORED}
-        meta = json.loads(archive.read("__checkpoint__.json"))
-        header = archive.read("layer/w.npy")[:80]
-    assert meta == {"format": "graphdef-checkpoint", "version": 1, "global_step": 3}
-    assert header.startswith(b"\x93NUMPY") and b"'descr': '<f4'" in header
+    assert path == str(tmp_path / "model.ckpt-3")
+    index, data = contents(path)
+    # The data file is every tensor's little-endian bytes, one after another, in key order.
+    assert data == B.astype("<i8").tobytes() + W.astype("<f4").tobytes()
+    assert index.endswith(LEVELDB_MAGIC) and b"layer/w" in index
     assert list_variables(path) == [("b", [2]), ("layer/w", [2, 3])]
     np.testing.assert_array_equal(load_variable(path, "layer/w"), W)
+
+
+def test_an_older_npz_checkpoint_still_restores(tmp_path):
+    path = tmp_path / "old.ckpt"
+    write_zip(path, {"__checkpoint__.json": META, "layer/w.npy": npy_bytes(W), "b.npy": npy_bytes(B)})
+    _, sess, saver, _, (x, w, b, y) = fresh()
+    saver.restore(sess, path)
+    np.testing.assert_array_equal(sess.run(w), W)
+    assert list_variables(path) == [("b", [2]), ("layer/w", [2, 3])]
 
 
 def test_saving_the_same_values_twice_gives_the_same_bytes(tmp_path):
     _, sess, saver, init, _ = fresh()
     sess.run(init)
-    first = open(saver.save(sess, tmp_path / "a"), "rb").read()
-    second = open(saver.save(sess, tmp_path / "b"), "rb").read()
-    assert first == second
+    assert contents(saver.save(sess, tmp_path / "a")) == contents(saver.save(sess, tmp_path / "b"))
 
 
-def test_a_new_file_gets_the_usual_permissions(tmp_path):
+def test_new_files_get_the_usual_permissions(tmp_path):
     _, sess, saver, init, _ = fresh()
     sess.run(init)
     umask = os.umask(0o022)
@@ -158,7 +172,7 @@ def test_a_new_file_gets_the_usual_permissions(tmp_path):
         path = saver.save(sess, tmp_path / "model.ckpt")
     finally:
         os.umask(umask)
-    assert os.stat(path).st_mode & 0o777 == 0o644
+    assert [os.stat(f).st_mode & 0o777 for f in files_of(path)] == [0o644, 0o644]
 
 
 # -- var_list, global_step, latest_checkpoint ---------------------------------------------------
@@ -208,7 +222,9 @@ def test_latest_checkpoint_follows_the_state_file_and_max_to_keep_deletes_the_ol
     for step in (1, 2, 3):
         w.load(W + step, sess)
         saver.save(sess, tmp_path / "model.ckpt", global_step=step)
-    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-2", "model.ckpt-3"]
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt-2.data-00000-of-00001", "model.ckpt-2.index",
+                                            "model.ckpt-2.meta", "model.ckpt-3.data-00000-of-00001",
+                                            "model.ckpt-3.index", "model.ckpt-3.meta"]
     assert (tmp_path / "checkpoint").read_text() == (
         'model_checkpoint_path: "model.ckpt-3"\n'
         'all_model_checkpoint_paths: "model.ckpt-2"\n'
@@ -245,7 +261,7 @@ def saved_twice_with_a_failing_write(tmp_path, monkeypatch, fail):
     _, sess, saver, init, (x, w, b, y) = fresh()
     sess.run(init)
     path = saver.save(sess, tmp_path / "model.ckpt")
-    before = open(path, "rb").read()
+    before = contents(path)
     w.load(np.full((2, 3), 9.0, np.float32), sess)
     fail(monkeypatch)
     with pytest.raises(OSError, match="disk full"):
@@ -254,31 +270,29 @@ def saved_twice_with_a_failing_write(tmp_path, monkeypatch, fail):
     return path, before, saver
 
 
-def fail_on_the_second_array(monkeypatch):
-    """The first variable's bytes reach the temporary file; the second's write fails."""
-    real = np.lib.format.write_array
-    calls = []
+def fail_on_the_index(monkeypatch):
+    """The new data file is written and synced; writing the index fails."""
+    real = sstable.build
 
-    def write_array(fp, array, *args, **kwargs):
-        calls.append(1)
-        if len(calls) == 2:
-            raise OSError("disk full")
-        return real(fp, array, *args, **kwargs)
-    monkeypatch.setattr(np.lib.format, "write_array", write_array)
+    def build(items):
+        raise OSError("disk full")
+    monkeypatch.setattr(sstable, "build", build)
+    del real
 
 
-def fail_on_the_rename(monkeypatch):
-    """The whole new file is written and synced; only the final rename fails."""
+def fail_on_the_first_rename(monkeypatch):
+    """Both new files are written and synced; renaming the first into place fails."""
     def replace(src, dst):
         raise OSError("disk full")
     monkeypatch.setattr(os, "replace", replace)
 
 
-@pytest.mark.parametrize("fail", [fail_on_the_second_array, fail_on_the_rename])
+@pytest.mark.parametrize("fail", [fail_on_the_index, fail_on_the_first_rename])
 def test_a_failed_save_leaves_the_previous_checkpoint_and_no_temporary_file(tmp_path, monkeypatch, fail):
     path, before, saver = saved_twice_with_a_failing_write(tmp_path, monkeypatch, fail)
-    assert open(path, "rb").read() == before
-    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt"]
+    assert contents(path) == before
+    assert sorted(os.listdir(tmp_path)) == ["checkpoint", "model.ckpt.data-00000-of-00001", "model.ckpt.index",
+                                            "model.ckpt.meta"]
     _, sess2, saver2, _, (x, w, b, y) = fresh()
     saver2.restore(sess2, path)
     np.testing.assert_array_equal(sess2.run(w), W)
@@ -289,19 +303,16 @@ def test_a_process_killed_mid_save_leaves_the_previous_checkpoint_intact(tmp_pat
     _, sess, saver, init, (x, w, b, y) = fresh()
     sess.run(init)
     path = saver.save(sess, tmp_path / "model.ckpt")
-    before = open(path, "rb").read()
+    before = contents(path)
     script = textwrap.dedent(f"""
         import os
         import numpy as np
         import graphdef as tf
+        from graphdef.wire import sstable
         from graphdef.wire.checkpoint import Saver
-        real, calls = np.lib.format.write_array, []
-        def write_array(*args, **kwargs):
-            calls.append(1)
-            if len(calls) == 2:
-                os._exit(17)  # dies the way a killed process does: no except, no finally
-            return real(*args, **kwargs)
-        np.lib.format.write_array = write_array
+        def build(items):
+            os._exit(17)  # dies the way a killed process does, data staged: no except, no finally
+        sstable.build = build
         with tf.Graph().as_default() as g:
             w = tf.Variable(np.full((400, 400), 5.0, np.float32), name="layer/w")
             b = tf.Variable(np.zeros(2, np.int64), name="b")
@@ -312,8 +323,9 @@ def test_a_process_killed_mid_save_leaves_the_previous_checkpoint_intact(tmp_pat
     """)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 17, proc.stderr
-    assert open(path, "rb").read() == before
-    leftovers = [n for n in os.listdir(tmp_path) if n not in ("model.ckpt", "checkpoint")]
+    assert contents(path) == before
+    leftovers = [n for n in os.listdir(tmp_path) if n not in [os.path.basename(f) for f in files_of(path)]
+                 and n not in ("checkpoint", "model.ckpt.meta")]
     assert all(n.startswith(".model.ckpt.") and n.endswith(".tmp") for n in leftovers), leftovers
     _, sess2, saver2, _, (x, w2, b2, y) = fresh()
     saver2.restore(sess2, path)
@@ -405,7 +417,7 @@ def not_checkpoints(tmp_path):
                                                                        "version": 2})})
     write_zip(tmp_path / "bad_meta", {"__checkpoint__.json": "{not json"})
     return [
-        (tmp_path / "missing", "no such checkpoint file"),
+        (tmp_path / "missing", "no such checkpoint (neither"),
         (tmp_path, "is a directory"),
         (tmp_path / "text", "not a graphdef checkpoint (not an .npz/zip archive)"),
         (graph_file, "not a graphdef checkpoint (not an .npz/zip archive)"),
@@ -430,11 +442,18 @@ def test_a_truncated_checkpoint_is_one_clear_line(tmp_path):
     _, sess, saver, init, _ = fresh()
     sess.run(init)
     path = saver.save(sess, tmp_path / "model.ckpt")
-    data = open(path, "rb").read()
-    open(path, "wb").write(data[: len(data) // 2])
+    index, data = files_of(path)
+    original = open(index, "rb").read()
+    open(index, "wb").write(original[: len(original) // 2])
     with pytest.raises(CheckpointError) as info:
         saver.restore(sess, path)
-    assert "not a graphdef checkpoint" in one_line(info.value)
+    assert one_line(info.value).startswith(f"{index}: ") and "magic" in one_line(info.value)
+    open(index, "wb").write(original)
+    open(data, "r+b").truncate(10)
+    with pytest.raises(CheckpointError) as info:
+        saver.restore(sess, path)
+    assert f"found an entry that is unreadable ({data}: tensor 'layer/w': bytes 16..40 lie past the file's end " \
+           "(10 bytes))" in str(info.value)
 
 
 def test_a_pickled_entry_is_refused_and_never_unpickled(tmp_path):

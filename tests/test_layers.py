@@ -5,6 +5,7 @@
     ops         the op registry and the op families (definitions, kernels, gradients)
     wire        GraphDef encode/decode, model files, checkpoints, atomic writes
     client      Session, Runner, feeds and the output format
+    optimize    graph passes over a GraphDef (constant and batch-norm folding, pruning, CSE)
     (top)       the tf.* namespaces: graphdef/__init__.py, nn, math, train, gradients, ...
     graphrun    the command line and one module per verb
 
@@ -16,7 +17,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "graphdef"
-LAYERS = ["_proto", "framework", "ops", "wire", "client", "top", "graphrun"]
+LAYERS = ["_proto", "framework", "ops", "wire", "client", "optimize", "top", "graphrun"]
 
 # (importing module, imported module): why it cannot be a module-level import
 UPWARD_FUNCTION_IMPORTS = {

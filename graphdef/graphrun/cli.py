@@ -42,6 +42,7 @@ VERBS = {
     "bench": "graphdef.graphrun.bench",
     "view": "graphdef.graphrun.view",
     "batch": "graphdef.graphrun.batch",
+    "optimize": "graphdef.graphrun.optimize_model",
 }
 
 EXIT_CODES = """exit codes:
@@ -80,6 +81,7 @@ EPILOG = f"""commands (the first argument; without one, graphrun runs the model)
   graphrun bench MODEL          latency percentiles and throughput; --profile per op and node
   graphrun view MODEL -o F.svg  draw the graph (.svg, .png, .pdf, .html, .dot) with Graphviz
   graphrun batch MODEL ...      stream a large .npy through the model into an .npy
+  graphrun optimize MODEL -o F  fold constants and batch norms, prune, merge; write a plain GraphDef
   Each has its own --help. A model file named like a command is given as ./NAME.
 
 {feed_options.HELP}

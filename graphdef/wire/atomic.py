@@ -26,6 +26,36 @@ def write_atomically(path, write):
     _sync_directory(directory)
 
 
+def write_files_atomically(writes):
+    """write_atomically for several files that belong together: [(path, write)], renamed in order.
+
+    Every file is written and synced to its temporary first; only then are they renamed, in
+    the order given. A failure while writing leaves every old file as it was and no temporary
+    behind; only a crash between two renames (metadata operations, microseconds apart) can
+    leave a newer first file beside an older second one.
+    """
+    staged = []
+    try:
+        for path, write in writes:
+            path = os.path.abspath(path)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            tmp, fd = _create_temporary(os.path.dirname(path), os.path.basename(path))
+            staged.append((tmp, path))
+            with os.fdopen(fd, "wb") as f:
+                write(f)
+                f.flush()
+                os.fsync(f.fileno())
+        while staged:
+            tmp, path = staged[0]
+            os.replace(tmp, path)
+            staged.pop(0)
+            _sync_directory(os.path.dirname(path))
+    except BaseException:
+        for tmp, _ in staged:
+            remove_quietly(tmp)
+        raise
+
+
 def _create_temporary(directory, basename):
     """A new hidden file; created with mode 0o666 so the umask applies, as for any new file."""
     while True:

@@ -1,45 +1,38 @@
-"""tf.train.Saver: variable values to a checkpoint file and back.
+"""tf.train.Saver: variable values to a checkpoint and back, in TensorFlow's own format.
 
-The file format is numpy's .npz: a zip archive (stored, not compressed) holding one
-`<key>.npy` array per variable, keyed by the variable's node name (or the name given in a
-dict var_list), plus `__checkpoint__.json`, a small UTF-8 JSON object that marks the file as
-a graphdef checkpoint: {"format": "graphdef-checkpoint", "version": 1, "global_step": 7 or
-null}. Any zip library and any .npy reader can read it (`np.load(path, allow_pickle=False)`
-in Python); no pickles are written and none are ever loaded. Arrays are little-endian.
+Saver.save(sess, "dir/model.ckpt", global_step=7) writes what TensorFlow's Saver writes:
+dir/model.ckpt-7.index and dir/model.ckpt-7.data-00000-of-00001 (the V2 tensor bundle,
+graphdef.wire.tensor_bundle), and the `checkpoint` state file naming the newest ones, so
+TensorFlow restores graphdef's checkpoints and graphdef restores TensorFlow's. Restore,
+list_variables and load_variable also read graphdef's older .npz checkpoints
+(graphdef.wire.checkpoint_npz). No pickles are written and none are ever loaded.
 
-A save is atomic: the archive is written to a temporary file in the target directory,
-flushed to disk, then renamed over the target, so a crash mid-save leaves the previous
-checkpoint intact. A restore checks every variable before changing any.
+A save is atomic file by file, data first and index last, so a crash mid-save leaves the
+previous checkpoint intact and never an index without its data. A restore checks every
+variable before changing any.
 """
 
-import json
 import os
 import re
-import zipfile
 
 import numpy as np
 
 from graphdef.framework.dtypes import as_dtype
+from graphdef._proto import meta_graph_pb2
+from graphdef.framework.graph import get_default_graph
+from graphdef.wire import meta_graph, tensor_bundle
+from graphdef.wire.serialize import import_graph_def
 from graphdef.wire.atomic import remove_quietly, write_atomically
-from graphdef.framework.errors import FailedPreconditionError, InvalidArgumentError
+from graphdef.wire.checkpoint_npz import META_KEY, CheckpointError, NpzCheckpoint
+from graphdef.framework.errors import FailedPreconditionError
 from graphdef.framework.graph import Operation, Tensor
 from graphdef.ops.array import frozen
 from graphdef.ops.state import Variable, global_variables
 from graphdef.framework.shapes import TensorShape, show
 
-FORMAT = "graphdef-checkpoint"
-VERSION = 1
-META_ENTRY = "__checkpoint__.json"
-META_KEY = META_ENTRY[:-len(".json")]
 STATE_FILENAME = "checkpoint"  # TF1's name for the file that records the latest checkpoint
-# A fixed timestamp for zip entries, so the same values always give the same bytes.
-_ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 # How many names an error lists before it summarises the rest.
 _MAX_LISTED = 20
-
-
-class CheckpointError(InvalidArgumentError):
-    """A checkpoint that cannot be read, or that does not match the variables being restored."""
 
 
 # -- the variables a Saver handles ------------------------------------------------------------
@@ -98,85 +91,54 @@ def _checked_slots(pairs):
     return slots
 
 
-# -- writing ---------------------------------------------------------------------------------
+# -- reading either format -------------------------------------------------------------------
 
-def _entry_info(name):
-    info = zipfile.ZipInfo(name, date_time=_ZIP_EPOCH)
-    info.compress_type = zipfile.ZIP_STORED
-    return info
+class _BundleCheckpoint:
+    """A TF-format checkpoint with the interface of checkpoint_npz.NpzCheckpoint."""
+
+    def __init__(self, prefix):
+        self.path = prefix
+        try:
+            self._bundle = tensor_bundle.Bundle(prefix)
+        except tensor_bundle.CheckpointFormatError as e:
+            raise CheckpointError(str(e)) from None
+
+    def keys(self):
+        return sorted(self._bundle.entries)
+
+    def shape(self, key):
+        return self._bundle.entries[key].shape.as_list()
+
+    def read(self, key):
+        try:
+            return self._bundle.read(key)
+        except tensor_bundle.CheckpointFormatError as e:
+            raise ValueError(f"unreadable ({e})") from None
+
+    def close(self):
+        pass
 
 
-def _little_endian(array):
-    array = np.asarray(array)
-    return array.astype(array.dtype.newbyteorder("<"), copy=False)
-
-
-def _write_archive(f, arrays, global_step):
-    """The .npz: one .npy entry per variable (written as np.savez writes them), then the metadata."""
-    meta = {"format": FORMAT, "version": VERSION, "global_step": global_step}
-    with zipfile.ZipFile(f, "w", zipfile.ZIP_STORED, allowZip64=True) as archive:
-        for key, array in arrays:
-            with archive.open(_entry_info(key + ".npy"), "w", force_zip64=True) as entry:
-                np.lib.format.write_array(entry, _little_endian(array), allow_pickle=False)
-        archive.writestr(_entry_info(META_ENTRY), json.dumps(meta, sort_keys=True).encode("utf-8"))
-
-
-# -- reading ---------------------------------------------------------------------------------
-
-def _open_checkpoint(path):
-    """The zip archive of a graphdef checkpoint, and its metadata; CheckpointError in one line."""
+def open_checkpoint(path):
+    """The checkpoint at `path`: TensorFlow's (PATH.index and its data) or a graphdef .npz file."""
     path = os.fspath(path)
+    if tensor_bundle.exists(path):
+        return _BundleCheckpoint(path)
+    if not os.path.exists(path):
+        raise CheckpointError(f"{path}: no such checkpoint (neither {path}.index, TensorFlow's format, "
+                              "nor a graphdef .npz file)")
+    return NpzCheckpoint(path)
+
+
+def _checkpoint_files(path):
+    """Every file a checkpoint at `path` may consist of, in either format."""
+    directory, base = os.path.split(os.path.abspath(path))
     try:
-        archive = zipfile.ZipFile(path)
-    except FileNotFoundError:
-        raise CheckpointError(f"{path}: no such checkpoint file") from None
-    except IsADirectoryError:
-        raise CheckpointError(f"{path}: is a directory, not a checkpoint file "
-                              "(tf.train.latest_checkpoint(dir) finds the newest one)") from None
-    except zipfile.BadZipFile:
-        raise CheckpointError(f"{path}: not a graphdef checkpoint (not an .npz/zip archive)") from None
-    except OSError as e:
-        raise CheckpointError(f"{path}: cannot read the checkpoint: {e.strerror or e}") from None
-    try:
-        meta = _read_meta(archive, path)
-    except BaseException:
-        archive.close()
-        raise
-    return archive, meta
-
-
-def _read_meta(archive, path):
-    try:
-        meta = json.loads(archive.read(META_ENTRY).decode("utf-8"))
-    except KeyError:
-        raise CheckpointError(f"{path}: not a graphdef checkpoint (a zip archive without {META_ENTRY})") from None
-    except (ValueError, zipfile.BadZipFile, OSError) as e:
-        raise CheckpointError(f"{path}: not a graphdef checkpoint (unreadable {META_ENTRY}: "
-                              f"{_one_line(e)})") from None
-    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise CheckpointError(f"{path}: not a graphdef checkpoint ({META_ENTRY} does not say "
-                              f"\"format\": \"{FORMAT}\")")
-    if meta.get("version") != VERSION:
-        raise CheckpointError(f"{path}: checkpoint format version {meta.get('version')!r}; "
-                              f"this graphdef reads version {VERSION}")
-    return meta
-
-
-def _entries(archive):
-    """{key: zip entry name} for every array in the archive."""
-    return {name[:-4]: name for name in archive.namelist() if name.endswith(".npy")}
-
-
-def _read_array(archive, entry):
-    """The entry's array in native byte order; ValueError says why it cannot be read."""
-    try:
-        with archive.open(entry) as f:
-            array = np.lib.format.read_array(f, allow_pickle=False)
-    except (ValueError, EOFError, OSError, zipfile.BadZipFile) as e:
-        raise ValueError(f"unreadable ({_one_line(e)})") from None
-    if not array.dtype.isnative:
-        array = array.astype(array.dtype.newbyteorder("="))
-    return array
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    ours = {base, base + ".index", base + ".meta"}
+    return [os.path.join(directory, n) for n in names if n in ours or n.startswith(base + ".data-")]
 
 
 def _describe(dtype, shape):
@@ -199,30 +161,33 @@ def _one_line(exc):
 
 
 def list_variables(path):
-    """tf.train.list_variables: [(key, shape)] of every array in the checkpoint, sorted by key."""
-    archive, _ = _open_checkpoint(path)
-    with archive:
+    """tf.train.list_variables: [(key, shape)] of every tensor in the checkpoint, sorted by key."""
+    checkpoint = open_checkpoint(path)
+    try:
         found = []
-        for key, entry in sorted(_entries(archive).items()):
+        for key in checkpoint.keys():
             try:
-                found.append((key, list(_read_array(archive, entry).shape)))
+                found.append((key, list(checkpoint.shape(key))))
             except ValueError as e:
                 raise CheckpointError(f"{path}: '{key}' is {e}") from None
         return found
+    finally:
+        checkpoint.close()
 
 
 def load_variable(path, name):
     """tf.train.load_variable: the array saved under `name`."""
-    archive, _ = _open_checkpoint(path)
-    with archive:
-        entry = _entries(archive).get(name)
-        if entry is None:
+    checkpoint = open_checkpoint(path)
+    try:
+        if name not in checkpoint.keys():
             raise CheckpointError(f"{path}: no variable '{name}' in the checkpoint (it holds "
-                                  f"{_listing(_entries(archive))})")
+                                  f"{_listing(checkpoint.keys())})")
         try:
-            return _read_array(archive, entry)
+            return checkpoint.read(name)
         except ValueError as e:
             raise CheckpointError(f"{path}: '{name}' is {e}") from None
+    finally:
+        checkpoint.close()
 
 
 # -- the checkpoint state file (TF1's `checkpoint`, so latest_checkpoint works) ---------------
@@ -268,13 +233,13 @@ def latest_checkpoint(checkpoint_dir, latest_filename=None):
     path = fields["model_checkpoint_path"][-1]
     if not os.path.isabs(path):
         path = os.path.join(checkpoint_dir, path)
-    return path if os.path.isfile(path) else None
+    return path if tensor_bundle.exists(path) or os.path.isfile(path) else None
 
 
 def checkpoint_exists(path):
-    """tf.train.checkpoint_exists: whether `path` is a readable graphdef checkpoint."""
+    """tf.train.checkpoint_exists: whether `path` is a readable checkpoint, in either format."""
     try:
-        _open_checkpoint(path)[0].close()
+        open_checkpoint(path).close()
     except CheckpointError:
         return False
     return True
@@ -323,8 +288,10 @@ class Saver:
              write_state=True):
         """Writes the variables' current values to `save_path` (`save_path-<step>` with global_step).
 
-        Returns the path written. No .meta file is written (write_meta_graph is accepted for
-        TF1 scripts and ignored): save the graph itself with tf.save or tf.io.write_graph.
+        Returns the checkpoint's prefix (its files are PREFIX.index and PREFIX.data-00000-of-00001).
+        With write_meta_graph (the default, as in TF1), PREFIX.meta holds the session's graph as a
+        MetaGraphDef with TF1's saver ops added, which tf.train.import_meta_graph reads in either
+        library.
         """
         _check_session(sess, self._slots, "save")
         save_path = os.fspath(save_path)
@@ -334,12 +301,20 @@ class Saver:
         if write_state and os.path.basename(path) == state_name:
             raise ValueError(f"Saver.save: '{state_name}' is the file that records the latest checkpoint; "
                              "choose another save_path")
-        arrays = self._current_values(sess)
-        write_atomically(path, lambda f: _write_archive(f, arrays, step))
+        tensor_bundle.write(path, dict(self._current_values(sess)))
+        if write_meta_graph:
+            self._write_meta_graph(sess.graph, path + ".meta")
         self._remember(path)
         if write_state:
             _write_state(os.path.dirname(os.path.abspath(path)), path, self._last_checkpoints, state_name)
         return path
+
+    def _write_meta_graph(self, graph, path):
+        with graph.as_default():
+            variables = global_variables()
+        saved = [(s.key, s.node, s.dtype.enum) for s in self._slots]
+        data = meta_graph.build(graph.as_graph_def(), saved, variables).SerializeToString()
+        write_atomically(path, lambda f: f.write(data))
 
     def _current_values(self, sess):
         missing = [s.node for s in self._slots if s.node not in sess._variables]
@@ -356,7 +331,8 @@ class Saver:
         self._last_checkpoints.append(path)
         if self._max_to_keep:
             while len(self._last_checkpoints) > self._max_to_keep:
-                remove_quietly(self._last_checkpoints.pop(0))
+                for old in _checkpoint_files(self._last_checkpoints.pop(0)):
+                    remove_quietly(old)
 
     def restore(self, sess, save_path):
         """Sets every variable from the checkpoint, or, if any is missing or mismatched, none.
@@ -370,31 +346,32 @@ class Saver:
                                   "returns None when the directory has no checkpoint)")
         _check_session(sess, self._slots, "restore")
         save_path = os.fspath(save_path)
-        archive, _ = _open_checkpoint(save_path)
-        with archive:
-            values, problems = self._read_all(archive)
+        checkpoint = open_checkpoint(save_path)
+        try:
+            values, problems = self._read_all(checkpoint)
             if problems:
                 raise CheckpointError(
                     f"Saver.restore: {save_path} does not match the graph in {len(problems)} "
                     f"variable{'s' if len(problems) != 1 else ''}; nothing was restored:\n  "
                     + "\n  ".join(problems)
-                    + f"\n(the checkpoint holds {_listing(_entries(archive))})")
+                    + f"\n(the checkpoint holds {_listing(checkpoint.keys())})")
+        finally:
+            checkpoint.close()
         for slot, value in zip(self._slots, values):
             sess._variables[slot.node] = frozen(value)
 
-    def _read_all(self, archive):
+    def _read_all(self, checkpoint):
         """(arrays in slot order, problem lines): everything is read and checked before any is used."""
-        entries = _entries(archive)
+        entries = set(checkpoint.keys())
         values, problems = [], []
         for slot in self._slots:
             expected = _describe(slot.dtype.np, slot.shape)
-            entry = entries.get(slot.key)
-            if entry is None:
+            if slot.key not in entries:
                 problems.append(f"{slot.label()}: expected {expected}, not in the checkpoint")
                 values.append(None)
                 continue
             try:
-                array = _read_array(archive, entry)
+                array = checkpoint.read(slot.key)
             except ValueError as e:
                 problems.append(f"{slot.label()}: expected {expected}, found an entry that is {e}")
                 values.append(None)
@@ -404,3 +381,31 @@ class Saver:
                                 f"found {_describe(array.dtype, array.shape)}")
             values.append(array)
         return values, problems
+
+
+def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None, **_ignored):
+    """tf.train.import_meta_graph: adds a .meta file's graph (without its saver ops) to the
+    default graph; returns a Saver of its variables, keyed as the file's saver keyed them, or
+    None when it has none."""
+    meta = meta_graph_or_file
+    if not isinstance(meta, meta_graph_pb2.MetaGraphDef):
+        path = os.fspath(meta_graph_or_file)
+        meta = meta_graph_pb2.MetaGraphDef()
+        try:
+            with open(path, "rb") as f:
+                meta.ParseFromString(f.read())
+        except OSError as e:
+            raise CheckpointError(f"{path}: {e.strerror}") from None
+        except Exception:  # noqa: BLE001 - protobuf's DecodeError, whatever its module
+            raise CheckpointError(f"{path}: not a MetaGraphDef (it does not parse as one)") from None
+    graph_def = meta_graph.without_saver(meta.graph_def)
+    if clear_devices:
+        for node in graph_def.node:
+            node.device = ""
+    import_graph_def(graph_def, name=import_scope or "")
+    keys = meta_graph.restored_variables(meta.graph_def)
+    if not keys:
+        return None
+    graph = get_default_graph()
+    prefix = f"{import_scope}/" if import_scope else ""
+    return Saver({key: graph.get_operation_by_name(prefix + node) for node, key in keys.items()})

@@ -441,9 +441,19 @@ def save(graph, path):
     return write_graph(graph, "", str(path), as_text=is_text_path(path))
 
 
+# Readers of models that are directories, as (accepts(path), read(path) -> GraphDef): the
+# SavedModel reader adds itself here (graphdef.wire.saved_model), which builds on this module.
+DIRECTORY_FORMATS = []
+
+
 def read_graph_def(path):
-    """Parses a .pb (binary) or .pbtxt (text) file; GraphFileError says what is wrong with it."""
+    """Parses a .pb (binary) or .pbtxt (text) file, or a model directory a reader in
+    DIRECTORY_FORMATS accepts (a SavedModel); GraphFileError says what is wrong with it."""
     path = str(path)
+    if os.path.isdir(path):
+        for accepts, read in DIRECTORY_FORMATS:
+            if accepts(path):
+                return read(path)
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -455,7 +465,8 @@ def read_graph_def(path):
     except FileNotFoundError:
         raise GraphFileError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise GraphFileError(f"{path}: is a directory, not a model file") from None
+        raise GraphFileError(f"{path}: is a directory, not a model file (nor a SavedModel: it has no "
+                             "saved_model.pb)") from None
     except OSError as e:
         raise GraphFileError(f"{path}: cannot read: {e.strerror}") from None
     graph_def = graph_pb2.GraphDef()

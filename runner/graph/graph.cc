@@ -13,6 +13,7 @@
 
 #include "core/errors.h"
 #include "core/tensor_limit.h"
+#include "graph/saved_model.h"
 
 namespace graphrun {
 
@@ -90,6 +91,7 @@ std::unique_ptr<graphdef::GraphDef> parse_graph_def(const std::string& path, con
 
 std::unique_ptr<const Graph> Graph::load(const std::string& path) {
   try {
+    if (is_saved_model(path)) return std::make_unique<const Graph>(path, frozen_saved_model(path));
     return parse(path, read_file(path));
   } catch (const std::bad_alloc&) {
     throw ModelError(path + ": out of memory while loading the model");
@@ -107,6 +109,7 @@ std::unique_ptr<const Graph> Graph::parse(const std::string& path, const std::st
 
 std::unique_ptr<graphdef::GraphDef> Graph::read(const std::string& path) {
   try {
+    if (is_saved_model(path)) return frozen_saved_model(path);
     return parse_graph_def(path, read_file(path));
   } catch (const std::bad_alloc&) {
     throw ModelError(path + ": out of memory while loading the model");

@@ -1,0 +1,282 @@
+"""Real models, every engine side by side: Keras MobileNetV2 and ResNet50 at 224x224, batch 1 and 8.
+
+    .venv/bin/python benchmarks/bench_real_models.py [--models mobilenet_v2,resnet50] [--batches 1,8]
+                                                     [--rounds 7] [--runs 5]
+
+TensorFlow makes each model with random seeded weights and freezes it the standard way
+(convert_variables_to_constants_v2), once, into build/bench_models/; tf2onnx converts the
+same frozen graph for ONNX Runtime. Engines:
+  onnxruntime   the converted model, default session options and threads
+  tf-session    TensorFlow's tf.compat.v1 Session on the frozen graph, default threads
+  graphdef      graphdef's Session on the same file (tf.load)
+  graphrun-cc   `graphrun-cc bench`, which times its runs inside its own process
+
+Each engine lives in its own worker process for the whole run, so one's threads, caches and
+memory do not disturb another's and its peak memory (ru_maxrss) is its own. The workers take
+turns, round by round (`--rounds`), each doing `--runs` timed runs a turn, so a burst of load
+elsewhere on the machine hits them alike; the figure is the median over all timed runs.
+graphrun-cc is started once per turn; its figure is its own in-process timing of the runs,
+not the process. Before timing, every engine's output is checked against TensorFlow's
+within a relative tolerance of 1e-3 of the output's range (deep float32 networks differ by
+about 1e-4 of it from a float64 evaluation).
+
+Ratios are printed against ONNX Runtime, the deployed engine the issue names; nothing is
+asserted. Needs the bench extras (`make bench` installs them).
+"""
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+ROOT = Path(__file__).resolve().parent.parent
+CACHE = ROOT / "build" / "bench_models"
+RUNNER = ROOT / "build" / "graphrun-cc"
+ENGINES = ("onnxruntime", "tf-session", "graphdef", "graphrun-cc")
+MODELS = {"mobilenet_v2": "MobileNetV2", "resnet50": "ResNet50"}
+
+
+# -- making the models (TensorFlow, once) -------------------------------------------------------
+
+def make_model(name):
+    """build/bench_models/NAME.pb (batch dim free) and NAME.onnx, with input/output names in NAME.json."""
+    pb, onnx_path, meta = CACHE / f"{name}.pb", CACHE / f"{name}.onnx", CACHE / f"{name}.json"
+    if pb.exists() and onnx_path.exists() and meta.exists():
+        return json.loads(meta.read_text())
+    import tensorflow as tf
+    import tf2onnx
+    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+
+    tf.keras.utils.set_random_seed(0)
+    model = getattr(tf.keras.applications, MODELS[name])(weights=None, input_shape=(224, 224, 3),
+                                                            classifier_activation=None)
+    spec = tf.TensorSpec([None, 224, 224, 3], tf.float32, name="images")
+    frozen = convert_variables_to_constants_v2(tf.function(model).get_concrete_function(spec))
+    graph_def = frozen.graph.as_graph_def()
+    inputs = [t.name for t in frozen.inputs]
+    outputs = [t.name for t in frozen.outputs]
+    CACHE.mkdir(parents=True, exist_ok=True)
+    pb.write_bytes(graph_def.SerializeToString())
+    model_proto, _ = tf2onnx.convert.from_graph_def(graph_def, input_names=inputs, output_names=outputs,
+                                                    opset=17)
+    onnx_path.write_bytes(model_proto.SerializeToString())
+    info = {"inputs": inputs, "outputs": outputs}
+    meta.write_text(json.dumps(info))
+    return info
+
+
+# -- workers: one engine each, driven over stdin/stdout ----------------------------------------
+
+def load_engine(engine, name, info):
+    """A function images -> output array for `engine`."""
+    pb, onnx_path = CACHE / f"{name}.pb", CACHE / f"{name}.onnx"
+    if engine == "onnxruntime":
+        import onnxruntime as ort
+        session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+        feed_name = session.get_inputs()[0].name
+        return lambda x: session.run(None, {feed_name: x})[0]
+    if engine == "tf-session":
+        import tensorflow as tf
+        tf1 = tf.compat.v1
+        tf1.disable_eager_execution()
+        graph_def = tf1.GraphDef.FromString(pb.read_bytes())
+        graph = tf1.Graph()
+        with graph.as_default():
+            tf1.import_graph_def(graph_def, name="")
+        session = tf1.Session(graph=graph)
+        fetch = graph.get_tensor_by_name(info["outputs"][0])
+        feed = graph.get_tensor_by_name(info["inputs"][0])
+        return lambda x: session.run(fetch, {feed: x})
+    if engine == "graphdef":
+        import graphdef
+        graph = graphdef.load(str(pb))
+        session = graphdef.Session(graph=graph)
+        fetch = graph.get_tensor_by_name(info["outputs"][0])
+        feed = graph.get_tensor_by_name(info["inputs"][0])
+        return lambda x: session.run(fetch, {feed: x})
+    raise ValueError(engine)
+
+
+def worker(engine, name):
+    """Reads commands ("check BATCH", "time BATCH RUNS", "quit"); answers one JSON line each."""
+    import numpy as np
+    info = json.loads((CACHE / f"{name}.json").read_text())
+    run = load_engine(engine, name, info)
+    for line in sys.stdin:
+        words = line.split()
+        if words[0] == "quit":
+            break
+        x = images(int(words[1]))
+        if words[0] == "check":
+            np.save(CACHE / f"{name}.{engine}.b{words[1]}.out.npy", run(x))
+            answer = {}
+        else:
+            seconds = []
+            for _ in range(int(words[2])):
+                start = time.perf_counter()
+                run(x)
+                seconds.append(time.perf_counter() - start)
+            answer = {"seconds": seconds}
+        answer["maxrss_mb"] = peak_memory_mb()
+        print(json.dumps(answer), flush=True)
+
+
+def peak_memory_mb():
+    """This process's peak resident memory since exec (ru_maxrss would include the parent's at fork)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def images(batch):
+    import numpy as np
+    return np.random.default_rng(batch).uniform(-1, 1, (batch, 224, 224, 3)).astype(np.float32)
+
+
+class Worker:
+    def __init__(self, engine, name):
+        self.proc = subprocess.Popen([sys.executable, __file__, "--worker", engine, name], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True)
+
+    def ask(self, command):
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline()
+        if not answer:
+            raise RuntimeError(f"worker for {command!r} died")
+        return json.loads(answer)
+
+    def close(self):
+        self.proc.stdin.write("quit\n")
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+class CcEngine:
+    """graphrun-cc, one process a turn: `bench` for timing, a plain run with --out for the check."""
+
+    def __init__(self, name):
+        self.name = name
+        self.info = json.loads((CACHE / f"{name}.json").read_text())
+
+    def feeds(self, batch):
+        import numpy as np
+        path = CACHE / f"feeds.b{batch}.npz"
+        if not path.exists():
+            np.savez(path, **{self.info["inputs"][0].split(":")[0]: images(batch)})
+        return path
+
+    def run(self, *args):
+        proc = subprocess.Popen([str(RUNNER), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
+        out, err = proc.stdout.read(), proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak memory
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            raise RuntimeError(f"graphrun-cc {args[0]} failed: {err.strip()}")
+        self.maxrss_mb = max(getattr(self, "maxrss_mb", 0.0), usage.ru_maxrss / 1024)
+        return out
+
+    def ask(self, command):
+        import numpy as np
+        words = command.split()
+        batch, model = int(words[1]), CACHE / f"{self.name}.pb"
+        fetch = self.info["outputs"][0]
+        if words[0] == "check":
+            out = CACHE / "cc_out"
+            self.run(model, "--feeds", self.feeds(batch), "--fetch", fetch, "--out", out)
+            saved = out / (fetch.replace("/", "_").replace(":", "_") + ".npy")
+            np.save(CACHE / f"{self.name}.graphrun-cc.b{batch}.out.npy", np.load(saved))
+            return {}
+        report = json.loads(self.run("bench", model, "--feeds", self.feeds(batch), "--fetch", fetch,
+                                     "--warmup", "1", "--runs", words[2], "--json"))
+        # bench reports percentiles, not each run: its median stands for this turn's runs.
+        seconds = [report["latency_seconds"]["p50"]] * report["runs"]
+        return {"seconds": seconds, "maxrss_mb": self.maxrss_mb}
+
+    def close(self):
+        pass
+
+
+def check_outputs(name, batch, engines):
+    import numpy as np
+    reference = np.load(CACHE / f"{name}.tf-session.b{batch}.out.npy").astype(np.float64)
+    scale = float(reference.max() - reference.min()) or 1.0
+    for engine in engines:
+        if engine == "tf-session":
+            continue
+        out = np.load(CACHE / f"{name}.{engine}.b{batch}.out.npy").astype(np.float64)
+        error = float(np.abs(out - reference).max()) / scale
+        status = "ok" if error <= 1e-3 else "DIFFERS"
+        print(f"  {engine:12s} output vs TensorFlow: max error {error:.1e} of the range ({status})")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default=",".join(MODELS))
+    parser.add_argument("--batches", default="1,8")
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--engines", default=",".join(ENGINES))
+    parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
+    parser.add_argument("--make", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.make:
+        make_model(args.make)
+        return 0
+    if args.worker:
+        worker(*args.worker)
+        return 0
+    engines = args.engines.split(",")
+    rows = []
+    for name in args.models.split(","):
+        # TensorFlow makes the model in a child process: this one stays small, since a child's
+        # ru_maxrss starts from its parent's at fork.
+        subprocess.run([sys.executable, __file__, "--make", name], check=True)
+        workers = {e: (CcEngine(name) if e == "graphrun-cc" else Worker(e, name)) for e in engines}
+        try:
+            for batch in [int(b) for b in args.batches.split(",")]:
+                print(f"{name} batch {batch}:", flush=True)
+                for w in workers.values():
+                    w.ask(f"check {batch}")
+                if "tf-session" in engines:
+                    check_outputs(name, batch, engines)
+                seconds = {e: [] for e in engines}
+                memory = {}
+                for _ in range(args.rounds):
+                    for engine, w in workers.items():
+                        answer = w.ask(f"time {batch} {args.runs}")
+                        seconds[engine] += answer["seconds"]
+                        memory[engine] = answer["maxrss_mb"]
+                rows.append((name, batch, {e: statistics.median(s) for e, s in seconds.items()}, memory))
+        finally:
+            for w in workers.values():
+                w.close()
+    print_table(rows, engines)
+    return 0
+
+
+def print_table(rows, engines):
+    base = "onnxruntime" if "onnxruntime" in engines else engines[0]
+    print()
+    print("median ms per run (ratio to %s) and peak memory MB" % base)
+    header = f"{'model':14s} {'batch':>5s} " + " ".join(f"{e:>22s}" for e in engines)
+    print(header)
+    for name, batch, medians, memory in rows:
+        cells = []
+        for e in engines:
+            ratio = medians[e] / medians[base]
+            cells.append(f"{medians[e] * 1e3:8.1f} ({ratio:4.2f}x) {memory.get(e, 0):5.0f}M")
+        print(f"{name:14s} {batch:5d} " + " ".join(f"{c:>22s}" for c in cells))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,42 @@
+"""Graph optimization as passes over a GraphDef, as TF's grappler and Graph Transform Tool do.
+
+`optimize(graph_def, outputs, keep)` returns a new, plain GraphDef that TensorFlow still imports
+and that computes the same outputs within the numerics policy, and a report of what each pass
+changed. The passes run in PASSES order until nothing changes (each may expose work for another:
+folding makes batch-norm parameters constant, batch-norm folding leaves dead nodes to prune).
+
+Graphs with TF control flow or a function library are only pruned: folding across frames or
+into function bodies needs the frame-aware rules those runtimes have, not these.
+"""
+
+from graphdef.optimize.graph_view import GraphView
+from graphdef.optimize.passes import PASSES, Report
+
+__all__ = ["optimize", "PASSES", "Report"]
+
+CONTROL_FLOW_OPS = frozenset({"Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit",
+                              "NextIteration", "RefNextIteration", "LoopCond", "If", "StatelessIf", "While",
+                              "StatelessWhile", "PartitionedCall", "StatefulPartitionedCall"})
+
+MAX_ROUNDS = 8
+
+
+def optimize(graph_def, outputs=None, keep=(), passes=None):
+    """(optimized GraphDef, Report). `outputs`: node names the result must compute (default: every
+    node nothing consumes); `keep`: node names that must survive unchanged (fed or fetched)."""
+    view = GraphView(graph_def)
+    outputs = list(outputs) if outputs is not None else view.sinks()
+    protected = set(outputs) | set(keep)
+    report = Report(nodes_before=len(view.nodes))
+    structured = graph_def.library.SerializeToString() != b"" or any(n.op in CONTROL_FLOW_OPS for n in graph_def.node)
+    chosen = [p for p in (passes or PASSES) if not structured or p.name == "prune"]
+    for _ in range(MAX_ROUNDS):
+        changed = 0
+        for run_pass in chosen:
+            count = run_pass(view, outputs, protected)
+            report.add(run_pass.name, count)
+            changed += count
+        if not changed:
+            break
+    report.nodes_after = len(view.nodes)
+    return view.to_graph_def(graph_def), report

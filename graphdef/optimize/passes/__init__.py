@@ -1,0 +1,26 @@
+"""The passes, in the order they run. A pass is `fn(view, outputs, protected) -> changes made`,
+named by `fn.name`; adding one is a module here and a line in PASSES."""
+
+from dataclasses import dataclass, field
+
+from graphdef.optimize.passes.batch_norm import fold_batch_norms
+from graphdef.optimize.passes.constant_folding import fold_constants
+from graphdef.optimize.passes.cse import eliminate_common_subexpressions
+from graphdef.optimize.passes.identity import remove_identities
+from graphdef.optimize.passes.prune import prune
+
+PASSES = (prune, remove_identities, fold_constants, fold_batch_norms, eliminate_common_subexpressions)
+
+
+@dataclass
+class Report:
+    nodes_before: int
+    nodes_after: int = 0
+    changes: dict = field(default_factory=dict)   # pass name -> changes over all rounds
+
+    def add(self, name, count):
+        self.changes[name] = self.changes.get(name, 0) + count
+
+    def lines(self):
+        done = ", ".join(f"{name} {count}" for name, count in self.changes.items() if count) or "nothing to do"
+        return [f"{self.nodes_before} nodes -> {self.nodes_after}: {done}"]

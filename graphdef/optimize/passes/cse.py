@@ -1,0 +1,34 @@
+"""Common subexpression elimination: two stateless nodes of one op type, with the same inputs in the
+same order and the same attrs, compute the same thing; the later one's readers read the first."""
+
+from graphdef.ops.registry import REGISTRY
+from graphdef.optimize.graph_view import input_text, parse_input
+
+
+def _key(node, inputs):
+    attrs = tuple(sorted((k, v.SerializeToString(deterministic=True)) for k, v in node.attr.items()))
+    return node.op, inputs, attrs
+
+
+def eliminate_common_subexpressions(view, outputs, protected):
+    seen, moves = {}, {}
+    for name in view.topological_order():
+        node = view.nodes[name]
+        opdef = REGISTRY.get(node.op)
+        if opdef is None or opdef.stateful or "Random" in node.op or node.op in ("Placeholder", "NoOp"):
+            continue
+        # Inputs as they will read once the duplicates found so far are gone.
+        inputs = []
+        for text in node.input:
+            producer, index = parse_input(text)
+            inputs.append(input_text(moves.get(producer, (producer,))[0], index))
+        first = seen.setdefault(_key(node, tuple(inputs)), name)
+        if first != name and name not in protected:
+            moves[name] = (first, None)
+    view.redirect_all(moves)
+    for name in moves:
+        del view.nodes[name]
+    return len(moves)
+
+
+eliminate_common_subexpressions.name = "common subexpressions"

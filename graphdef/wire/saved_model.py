@@ -1,0 +1,217 @@
+"""SavedModel directories, TensorFlow's deployment format, written and read without TensorFlow.
+
+    export_dir/saved_model.pb                       a SavedModel: MetaGraphDefs, each with tags,
+                                                    a GraphDef, a SaverDef and signatures
+    export_dir/variables/variables.index            the variables, a TF checkpoint
+    export_dir/variables/variables.data-00000-of-00001
+
+Export (SavedModelBuilder, simple_save) writes TF1-style meta graphs that TensorFlow's loaders,
+saved_model_cli and TF Serving accept. Reading picks a meta graph by its tags and either
+imports it into a session's graph with the variables restored (loader.load), or freezes one
+signature: its variables become Consts holding the checkpoint's values and everything its
+outputs do not need goes, giving a plain GraphDef every graphdef runtime runs.
+"""
+
+import os
+
+from graphdef._proto import graph_pb2, meta_graph_pb2
+from graphdef.framework.graph import get_default_graph
+from graphdef.ops.state import global_variables
+from graphdef.wire import meta_graph, tensor_bundle
+from graphdef.wire.atomic import write_atomically
+from graphdef.wire.checkpoint import Saver
+from graphdef.wire.serialize import DIRECTORY_FORMATS, GraphFileError, import_graph_def, ndarray_to_proto
+
+SAVED_MODEL_FILENAME = "saved_model.pb"
+VARIABLES_PREFIX = os.path.join("variables", "variables")
+SERVING = "serve"
+TRAINING = "train"
+DEFAULT_SERVING_SIGNATURE_DEF_KEY = "serving_default"
+PREDICT_METHOD_NAME = "tensorflow/serving/predict"
+MAX_FILE_BYTES = 2 ** 31 - 1  # protobuf's limit for one message
+
+
+def is_saved_model(path):
+    return os.path.isdir(path) and os.path.isfile(os.path.join(path, SAVED_MODEL_FILENAME))
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+def predict_signature_def(inputs, outputs):
+    """tf.saved_model.signature_def_utils.predict_signature_def: {key: Tensor} both ways."""
+    signature = meta_graph_pb2.SignatureDef(method_name=PREDICT_METHOD_NAME)
+    for key, tensor in inputs.items():
+        signature.inputs[key].CopyFrom(meta_graph.tensor_info(tensor))
+    for key, tensor in outputs.items():
+        signature.outputs[key].CopyFrom(meta_graph.tensor_info(tensor))
+    return signature
+
+
+class SavedModelBuilder:
+    """tf.compat.v1.saved_model.Builder: one or more meta graphs of one graph, its variables once."""
+
+    def __init__(self, export_dir):
+        self._dir = os.fspath(export_dir)
+        if os.path.exists(self._dir) and os.listdir(self._dir):
+            raise AssertionError(f"Export directory already exists, and isn't empty. Please choose a different "
+                                 f"export directory, or delete all the contents of the specified directory: "
+                                 f"{self._dir}")
+        self._model = meta_graph_pb2.SavedModel(saved_model_schema_version=1)
+        self._variables = None
+
+    def add_meta_graph_and_variables(self, sess, tags, signature_def_map=None, **_ignored):
+        """Saves the session's variables and its graph under `tags` (e.g. [tf.saved_model.SERVING])."""
+        from_graph = _variables_of(sess.graph)
+        if from_graph:
+            saver = Saver(from_graph)
+            saver.save(sess, os.path.join(self._dir, VARIABLES_PREFIX), write_state=False)
+        self._variables = from_graph
+        self._add(sess.graph, tags, signature_def_map)
+
+    def add_meta_graph(self, tags, signature_def_map=None, graph=None, **_ignored):
+        """Another meta graph of the same graph (the default one), sharing the saved variables."""
+        if self._variables is None:
+            raise AssertionError("add_meta_graph_and_variables must be called before add_meta_graph")
+        self._add(graph if graph is not None else get_default_graph(), tags, signature_def_map)
+
+    def _add(self, graph, tags, signature_def_map):
+        variables = _variables_of(graph)
+        saved = [(v.op.name, v.op.name, v.dtype.enum) for v in variables]
+        self._model.meta_graphs.append(meta_graph.build(graph.as_graph_def(), saved, variables, tags=list(tags),
+                                                        signature_defs=signature_def_map))
+
+    def save(self, as_text=False):
+        """Writes saved_model.pb (atomically); returns its path."""
+        path = os.path.join(self._dir, SAVED_MODEL_FILENAME)
+        data = self._model.SerializeToString()
+        write_atomically(path, lambda f: f.write(data))
+        return path.encode()
+
+
+def simple_save(session, export_dir, inputs, outputs, legacy_init_op=None):
+    """tf.compat.v1.saved_model.simple_save: a "serve" meta graph with one predict signature."""
+    builder = SavedModelBuilder(export_dir)
+    builder.add_meta_graph_and_variables(
+        session, [SERVING], signature_def_map={DEFAULT_SERVING_SIGNATURE_DEF_KEY: predict_signature_def(inputs,
+                                                                                                       outputs)})
+    builder.save()
+
+
+def _variables_of(graph):
+    with graph.as_default():
+        return list(global_variables())
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+def read(export_dir):
+    """The SavedModel proto of `export_dir`; GraphFileError names what is wrong."""
+    path = os.path.join(os.fspath(export_dir), SAVED_MODEL_FILENAME)
+    try:
+        size = os.path.getsize(path)
+        if size > MAX_FILE_BYTES:
+            raise GraphFileError(f"{path}: {size} bytes is over protobuf's 2 GB limit for one message")
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise GraphFileError(f"{path}: {e.strerror}") from None
+    model = meta_graph_pb2.SavedModel()
+    try:
+        model.ParseFromString(data)
+    except Exception:  # noqa: BLE001 - protobuf's DecodeError, whatever its module
+        raise GraphFileError(f"{path}: not a SavedModel (it does not parse as one)") from None
+    if not model.meta_graphs:
+        raise GraphFileError(f"{path}: a SavedModel without meta graphs")
+    return model
+
+
+def meta_graph_for(model, tags, where):
+    """The meta graph whose tags are exactly `tags`; GraphFileError lists the tag sets there are."""
+    wanted = set(tags)
+    for meta in model.meta_graphs:
+        if set(meta.meta_info_def.tags) == wanted:
+            return meta
+    there = "; ".join(",".join(m.meta_info_def.tags) or "(none)" for m in model.meta_graphs)
+    raise GraphFileError(f"{where}: no meta graph tagged {','.join(sorted(wanted))} (it has: {there})")
+
+
+def load(sess, tags, export_dir):
+    """tf.compat.v1.saved_model.loader.load: imports the meta graph tagged `tags` into the
+    session's graph, restores its variables, and returns the MetaGraphDef."""
+    export_dir = os.fspath(export_dir)
+    meta = meta_graph_for(read(export_dir), tags, export_dir)
+    with sess.graph.as_default():
+        import_graph_def(meta_graph.without_saver(meta.graph_def), name="")
+    values = _variable_values(meta.graph_def, export_dir)
+    for node, value in values.items():
+        sess._variables[node] = value
+    return meta
+
+
+def _variable_values(graph_def, export_dir):
+    """{VariableV2 node: its checkpoint value} for every variable of the graph."""
+    keys = meta_graph.restored_variables(graph_def)
+    if not keys:
+        return {}
+    prefix = os.path.join(export_dir, VARIABLES_PREFIX)
+    try:
+        bundle = tensor_bundle.Bundle(prefix)
+        missing = [k for k in keys.values() if k not in bundle.entries]
+        if missing:
+            raise GraphFileError(f"{prefix}: the checkpoint lacks {', '.join(sorted(missing)[:10])}")
+        return {node: bundle.read(key) for node, key in keys.items()}
+    except tensor_bundle.CheckpointFormatError as e:
+        raise GraphFileError(str(e)) from None
+
+
+def frozen(export_dir, signature_key=DEFAULT_SERVING_SIGNATURE_DEF_KEY, tags=(SERVING,)):
+    """(GraphDef, {input key: tensor name}, {output key: tensor name}) for one signature, with
+    the variables as Consts and only what the outputs need."""
+    export_dir = os.fspath(export_dir)
+    meta = meta_graph_for(read(export_dir), tags, export_dir)
+    if signature_key not in meta.signature_def:
+        raise GraphFileError(f"{export_dir}: no signature '{signature_key}' (it has: "
+                             f"{', '.join(sorted(meta.signature_def)) or 'none'})")
+    signature = meta.signature_def[signature_key]
+    inputs = {k: v.name for k, v in signature.inputs.items()}
+    outputs = {k: v.name for k, v in signature.outputs.items()}
+    graph_def = meta_graph.without_saver(meta.graph_def)
+    values = _variable_values(meta.graph_def, export_dir)
+    for node in graph_def.node:
+        if node.name in values:  # a VariableV2, or a resource variable's VarHandleOp
+            value = values[node.name]
+            node.op = "Const"
+            del node.input[:]
+            node.attr.clear()
+            node.attr["dtype"].type = ndarray_to_proto(value).dtype
+            ndarray_to_proto(value, node.attr["value"].tensor)
+    for node in graph_def.node:  # reading a frozen resource variable is reading its Const
+        if node.op == "ReadVariableOp" and node.input and node.input[0].split(":")[0] in values:
+            dtype = node.attr["dtype"].type
+            node.op = "Identity"
+            node.attr.clear()
+            node.attr["T"].type = dtype
+    return _pruned(graph_def, [name.split(":")[0] for name in outputs.values()]), inputs, outputs
+
+
+def _pruned(graph_def, outputs):
+    nodes = {n.name: n for n in graph_def.node}
+    needed, stack = set(), [o for o in outputs if o in nodes]
+    while stack:
+        name = stack.pop()
+        if name not in needed:
+            needed.add(name)
+            stack.extend(t.lstrip("^").split(":")[0] for t in nodes[name].input)
+    out = graph_pb2.GraphDef()
+    out.versions.CopyFrom(graph_def.versions)
+    out.library.CopyFrom(graph_def.library)
+    out.node.extend(n for n in graph_def.node if n.name in needed)
+    return out
+
+
+def _serving_graph_def(export_dir):
+    """What a model path naming a SavedModel reads as: its serving signature, frozen."""
+    return frozen(export_dir)[0]
+
+
+DIRECTORY_FORMATS.append((is_saved_model, _serving_graph_def))

@@ -1,0 +1,155 @@
+"""TensorFlow's checkpoint format (tensor bundle, V2), read and written without TensorFlow.
+
+A checkpoint PREFIX is two files, the ones tf.train.Saver and tf.train.Checkpoint write:
+  PREFIX.data-00000-of-00001   every tensor's raw little-endian bytes, one after another
+  PREFIX.index                 a sorted string table (graphdef.wire.sstable): key "" holds a
+                               BundleHeaderProto, each tensor's name a BundleEntryProto (dtype,
+                               shape, shard, offset, size, masked crc32c of the bytes)
+Writing stages both files completely, then renames the data file into place and the index
+last (graphdef.wire.atomic.write_files_atomically): a failed save leaves the previous
+checkpoint as it was, and a reader that finds an index finds its data. Reading checks every entry (dtype, shape,
+offset and size inside its shard, size equal to dtype x shape, checksum, the size limit)
+and reads one tensor at a time, so a damaged or hostile checkpoint gives one
+CheckpointFormatError line. Sliced (partitioned) variables and string tensors are refused
+by name.
+"""
+
+import os
+
+import numpy as np
+
+from graphdef._proto import graph_pb2, tensor_bundle_pb2
+from graphdef.framework import dtypes
+from graphdef.framework.limits import check as check_size
+from graphdef.wire import sstable
+from graphdef.wire.atomic import write_files_atomically
+from graphdef.wire.serialize import shape_from_proto, shape_to_proto
+
+VERSION_PRODUCER = 1  # TF's kTensorBundleVersion at the time of the V2 format
+
+
+class CheckpointFormatError(ValueError):
+    """A TF-format checkpoint that cannot be read; the message names the file and the entry."""
+
+
+def data_path(prefix, shard=0, num_shards=1):
+    return f"{prefix}.data-{shard:05d}-of-{num_shards:05d}"
+
+
+def index_path(prefix):
+    return f"{prefix}.index"
+
+
+def exists(prefix):
+    return os.path.isfile(index_path(prefix))
+
+
+# -- writing ----------------------------------------------------------------------------------
+
+def write(prefix, tensors):
+    """Writes {name: ndarray} as a one-shard TF checkpoint at `prefix`."""
+    entries, chunks, offset = {}, [], 0
+    for name in sorted(tensors):
+        array = np.asarray(tensors[name])
+        dtype = dtypes.as_dtype(array.dtype)
+        raw = np.ascontiguousarray(array.astype(array.dtype.newbyteorder("<"), copy=False)).tobytes()
+        entry = tensor_bundle_pb2.BundleEntryProto(dtype=dtype.enum, shard_id=0, offset=offset, size=len(raw),
+                                                   crc32c=sstable.masked_crc32c(raw))
+        shape_to_proto(array.shape, entry.shape)
+        entries[name.encode()] = entry.SerializeToString()
+        chunks.append(raw)
+        offset += len(raw)
+    header = tensor_bundle_pb2.BundleHeaderProto(num_shards=1, endianness=tensor_bundle_pb2.BundleHeaderProto.LITTLE,
+                                                 version=graph_pb2.VersionDef(producer=VERSION_PRODUCER))
+    entries[b""] = header.SerializeToString()
+    table = sstable.build(entries)
+    write_files_atomically([(data_path(prefix), lambda f: [f.write(chunk) for chunk in chunks]),
+                            (index_path(prefix), lambda f: f.write(table))])
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+class Entry:
+    """One tensor's BundleEntryProto, checked. `unreadable` says why graphdef cannot load it (a
+    string tensor, such as TF2's object graph, or a sliced variable); the rest of the bundle reads."""
+
+    __slots__ = ("name", "dtype", "shape", "shard", "offset", "size", "crc", "unreadable")
+
+    def __init__(self, name, proto, where):
+        self.name, self.unreadable = name, None
+        self.shard, self.offset, self.size, self.crc = proto.shard_id, proto.offset, proto.size, proto.crc32c
+        self.shape = shape_from_proto(proto.shape)
+        try:
+            self.dtype = dtypes.as_dtype(proto.dtype)
+        except (TypeError, ValueError, KeyError):
+            self.dtype = None
+            self.unreadable = f"dtype enum {proto.dtype} (graphdef reads numeric and bool tensors)"
+            return
+        if proto.slices:
+            self.unreadable = "a sliced (partitioned) variable, which graphdef does not read"
+            return
+        if not self.shape.is_fully_defined():
+            raise CheckpointFormatError(f"{where}: shape {self.shape} is not fully known")
+        expected = int(np.prod(self.shape.as_list(), dtype=object)) * np.dtype(self.dtype.np).itemsize
+        if self.size != expected or self.offset < 0:
+            raise CheckpointFormatError(f"{where}: {self.size} bytes at offset {self.offset}, but "
+                                        f"{self.dtype.name} {self.shape.as_list()} needs {expected}")
+
+
+class Bundle:
+    """An open TF checkpoint: `entries` by name; `read(name)` loads and checks one tensor."""
+
+    def __init__(self, prefix):
+        self.prefix = str(prefix)
+        path = index_path(self.prefix)
+        try:
+            with open(path, "rb") as f:
+                table = sstable.parse(f.read(), path)
+        except OSError as e:
+            raise CheckpointFormatError(f"{path}: {e.strerror}") from None
+        except sstable.TableError as e:
+            raise CheckpointFormatError(str(e)) from None
+        header = tensor_bundle_pb2.BundleHeaderProto()
+        try:
+            header.ParseFromString(table.pop(b"", b""))
+        except Exception:  # noqa: BLE001 - protobuf's DecodeError, whatever its module
+            raise CheckpointFormatError(f"{path}: unreadable bundle header") from None
+        if header.endianness != header.LITTLE:
+            raise CheckpointFormatError(f"{path}: a big-endian checkpoint, which graphdef does not read")
+        if not 1 <= header.num_shards <= 1 << 16:
+            raise CheckpointFormatError(f"{path}: {header.num_shards} shards")
+        self.num_shards = header.num_shards
+        self.entries = {}
+        for key, value in table.items():
+            name = key.decode("utf-8", "replace")
+            proto = tensor_bundle_pb2.BundleEntryProto()
+            try:
+                proto.ParseFromString(value)
+            except Exception:  # noqa: BLE001
+                raise CheckpointFormatError(f"{path}: entry '{name}' is not a BundleEntryProto") from None
+            entry = Entry(name, proto, f"{path}: entry '{name}'")
+            if not 0 <= entry.shard < self.num_shards:
+                raise CheckpointFormatError(f"{path}: entry '{name}' is in shard {entry.shard} of {self.num_shards}")
+            self.entries[name] = entry
+
+    def read(self, name):
+        entry = self.entries[name]
+        path = data_path(self.prefix, entry.shard, self.num_shards)
+        where = f"{path}: tensor '{name}'"
+        if entry.unreadable:
+            raise CheckpointFormatError(f"{where}: {entry.unreadable}")
+        check_size(tuple(entry.shape.as_list()), entry.dtype.np)
+        try:
+            with open(path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                if entry.offset + entry.size > f.tell():
+                    raise CheckpointFormatError(f"{where}: bytes {entry.offset}..{entry.offset + entry.size} lie "
+                                                f"past the file's end ({f.tell()} bytes)")
+                f.seek(entry.offset)
+                raw = f.read(entry.size)
+        except OSError as e:
+            raise CheckpointFormatError(f"{path}: {e.strerror}") from None
+        if sstable.masked_crc32c(raw) != entry.crc:
+            raise CheckpointFormatError(f"{where}: the bytes fail their checksum (the file is damaged)")
+        dtype = np.dtype(entry.dtype.np).newbyteorder("<")
+        return np.frombuffer(raw, dtype).astype(entry.dtype.np).reshape(entry.shape.as_list())
