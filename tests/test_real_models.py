@@ -17,7 +17,6 @@ import contextlib
 import importlib.util
 import io
 import json
-import os
 import re
 import subprocess
 import sys

@@ -41,6 +41,11 @@ def is_unsupported(op):
     return isinstance(op.opdef, UnsupportedOpDef)
 
 
+def dtype_of(op):
+    """The foreign dtype's name for a node kept for one, else "unknown"."""
+    return op.opdef.detail if op.opdef.reason == FOREIGN_DTYPE else "unknown"
+
+
 # -- what to call it ------------------------------------------------------------------------------
 
 _TF1_LOOP = ("Enter", "RefEnter", "Exit", "RefExit", "NextIteration", "RefNextIteration", "LoopCond")
@@ -101,7 +106,7 @@ def describe(ops):
     if by_type:
         parts.append("no kernel for " + ", ".join(f"{t} ({_nodes(n)})" for t, n in by_type.items()))
     for dtype, listed in foreign.items():
-        parts.append(f"and {dtype} tensors, which graphdef cannot hold: {_nodes(listed)}")
+        parts.append(f"{'and ' if parts else ''}{dtype} tensors, which graphdef cannot hold: {_nodes(listed)}")
     if not parts and dependent:   # every unsupported producer is fed, yet its readers were never built
         op = dependent[0]
         parts.append(f"node '{op.name}' ({op.type}) reads '{op.opdef.detail}', from a node graphdef "
@@ -112,7 +117,7 @@ def describe(ops):
 
 def needed_unsupported(roots, fed=()):
     """The unsupported operations a run of `roots` (Tensors and Operations) needs, walking data and
-    control inputs back and stopping at fed tensors; in the order found."""
+    control inputs back and stopping at fed tensors; in graph order."""
     fed = set(fed)
     seen, found = set(), []
     stack = [r.op if isinstance(r, Tensor) else r for r in roots if not (isinstance(r, Tensor) and r in fed)]
@@ -125,6 +130,9 @@ def needed_unsupported(roots, fed=()):
             found.append(op)
         stack.extend(t.op for t in op.inputs if t not in fed)
         stack.extend(op.control_inputs)
+    if found:
+        position = {op: i for i, op in enumerate(found[0].graph.get_operations())}
+        found.sort(key=position.get)
     return found
 
 
