@@ -60,7 +60,22 @@ REGISTRY_LACKS = {
     'transformer_encoder': ('BatchMatMulV2', 'Einsum'),
     'unet': ('ResizeBilinear',),
 }
-CC_LACKS = {}
+CC_LACKS = {
+    'bidirectional_masked': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'ReverseV2', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
+    'detection_postprocess': ('All', 'Any', 'Ceil', 'NonMaxSuppressionV3', 'PartitionedCall', 'StatelessIf', 'StatelessWhile', 'TopKV2'),
+    'gru': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
+    'lstm': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
+    'simple_rnn': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
+    'tf1_batchnorm_training_flag': ('Merge', 'Switch'),
+    'tf1_cond_while': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch'),
+    'tf1_fused_batchnorm_v1': ('FusedBatchNorm',),
+    'tf_keras_bidirectional_masked': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'ReverseV2', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
+    'tf_keras_gru': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
+    'tf_keras_lstm': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
+    'tf_keras_simple_rnn': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
+    'transformer_encoder': ('BatchMatMulV2', 'Einsum'),
+    'unet': ('ResizeBilinear',),
+}
 LACKS = {"python": REGISTRY_LACKS, "graphrun": REGISTRY_LACKS, "graphrun-cc": CC_LACKS}
 WHO = {"python": "graphdef's op registry", "graphrun": "graphdef's op registry", "graphrun-cc": "graphrun-cc"}
 
@@ -136,11 +151,12 @@ def status_table(request):
     yield
     if not RESULTS:
         return
-    rows = [["model", "op types", *RUNTIMES]]
+    rows = [["model", "op types", *RUNTIMES, "op types graphdef / graphrun-cc lack"]]
     for name in MODELS:
         path = (COMMITTED_DIR if name in COMMITTED else CACHE_DIR) / name / "case.json"
         ops = len(json.loads(path.read_text())["ops"]) if path.is_file() else "?"
-        rows.append([name, str(ops), *(RESULTS.get((name, r), "not run") for r in RUNTIMES)])
+        lacks = " / ".join(", ".join(table.get(name, ())) or "-" for table in (REGISTRY_LACKS, CC_LACKS))
+        rows.append([name, str(ops), *(RESULTS.get((name, r), "not run") for r in RUNTIMES), lacks])
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     text = "\n".join("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows) + "\n"
     CACHE_DIR.mkdir(parents=True, exist_ok=True)
@@ -158,7 +174,7 @@ def record(name, runtime, run):
         run()
     except BaseException as e:
         missing = LACKS[runtime].get(name)
-        RESULTS[(name, runtime)] = f"refused: {', '.join(missing)}" if missing else f"FAILS: {type(e).__name__}"
+        RESULTS[(name, runtime)] = "xfail (lacks ops)" if missing else f"FAILS ({type(e).__name__})"
         raise
     RESULTS[(name, runtime)] = "pass"
 
@@ -189,7 +205,7 @@ def test_case_files_describe_the_model(name):
     for node in graph_def.node:
         census[node.op] = census.get(node.op, 0) + 1
     # the generator counts function bodies too; graphdef's proto does not read the library yet
-    assert all(spec["ops"].get(op) == n or spec["ops"].get(op, 0) >= n for op, n in census.items()), \
+    assert all(spec["ops"].get(op, 0) >= n for op, n in census.items()), \
         f"{name}: case.json's census is stale; run `{generate.REGENERATE} {name}`"
     assert len(spec["tolerance_rules"]) == len(spec["fetches"]) == len(spec["tolerances"])
 

@@ -148,14 +148,6 @@ def build_densenet121(tf):
     return Model(gd, feeds, outs, "keras.applications.DenseNet121 on 32x32x3, 10 logits, Keras 3 (28 MB)")
 
 
-@builder(committed=False)
-def build_nasnet_mobile(tf):
-    import keras
-    gd, feeds, outs = application(tf, lambda: keras.applications.NASNetMobile(
-        input_shape=(32, 32, 3), weights=None, classes=10, classifier_activation=None), 5, batch=1)
-    return Model(gd, feeds, outs, "keras.applications.NASNetMobile on 32x32x3, 10 logits, Keras 3 (17 MB)")
-
-
 @builder()
 def build_resnet_v2_small(tf):
     """ResNet50V2's structure (pre-activation bottleneck blocks, stride in the last conv,
