@@ -34,6 +34,7 @@ std::string dtype_name(DataType dtype) {
     case graphdef::DT_UINT32: return "uint32";
     case graphdef::DT_UINT64: return "uint64";
     case graphdef::DT_BOOL: return "bool";
+    case graphdef::DT_VARIANT: return "variant";
     default: break;
   }
   // proto3 enums are open: a file may carry a number this proto does not name.

@@ -62,6 +62,16 @@ std::vector<DataType> dtypes_of(TypeList<Ts...>) {
   return {dtype_of<Ts>()...};
 }
 
+// Every element dtype plus DT_VARIANT, for ops that only pass a value on
+// (Identity, Placeholder, the control-flow ops): a variant is accepted by a
+// type attr only where a kernel lists it, since it has no elements to compute
+// with (Tensor::variant).
+inline std::vector<DataType> dtypes_and_variant() {
+  std::vector<DataType> dtypes = dtypes_of(AllTypes{});
+  dtypes.push_back(graphdef::DT_VARIANT);
+  return dtypes;
+}
+
 // Calls f(TypeTag<T>{}) for the T in the list whose dtype is `dtype`.
 // Graph validation has already limited each node's dtypes to what its kernel
 // accepts, so a miss here means a kernel was registered inconsistently.

@@ -74,7 +74,20 @@ Tensor::Tensor(DataType dtype, Shape shape, bool zeroed)
   buffer_.reset(memory);
 }
 
+Tensor::Tensor(std::shared_ptr<const VariantValue> value)
+    : dtype_(graphdef::DT_VARIANT), num_elements_(1), variant_(std::move(value)) {
+  if (!variant_) throw Error("internal error: a variant tensor without a value");
+}
+
+Tensor Tensor::variant(std::shared_ptr<const VariantValue> value) { return Tensor(std::move(value)); }
+
+const VariantValue& Tensor::variant_value() const {
+  if (!variant_) throw Error("internal error: a " + dtype_name(dtype_) + " tensor was read as a variant");
+  return *variant_;
+}
+
 Tensor Tensor::reshaped(Shape shape) const {
+  if (variant_) throw Error("a variant (" + variant_->type_name() + ") cannot be reshaped");
   Tensor out(dtype_, std::move(shape));
   if (out.num_elements() != num_elements_) {
     throw Error("cannot reshape " + shape_string(shape_) + " into " + shape_string(out.shape()));

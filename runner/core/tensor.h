@@ -17,6 +17,17 @@ namespace graphrun {
 
 using Shape = std::vector<int64_t>;
 
+// What a DT_VARIANT scalar holds (a TensorList, core/tensor_list.h). Only the
+// kernels that made it know its type; everything else (printing, saving,
+// feeding, arithmetic) refuses a variant with a clear error instead of
+// looking at bytes it does not have.
+class VariantValue {
+ public:
+  virtual ~VariantValue() = default;
+  // "TensorList", for messages.
+  virtual std::string type_name() const = 0;
+};
+
 // "[2,3]"; "[]" for a scalar.
 std::string shape_string(const Shape& shape);
 
@@ -36,6 +47,11 @@ class Tensor {
   // large output then costs no zero-filling pass before the real one.
   static Tensor uninitialized(DataType dtype, Shape shape);
 
+  // A scalar of dtype DT_VARIANT holding `value` (shared, never copied: a
+  // variant is as immutable as any other tensor). It has no element buffer:
+  // data<T>() and raw_data() of it throw or return nullptr.
+  static Tensor variant(std::shared_ptr<const VariantValue> value);
+
   Tensor(const Tensor&) = delete;
   Tensor& operator=(const Tensor&) = delete;
   Tensor(Tensor&&) = default;
@@ -45,7 +61,10 @@ class Tensor {
   const Shape& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t num_elements() const { return num_elements_; }
-  std::size_t byte_size() const { return static_cast<std::size_t>(num_elements_) * dtype_size(dtype_); }
+  std::size_t byte_size() const { return variant_ ? 0 : static_cast<std::size_t>(num_elements_) * dtype_size(dtype_); }
+  bool is_variant() const { return dtype_ == graphdef::DT_VARIANT; }
+  // The value of a variant scalar; throws Error for any other tensor.
+  const VariantValue& variant_value() const;
 
   // Typed element access; the requested type must be the tensor's dtype, so a
   // kernel bug can never reinterpret one type's bytes as another's.
@@ -72,12 +91,14 @@ class Tensor {
     void operator()(void* p) const { std::free(p); }
   };
   Tensor(DataType dtype, Shape shape, bool zeroed);
+  explicit Tensor(std::shared_ptr<const VariantValue> value);
   void check_type(DataType requested) const;
 
   DataType dtype_;
   Shape shape_;
   int64_t num_elements_;
   std::unique_ptr<void, FreeDeleter> buffer_;
+  std::shared_ptr<const VariantValue> variant_;  // DT_VARIANT only
 };
 
 using TensorPtr = std::shared_ptr<const Tensor>;

@@ -5,6 +5,7 @@
 #include <new>
 #include <queue>
 
+#include "exec/frame_executor.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_pattern.h"
 
@@ -35,6 +36,10 @@ Executor::Executor(const Graph& graph, std::vector<Endpoint> fetches, std::vecto
     : graph_(graph), fetches_(std::move(fetches)), targets_(std::move(targets)), uses_(graph.size(), 0) {
   const std::vector<char> needed = mark_needed(feeds);
   check_fed(needed, feeds);
+  if (needs_frame_executor(graph_, needed)) {
+    frames_ = std::make_shared<const FrameExecutor>(graph_, fetches_, targets_, needed, feeds);
+    return;
+  }
   plan_order(needed, feeds);
   plan_fusions(feeds);
 }
@@ -234,6 +239,7 @@ TensorPtr Executor::value_of(Endpoint endpoint, const std::vector<std::vector<Te
 }
 
 std::vector<TensorPtr> Executor::run(const FeedMap& feeds, VariableStore& variables) const {
+  if (frames_) return frames_->run(feeds, variables);
   std::vector<std::vector<TensorPtr>> values(graph_.size());
   std::vector<int> remaining = uses_;
   std::vector<char> fused(chains_.size(), 0);  // per chain: its epilogue was applied this run

@@ -1,6 +1,7 @@
 // Runs the part of a graph that the fetches need.
 #pragma once
 
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -13,6 +14,8 @@ namespace graphrun {
 
 // Placeholder node index -> the value fed for its output 0.
 using FeedMap = std::unordered_map<int, TensorPtr>;
+
+class FrameExecutor;  // exec/frame_executor.h: runs plans with control flow
 
 class Executor {
  public:
@@ -71,6 +74,8 @@ class Executor {
   std::vector<ConvChain> chains_;
   std::vector<int> chain_of_;  // per node: its chain in chains_, or -1
   std::vector<double>* node_seconds_ = nullptr;  // see time_nodes
+  // Set when the plan holds control-flow ops: then it runs the plan instead.
+  std::shared_ptr<const FrameExecutor> frames_;
 };
 
 }  // namespace graphrun

@@ -26,6 +26,10 @@ std::vector<Fetch> resolve_fetches(const Graph& graph, const std::vector<std::st
       throw UsageError("unknown fetch '" + argument + "': " + graph.node(node).describe() + " has " +
                        std::to_string(outputs) + (outputs == 1 ? " output" : " outputs"));
     }
+    if (graph.node(node).output_dtypes[parsed.output] == graphdef::DT_VARIANT) {
+      throw UsageError("cannot fetch '" + argument + "': it is a variant (such as a TensorList), which has no " +
+                       "elements to print or save; fetch a tensor made from it (TensorListStack, TensorListGetItem)");
+    }
     fetches.push_back({{node, parsed.output}, tensor_name(parsed.node, parsed.output)});
   }
   return fetches;
@@ -99,6 +103,7 @@ std::vector<Fetch> default_fetches(const Graph& graph) {
     const GraphNode& node = graph.node(i);
     if (consumed[i] || is_lowering_residue(node)) continue;
     for (int k = 0; k < static_cast<int>(node.output_dtypes.size()); ++k) {
+      if (node.output_dtypes[k] == graphdef::DT_VARIANT) continue;  // nothing to print (resolve_fetches)
       fetches.push_back({{i, k}, tensor_name(node.name(), k)});
     }
   }

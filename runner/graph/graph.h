@@ -43,6 +43,13 @@ struct GraphNode {
   std::string describe() const { return "node '" + name() + "' (" + op() + ")"; }
 };
 
+// A while loop's back edge: a NextIteration feeding a Merge (the next
+// iteration's value of a loop variable). Graph validation and planning
+// treat it as no dependency; the frame executor carries it.
+inline bool is_loop_back_edge(const GraphNode& producer, const GraphNode& consumer) {
+  return producer.op() == "NextIteration" && consumer.op() == "Merge";
+}
+
 class Graph {
  public:
   // Reads a binary GraphDef, or text format when the path ends in ".pbtxt",

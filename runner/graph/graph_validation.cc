@@ -204,16 +204,11 @@ void Graph::check_acyclic() const {
   const int n = size();
   std::vector<int> pending(n, 0);
   std::vector<std::vector<int>> consumers(n);
-  // A TF1 while-loop's Merge reading its NextIteration is the one cycle a
-  // GraphDef may hold: that edge is left out.
-  auto is_back_edge = [&](int consumer, int producer) {
-    const std::string& to = nodes_[consumer].op();
-    const std::string& from = nodes_[producer].op();
-    return (to == "Merge" || to == "RefMerge") && (from == "NextIteration" || from == "RefNextIteration");
-  };
+  // A while loop's back edge, NextIteration -> Merge, is the one edge that
+  // may close a cycle (the frame executor runs it once per iteration).
   auto for_each_producer = [&](int i, auto&& visit) {
     for (const Endpoint& input : nodes_[i].inputs) {
-      if (!is_back_edge(i, input.node)) visit(input.node);
+      if (!is_loop_back_edge(nodes_[input.node], nodes_[i])) visit(input.node);
     }
     for (int control : nodes_[i].control_inputs) visit(control);
   };
@@ -264,7 +259,7 @@ void Graph::check_acyclic() const {
   for (std::size_t i = 0; i < shown; ++i) path += "'" + nodes_[cycle[i]].name() + "' -> ";
   if (shown < cycle.size()) path += "... -> ";
   path += "'" + nodes_[cycle[0]].name() + "'";
-  fail("the graph has a cycle: " + path);
+  fail("the graph has a cycle: " + path + " (only a while loop's NextIteration -> Merge edge may close a cycle)");
 }
 
 }  // namespace graphrun

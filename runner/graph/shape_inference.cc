@@ -204,12 +204,14 @@ std::vector<StaticShape> infer_node(const Graph& graph, const GraphNode& node,
 }  // namespace
 
 std::vector<std::vector<StaticShape>> infer_shapes(const Graph& graph) {
-  // Kahn's order over data inputs (validation has ruled out cycles).
+  // Kahn's order over data inputs (validation has ruled out cycles other
+  // than while loops' back edges, which are skipped).
   const int n = graph.size();
   std::vector<int> pending(n, 0);
   std::vector<std::vector<int>> consumers(n);
   for (int i = 0; i < n; ++i) {
     for (const Endpoint& input : graph.node(i).inputs) {
+      if (is_loop_back_edge(graph.node(input.node), graph.node(i))) continue;
       ++pending[i];
       consumers[input.node].push_back(i);
     }

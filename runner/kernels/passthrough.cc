@@ -8,7 +8,12 @@ namespace {
 
 void pass_input_through(KernelContext& context) { context.set_output(0, context.input_ptr(0)); }
 
-REGISTER_KERNEL(Kernel("Identity").input("input", "T").output("T").type_attr("T").compute(pass_input_through));
+// Identity carries TensorList variants through loop bodies.
+REGISTER_KERNEL(Kernel("Identity")
+                    .input("input", "T")
+                    .output("T")
+                    .type_attr("T", dtypes_and_variant())
+                    .compute(pass_input_through));
 
 // Only gradients treat StopGradient specially; running forward it is Identity.
 REGISTER_KERNEL(Kernel("StopGradient").input("input", "T").output("T").type_attr("T").compute(pass_input_through));

@@ -6,9 +6,11 @@
 namespace graphrun {
 namespace {
 
+// A variant placeholder loads (frozen Keras RNN graphs keep unused ones) but
+// cannot be fed: feeds refuse DT_VARIANT.
 REGISTER_KERNEL(Kernel("Placeholder")
                     .output("dtype")
-                    .type_attr("dtype")
+                    .type_attr("dtype", dtypes_and_variant())
                     .shape_attr("shape")
                     .feedable(/*must_be_fed=*/true)
                     .compute([](KernelContext&) {
