@@ -73,11 +73,8 @@ void Graph::find_kernels() {
     node.kernel = KernelRegistry::find(node.op());
     if (node.kernel == nullptr) {
       node.support = GraphNode::Support::kMissingOp;
-    } else if (std::string dtype = foreign_dtype(*node.def); !dtype.empty()) {
-      node.support = GraphNode::Support::kForeignDtype;
-      node.foreign_dtype = dtype;
+      node.kernel = &unsupported_kernel();
     }
-    if (!node.runnable()) node.kernel = &unsupported_kernel();
   }
 }
 
@@ -104,7 +101,15 @@ void Graph::check_attrs() {
       node.kernel->validate_attrs(*node.def);
       node.output_dtypes = node.kernel->output_dtypes(*node.def);
     } catch (const Error& error) {
-      fail(node.describe() + ": " + error.what());
+      // A kernel that refuses a dtype graphrun-cc cannot hold (string,
+      // resource...) leaves the node unsupported; any other refusal is a
+      // malformed node. (A kernel may accept DT_VARIANT: TensorList ops.)
+      const std::string dtype = foreign_dtype(*node.def);
+      if (dtype.empty()) fail(node.describe() + ": " + error.what());
+      node.support = GraphNode::Support::kForeignDtype;
+      node.foreign_dtype = dtype;
+      node.kernel = &unsupported_kernel();
+      node.output_dtypes.assign(asked[i], graphdef::DT_INVALID);
     }
   }
 }
