@@ -61,18 +61,10 @@ REGISTRY_LACKS = {
     'unet': ('ResizeBilinear',),
 }
 CC_LACKS = {
-    'bidirectional_masked': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'ReverseV2', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
+    'bidirectional_masked': ('ReverseV2',),
     'detection_postprocess': ('All', 'Any', 'Ceil', 'NonMaxSuppressionV3', 'PartitionedCall', 'StatelessIf', 'StatelessWhile', 'TopKV2'),
-    'gru': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'lstm': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'simple_rnn': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'tf1_batchnorm_training_flag': ('Merge', 'Switch'),
-    'tf1_cond_while': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch'),
     'tf1_fused_batchnorm_v1': ('FusedBatchNorm',),
-    'tf_keras_bidirectional_masked': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'ReverseV2', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'tf_keras_gru': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'tf_keras_lstm': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'tf_keras_simple_rnn': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
+    'tf_keras_bidirectional_masked': ('ReverseV2',),
     'transformer_encoder': ('BatchMatMulV2', 'Einsum'),
     'unet': ('ResizeBilinear',),
 }
