@@ -15,6 +15,7 @@ import zipfile
 
 import numpy as np
 
+from graphdef.ops import unsupported as unsupported_ops
 from graphdef.framework import npy_check
 from graphdef.framework.graph import Operation
 from graphdef.client.output_format import format_float
@@ -30,8 +31,9 @@ class FeedError(ValueError):
 # -- the placeholders ---------------------------------------------------------------------
 
 def placeholders(graph):
-    """The graph's feedable nodes, in graph order."""
-    return [op for op in graph.get_operations() if op.type in PLACEHOLDER_TYPES]
+    """The graph's feedable nodes, in graph order (a string placeholder is not one)."""
+    return [op for op in graph.get_operations()
+            if op.type in PLACEHOLDER_TYPES and not unsupported_ops.is_unsupported(op)]
 
 
 def describe(op):
@@ -61,6 +63,9 @@ def find_placeholder(graph, name):
             problem = f"'{node}' is a {op.type} node, not a placeholder"
         elif int(index) != 0:
             problem = "a placeholder has only output 0"
+        elif unsupported_ops.is_unsupported(op):
+            problem = (f"its dtype ({unsupported_ops.dtype_of(op)}) is one graphdef cannot hold, so graphdef "
+                       "cannot run what reads it")
         else:
             return op.outputs[0]
     raise FeedError(f"cannot feed '{name}': {problem}; {_placeholder_list(graph)}")

@@ -14,13 +14,14 @@ import numpy as np
 from graphdef.client.control_flow_exec import ControlFlowPlan, reaches_control_flow
 from graphdef.framework import dtypes
 from graphdef.framework.errors import (InvalidArgumentError, NotFoundError, OpError,
-                                       ResourceExhaustedError)
+                                       ResourceExhaustedError, UnimplementedError)
 from graphdef.framework.graph import Operation, Tensor, get_default_graph
 from graphdef.framework.limits import TensorTooLarge, check as check_tensor_size
 from graphdef.framework.shapes import show
 from graphdef.framework.toposort import toposort
 from graphdef.client.functions import FunctionRuntime
 from graphdef.ops.control_flow import CONTROL_FLOW_OPS
+from graphdef.ops import unsupported as unsupported_ops
 
 # In tests every kernel's output is checked against the op's inferred dtype and shape.
 CHECK_KERNELS = os.environ.get("GRAPHDEF_CHECK_KERNELS") == "1"
@@ -242,6 +243,11 @@ class _Plan:
             elif not (t.outputs and all(out in fed for out in t.outputs)):  # a fully fed op need not run
                 roots.append(t)
         order = toposort(roots, lambda op: _dependencies(op, fed))
+        unsupported = [op for op in order if unsupported_ops.is_unsupported(op)]
+        if unsupported:
+            position = {op: i for i, op in enumerate(graph.get_operations())}
+            unsupported.sort(key=position.get)
+            raise UnimplementedError(f"Session.run: {unsupported_ops.describe(unsupported)}")
 
         unfed = [op for op in order if op.type == "Placeholder"]
         if unfed:
@@ -374,6 +380,9 @@ def _resolve_feed(graph, key):
     element = _element(graph, key, "feed_dict key")
     if not isinstance(element, Tensor):
         raise TypeError(f"Session.run: feed_dict key {key!r} is an operation; feed one of its tensors")
+    if element.dtype is unsupported_ops.UNKNOWN:
+        raise UnimplementedError(f"Session.run: cannot feed '{element.name}': node '{element.op.name}' "
+                                 f"({element.op.type}) is one graphdef cannot run, so its dtype is unknown")
     return element
 
 

@@ -130,7 +130,8 @@ class Graph:
         op = Operation(self, name, opdef, inputs, attrs, control)
         op.outputs = tuple(Tensor(op, i, dtype, shape) for i, (dtype, shape) in enumerate(output_specs))
         for t in inputs:
-            self._consumers.setdefault(t, []).append(op)
+            if t is not None:   # None: a loop's back edge, linked by import_graph_def afterwards
+                self._consumers.setdefault(t, []).append(op)
         self._ops[name] = op
         self._version += 1
         return op

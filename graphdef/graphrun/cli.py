@@ -18,7 +18,8 @@ import sys
 import warnings
 
 import graphdef
-from graphdef.graphrun import feed_options
+from graphdef.ops import unsupported as unsupported_ops
+from graphdef.graphrun import feed_options, suggest
 from graphdef.client import feeds as feeding
 from graphdef.framework.errors import OpError, ResourceExhaustedError
 from graphdef.wire.model_file import output_names
@@ -256,6 +257,9 @@ def prepare(args):
     # after them is rarely wanted, so with --run only --fetch prints anything.
     names = args.fetch or ([] if run_ops else default_fetches(graph, file_order))
     targets = [resolve_fetch(graph, name) for name in names]
+    missing = unsupported_ops.needed_unsupported(run_ops + targets, fed.values)
+    if missing:
+        raise Failure(EXIT_MODEL, f"{args.model}: {unsupported_ops.describe(missing)}")
     try:
         feed_options.complete_feeds(graph, file_order, run_ops + targets, fed, args)
     except feeding.FeedError as e:
@@ -295,7 +299,8 @@ def resolve_fetch(graph, name):
     try:
         op = graph.get_operation_by_name(node)
     except KeyError:
-        raise Failure(EXIT_USAGE, f"cannot fetch '{name}': the graph has no node '{node}'") from None
+        raise Failure(EXIT_USAGE, f"cannot fetch '{name}': the graph has no node '{node}'"
+                                  f"{suggest.hint(graph, node)}") from None
     k = int(index)
     if k >= len(op.outputs):
         count = {0: "no outputs", 1: "only output 0"}.get(len(op.outputs), f"outputs 0..{len(op.outputs) - 1}")

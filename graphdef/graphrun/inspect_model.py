@@ -19,8 +19,10 @@ from graphdef.graphrun import cli
 
 from graphdef.framework import dtypes
 from graphdef.framework.graph import Graph
-from graphdef.wire.model_file import output_names
+from graphdef._proto import graph_pb2
+from graphdef.wire.model_file import is_lowering_residue, output_names
 from graphdef.ops import REGISTRY
+from graphdef.ops import unsupported as unsupported_ops
 from graphdef.wire.serialize import GraphFileError, import_graph_def, is_text_path, read_graph_def
 
 PLACEHOLDERS = ("Placeholder", "PlaceholderWithDefault")
@@ -74,7 +76,7 @@ def summarize(path):
         "producer": graph_def.versions.producer,
         "min_consumer": graph_def.versions.min_consumer,
         "nodes": len(graph_def.node),
-        "inputs": [_input(node) for node in graph_def.node if node.op in PLACEHOLDERS],
+        "inputs": _inputs(graph_def),
         "outputs": outputs,
         "parameters": _parameters(graph_def),
         "op_types": _histogram(graph_def),
@@ -101,6 +103,13 @@ def _arg_dtype(arg, fdef):
     return _dtype_name(arg.type)
 
 
+def _inputs(graph_def):
+    """Every Placeholder but TensorFlow's lowering residue (unread `unused_control_flow_input`s)."""
+    read = {_source(text) for node in graph_def.node for text in node.input}
+    return [_input(node) for node in graph_def.node
+            if node.op in PLACEHOLDERS and not is_lowering_residue(node.op, node.name, node.name in read)]
+
+
 def _input(node):
     dtype = _dtype_name(node.attr["dtype"].type) if "dtype" in node.attr else None
     shape_attr = node.attr["shape"].shape if "shape" in node.attr else None
@@ -112,10 +121,15 @@ def _input(node):
 
 
 def _dtype_name(enum):
+    """graphdef's name for the dtypes it holds ("float32"), TensorFlow's for the others ("string",
+    "variant", "resource", "bfloat16", "float_ref"), the number for what TensorFlow never defined."""
     try:
-        return dtypes.as_dtype(enum).name
+        return dtypes.as_dtype(enum).name + ("_ref" if enum > 100 else "")
     except TypeError:
-        return f"DataType {enum}"
+        pass
+    if enum in graph_pb2.DataType.values():
+        return graph_pb2.DataType.Name(enum).removeprefix("DT_").lower()
+    return f"DataType {enum}"
 
 
 def _outputs(graph_def, unsupported):
@@ -125,13 +139,17 @@ def _outputs(graph_def, unsupported):
         import_graph_def(graph_def, name="", graph=graph)
     except (GraphFileError, RecursionError) as e:
         consumed = {_source(text) for node in graph_def.node for text in node.input}
-        sinks = [n.name + ":0" for n in graph_def.node if n.name not in consumed and n.op != "NoOp"]
+        sinks = [n.name + ":0" for n in graph_def.node if n.name not in consumed and n.op != "NoOp"
+                 and not is_lowering_residue(n.op, n.name, False)]
         error = None if unsupported else cli.one_line(e)
         return [{"name": name, "dtype": None, "shape": None} for name in sinks], error
     file_order = [node.name for node in graph_def.node]
     outputs = []
     for name in output_names(graph, file_order):
         tensor = graph.get_tensor_by_name(name)
+        if tensor.dtype is unsupported_ops.UNKNOWN:   # made by a node no definition describes
+            outputs.append({"name": name, "dtype": None, "shape": None})
+            continue
         dims = tensor.shape.dims
         outputs.append({"name": name, "dtype": tensor.dtype.name, "shape": None if dims is None else list(dims)})
     return outputs, None

@@ -20,6 +20,7 @@ from graphdef.graphrun import cli
 from graphdef.framework.graph import Graph
 from graphdef.ops import REGISTRY
 from graphdef.client.output_format import format_value
+from graphdef.ops import unsupported as unsupported_ops
 from graphdef.wire.serialize import GraphFileError, import_graph_def, ndarray_from_proto, read_graph_def
 from graphdef.framework.shapes import show
 
@@ -84,7 +85,9 @@ def _output_specs(graph_def):
         import_graph_def(graph_def, name="", graph=graph)
     except (GraphFileError, RecursionError):
         return {}
-    return {op.name: [(t.dtype.name, show(t.shape)) for t in op.outputs] for op in graph.get_operations()}
+    # what graphdef cannot run has no known dtype or shape to draw
+    return {op.name: [(t.dtype.name, show(t.shape)) for t in op.outputs] for op in graph.get_operations()
+            if not unsupported_ops.is_unsupported(op)}
 
 
 # -- the DOT source ----------------------------------------------------------------------

@@ -12,6 +12,7 @@ from graphdef._proto import graph_pb2
 from graphdef.framework.graph import VALID_NODE_NAME, Graph, get_default_graph
 from graphdef.framework.toposort import toposort
 from graphdef.ops import REGISTRY
+from graphdef.ops import unsupported as unsupported_ops
 from graphdef.ops.registry import create
 from graphdef.framework.shapes import TensorShape, show
 
@@ -242,9 +243,11 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     """Adds the nodes of `graph_def` to `graph` (the default graph), prefixed with `name`/.
 
     Like TF, the prefix defaults to "import"; pass name="" to keep the file's names.
-    Every node is checked exactly as a built one is (attrs, input dtypes, shapes);
-    every op type the registry lacks is reported at once. The file's function library
-    joins the graph's, and every function a node calls is instantiated and checked here.
+    Every node is checked exactly as a built one is (attrs, input dtypes, shapes), except
+    what graphdef cannot run (an unknown op type, a foreign dtype, and what reads them):
+    that is kept as it is and refused only by a run that needs it (graphdef.ops.unsupported).
+    The file's function library joins the graph's, and every function a node calls is
+    instantiated and checked here.
     """
     graph = graph if graph is not None else get_default_graph()
     prefix = "import" if name is None else name
@@ -273,14 +276,12 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
         if node.name in nodes:
             raise GraphFileError(f"node '{node.name}': the name is not unique")
         nodes[node.name] = node
-    missing = [n for n in graph_def.node if n.op not in REGISTRY]
-    if missing:
-        listed = {}
-        for n in missing:
-            listed.setdefault(n.op or "an empty op type", []).append(n.name)
-        raise GraphFileError("no kernel for " + ", ".join(
-            f"{op} ({names[0]}{f' and {len(names) - 1} more' if len(names) > 1 else ''})"
-            for op, names in listed.items()))
+    # every output index a reader asks of a node: how many outputs an unsupported node must have
+    asked = {}
+    for node in graph_def.node:
+        for text in node.input:
+            src, index = _parse_input(text)
+            asked[src] = max(asked.get(src, 0), index + 1)
 
     def deps(node_name):
         node = nodes[node_name]
@@ -313,8 +314,33 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
 
     created, back_edges = {}, []
     for node in order:
-        opdef = REGISTRY[node.op]
         where = f"node '{node.name}' ({node.op})"
+        unsupported = _why_unsupported(node, created, input_map)
+        if unsupported:
+            reason, detail = unsupported
+            inputs, controls = [], []
+            for text in node.input:
+                src, index = _parse_input(text)
+                if index < 0:
+                    controls.append(created[src])
+                    continue
+                mapped = input_map.get(text, input_map.get(f"{src}:{index}"))
+                if mapped is None and src not in created:   # a loop's back edge: linked once its source exists
+                    back_edges.append((node.name, len(inputs), src, index))
+                    inputs.append(None)
+                    continue
+                if mapped is None:
+                    producer = created[src]
+                    if index >= len(producer.outputs):
+                        raise GraphFileError(f"{where}: input '{text}' asks for output {index} of '{src}', "
+                                             f"which has {len(producer.outputs)} outputs")
+                    mapped = producer.outputs[index]
+                inputs.append(mapped)
+            created[node.name] = unsupported_ops.add_unsupported(
+                graph, graph._claim_exact_name(prefix + node.name), node, reason, detail, inputs, controls,
+                unsupported_ops.output_count(node, asked.get(node.name, 0)))
+            continue
+        opdef = REGISTRY[node.op]
         attrs = {}
         for key, value in node.attr.items():
             attr = opdef.attrs.get(key)
@@ -381,6 +407,58 @@ def _connect_back_edges(graph, created, back_edges):
             graph._update_input(merge, position, producer.outputs[index])
         except TypeError as e:
             raise GraphFileError(str(e)) from None
+
+
+_MERGES = ("Merge", "RefMerge")
+_NEXT_ITERATIONS = ("NextIteration", "RefNextIteration")
+
+
+def _is_back_edge(node, source):
+    """A TF1 while-loop's Merge reading its NextIteration: the one kind of cycle a GraphDef may hold."""
+    return node.op in _MERGES and source.op in _NEXT_ITERATIONS
+
+
+def _foreign_dtype(node):
+    """The name of a dtype graphdef cannot carry that an attr of `node` holds, else None."""
+    for value in node.attr.values():
+        kind = value.WhichOneof("value")
+        if kind == "type":
+            enums = [value.type]
+        elif kind == "list":
+            enums = list(value.list.type)
+        elif kind == "tensor":
+            enums = [value.tensor.dtype]
+        else:
+            continue
+        for enum in enums:
+            # DT_INVALID or a number TensorFlow never defined is a malformed node, checked as one
+            if enum == 0 or enum not in graph_pb2.DataType.values():
+                continue
+            try:
+                dtypes.as_dtype(enum)
+            except TypeError:
+                return graph_pb2.DataType.Name(enum).removeprefix("DT_").removesuffix("_REF").lower()
+    return None
+
+
+def _why_unsupported(node, created, input_map):
+    """(reason, detail) when `node` must be kept as an unsupported operation, else None.
+
+    Only what graphdef lacks makes a node unsupported: its op type, a dtype, or an input from
+    such a node. A well-formed node of a supported type is checked fully, as it always was.
+    """
+    if node.op not in REGISTRY:
+        return unsupported_ops.MISSING_OP, ""
+    foreign = _foreign_dtype(node)
+    if foreign:
+        return unsupported_ops.FOREIGN_DTYPE, foreign
+    for text in node.input:
+        src, index = _parse_input(text)
+        if index < 0 or text in input_map or f"{src}:{index}" in input_map:
+            continue
+        if src in created and unsupported_ops.is_unsupported(created[src]):
+            return unsupported_ops.DEPENDENT, text
+    return None
 
 
 def _number_attrs(opdef):

@@ -2,9 +2,11 @@
 // or one JSON document with the same keys in the same order), read from the
 // GraphDef itself, so a model graphrun-cc cannot run is still described and
 // the ops it has no kernel for are listed.
+#include <cctype>
 #include <map>
 #include <optional>
 
+#include "exec/fetches.h"
 #include "io/format.h"
 #include "graph/graph.h"
 #include "graph/input_name.h"
@@ -60,16 +62,24 @@ struct Summary {
   std::vector<Function> functions;  // the library's; listed only when there is one
 };
 
+// graphrun's names: numpy's for the dtypes graphrun holds ("float32"),
+// TensorFlow's for the others ("string", "variant", "resource", "bfloat16"),
+// "_ref" after a reference type's base, the number for an undefined enum.
 std::string enum_dtype_name(int dtype) {
+  if (dtype > 100 && graphdef::DataType_IsValid(dtype)) return enum_dtype_name(dtype - 100) + "_ref";
   if (is_supported_dtype(static_cast<DataType>(dtype))) return dtype_name(static_cast<DataType>(dtype));
-  switch (dtype) {
-    case graphdef::DT_HALF: return "float16";
-    case graphdef::DT_STRING: return "string";
-    case graphdef::DT_COMPLEX64: return "complex64";
-    case graphdef::DT_COMPLEX128: return "complex128";
-    case graphdef::DT_BFLOAT16: return "bfloat16";
-    default: return "DataType " + std::to_string(dtype);
-  }
+  if (dtype == graphdef::DT_HALF) return "float16";
+  if (!graphdef::DataType_IsValid(dtype)) return "DataType " + std::to_string(dtype);
+  std::string name = graphdef::DataType_Name(static_cast<DataType>(dtype)).substr(3);  // past "DT_"
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return name;
+}
+
+// TensorFlow's lowering residue, judged by the node alone (the caller checks nothing reads it).
+bool residue_name(const graphdef::NodeDef& def) {
+  GraphNode node;
+  node.def = &def;
+  return is_lowering_residue(node);
 }
 
 Dims dims_of(const graphdef::TensorShapeProto& proto) {
@@ -144,9 +154,13 @@ void find_outputs(const graphdef::GraphDef& def, const std::string& path, Summar
       for (int control : graph.node(i).control_inputs) consumed[control] = 1;
     }
     for (int i = 0; i < graph.size(); ++i) {
-      if (consumed[i]) continue;
       const GraphNode& node = graph.node(i);
+      if (consumed[i] || is_lowering_residue(node)) continue;
       for (std::size_t k = 0; k < node.output_dtypes.size(); ++k) {
+        if (!node.runnable()) {  // what graphrun-cc cannot run has no known dtype or shape
+          s.outputs.push_back({tensor_name(node.name(), static_cast<int>(k)), std::nullopt, std::nullopt});
+          continue;
+        }
         const StaticShape& shape = shapes[i][k];
         s.outputs.push_back({tensor_name(node.name(), static_cast<int>(k)), dtype_name(node.output_dtypes[k]),
                              shape.known_rank ? Dims(shape.dims) : std::nullopt});
@@ -159,7 +173,9 @@ void find_outputs(const graphdef::GraphDef& def, const std::string& path, Summar
       for (const std::string& text : node.input()) consumed[parse_input_name(text).node] = true;
     }
     for (const auto& node : def.node()) {
-      if (!consumed.count(node.name()) && node.op() != "NoOp") s.outputs.push_back({node.name() + ":0", {}, {}});
+      if (!consumed.count(node.name()) && node.op() != "NoOp" && !residue_name(node)) {
+        s.outputs.push_back({node.name() + ":0", {}, {}});
+      }
     }
     std::string message = error.what();
     for (char& c : message) {
@@ -202,9 +218,14 @@ Summary summarize(const std::string& path) {
   s.min_consumer = def->versions().min_consumer();
   s.nodes = def->node_size();
   std::map<std::string, int64_t> histogram;
+  std::map<std::string, bool> read;
+  for (const auto& node : def->node()) {
+    for (const std::string& text : node.input()) read[parse_input_name(text).node] = true;
+  }
   for (const auto& node : def->node()) {
     ++histogram[node.op()];
-    if (node.op() == "Placeholder" || node.op() == "PlaceholderWithDefault") {
+    if ((node.op() == "Placeholder" || node.op() == "PlaceholderWithDefault") &&
+        !(read.count(node.name()) == 0 && residue_name(node))) {
       Input input{node.name(), node.op(), std::nullopt, std::nullopt};
       if (node.attr().count("dtype")) input.dtype = enum_dtype_name(node.attr().at("dtype").type());
       if (node.attr().count("shape")) input.shape = dims_of(node.attr().at("shape").shape());

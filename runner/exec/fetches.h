@@ -20,4 +20,13 @@ std::vector<Fetch> resolve_fetches(const Graph& graph, const std::vector<std::st
 // input), in file order; nodes without outputs (NoOp) add nothing.
 std::vector<Fetch> default_fetches(const Graph& graph);
 
+// TensorFlow's lowering residue: an unread Placeholder named
+// "[scope/]unused_control_flow_input[_N]", neither an input nor an output.
+bool is_lowering_residue(const GraphNode& node);
+
+// "; closest names: 'a', 'b'; the model's outputs: x:0, y:0" for a node name
+// the graph lacks: up to 3 names within max(2, size/3) edits, nearest first,
+// and up to 5 outputs.
+std::string fetch_hint(const Graph& graph, const std::string& name);
+
 }  // namespace graphrun

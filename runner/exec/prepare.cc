@@ -7,6 +7,7 @@
 #include "exec/unfed.h"
 #include "core/errors.h"
 #include "passes/pass.h"
+#include "exec/unsupported.h"
 
 namespace graphrun {
 
@@ -24,6 +25,7 @@ Prepared prepare(std::unique_ptr<const Graph> loaded, const Options& options) {
   else if (options.runs.empty()) prepared.fetches = default_fetches(graph);
   std::vector<Endpoint> endpoints;
   for (const Fetch& fetch : prepared.fetches) endpoints.push_back(fetch.endpoint);
+  check_supported(graph, prepared.runs, endpoints, prepared.feeds);
   add_random_feeds(graph, options, prepared.runs, endpoints, prepared.feeds);
   check_fed(graph, prepared.runs, endpoints, prepared.feeds);
   optimize(prepared);

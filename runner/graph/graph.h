@@ -29,6 +29,16 @@ struct GraphNode {
   std::vector<int> control_inputs;  // "^node" dependencies
   std::vector<DataType> output_dtypes;
   std::any state;  // what the kernel's prepare step made of the attrs, if it has one
+  // What graphrun-cc cannot run still loads; a run that needs it is refused
+  // (exec/unsupported.h). kMissingOp: no kernel for the op type; kForeignDtype:
+  // an attr holds a dtype graphrun-cc has no type for (string, variant,
+  // resource...); kDependent: reads an output of such a node, so its input
+  // dtypes cannot be checked. Their outputs are DT_INVALID.
+  enum class Support { kRunnable, kMissingOp, kForeignDtype, kDependent };
+  Support support = Support::kRunnable;
+  std::string foreign_dtype;  // kForeignDtype: the dtype's name
+  bool runnable() const { return support == Support::kRunnable; }
+  bool unsupported_itself() const { return support == Support::kMissingOp || support == Support::kForeignDtype; }
 
   const InputSpec& input_spec(int i) const { return *input_specs[i]; }
   const std::string& name() const { return def->name(); }
@@ -82,9 +92,10 @@ class Graph {
   // finds (unknown ops are all gathered into one message).
   void validate();
   void check_names();
-  void check_ops_known();
+  void find_kernels();
   void check_attrs();
   void resolve_inputs();
+  void mark_dependents();
   void check_input_dtypes();
   void check_acyclic() const;
   [[noreturn]] void fail(const std::string& reason) const;

@@ -1,6 +1,7 @@
 // Everything about a graph is checked here, before any node runs, so a bad
 // model fails fast with exit code 3 and never half-way through a computation.
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <new>
 
@@ -14,9 +15,10 @@ void Graph::validate() {
   nodes_.resize(proto_->node_size());
   for (int i = 0; i < size(); ++i) nodes_[i].def = &proto_->node(i);
   check_names();
-  check_ops_known();
+  find_kernels();
   check_attrs();
   resolve_inputs();
+  mark_dependents();
   check_input_dtypes();
   check_acyclic();
 }
@@ -30,45 +32,98 @@ void Graph::check_names() {
   }
 }
 
-void Graph::check_ops_known() {
-  // One message for every unknown op type, so a user sees at once everything
-  // the model needs that graphrun-cc lacks.
-  std::vector<std::string> unknown_ops;  // first-appearance order
-  std::map<std::string, std::vector<const std::string*>> nodes_by_op;
+namespace {
+
+// The kernel of every node graphrun-cc cannot run: it declares nothing and
+// refuses to run (a run that needs such a node is refused before it starts).
+const Kernel& unsupported_kernel() {
+  static const Kernel* kernel = new Kernel(Kernel("").compute([](KernelContext&) {
+    throw Error("graphrun-cc cannot run this node");
+  }));
+  return *kernel;
+}
+
+// The name of a dtype an attr of `node` holds that graphrun-cc has no type
+// for, or "" when there is none.
+std::string foreign_dtype(const graphdef::NodeDef& node) {
+  for (const auto& [name, value] : node.attr()) {
+    std::vector<DataType> dtypes;
+    if (value.value_case() == graphdef::AttrValue::kType) dtypes.push_back(value.type());
+    if (value.value_case() == graphdef::AttrValue::kTensor) dtypes.push_back(value.tensor().dtype());
+    if (value.value_case() == graphdef::AttrValue::kList) {
+      for (int type : value.list().type()) dtypes.push_back(static_cast<DataType>(type));
+    }
+    for (DataType dtype : dtypes) {
+      // DT_INVALID or a number TensorFlow never defined is a malformed node, checked as one.
+      if (is_supported_dtype(dtype) || dtype == graphdef::DT_INVALID || !graphdef::DataType_IsValid(dtype)) continue;
+      std::string text = graphdef::DataType_Name(dtype);
+      if (text.rfind("DT_", 0) == 0) text = text.substr(3);
+      if (text.size() > 4 && text.compare(text.size() - 4, 4, "_REF") == 0) text.resize(text.size() - 4);
+      for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return text;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+void Graph::find_kernels() {
   for (GraphNode& node : nodes_) {
     node.kernel = KernelRegistry::find(node.op(), internal_ops_);
-    if (node.kernel != nullptr) continue;
-    auto& names = nodes_by_op[node.op()];
-    if (names.empty()) unknown_ops.push_back(node.op());
-    names.push_back(&node.name());
+    if (node.kernel == nullptr) {
+      node.support = GraphNode::Support::kMissingOp;
+      node.kernel = &unsupported_kernel();
+    }
   }
-  if (unknown_ops.empty()) return;
-  std::string message = "no kernel for ";
-  for (std::size_t i = 0; i < unknown_ops.size(); ++i) {
-    const auto& names = nodes_by_op[unknown_ops[i]];
-    if (i > 0) message += ", ";
-    message += (unknown_ops[i].empty() ? "an empty op type" : unknown_ops[i]) + " (" + *names[0];
-    if (names.size() > 1) message += " and " + std::to_string(names.size() - 1) + " more";
-    message += ")";
-  }
-  fail(message);
 }
 
 void Graph::check_attrs() {
-  for (GraphNode& node : nodes_) {
+  // An unsupported node has as many outputs as its readers ask for (at least
+  // one), each of unknown dtype.
+  std::vector<int> asked(nodes_.size(), 1);
+  for (const GraphNode& node : nodes_) {
+    for (const std::string& text : node.def->input()) {
+      const InputName input = parse_input_name(text);
+      const int producer = find(input.node);
+      if (producer >= 0 && !input.is_control && input.output >= 0 && input.output < (1 << 20)) {
+        asked[producer] = std::max(asked[producer], input.output + 1);
+      }
+    }
+  }
+  for (int i = 0; i < size(); ++i) {
+    GraphNode& node = nodes_[i];
+    if (!node.runnable()) {
+      node.output_dtypes.assign(asked[i], graphdef::DT_INVALID);
+      continue;
+    }
     try {
       node.kernel->validate_attrs(*node.def);
       node.output_dtypes = node.kernel->output_dtypes(*node.def);
       node.state = node.kernel->prepare_node(*node.def);
     } catch (const Error& error) {
-      fail(node.describe() + ": " + error.what());
+      // A kernel that refuses a dtype graphrun-cc cannot hold (string,
+      // resource...) leaves the node unsupported; any other refusal is a
+      // malformed node. (A kernel may accept DT_VARIANT: TensorList ops.)
+      const std::string dtype = foreign_dtype(*node.def);
+      if (dtype.empty()) fail(node.describe() + ": " + error.what());
+      node.support = GraphNode::Support::kForeignDtype;
+      node.foreign_dtype = dtype;
+      node.kernel = &unsupported_kernel();
+      node.output_dtypes.assign(asked[i], graphdef::DT_INVALID);
     }
   }
 }
 
 void Graph::resolve_inputs() {
+  static const InputSpec any_input = [] {
+    InputSpec spec;
+    spec.name = "input";
+    return spec;
+  }();
   for (GraphNode& node : nodes_) {
     const Kernel& kernel = *node.kernel;
+    const bool unsupported = !node.runnable();
     for (const std::string& text : node.def->input()) {
       const InputName input = parse_input_name(text);
       const int producer = find(input.node);
@@ -90,6 +145,10 @@ void Graph::resolve_inputs() {
       }
       node.inputs.push_back({producer, input.output});
     }
+    if (unsupported) {  // nothing to check it against: kept as written
+      node.input_specs.assign(node.inputs.size(), &any_input);
+      continue;
+    }
     const int got = static_cast<int>(node.inputs.size());
     const int64_t expected = kernel.num_inputs(*node.def);
     if (got != expected) {
@@ -107,8 +166,28 @@ void Graph::resolve_inputs() {
   }
 }
 
+void Graph::mark_dependents() {
+  // Readers of unsupported nodes, and their readers in turn, in any file order.
+  std::vector<std::vector<int>> readers(nodes_.size());
+  std::vector<int> work;
+  for (int i = 0; i < size(); ++i) {
+    for (const Endpoint& input : nodes_[i].inputs) readers[input.node].push_back(i);
+    if (!nodes_[i].runnable()) work.push_back(i);
+  }
+  while (!work.empty()) {
+    const int i = work.back();
+    work.pop_back();
+    for (int reader : readers[i]) {
+      if (!nodes_[reader].runnable()) continue;
+      nodes_[reader].support = GraphNode::Support::kDependent;
+      work.push_back(reader);
+    }
+  }
+}
+
 void Graph::check_input_dtypes() {
   for (const GraphNode& node : nodes_) {
+    if (!node.runnable()) continue;
     const std::vector<DataType> expected_dtypes = node.kernel->input_dtypes(*node.def);
     for (int i = 0; i < static_cast<int>(node.inputs.size()); ++i) {
       const Endpoint from = node.inputs[i];
