@@ -392,10 +392,6 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
     return created
 
 
-def _is_back_edge(node, src_node):
-    return node.op in ("Merge", "RefMerge") and src_node.op in ("NextIteration", "RefNextIteration")
-
-
 def _connect_back_edges(graph, created, back_edges):
     """Gives each loop Merge its NextIteration input, once every node exists."""
     for name, position, src, index in back_edges:
