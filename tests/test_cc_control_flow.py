@@ -19,8 +19,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.cc_helpers import Graph, assert_same, fails, outputs, str_attr
-from tests.numerics_policy import assert_conforms
+from tests.cc_helpers import Graph, fails, outputs, str_attr
+from tests.numerics_policy import assert_conforms, assert_same
 
 EXIT_USAGE, EXIT_MODEL, EXIT_RUN = 2, 3, 4
 

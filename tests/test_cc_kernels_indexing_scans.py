@@ -5,7 +5,8 @@ replays, check the values of every new op."""
 
 import numpy as np
 
-from tests.cc_helpers import Graph, assert_same, fails, feeds, output, type_attr
+from tests.cc_helpers import Graph, fails, feeds, output, type_attr
+from tests.numerics_policy import assert_same
 from graphdef._proto import graph_pb2
 
 
