@@ -242,6 +242,8 @@ conformance/cases/resize_align_corners conformance/cases/resize_half_pixel confo
 conformance/cases/resize_uint8_to_one_pixel conformance/cases/space_to_batch_nd_1d_int32
 conformance/cases/space_to_batch_nd_2d conformance/cases/space_to_batch_nd_empty
 conformance/cases/space_to_depth_depth_to_space
+conformance/cases/any_all_reverse conformance/cases/cond_false conformance/cases/cond_true
+conformance/cases/tensor_list_loop conformance/cases/tensor_list_push_pop
 conformance/cases/cumsum_cumprod conformance/cases/gather_nd conformance/cases/inv_float64
 conformance/cases/pad_v2_mirror_pad conformance/cases/reverse_v2 conformance/cases/scatter_nd conformance/cases/top_k
 conformance/cases/where_coordinates

@@ -44,30 +44,8 @@ EXIT_MODEL = 3
 
 # What each runtime lacks per model: op types with no kernel on the path to the fetches.
 # The Python Session and graphrun share graphdef's registry; graphrun-cc has its own kernels.
-REGISTRY_LACKS = {
-    'bidirectional_masked': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'ReverseV2', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'detection_postprocess': ('All', 'Any', 'Ceil', 'NonMaxSuppressionV3', 'PartitionedCall', 'StatelessIf', 'StatelessWhile', 'TopKV2'),
-    'gru': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'lstm': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'simple_rnn': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'tf1_batchnorm_training_flag': ('Merge', 'Switch'),
-    'tf1_cond_while': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch'),
-    'tf1_fused_batchnorm_v1': ('FusedBatchNorm',),
-    'tf_keras_bidirectional_masked': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'ReverseV2', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'tf_keras_gru': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'tf_keras_lstm': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'tf_keras_simple_rnn': ('Enter', 'Exit', 'LoopCond', 'Merge', 'NextIteration', 'Switch', 'TensorListFromTensor', 'TensorListGetItem', 'TensorListReserve', 'TensorListSetItem', 'TensorListStack'),
-    'transformer_encoder': ('BatchMatMulV2', 'Einsum'),
-    'unet': ('ResizeBilinear',),
-}
-CC_LACKS = {
-    'bidirectional_masked': ('ReverseV2',),
-    'detection_postprocess': ('All', 'Any', 'Ceil', 'NonMaxSuppressionV3', 'PartitionedCall', 'StatelessIf', 'StatelessWhile', 'TopKV2'),
-    'tf1_fused_batchnorm_v1': ('FusedBatchNorm',),
-    'tf_keras_bidirectional_masked': ('ReverseV2',),
-    'transformer_encoder': ('BatchMatMulV2', 'Einsum'),
-    'unet': ('ResizeBilinear',),
-}
+REGISTRY_LACKS = {}
+CC_LACKS = {}
 LACKS = {"python": REGISTRY_LACKS, "graphrun": REGISTRY_LACKS, "graphrun-cc": CC_LACKS}
 WHO = {"python": "graphdef's op registry", "graphrun": "graphdef's op registry", "graphrun-cc": "graphrun-cc"}
 

@@ -101,7 +101,8 @@ def test_case_files_describe_the_model(name):
 
 
 def test_the_models_cover_the_registry():
-    """Every op an inference graph can hold appears in a TensorFlow-made file (the zoo's job).
+    """Every op an inference graph can hold appears in a TensorFlow-made file: the zoo here, or a
+    real model of tests/real_models/ (control flow, attention, detection, in their functions too).
 
     Stateful ops (variables and their updates) cannot survive freezing, so they are exempt.
     A new op in the registry fails this until it joins the zoo in tests/tf_models/zoo.py.
@@ -109,6 +110,10 @@ def test_the_models_cover_the_registry():
     seen = set()
     for name in MODEL_NAMES:
         seen.update(spec_of(name)["ops"])
+    for path in (REPO / "tests" / "real_models").glob("*/model.pb"):
+        graph_def = graph_pb2.GraphDef.FromString(path.read_bytes())
+        seen.update(node.op for node in graph_def.node)
+        seen.update(node.op for function in graph_def.library.function for node in function.node_def)
     missing = sorted(op for op, opdef in REGISTRY.items() if not opdef.stateful and op not in seen)
     assert not missing, (f"registry ops no TensorFlow-made model holds: {', '.join(missing)}; add them to "
                          f"build_zoo in tests/tf_models/zoo.py and run `{REGENERATE}`")

@@ -129,16 +129,16 @@ def test_string_tensors_load_and_are_refused_only_when_needed(runtime, tmp_path,
 def test_control_flow_is_announced_in_plain_words_first():
     """describe() puts the plain words before the op list; checked on the ops graphdef lacks today."""
     graph = graphdef.Graph()
-    gd = text_format.Parse(node("e", "Enter") + node("s", "Switch") + node("c", "StatelessWhile")
+    gd = text_format.Parse(node("e", "RefEnter") + node("s", "RefSwitch") + node("c", "Case")
                            + node("t", "FooBarOp"), graph_pb2.GraphDef())
     graphdef.import_graph_def(gd, name="", graph=graph)
     line = unsupported.describe([op for op in graph.get_operations() if unsupported.is_unsupported(op)])
-    if {"Enter", "Switch", "StatelessWhile"} & set(graphdef.ops.REGISTRY):
+    if {"RefEnter", "RefSwitch", "Case"} & set(graphdef.ops.REGISTRY):
         pytest.fail("update this test: graphdef now runs some control flow; take an op it still lacks")
     assert line.startswith("this graph contains a TF1 while-loop (Enter/Exit/NextIteration/LoopCond), which "
                            "graphdef cannot run yet; this graph contains a TF1 cond (Switch/Merge)"), line
     assert "TF2 functional control flow" in line and line.endswith(
-        "no kernel for Enter (e), Switch (s), StatelessWhile (c), FooBarOp (t)"), line
+        "no kernel for RefEnter (e), RefSwitch (s), Case (c), FooBarOp (t)"), line
 
 
 @pytest.mark.parametrize("text", [MIXED, QUEUE, STRINGS], ids=["missing op", "queue", "strings"])

@@ -12,6 +12,7 @@ from graphdef._proto import graph_pb2
 from graphdef.framework import dtypes
 from graphdef.framework.graph import Graph
 from graphdef.ops import REGISTRY
+from graphdef.ops import unsupported as unsupported_ops
 from graphdef.ops.functional import CALLS, func_name
 
 
@@ -159,6 +160,10 @@ def _instantiate(library, fdef):
     graph = Graph()
     graph.functions = library
     created = library._import_nodes(graph_def, graph)
+    # A call runs the whole body, so what graphdef cannot run there is refused now, by name.
+    cannot = [op for op in created.values() if unsupported_ops.is_unsupported(op)]
+    if cannot:
+        raise FunctionError(f"function '{sig.name}': {unsupported_ops.describe(cannot)}")
     outputs = []
     for arg in sig.output_arg:
         _arg_dtype(fdef, arg, "result")

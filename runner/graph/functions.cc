@@ -221,6 +221,14 @@ const FunctionBody& FunctionLibrary::instantiate(const std::string& name, const 
     }
     body->graph = std::make_unique<const Graph>(source_ + ": " + context, std::move(graph_def), this);
     const Graph& graph = *body->graph;
+    // A call runs the whole body, so what graphrun-cc cannot run there is refused now, by name.
+    std::string cannot;
+    for (int i = 0; i < graph.size(); ++i) {
+      const GraphNode& node = graph.node(i);
+      if (!node.unsupported_itself()) continue;
+      cannot += (cannot.empty() ? "" : ", ") + node.op() + " (" + node.name() + ")";
+    }
+    if (!cannot.empty()) throw Error("graphrun-cc cannot run " + cannot);
     for (const graphdef::OpDef::ArgDef& arg : sig.input_arg()) body->args.push_back(graph.find(arg.name()));
     for (const std::string& ret : rets) {
       const InputName input = parse_input_name(ret);

@@ -166,6 +166,7 @@ REGISTER_KERNEL(Kernel("FusedBatchNormV2")
                     .choice_attr("data_format", {"NHWC"}, "NHWC")
                     .bool_attr("is_training", true)
                     .prepare(prepare_batch_norm)
+                    .output_names({"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"})
                     .compute(compute_fused_batch_norm));
 
 REGISTER_KERNEL(Kernel("FusedBatchNorm")
@@ -185,6 +186,7 @@ REGISTER_KERNEL(Kernel("FusedBatchNorm")
                     .choice_attr("data_format", {"NHWC"}, "NHWC")
                     .bool_attr("is_training", true)
                     .prepare(prepare_batch_norm)
+                    .output_names({"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"})
                     .compute(compute_fused_batch_norm));
 
 }  // namespace

@@ -19,6 +19,7 @@ REGISTER_KERNEL(Kernel("Switch")
                     .output("T")
                     .output("T")
                     .type_attr("T", dtypes_and_variant())
+                    .output_names({"output_false", "output_true"})
                     .compute([](KernelContext& context) {
                       const Tensor& pred = context.input(1);
                       if (pred.rank() != 0) {
@@ -35,6 +36,7 @@ REGISTER_KERNEL(Kernel("Merge")
                     .output(graphdef::DT_INT32)
                     .type_attr("T", dtypes_and_variant())
                     .int_attr("N", 1)
+                    .output_names({"output", "value_index"})
                     .compute([](KernelContext&) { throw Error("internal error: Merge ran outside the frame executor"); }));
 
 // Enters a child frame (a while loop's body and condition); with

@@ -307,6 +307,7 @@ REGISTER_KERNEL(Kernel("TensorListPopBack")
                     .output(graphdef::DT_VARIANT)
                     .output("element_dtype")
                     .type_attr("element_dtype")
+                    .output_names({"output_handle", "tensor"})
                     .compute([](KernelContext& context) {
                       const TensorList& list = read_list(context, 0);
                       if (list.items.empty()) throw Error("cannot pop from an empty list");

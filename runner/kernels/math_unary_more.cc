@@ -4,6 +4,7 @@
 
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -87,8 +88,12 @@ void compute_unary(KernelContext& context) {
 
 template <class Op>
 Kernel unary_kernel(const char* op, const char* input = "x") {
-  return Kernel(op).input(input, "T").output("T").type_attr("T", dtypes_of(typename Op::Types{})).compute(
-      compute_unary<Op>);
+  return Kernel(op)
+      .input(input, "T")
+      .output("T")
+      .type_attr("T", dtypes_of(typename Op::Types{}))
+      .shape(same_as_input(0))
+      .compute(compute_unary<Op>);
 }
 
 enum class FloatClass { kFinite, kNan, kInf };
@@ -112,8 +117,12 @@ void compute_classify(KernelContext& context) {
 
 template <FloatClass kWhich>
 Kernel classify_kernel(const char* op) {
-  return Kernel(op).input("x", "T").output(graphdef::DT_BOOL).type_attr("T", dtypes_of(FloatTypes{})).compute(
-      compute_classify<kWhich>);
+  return Kernel(op)
+      .input("x", "T")
+      .output(graphdef::DT_BOOL)
+      .type_attr("T", dtypes_of(FloatTypes{}))
+      .shape(same_as_input(0))
+      .compute(compute_classify<kWhich>);
 }
 
 REGISTER_KERNEL(unary_kernel<SinOp>("Sin"));

@@ -142,6 +142,7 @@ REGISTER_KERNEL(Kernel("NonMaxSuppressionV4")
                     .type_attr("T", {graphdef::DT_FLOAT}, graphdef::DT_FLOAT)
                     .type_attr("T_threshold", {graphdef::DT_FLOAT}, graphdef::DT_FLOAT)
                     .bool_attr("pad_to_max_output_size", false)
+                    .output_names({"selected_indices", "valid_outputs"})
                     .compute([](KernelContext& context) { compute_nms(context, false, true, false); }));
 
 REGISTER_KERNEL(Kernel("NonMaxSuppressionV5")
@@ -156,6 +157,7 @@ REGISTER_KERNEL(Kernel("NonMaxSuppressionV5")
                     .output(graphdef::DT_INT32)
                     .type_attr("T", {graphdef::DT_FLOAT}, graphdef::DT_FLOAT)
                     .bool_attr("pad_to_max_output_size", false)
+                    .output_names({"selected_indices", "selected_scores", "valid_outputs"})
                     .compute([](KernelContext& context) { compute_nms(context, true, true, true); }));
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Sum, Mean, Max, Min and Prod over the axes given by the second input.
+// Sum, Mean, Max, Min and Prod (and Any, All for bools) over the axes given by the second input.
 //
 // Each output element accumulates its inputs one by one in row-major order,
 // so results do not depend on a summation tree. Sum, Prod and float Mean
@@ -180,6 +180,38 @@ Kernel reduction_kernel(const char* op) {
       .compute(compute_reduction<kind>);
 }
 
+// Any and All: or / and over the axes of a bool tensor; the empty reduction
+// gives false and true, as in numpy and TensorFlow.
+template <bool kAll>
+void compute_logical(KernelContext& context) {
+  const Tensor& input = context.input(0);
+  const std::vector<int> axes =
+      normalize_axes(read_index_vector(context.input(1), "reduction_indices", true), input.rank());
+  const ReductionPlan plan = plan_reduction(input.shape(), axes, context.state<KeepDims>().keep);
+  Tensor output(graphdef::DT_BOOL, plan.out_shape);
+  bool* out = output.data<bool>();
+  for (int64_t j = 0; j < output.num_elements(); ++j) out[j] = kAll;
+  accumulate<bool>(input, plan, out, [](bool& acc, bool x) { acc = kAll ? (acc && x) : (acc || x); });
+  context.set_output(0, std::move(output));
+}
+
+template <bool kAll>
+Kernel logical_reduction_kernel(const char* op) {
+  return Kernel(op)
+      .input("input", graphdef::DT_BOOL)
+      .input("reduction_indices", "Tidx")
+      .output(graphdef::DT_BOOL)
+      .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+      .bool_attr("keep_dims", false)
+      .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
+        return KeepDims{kernel.get_bool(node, "keep_dims")};
+      })
+      .shape(reduction_shape)
+      .compute(compute_logical<kAll>);
+}
+
+REGISTER_KERNEL(logical_reduction_kernel<false>("Any"));
+REGISTER_KERNEL(logical_reduction_kernel<true>("All"));
 REGISTER_KERNEL(reduction_kernel<Reduction::kSum>("Sum"));
 REGISTER_KERNEL(reduction_kernel<Reduction::kMean>("Mean"));
 REGISTER_KERNEL(reduction_kernel<Reduction::kMax>("Max"));

@@ -118,6 +118,7 @@ REGISTER_KERNEL(Kernel("TopKV2")
                     .type_attr("T", dtypes_of(NumericTypes{}))
                     .type_attr("Tk", dtypes_of(SmallIndexTypes{}), graphdef::DT_INT32)
                     .type_attr("index_type", dtypes_of(SmallIndexTypes{}), graphdef::DT_INT32)
+                    .output_names({"values", "indices"})
                     .compute(compute_top_k));
 
 }  // namespace

@@ -4,6 +4,8 @@ import numpy as np
 
 from graphdef.framework import dtypes
 from graphdef.ops import REGISTRY
+from graphdef.ops.control_flow import CONTROL_FLOW_OPS
+from graphdef.ops.registry import REQUIRED
 
 from .building import F32, Model, builder
 
@@ -141,6 +143,36 @@ def build_zoo(tf):
         keep("gather_nd", tf.gather_nd(tf.transpose(x), [[1], [4]]))
         keep("scatter_nd", tf.scatter_nd([[1], [3], [1]], tf.stack([bias, bias * 2.0, w[0]]), [5, 6]))
         keep("where", tf.where(x > 0))
+        # batched products, space/batch/depth moves, resizing, batch norm V2, NMS V4/V5, list bookkeeping
+        m3 = tf.reshape(x, [-1, 2, 3])
+        keep("batch_matmul", tf.raw_ops.BatchMatMul(x=m3, y=m3, adj_y=True))
+        keep("batch_matmul_v3", tf.raw_ops.BatchMatMulV3(x=m3, y=m3, Tout=tf.float32, adj_x=True))
+        corner = img[:, :4, :4, :]
+        keep("space_batch", v1.batch_to_space_nd(tf.space_to_batch_nd(corner, [2, 2], [[0, 0], [0, 0]]), [2, 2],
+                                                 [[0, 0], [0, 0]]))
+        keep("space_depth", tf.nn.depth_to_space(tf.nn.space_to_depth(corner, 2), 2))
+        keep("resize_nearest", tf.raw_ops.ResizeNearestNeighbor(images=img, size=[7, 3], half_pixel_centers=True))
+        keep("fused_bn_v2", tf.raw_ops.FusedBatchNormV2(
+            x=img, scale=tf.constant([1.0, 2.0]), offset=tf.constant([0.5, -0.5]), mean=tf.constant([0.1, 0.2]),
+            variance=tf.constant([1.0, 0.5]), is_training=False)[0])
+        boxes, box_scores = x[:, :4], x[:, 4]
+        nms4, valid = tf.raw_ops.NonMaxSuppressionV4(boxes=boxes, scores=box_scores, max_output_size=3,
+                                                     iou_threshold=0.5, score_threshold=-10.0,
+                                                     pad_to_max_output_size=True)
+        keep("nms_v4", nms4 + valid)
+        nms5 = tf.raw_ops.NonMaxSuppressionV5(boxes=boxes, scores=box_scores, max_output_size=3, iou_threshold=0.5,
+                                              score_threshold=-10.0, soft_nms_sigma=0.0)
+        keep("nms_v5", tf.cast(nms5[0], tf.float32) + tf.reduce_sum(nms5[1]) + tf.cast(nms5[2], tf.float32))
+        handle = tf.raw_ops.EmptyTensorList(element_shape=tf.constant([6]), max_num_elements=4,
+                                            element_dtype=tf.float32)
+        pushed = tf.raw_ops.TensorListPushBack(input_handle=handle, tensor=bias)
+        _, popped = tf.raw_ops.TensorListPopBack(input_handle=pushed, element_shape=tf.constant([6]),
+                                                 element_dtype=tf.float32)
+        keep("list_bookkeeping", popped + tf.cast(tf.raw_ops.TensorListLength(input_handle=pushed), tf.float32)
+             + tf.cast(tf.reduce_sum(tf.raw_ops.TensorListElementShape(input_handle=pushed, shape_type=tf.int32)),
+                       tf.float32))
+        with tf.control_dependencies([tf.raw_ops.ControlTrigger()]):
+            keep("after_trigger", x * 2.0)
         # control inputs: a NoOp that the output waits for
         with tf.control_dependencies([tf.no_op(name="barrier")]):
             keep("after_barrier", x + 1.0)
@@ -169,7 +201,11 @@ def build_zoo(tf):
         # name and argument: a new elementwise op joins the zoo by its definition alone
         present = {op.type for op in graph.get_operations()}
         for op_type, opdef in sorted(REGISTRY.items()):
-            if op_type in present or len(opdef.inputs) != 1 or len(opdef.outputs) != 1:
+            if op_type in present or len(opdef.inputs) != 1 or len(opdef.outputs) != 1 or opdef.inputs[0].number_attr \
+                    or op_type in CONTROL_FLOW_OPS:  # a loop's ops only make sense inside a loop
+                continue
+            # an attr with no default (Enter's frame_name, Einsum's equation) is not an elementwise op's
+            if any(attr.default is REQUIRED for name, attr in opdef.attrs.items() if name != opdef.inputs[0].type_attr):
                 continue
             type_attr = opdef.inputs[0].type_attr
             allowed = opdef.attrs[type_attr].allowed if type_attr in opdef.attrs else None
