@@ -1,0 +1,177 @@
+"""Python values <-> their GraphDef protos: shapes, ndarrays (TensorProto) and attr values, checked.
+
+Used by serialize (graphs), the checkpoint and SavedModel readers, and the optimizer.
+"""
+
+import numpy as np
+
+from graphdef._proto import graph_pb2
+from graphdef.framework import dtypes, limits
+from graphdef.framework.shapes import TensorShape, show
+
+def shape_to_proto(shape, proto=None):
+    proto = proto if proto is not None else graph_pb2.TensorShapeProto()
+    shape = TensorShape(shape)
+    if shape.dims is None:
+        proto.unknown_rank = True
+    else:
+        proto.SetInParent()
+        for d in shape.dims:
+            proto.dim.add().size = -1 if d is None else d
+    return proto
+
+
+def shape_from_proto(proto):
+    if proto.unknown_rank:
+        return TensorShape(None)
+    return TensorShape([None if d.size == -1 else d.size for d in proto.dim])
+
+
+def ndarray_to_proto(array, proto=None):
+    """Writes `tensor_content` (raw little-endian row-major bytes), as TF does for its tensors."""
+    proto = proto if proto is not None else graph_pb2.TensorProto()
+    array = np.asarray(array)
+    dtype = dtypes.as_dtype(array.dtype)
+    proto.dtype = dtype.enum
+    shape_to_proto(array.shape, proto.tensor_shape)
+    little = array.astype(array.dtype.newbyteorder("<"), copy=False)
+    proto.tensor_content = np.ascontiguousarray(little).tobytes()
+    return proto
+
+
+_TYPED_FIELD = {
+    dtypes.float32: "float_val", dtypes.float64: "double_val", dtypes.int32: "int_val",
+    dtypes.int16: "int_val", dtypes.int8: "int_val", dtypes.uint8: "int_val", dtypes.uint16: "int_val",
+    dtypes.int64: "int64_val", dtypes.uint32: "uint32_val", dtypes.uint64: "uint64_val",
+    dtypes.bool_: "bool_val", dtypes.float16: "half_val",
+}
+
+
+def ndarray_from_proto(proto, where="tensor"):
+    """Reads tensor_content, or the typed field with TF's rule: the last value repeats, none = zeros."""
+    try:
+        dtype = dtypes.as_dtype(proto.dtype)
+    except TypeError:
+        raise ValueError(f"{where}: unsupported tensor dtype {graph_pb2.DataType.Name(proto.dtype) if proto.dtype in graph_pb2.DataType.values() else proto.dtype}") from None
+    shape = shape_from_proto(proto.tensor_shape)
+    if not shape.is_fully_defined():
+        raise ValueError(f"{where}: a tensor's shape must be fully defined, got {show(shape)}")
+    if any(d < 0 for d in shape.dims):
+        raise ValueError(f"{where}: a tensor's dims must not be negative, got {show(shape)}")
+    count = shape.num_elements()
+    # refused before anything is allocated: the shape is the file's claim, not its data
+    nbytes = limits.check(shape.dims, dtype.np, what="tensor", where=None if where == "tensor" else where)
+    if proto.tensor_content:
+        if len(proto.tensor_content) != nbytes:
+            raise ValueError(f"{where}: tensor_content has {len(proto.tensor_content)} bytes, "
+                             f"shape {show(shape)} of {dtype.name} needs {nbytes}")
+        array = np.frombuffer(proto.tensor_content, dtype=dtype.np.newbyteorder("<"))
+        return array.astype(dtype.np, copy=False).reshape(shape.dims)
+    values = getattr(proto, _TYPED_FIELD[dtype])
+    if dtype is dtypes.float16:
+        typed = np.array(values, dtype=np.uint16).view(np.float16)
+    else:
+        typed = np.array(values, dtype=dtype.np)
+    if typed.size >= count:
+        flat = typed[:count]
+    elif typed.size == 0:
+        flat = np.zeros(count, dtype.np)
+    else:
+        flat = np.concatenate([typed, np.full(count - typed.size, typed[-1], dtype.np)])
+    array = flat.reshape(shape.dims)
+    array.flags.writeable = False
+    return array
+
+
+# -- attrs --------------------------------------------------------------------------------
+
+def attr_to_proto(kind, value, proto):
+    if isinstance(value, graph_pb2.AttrValue):   # kept verbatim from an imported file
+        proto.CopyFrom(value)
+    elif kind == "type":
+        proto.type = value.enum
+    elif kind == "int":
+        proto.i = int(value)
+    elif kind == "float":
+        proto.f = float(value)
+    elif kind == "bool":
+        proto.b = bool(value)
+    elif kind == "string":
+        proto.s = value.encode() if isinstance(value, str) else bytes(value)
+    elif kind == "shape":
+        shape_to_proto(value, proto.shape)
+    elif kind == "tensor":
+        ndarray_to_proto(value, proto.tensor)
+    elif kind == "func":  # a NameAttrList read from a file, or a function's name
+        if isinstance(value, str):
+            proto.func.name = value
+        else:
+            proto.func.CopyFrom(value)
+    elif kind.startswith("list("):
+        proto.list.SetInParent()
+        inner = kind[5:-1]
+        target = proto.list
+        for item in value:
+            if inner == "int":
+                target.i.append(int(item))
+            elif inner == "float":
+                target.f.append(float(item))
+            elif inner == "type":
+                target.type.append(item.enum)
+            elif inner == "string":
+                target.s.append(item.encode() if isinstance(item, str) else bytes(item))
+            elif inner == "shape":
+                shape_to_proto(item, target.shape.add())
+    else:
+        raise ValueError(f"cannot write attr kind {kind}")
+    return proto
+
+
+_EXPECTED_FIELD = {"type": "type", "int": "i", "float": "f", "bool": "b", "string": "s", "shape": "shape",
+                   "tensor": "tensor", "func": "func"}
+# the words the C++ runner uses for the same mistake, so both runners print one line alike
+_HELD = {"list": "a list", "s": "a string", "i": "an int", "f": "a float", "b": "a bool", "type": "a type",
+         "shape": "a shape", "tensor": "a tensor", "func": "a function", "placeholder": "a function placeholder",
+         None: "nothing"}
+_KIND = {"type": "a type", "int": "an int", "float": "a float", "bool": "a bool", "string": "a string",
+         "shape": "a shape", "tensor": "a tensor", "func": "a function", "list(int)": "a list of ints", "list(type)": "a list of types",
+         "list(shape)": "a list of shapes", "list(float)": "a list of floats", "list(string)": "a list of strings"}
+
+
+def attr_from_proto(kind, proto, where):
+    field = proto.WhichOneof("value")
+    expected = "list" if kind.startswith("list(") else _EXPECTED_FIELD[kind]
+    if field != expected:
+        raise ValueError(f"{where} should hold {_KIND[kind]} but holds {_HELD.get(field, field)}")
+    if kind == "type":
+        try:
+            return dtypes.as_dtype(proto.type)
+        except TypeError:
+            raise ValueError(f"{where}: unsupported dtype {proto.type}") from None
+    if kind in ("int", "float", "bool"):
+        return getattr(proto, _EXPECTED_FIELD[kind])
+    if kind == "string":
+        try:
+            return proto.s.decode("utf-8")
+        except UnicodeDecodeError:  # binary, as a serialized ConfigProto: kept as bytes, so it writes back unchanged
+            return proto.s
+    if kind == "shape":
+        return shape_from_proto(proto.shape)
+    if kind == "tensor":
+        return ndarray_from_proto(proto.tensor, where)
+    if kind == "func":
+        return proto.func
+    inner = kind[5:-1]
+    if inner == "type":
+        try:
+            return tuple(dtypes.as_dtype(t) for t in proto.list.type)
+        except TypeError:
+            raise ValueError(f"{where}: unsupported dtype in {list(proto.list.type)}") from None
+    if inner == "shape":
+        return tuple(shape_from_proto(s) for s in proto.list.shape)
+    if inner == "string":
+        return tuple(s.decode("utf-8", errors="replace") for s in proto.list.s)
+    return tuple(getattr(proto.list, {"int": "i", "float": "f"}[inner]))
+
+
+# -- graphs -------------------------------------------------------------------------------
