@@ -18,6 +18,8 @@ fast plan.
 import collections
 import os
 
+import numpy as np
+
 from graphdef.framework import dtypes
 from graphdef.framework.errors import InvalidArgumentError, OpError, ResourceExhaustedError
 from graphdef.framework.limits import TensorTooLarge
@@ -128,7 +130,7 @@ class ControlFlowPlan:
             elif op in self.nodes:
                 if not self.nodes[op].out_root:
                     raise InvalidArgumentError(f"Session.run: cannot fetch '{getattr(t, 'name', op.name)}': it is "
-                                               f"inside the loop frame '{self.nodes[op].frame_path[-1]}'; fetch "
+                                               f"inside the loop frame '{(self.nodes[op].frame_path or ('?',))[-1]}'; fetch "
                                                "a value the loop returns (an Exit) instead")
                 self.fetch_nodes.append(("node", self.nodes[op], getattr(t, "value_index", None)))
             else:
@@ -256,7 +258,11 @@ class ControlFlowPlan:
         elif kind == _OTHER:
             outputs = self._compute(node, inputs)
         elif kind == _SWITCH:
-            outputs = [DEAD, inputs[0]] if bool(inputs[1]) else [inputs[0], DEAD]
+            pred = np.asarray(inputs[1])
+            if pred.shape != ():
+                raise InvalidArgumentError(f"node '{node.op.name}' (Switch): pred must be a scalar, got shape "
+                                           f"{list(pred.shape)}")
+            outputs = [DEAD, inputs[0]] if bool(pred) else [inputs[0], DEAD]
         elif kind == _MERGE:
             for i, v in enumerate(inputs):
                 if v is not None and v is not DEAD:

@@ -236,8 +236,10 @@ def convert(value, tensor, label):
         raise FeedError(f"{label}: true/false cannot be fed to {_target(tensor)}")
     elif dtype.kind in "iu":
         converted = _to_int(value, dtype, tensor, label)
-    else:
+    elif dtype.kind in "fc":
         converted = _to_float(value, dtype, tensor, label)
+    else:
+        raise FeedError(f"{label}: {_target(tensor)} cannot be fed numbers")
     static = tensor.shape.dims
     if static is not None and (len(static) != converted.ndim or any(
             d is not None and d != n for d, n in zip(static, converted.shape))):
@@ -303,7 +305,8 @@ def _to_float(value, dtype, tensor, label):
         value = np.array(floats, dtype=np.float64).reshape(value.shape)
     with np.errstate(over="ignore"):
         converted = value.astype(dtype)
-    _refuse(value, np.isinf(converted) & ~np.isinf(value), f"is out of range for {_target(tensor)}", label)
+    was_inf = np.isinf(value) if value.dtype.kind in "fc" else np.zeros(value.shape, bool)
+    _refuse(value, np.isinf(converted) & ~was_inf, f"is out of range for {_target(tensor)}", label)
     return converted
 
 

@@ -139,7 +139,9 @@ class Graph:
     def _update_input(self, op, index, tensor):
         """Replaces input `index` of `op`: how a loop's Merge gets its NextIteration back edge,
         which can only exist after the loop body that computes it."""
-        old = op.inputs[index]
+        old = op.inputs[index] if index < len(op.inputs) else None
+        if old is None or tensor is None:
+            raise TypeError(f"{op.type} '{op.name}': input {index} cannot take a back edge")
         if tensor.dtype is not old.dtype:
             raise TypeError(f"{op.type} '{op.name}': input {index} is {old.dtype.name}, "
                             f"cannot replace it with '{tensor.name}' ({tensor.dtype.name})")

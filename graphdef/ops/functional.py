@@ -44,7 +44,12 @@ def max_while_iterations():
 
 def func_name(value):
     """A func attr's function name: a NameAttrList read from a file, or a name given in Python."""
-    return value if isinstance(value, str) else value.name
+    if isinstance(value, str):
+        return value
+    name = getattr(value, "name", None)  # a NameAttrList; a file may hold another kind of value
+    if not isinstance(name, str):
+        raise ValueError(f"{value!r} is not a function name")
+    return name
 
 
 def truth(value):

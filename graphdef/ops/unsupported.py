@@ -136,6 +136,9 @@ def needed_unsupported(roots, fed=()):
     return found
 
 
+MAX_OUTPUTS = 1 << 12  # outputs an unknown node may be read at (TF ops have a handful)
+
+
 def output_count(node, consumers_need):
     """How many outputs an unsupported node has: what its definition says when it has one, else
     what the file's `_output_shapes` lists or its readers ask for (at least one)."""
@@ -149,7 +152,11 @@ def output_count(node, consumers_need):
                           for a in opdef.outputs)
         except (KeyError, TypeError):
             counted = 0
-    return max(1, listed, counted, consumers_need)
+    count = max(1, listed, counted, consumers_need)
+    if count > MAX_OUTPUTS:
+        raise ValueError(f"node '{node.name}' ({node.op}): {count} outputs asked of a node graphdef cannot run; "
+                         f"at most {MAX_OUTPUTS}")
+    return count
 
 
 def add_unsupported(graph, name, node, reason, detail, inputs, controls, outputs):

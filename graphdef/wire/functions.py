@@ -96,7 +96,14 @@ def attach_library(graph, proto, import_nodes):
 
 def called_functions(op):
     """(attr, function name) for each function a call op names, in CALLS order."""
-    return [(attr, func_name(op.attrs[attr])) for attr, _, _ in CALLS.get(op.type, ())]
+    out = []
+    for attr, _, _ in CALLS.get(op.type, ()):
+        try:
+            out.append((attr, func_name(op.attrs[attr])))
+        except (KeyError, ValueError):
+            raise FunctionError(f"node '{op.name}' ({op.type}): attr '{attr}' must name a function of the "
+                                "graph's library") from None
+    return out
 
 
 def check_calls(graph, ops):

@@ -170,9 +170,12 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
                                              f"which has {len(producer.outputs)} outputs")
                     mapped = producer.outputs[index]
                 inputs.append(mapped)
+            try:
+                count = unsupported_ops.output_count(node, asked.get(node.name, 0))
+            except ValueError as e:
+                raise GraphFileError(str(e)) from None
             created[node.name] = unsupported_ops.add_unsupported(
-                graph, graph._claim_exact_name(prefix + node.name), node, reason, detail, inputs, controls,
-                unsupported_ops.output_count(node, asked.get(node.name, 0)))
+                graph, graph._claim_exact_name(prefix + node.name), node, reason, detail, inputs, controls, count)
             continue
         opdef = REGISTRY[node.op]
         attrs = {}

@@ -67,6 +67,8 @@ def ndarray_from_proto(proto, where="tensor"):
                              f"shape {show(shape)} of {dtype.name} needs {nbytes}")
         array = np.frombuffer(proto.tensor_content, dtype=dtype.np.newbyteorder("<"))
         return array.astype(dtype.np, copy=False).reshape(shape.dims)
+    if dtype not in _TYPED_FIELD:
+        raise ValueError(f"{where}: a {dtype.name} tensor cannot be given by value")
     values = getattr(proto, _TYPED_FIELD[dtype])
     if dtype is dtypes.float16:
         typed = np.array(values, dtype=np.uint16).view(np.float16)
