@@ -159,6 +159,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   // at 64 MiB a broadcast LogicalAnd to [64, 10^6], fetched with its twin,
   // took over 10 s under ASan at -O1 (0.65 s in the real build).
   setenv("GRAPHDEF_MAX_TENSOR_BYTES", "16777216", /*overwrite=*/0);
+  // A loop whose condition stays true runs to the iteration bound: kept small, as tensors are.
+  setenv("GRAPHDEF_MAX_WHILE_ITERATIONS", "10000", /*overwrite=*/0);
   google::protobuf::SetLogHandler(nullptr);
   write_hostile_npy_files();
   report_at_exit();

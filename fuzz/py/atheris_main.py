@@ -63,6 +63,7 @@ def test_one_input(data):
 
 def main():
     os.environ.setdefault("GRAPHDEF_MAX_TENSOR_BYTES", str(256 << 20))
+    os.environ.setdefault("GRAPHDEF_MAX_WHILE_ITERATIONS", "10000")  # loops bounded as tensors are
     argv = sys.argv + ([] if any(a.startswith("-max_len") for a in sys.argv) else ["-max_len=1000000"])
     atheris.Setup(argv, test_one_input, custom_mutator=custom_mutator)
     atheris.Fuzz()

@@ -150,6 +150,9 @@ def replay(paths, workdir, time_limit):
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     os.environ["GRAPHDEF_MAX_TENSOR_BYTES"] = args.tensor_limit
+    # A loop whose condition stays true runs to the iteration bound; 10^6 Python iterations
+    # would outlast the per-case timeout, so the fuzz bounds loops as it bounds tensors.
+    os.environ["GRAPHDEF_MAX_WHILE_ITERATIONS"] = "10000"
     limit_memory(args.memory_gib)
     import random
 
