@@ -143,7 +143,8 @@ void FunctionLibrary::check_calls(const Graph& graph, std::vector<const Function
   for (int i = 0; i < graph.size(); ++i) {
     const GraphNode& node = graph.node(i);
     const std::vector<CallRule>* rules = call_rules(node.op());
-    if (rules == nullptr) continue;
+    // A call node that cannot run (a foreign dtype in its attrs) is refused when a run needs it.
+    if (rules == nullptr || !node.runnable()) continue;
     for (const CallRule& rule : *rules) {
       const std::string where = node.describe() + ": attr '" + rule.func_attr + "'";
       const std::string& name = node.kernel->attr(*node.def, rule.func_attr).func().name();
