@@ -402,7 +402,7 @@ def _forwarded(t, fed):
     An Identity with control inputs orders a read, and one over a variable is that variable's
     snapshot for the whole run, so both keep their step.
     """
-    while (t not in fed and t.op.type in _PASS_THROUGH and not t.op.control_inputs
+    while (t not in fed and t.op.type in _PASS_THROUGH and not t.op.control_inputs and t.op.inputs
            and t.op.inputs[0].op.type != "VariableV2"):
         t = t.op.inputs[0]
     return t
