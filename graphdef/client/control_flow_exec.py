@@ -273,6 +273,8 @@ class ControlFlowPlan:
                 dead = True
         elif kind == _TRIGGER:
             outputs = []
+        elif not inputs:
+            raise InvalidArgumentError(f"node '{node.op.name}' ({node.op.type}) has no input to pass on")
         else:  # Enter, Exit, NextIteration pass their input on
             outputs = [inputs[0]]
         if node in self.fetch_set and node.out_root and (not dead or node not in self.fetched):

@@ -378,6 +378,8 @@ def run(graph, targets, feed_dict, runs=(), steps=1):
         values = session.run(list(targets), feed_dict) if targets else []
     except OpError as e:
         raise Failure(EXIT_RUN, _one_line(e)) from None
+    except TypeError as e:  # what the Session refuses to hand out (a variant fetch): the caller's to change
+        raise Failure(EXIT_USAGE, _one_line(e)) from None
     finally:
         session.close()
     return values
