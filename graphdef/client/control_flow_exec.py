@@ -168,6 +168,15 @@ class ControlFlowPlan:
 
     # -- running ------------------------------------------------------------------------------
     def run(self, feed_dict):
+        try:
+            return self._run(feed_dict)
+        except (IndexError, AttributeError, KeyError) as e:
+            # A file's loops and conds that do not fit together (a Switch short of inputs, an Exit
+            # with no loop around it) surface as lookups that fail; say so in one line.
+            raise InvalidArgumentError(f"Session.run: the graph's control flow is malformed (its frames or "
+                                       f"inputs do not fit together: {type(e).__name__}: {e})") from None
+
+    def _run(self, feed_dict):
         feeds = [self.convert_feed(v, t) for t, v in zip(self.feeds, feed_dict.values())] if self.feeds else []
         self.fed_values = feeds
         self.fetched = {}
