@@ -7,6 +7,7 @@
 #include "exec/kernel_context.h"
 #include "kernels/lib/vec4.h"
 #include "graph/shape_rules.h"
+#include "kernels/unary.h"
 
 namespace graphrun {
 namespace {
@@ -123,36 +124,15 @@ void relu_f32(const float* in, int64_t n, float* out) {
   for (; i < n; ++i) out[i] = maximum(in[i], 0.0f);
 }
 
-template <class Op>
-void compute_unary(KernelContext& context) {
-  const Tensor& x = context.input(0);
-  dispatch(typename Op::Types{}, x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    // Element i is read before it is written, so the result may take the
-    // input's place when nothing else holds the input.
-    Tensor* reused = context.reusable_input(0);
-    Tensor fresh = reused ? Tensor(x.dtype(), {0}) : Tensor::uninitialized(x.dtype(), x.shape());
-    const T* in = x.data<T>();
-    T* result = reused ? reused->data<T>() : fresh.data<T>();
-    if constexpr (std::is_same_v<Op, ReluOp> && std::is_same_v<T, float>) {
-      relu_f32(in, x.num_elements(), result);
-    } else {
-      for (int64_t i = 0; i < x.num_elements(); ++i) result[i] = Op::apply(in[i]);
-    }
-    if (reused) context.set_output(0, context.input_ptr(0));
-    else context.set_output(0, std::move(fresh));
-  });
-}
+}  // namespace
 
-template <class Op>
-Kernel unary_kernel(const char* op, const char* input = "x") {
-  return Kernel(op)
-      .input(input, "T")
-      .output("T")
-      .type_attr("T", dtypes_of(typename Op::Types{}))
-      .shape(same_as_input(0))
-      .compute(compute_unary<Op>);
-}
+template <>
+struct UnaryBlock<ReluOp, float> {
+  static constexpr bool kHas = true;
+  static void run(const float* in, int64_t n, float* out) { relu_f32(in, n, out); }
+};
+
+namespace {
 
 REGISTER_KERNEL(unary_kernel<NegOp>("Neg"));
 REGISTER_KERNEL(unary_kernel<AbsOp>("Abs"));

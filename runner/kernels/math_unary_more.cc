@@ -5,6 +5,7 @@
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
+#include "kernels/unary.h"
 
 namespace graphrun {
 namespace {
@@ -72,29 +73,6 @@ struct SeluOp {
     return x < T(0) ? scale_alpha * (std::exp(x) - T(1)) : scale * x;
   }
 };
-
-template <class Op>
-void compute_unary(KernelContext& context) {
-  const Tensor& x = context.input(0);
-  dispatch(typename Op::Types{}, x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    Tensor out = Tensor::uninitialized(x.dtype(), x.shape());
-    const T* in = x.data<T>();
-    T* result = out.data<T>();
-    for (int64_t i = 0; i < x.num_elements(); ++i) result[i] = Op::apply(in[i]);
-    context.set_output(0, std::move(out));
-  });
-}
-
-template <class Op>
-Kernel unary_kernel(const char* op, const char* input = "x") {
-  return Kernel(op)
-      .input(input, "T")
-      .output("T")
-      .type_attr("T", dtypes_of(typename Op::Types{}))
-      .shape(same_as_input(0))
-      .compute(compute_unary<Op>);
-}
 
 enum class FloatClass { kFinite, kNan, kInf };
 
