@@ -125,69 +125,29 @@ BatchNormAttrs prepare_batch_norm(const Kernel& kernel, const graphdef::NodeDef&
                         kernel.get_bool(node, "is_training")};
 }
 
-REGISTER_KERNEL(Kernel("FusedBatchNormV3")
-                    .input("x", "T")
-                    .input("scale", "U")
-                    .input("offset", "U")
-                    .input("mean", "U")
-                    .input("variance", "U")
-                    .output("T")
-                    .output("U")
-                    .output("U")
-                    .output("U")
-                    .output("U")
-                    .output("U")
-                    .output_names({"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2",
-                                   "reserve_space_3"})
-                    .type_attr("T", {graphdef::DT_FLOAT})
-                    .type_attr("U", {graphdef::DT_FLOAT})
-                    .float_attr("epsilon", 0.0001f)
-                    .float_attr("exponential_avg_factor", 1.0f)
-                    .choice_attr("data_format", {"NHWC"}, "NHWC")
-                    .bool_attr("is_training", true)
-                    .prepare(prepare_batch_norm)
-                    .compute(compute_fused_batch_norm));
+// The three versions differ only in their parameters' dtype attr (V1: T, V2/V3: U) and
+// V3's sixth output; one kernel code serves them all.
+Kernel batch_norm_kernel(const char* op, const std::string& params, bool reserve_space_3) {
+  Kernel kernel(op);
+  kernel.input("x", "T");
+  for (const char* name : {"scale", "offset", "mean", "variance"}) kernel.input(name, params);
+  kernel.output("T");
+  std::vector<std::string> names = {"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"};
+  if (reserve_space_3) names.push_back("reserve_space_3");
+  for (std::size_t i = 1; i < names.size(); ++i) kernel.output(params);
+  kernel.output_names(names).type_attr("T", {graphdef::DT_FLOAT});
+  if (params != "T") kernel.type_attr(params, {graphdef::DT_FLOAT});
+  return kernel.float_attr("epsilon", 0.0001f)
+      .float_attr("exponential_avg_factor", 1.0f)
+      .choice_attr("data_format", {"NHWC"}, "NHWC")
+      .bool_attr("is_training", true)
+      .prepare(prepare_batch_norm)
+      .compute(compute_fused_batch_norm);
+}
 
-REGISTER_KERNEL(Kernel("FusedBatchNormV2")
-                    .input("x", "T")
-                    .input("scale", "U")
-                    .input("offset", "U")
-                    .input("mean", "U")
-                    .input("variance", "U")
-                    .output("T")
-                    .output("U")
-                    .output("U")
-                    .output("U")
-                    .output("U")
-                    .type_attr("T", {graphdef::DT_FLOAT})
-                    .type_attr("U", {graphdef::DT_FLOAT})
-                    .float_attr("epsilon", 0.0001f)
-                    .float_attr("exponential_avg_factor", 1.0f)
-                    .choice_attr("data_format", {"NHWC"}, "NHWC")
-                    .bool_attr("is_training", true)
-                    .prepare(prepare_batch_norm)
-                    .output_names({"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"})
-                    .compute(compute_fused_batch_norm));
-
-REGISTER_KERNEL(Kernel("FusedBatchNorm")
-                    .input("x", "T")
-                    .input("scale", "T")
-                    .input("offset", "T")
-                    .input("mean", "T")
-                    .input("variance", "T")
-                    .output("T")
-                    .output("T")
-                    .output("T")
-                    .output("T")
-                    .output("T")
-                    .type_attr("T", {graphdef::DT_FLOAT})
-                    .float_attr("epsilon", 0.0001f)
-                    .float_attr("exponential_avg_factor", 1.0f)
-                    .choice_attr("data_format", {"NHWC"}, "NHWC")
-                    .bool_attr("is_training", true)
-                    .prepare(prepare_batch_norm)
-                    .output_names({"y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"})
-                    .compute(compute_fused_batch_norm));
+REGISTER_KERNEL(batch_norm_kernel("FusedBatchNormV3", "U", true));
+REGISTER_KERNEL(batch_norm_kernel("FusedBatchNormV2", "U", false));
+REGISTER_KERNEL(batch_norm_kernel("FusedBatchNorm", "T", false));
 
 }  // namespace
 }  // namespace graphrun
