@@ -55,8 +55,10 @@ def _handler(metrics, protocol, method, model_of, function):
             else:
                 (code, kind), message = answer, " ".join(str(e).split())
         finally:
+            # the request id (ModelInfer's) lets a load test match every answer to its request
+            extra = {"id": request.id} if getattr(request, "id", "") else {}
             metrics.request(protocol, model_of(request), code.name, kind, time.perf_counter() - start,
-                            method=method, peer=context.peer())
+                            method=method, peer=context.peer(), **extra)
         await context.abort(code, message)
     return handle
 
