@@ -174,8 +174,10 @@ def main():
     parser.add_argument("--seconds", type=float, default=10.0, help="per client count (default 10)")
     parser.add_argument("--clients", default="1,8,64", help="client counts (default 1,8,64)")
     parser.add_argument("--max-batch-size", type=int, default=32)
-    parser.add_argument("--delay-ms", type=float, default=2.0)
-    parser.add_argument("--workers", type=int, default=2)
+    # One inference thread: the Session is mostly Python code on a small CNN, so a second worker
+    # mostly takes the GIL from the event loop that parses requests, and batches stay small.
+    parser.add_argument("--delay-ms", type=float, default=10.0)
+    parser.add_argument("--workers", type=int, default=1)
     args = parser.parse_args()
     counts = [int(c) for c in args.clients.split(",")]
     image = np.load(ROOT / "tests" / "tf_models" / "cnn" / "feed_image.npy")[:1].astype(np.float32)

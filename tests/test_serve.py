@@ -175,3 +175,28 @@ def test_a_second_model_with_an_image_input(tmp_path):
         np.testing.assert_array_equal(got.as_numpy("softmax/probs"), want)
     finally:
         assert server.stop() == 0
+
+
+def test_a_real_model_through_tensorflow_serving_grpc(tmp_path):
+    """MobileNetV2 (Keras-made, fixed batch of 2, so served without batching): the Session's bits, and
+    TensorFlow's recorded answer within the case's tolerance."""
+    import grpc
+    import tensorflow as tf
+    from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
+
+    case = helpers.ROOT / "tests" / "real_models" / "mobilenet_v2"
+    image = np.load(case / "feed_image.npy")
+    tolerance = json.loads((case / "case.json").read_text())["tolerances"][0]
+    server = helpers.start(case / "model.pb", tmp_path, "--model-name", "mobilenet", "--max-batch-size", "8")
+    try:
+        with grpc.insecure_channel(server.grpc_target) as channel:
+            request = predict_pb2.PredictRequest()
+            request.model_spec.name = "mobilenet"
+            request.inputs["image"].CopyFrom(tf.make_tensor_proto(image))
+            response = prediction_service_pb2_grpc.PredictionServiceStub(channel).Predict(request, timeout=120)
+        answer = tf.make_ndarray(response.outputs["Identity"])
+    finally:
+        assert server.stop() == 0
+    np.testing.assert_array_equal(answer, helpers.session_answer(case / "model.pb", {"image": image}, "Identity:0"))
+    np.testing.assert_allclose(answer, np.load(case / "expected_Identity_0.npy"),
+                               rtol=tolerance["rtol"], atol=tolerance["atol"])

@@ -51,6 +51,8 @@ def test_a_bad_oip_request_is_400_naming_the_problem(served, name, body, message
 def test_malformed_json_bad_tensor_bytes_and_an_oversized_body_are_400(served):
     status, _, answer = helpers.http(served, "POST", "/v2/models/mlp/infer", b'{"inputs": [')
     assert status == 400 and "malformed JSON" in json.loads(answer)["error"]
+    status, _, answer = helpers.http(served, "POST", "/v1/models/mlp:predict", b'{"instances": ' + b"[" * 20000)
+    assert status == 400 and "malformed JSON" in json.loads(answer)["error"]
     header = json.dumps({"inputs": [{"name": "x", "datatype": "FP32", "shape": [1, 16],
                                      "parameters": {"binary_data_size": 60}}]}).encode()
     status, _, answer = helpers.http(served, "POST", "/v2/models/mlp/infer", header + bytes(60),

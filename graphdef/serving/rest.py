@@ -78,6 +78,8 @@ def build_app(repository, metrics, state, max_body):
             obj = json.loads(data)
         except (UnicodeDecodeError, ValueError) as e:
             raise BadRequest(f"malformed JSON body: {e}") from None
+        except RecursionError:
+            raise BadRequest("malformed JSON body: nested too deeply") from None
         if not isinstance(obj, dict):
             raise BadRequest("the JSON body must be an object")
         return obj
