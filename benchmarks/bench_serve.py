@@ -237,20 +237,26 @@ def main():
         failures.append(f"the server exited with {code} after SIGTERM")
 
     # -- figures -------------------------------------------------------------------------
-    served_batch = max(1, round(rows[-1][1].mean_batch))
-    reference = in_process(image, served_batch, args.workers, min(args.seconds, 10.0))
-    print(f"model {MODEL.relative_to(ROOT)}, {args.workers} workers, --max-batch-size {args.max_batch_size}, "
-          f"--max-queue-delay-ms {args.delay_ms:g}, {args.seconds:g} s per client count, one image per request")
-    print(f"in process (same runtime, {args.workers} threads, batches of {served_batch}, the mean batch the server "
-          f"formed for {counts[-1]} clients): {reference:,.0f} images/s")
+    # the in-process reference for each row: the same runtime, threads and batch size the server used
+    references = {}
+    for _, r in rows:
+        size = max(1, round(r.mean_batch))
+        if size not in references:
+            references[size] = in_process(image, size, args.workers, min(args.seconds, 10.0))
+    print(f"model {MODEL.relative_to(ROOT)}, {args.workers} inference thread(s), --max-batch-size "
+          f"{args.max_batch_size}, --max-queue-delay-ms {args.delay_ms:g}, {args.seconds:g} s per client count, "
+          f"one image per request; in process = the runtime called directly by as many threads on batches of "
+          f"the mean size the server formed")
     print(f"{'clients':>7} {'requests':>9} {'req/s':>9} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'errors':>7} "
-          f"{'mean batch':>10} {'served/in-process':>18}")
+          f"{'mean batch':>10} {'in-process/s':>12} {'served/in-process':>18}")
     for n, r in rows:
         lat = sorted(r.latencies)
         rate = len(r.ok) / r.elapsed
         errors = sum(len(v) for v in r.errors.values())
+        reference = references[max(1, round(r.mean_batch))]
         print(f"{n:>7} {len(r.ok):>9} {rate:>9,.0f} {percentile(lat, 50) * 1e3:>8.2f} {percentile(lat, 90) * 1e3:>8.2f} "
-              f"{percentile(lat, 99) * 1e3:>8.2f} {errors:>7} {r.mean_batch:>10.1f} {rate / reference:>17.0%}")
+              f"{percentile(lat, 99) * 1e3:>8.2f} {errors:>7} {r.mean_batch:>10.1f} {reference:>12,.0f} "
+              f"{rate / reference:>17.0%}")
     refused = len(refused_ids)
     print(f"version switch during the {counts[-1]}-client run: answers from versions {sorted(rows[-1][1].versions)}")
     print(f"SIGTERM half-way through a {counts[-1]}-client run: {len(sigterm_run.ok)} answered OK, {refused} refused "

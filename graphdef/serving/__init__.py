@@ -2,6 +2,7 @@
 
     runtime     the model behind a small interface (load, metadata, run) the server calls
     tensors     request tensors in and response tensors out, checked against the model's inputs
+    inference   what both transports share: checking a request, queueing it, model metadata
     batching    dynamic batching and the bounded queue in front of the runtime
     repository  one model file, or a folder of NAME/VERSION/model.pb, polled for new versions
     metrics     Prometheus metrics and the structured access log

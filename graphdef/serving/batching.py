@@ -1,10 +1,12 @@
 """Dynamic batching and the bounded queue in front of a runtime.
 
-Requests wait in one queue per served model version. A dispatcher takes the oldest request and,
-when the model's first dimension is a batch, gathers more requests of the same kind (same fetches,
-same dtypes and per-row shapes) until --max-batch-size rows or --max-queue-delay-ms have passed,
-stacks them, runs them as one call on a worker thread, and splits the outputs row-wise back to
-each request. While one batch runs, the next is gathered. A queue already holding --max-queue
+Requests wait in one queue per served model version. When a worker thread is free, a dispatcher
+takes the oldest request and, when the model's first dimension is a batch, every queued request of
+the same kind (same fetches, same dtypes and per-row shapes) up to --max-batch-size rows; if another
+batch is still running, it first waits up to --max-queue-delay-ms (from the oldest request's
+arrival) for the batch to fill, while an idle server runs what it has at once (waiting would only
+add latency: requests that arrive meanwhile form the next batch). The batch is stacked, run as one
+call on the worker thread, and its outputs are split row-wise back to each request. A queue already holding --max-queue
 requests refuses new ones at once (Overloaded: HTTP 429 / RESOURCE_EXHAUSTED) instead of growing.
 
 A failure of a stacked run is retried request by request, so a request that makes the graph fail
@@ -85,7 +87,9 @@ class Batcher:
                     return
                 self._arrived.clear()
                 await self._arrived.wait()
-            if self.batching and self._pending[0].rows < self.max_batch_size:
+            # An idle server runs what it has at once: waiting would only add latency. While another
+            # batch runs, more requests are likely on their way, so the batch waits to fill.
+            if self.batching and self._running and self._pending[0].rows < self.max_batch_size:
                 await self._gather_more()
             batch = self._take()
             self._observe_queue(len(self._pending))
