@@ -43,6 +43,7 @@ VERBS = {
     "view": "graphdef.graphrun.view",
     "batch": "graphdef.graphrun.batch",
     "optimize": "graphdef.graphrun.optimize_model",
+    "convert": "graphdef.graphrun.convert_model",
 }
 
 EXIT_CODES = """exit codes:
