@@ -64,7 +64,7 @@ VERIFY_ENV = "GRAPHDEF_VERIFY_WEIGHTS"
 # external values fails loudly on the length instead of seeing zeros.
 STUB = b"graphdef:external-value"
 _HEADER = struct.Struct("<8sIIQ16s24x")
-_CHUNK = 64 << 20
+_CHUNK = 1 << 20  # the unit of holes in a written weights file, and of checksumming
 _MODEL_SUFFIX = re.compile(r"\.(pb|pbtxt|pb\.txt|prototxt|txt|graphdef)$")
 _HOW_TO_INLINE = "graphrun convert --inline-weights writes the model with its weights inside"
 
@@ -192,11 +192,48 @@ def value_of(node, verify=None):
 
 
 def _crc32c(array):
+    """crc32c of the array's bytes; a run of zero chunks (most of a sparse table) costs a
+    32x32 bit-matrix product each instead of a pass over its bytes."""
     data = memoryview(np.ascontiguousarray(array)).cast("B").toreadonly()
     crc = 0
     for start in range(0, len(data), _CHUNK):
-        crc = google_crc32c.extend(crc, bytes(data[start:start + _CHUNK]))  # it takes bytes only
+        chunk = data[start:start + _CHUNK]
+        if len(chunk) == _CHUNK and not _any_nonzero(chunk):
+            crc = _times(_ZEROS_MATRIX, crc) ^ _ZEROS_CRC
+        else:
+            crc = google_crc32c.extend(crc, bytes(chunk))  # it takes bytes only
     return crc
+
+
+def _any_nonzero(chunk):
+    words = len(chunk) // 8
+    return bool(np.frombuffer(chunk, np.uint64, words).any() or np.frombuffer(chunk[words * 8:], np.uint8).any())
+
+
+# crc32c(A + zeros) = Z(crc32c(A)) ^ crc32c(zeros), where Z is the linear map "append that many
+# zero bytes" on the reflected CRC register (polynomial 0x82F63B78), as zlib's crc32_combine.
+def _times(matrix, vector):
+    out, bit = 0, 0
+    while vector:
+        if vector & 1:
+            out ^= matrix[bit]
+        vector >>= 1
+        bit += 1
+    return out
+
+
+def _zeros_matrix(nbytes):
+    operator = [0x82F63B78] + [1 << n for n in range(31)]  # one zero bit
+    for _ in range(3):
+        operator = [_times(operator, column) for column in operator]  # 2, 4, 8 bits: one zero byte
+    result = None
+    while nbytes:
+        if nbytes & 1:
+            result = operator if result is None else [_times(operator, column) for column in result]
+        nbytes >>= 1
+        if nbytes:
+            operator = [_times(operator, column) for column in operator]
+    return result
 
 
 # -- writing ------------------------------------------------------------------------------
@@ -307,7 +344,11 @@ def _write_sparse(f, data):
     """Writes `data` at the file position, seeking over all-zero chunks so they stay holes."""
     for start in range(0, len(data), _CHUNK):
         chunk = data[start:start + _CHUNK]
-        if np.frombuffer(chunk, dtype=np.uint8).any():
+        if _any_nonzero(chunk):
             f.write(chunk)
         else:
             f.seek(len(chunk), os.SEEK_CUR)
+
+
+_ZEROS_MATRIX = _zeros_matrix(_CHUNK)
+_ZEROS_CRC = google_crc32c.value(bytes(_CHUNK))
