@@ -316,3 +316,10 @@ def test_a_stub_decoded_without_its_weights_file_fails_loudly(models):
     assert node.attr["value"].tensor.tensor_content == external_weights.STUB
     with pytest.raises(ValueError, match="tensor_content has 23 bytes"):
         serialize.ndarray_from_proto(node.attr["value"].tensor)
+
+
+def test_writing_twice_gives_the_same_bytes(models, tmp_path):
+    _, external = models
+    again = _save(tmp_path / "again" / "model.pb", external_weights=True, external_threshold=64)
+    assert again.read_bytes() == external.read_bytes()
+    assert (again.parent / "model.weights").read_bytes() == (external.parent / "model.weights").read_bytes()

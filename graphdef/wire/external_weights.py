@@ -11,12 +11,12 @@ size. A model written with external weights is two files side by side:
                    aligned for SIMD loads
 
 The header (all little-endian): bytes 0-7 the magic b"GDWEIGHT", 8-11 the format version (1),
-12-15 the alignment (64), 16-23 the file's size as written, 24-39 a random 16-byte tag naming
-this write, 40-63 zeros. `_external_value` is an AttrValue list whose `s` holds [the weights
+12-15 the alignment (64), 16-23 the file's size as written, 24-39 a 16-byte tag (blake2b of
+every value's offset, length and crc32c: the same model always writes the same bytes), 40-63 zeros. `_external_value` is an AttrValue list whose `s` holds [the weights
 file's name, the tag as 32 hex digits] and whose `i` holds [offset, length in bytes, crc32c of
 those bytes]. The name is a plain file name in the directory of the .pb (no directory part), so
 a model file can name no other file on the machine. The tag pairs the two files: a .pb beside a
-weights file of another write is refused at load, cheaply.
+weights file written with other values is refused at load, cheaply.
 
 Reading maps the weights file once (read-only) and every external Const's value is an ndarray
 over the mapping: nothing is copied, pages are read when a kernel touches them, and the arrays
@@ -34,10 +34,10 @@ a model under 2 GB. graphdef refuses a Const whose weights file is missing or do
 graphrun-cc reads the same format (runner/io/external_weights.cc).
 """
 
+import hashlib
 import mmap
 import os
 import re
-import secrets
 import struct
 import weakref
 
@@ -314,23 +314,26 @@ def write(path, graph_def, outside, encode):
     """Writes the weights file (named after `path`) and then the model, both atomically; the
     external Consts of `graph_def` get their `_external_value` attrs here."""
     name = sidecar_name(path)
-    tag = secrets.token_bytes(16)
     layout, end = [], HEADER_SIZE
     for node in graph_def.node:
         array = outside.get(node.name)
         if array is None:
             continue
         offset = -(-end // ALIGNMENT) * ALIGNMENT
-        layout.append((offset, array))
+        layout.append((node, offset, array, _crc32c(array)))
+        end = offset + array.nbytes
+    # the tag follows from what the file holds, so writing a model twice gives the same bytes,
+    # and a .pb beside the weights of a write with other values is caught without reading them
+    tag = hashlib.blake2b(repr([(o, a.nbytes, c) for _, o, a, c in layout]).encode(), digest_size=16).digest()
+    for node, offset, array, crc in layout:
         reference = node.attr[ATTR].list
         reference.s.extend([name.encode("utf-8"), tag.hex().encode("ascii")])
-        reference.i.extend([offset, array.nbytes, _crc32c(array)])
-        end = offset + array.nbytes
+        reference.i.extend([offset, array.nbytes, crc])
     header = _HEADER.pack(MAGIC, VERSION, ALIGNMENT, end, tag)
 
     def write_weights(f):
         f.write(header)
-        for offset, array in layout:
+        for _, offset, array, _ in layout:
             f.seek(offset)
             _write_sparse(f, memoryview(array).cast("B"))
         f.truncate(end)
