@@ -325,3 +325,21 @@ def test_writing_twice_gives_the_same_bytes(models, tmp_path):
     again = _save(tmp_path / "again" / "model.pb", external_weights=True, external_threshold=64)
     assert again.read_bytes() == external.read_bytes()
     assert (again.parent / "model.weights").read_bytes() == (external.parent / "model.weights").read_bytes()
+
+
+def test_graphrun_cc_never_writes_into_mapped_weights(tmp_path, cc_runner):
+    """The mapping is read-only: an in-place kernel writing into it would kill the runner, and
+    the value fetched beside the computed ones must come back unchanged."""
+    g = tf.Graph()
+    with g.as_default():
+        w = tf.constant(W, name="w")
+        tf.nn.relu(tf.negative(w, name="neg"), name="r")
+        tf.nn.relu(tf.add(w, w), name="doubled")
+        tf.reshape(w, [32, 16], name="reshaped")
+    model = serialize.save(g, tmp_path / "inplace.pb", external_weights=True, external_threshold=64)
+    got = cc_helpers.outputs(cc_runner, model, "--fetch", "r", "--fetch", "doubled", "--fetch", "w",
+                             "--fetch", "reshaped")
+    assert_same(got["w:0"], W)
+    assert_same(got["r:0"], np.maximum(-W, 0))
+    assert_same(got["doubled:0"], np.maximum(W + W, 0))
+    assert_same(got["reshaped:0"], W.reshape(32, 16))
