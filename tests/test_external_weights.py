@@ -343,3 +343,16 @@ def test_graphrun_cc_never_writes_into_mapped_weights(tmp_path, cc_runner):
     assert_same(got["r:0"], np.maximum(-W, 0))
     assert_same(got["doubled:0"], np.maximum(W + W, 0))
     assert_same(got["reshaped:0"], W.reshape(32, 16))
+
+
+def test_bool_bytes_other_than_0_and_1_read_as_true(models, cc_runner):
+    _, external = models
+    graph_def = graph_pb2.GraphDef.FromString(external.read_bytes())
+    node = next(n for n in graph_def.node if n.name == "mask")
+    offset, length, _ = node.attr["_external_value"].list.i
+    weights = external.parent / "model.weights"
+    data = bytearray(weights.read_bytes())
+    data[offset:offset + length] = bytes(7 if m else 0 for m in MASK)
+    weights.write_bytes(bytes(data))
+    assert_same(_run_python(external)["masked"], np.where(MASK, K, -K))
+    assert_same(cc_helpers.outputs(cc_runner, external, *_cc_args())["masked:0"], np.where(MASK, K, -K))

@@ -188,6 +188,14 @@ def value_of(node, verify=None):
     if verify if verify is not None else os.environ.get(VERIFY_ENV) == "1":
         if _crc32c(array) != crc:
             raise ExternalWeightsError(f"{where}: its value in {location} fails its crc32c check (corrupt)")
+    if dtype is dtypes.bool_:
+        # a bool must be 0 or 1 in memory; bytes from a file are made so by a copy (bools are small)
+        array = _read_only(array != 0)
+    return array
+
+
+def _read_only(array):
+    array.flags.writeable = False
     return array
 
 
