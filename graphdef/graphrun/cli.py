@@ -83,6 +83,7 @@ EPILOG = f"""commands (the first argument; without one, graphrun runs the model)
   graphrun view MODEL -o F.svg  draw the graph (.svg, .png, .pdf, .html, .dot) with Graphviz
   graphrun batch MODEL ...      stream a large .npy through the model into an .npy
   graphrun optimize MODEL -o F  fold constants and batch norms, prune, merge; write a plain GraphDef
+  graphrun convert MODEL -o F   write it with its weights in a file beside it, or back inside
   Each has its own --help. A model file named like a command is given as ./NAME.
 
 {feed_options.HELP}
