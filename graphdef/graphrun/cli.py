@@ -44,6 +44,7 @@ VERBS = {
     "batch": "graphdef.graphrun.batch",
     "optimize": "graphdef.graphrun.optimize_model",
     "serve": "graphdef.graphrun.serve",
+    "convert": "graphdef.graphrun.convert_model",
 }
 
 EXIT_CODES = """exit codes:
@@ -84,6 +85,7 @@ EPILOG = f"""commands (the first argument; without one, graphrun runs the model)
   graphrun batch MODEL ...      stream a large .npy through the model into an .npy
   graphrun optimize MODEL -o F  fold constants and batch norms, prune, merge; write a plain GraphDef
   graphrun serve MODEL|REPO     serve it over the Open Inference Protocol and TF Serving's API
+  graphrun convert MODEL -o F   write it with its weights in a file beside it, or back inside
   Each has its own --help. A model file named like a command is given as ./NAME.
 
 {feed_options.HELP}
