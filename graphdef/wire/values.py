@@ -79,8 +79,11 @@ def ndarray_from_proto(proto, where="tensor"):
         typed = np.array(values, dtype=dtype.np)
     if typed.size >= count:
         flat = typed[:count]
-    elif typed.size == 0:
-        flat = np.zeros(count, dtype.np)
+    elif typed.size <= 1:
+        # one value (or none: zeros) splatted over the shape: a read-only view with zero strides, so a
+        # file's small claim of a huge constant costs no memory until something really needs its elements
+        fill = typed[0] if typed.size else dtype.np.type(0)
+        return np.broadcast_to(np.array(fill, dtype.np), shape.dims)
     else:
         flat = np.concatenate([typed, np.full(count - typed.size, typed[-1], dtype.np)])
     array = flat.reshape(shape.dims)
