@@ -7,6 +7,7 @@ intermediate's slot is cleared after its last use.
 
 import functools
 import os
+import sys
 import threading
 
 import numpy as np
@@ -41,6 +42,9 @@ class Session:
         """Evaluates `fetches` (a Tensor, Operation, name, or a list/tuple/dict of them)."""
         if self._closed:
             raise RuntimeError("Session.run: this session is closed")
+        return self._plan(fetches, feed_dict).run(feed_dict)
+
+    def _plan(self, fetches, feed_dict):
         feed_keys = tuple(feed_dict) if feed_dict else ()
         key = (fetches if isinstance(fetches, (Tensor, Operation, str)) else _structure_key(fetches),
                feed_keys)
@@ -48,7 +52,7 @@ class Session:
         if plan is None:
             plan = _make_plan(self, fetches, feed_keys)
             self._plans[key] = plan
-        return plan.run(feed_dict)
+        return plan
 
     def close(self):
         self._closed = True
@@ -102,6 +106,12 @@ class _DefaultSession:
         if _sessions.stack and _sessions.stack[-1] is self.session:
             _sessions.stack.pop()
         return False
+
+
+def optimization_report(session, fetches, feed_dict=None):
+    """What the load-time passes changed in the graph session.run(fetches, feed_dict) runs
+    (graphdef.optimize.Report), or None when it runs the graph as it is."""
+    return getattr(session._plan(fetches, feed_dict), "optimization", None)
 
 
 def get_default_session():
@@ -216,17 +226,31 @@ def _make_plan(session, fetches, feed_keys):
         if reaches_control_flow(targets, fed):
             return ControlFlowPlan(session, targets, feeds, rebuild, isinstance(fetches, (Tensor, Operation, str)),
                                    _bind_kernel, convert_feed, _result)
+    # A graph loaded from a file carries the optimizer its loader set up (graphdef.optimize.at_load):
+    # given what this plan fetches and feeds, it may offer a graph optimized for them.
+    run_optimizer = getattr(graph, "_run_optimizer", None)
+    optimized = run_optimizer(graph, targets, feeds) if run_optimizer is not None else None
+    if optimized is not None:
+        return _Plan(session, fetches, feed_keys, optimized=optimized)
     return _Plan(session, fetches, feed_keys)
 
 
 class _Plan:
-    def __init__(self, session, fetches, feed_keys):
+    """`optimized`: (graph, report) of an optimized copy of session.graph to run instead, whose
+    fetched and fed nodes have the same names; `self.optimization` keeps the report."""
+
+    def __init__(self, session, fetches, feed_keys, optimized=None):
         graph = session.graph
         leaves = []
         self.rebuild = _flatten(fetches, leaves)
         self.single = isinstance(fetches, (Tensor, Operation, str))
         targets = [_resolve_fetch(graph, leaf) for leaf in leaves]
         self.feeds = [_resolve_feed(graph, key) for key in feed_keys]
+        self.optimization = None
+        if optimized is not None:
+            graph, self.optimization = optimized
+            targets = [graph.as_graph_element(t.name) for t in targets]
+            self.feeds = [graph.get_tensor_by_name(t.name) for t in self.feeds]
         fed = {t: i for i, t in enumerate(self.feeds)}
         if len(fed) != len(self.feeds):
             raise ValueError("Session.run: the same tensor is fed twice")
@@ -287,9 +311,10 @@ class _Plan:
         for op in order:
             if op.type == "Const":
                 self.initial[slots[op.outputs[0]]] = _fast_scalar(op.attrs["value"])
-        self.segments = _segments([_bind_kernel(op, session) for op in compute],
-                                  [[slot_of(t) for t in _data_inputs(op)] for op in compute],
-                                  [[slots[t] for t in op.outputs] for op in compute], frees, len(slots))
+        ins = [[slot_of(t) for t in _data_inputs(op)] for op in compute]
+        donating = [_may_donate(op, i, f) for op, i, f in zip(compute, ins, frees)]
+        self.segments = _segments([_bind_kernel(op, session) for op in compute], ins,
+                                  [[slots[t] for t in op.outputs] for op in compute], frees, len(slots), donating)
         self.ops = compute
         self.first_output = [slots[op.outputs[0]] if op.outputs else None for op in compute]
 
@@ -430,6 +455,8 @@ def _bind_kernel(op, session):
             kwargs[name] = op.inputs[opdef.ref_inputs[0]].op.name
         elif name == "refs":
             kwargs[name] = tuple(op.inputs[i].op.name for i in opdef.ref_inputs)
+        elif name == "out":
+            continue  # given per run, when the input may be overwritten (_run_donating_*)
         else:
             kwargs[name] = op.attrs[name]
     kernel = functools.partial(opdef.kernel, **kwargs) if kwargs else opdef.kernel
@@ -484,11 +511,49 @@ def _run_general(v, items):
             v[f] = _FREED
 
 
-def _segments(kernels, ins, outs, frees, spare):
+def _may_donate(op, ins, frees):
+    """True when the step may write its result into its first input's array: the kernel takes
+    out=, and that input, of the output's dtype, is read by nothing after this step (nor fed,
+    fetched or a constant: those slots are never freed). Whether no other value shares the
+    array is only known when it runs (_sole_owner)."""
+    return ("out" in op.opdef.kernel_params and len(op.outputs) == 1 and 1 <= len(ins) <= 2
+            and ins[0] in frees and ins[0] not in ins[1:] and op.inputs[0].dtype is op.outputs[0].dtype)
+
+
+def _sole_owner(x):
+    """True when ndarray `x` owns its memory (or is the only view of an array that does) and
+    nothing but the caller's slot and local name refers to it, so overwriting it changes no
+    other value: numpy's own rule for reusing temporaries. The counts: the slot, the caller's
+    local, getrefcount's argument, and this function's parameter."""
+    if type(x) is not np.ndarray or not x.flags.writeable or sys.getrefcount(x) > 4:
+        return False
+    base = x.base
+    return base is None or (type(base) is np.ndarray and base.base is None and sys.getrefcount(base) <= 3)
+
+
+def _run_unary_donating(v, items):
+    for fn, a, o, f in items:
+        x = v[a]
+        v[o] = fn(x, out=x) if _sole_owner(x) else fn(x)
+        v[f] = _FREED
+
+
+def _run_binary_donating(v, items):
+    for fn, a, b, o, f, g in items:
+        x = v[a]
+        v[o] = fn(x, v[b], out=x) if _sole_owner(x) else fn(x, v[b])
+        v[f] = v[g] = _FREED
+
+
+def _segments(kernels, ins, outs, frees, spare, donating):
     """Groups consecutive steps by arity, so most steps run in a tight loop without a call of ours."""
     segments = []
-    for fn, i, o, f in zip(kernels, ins, outs, frees):
-        if len(o) == 1 and len(i) == 2 and len(f) <= 2:
+    for fn, i, o, f, donate in zip(kernels, ins, outs, frees, donating):
+        if donate and len(i) == 2 and len(f) <= 2:
+            kind, item = _run_binary_donating, (fn, i[0], i[1], o[0], *(f + [spare, spare])[:2])
+        elif donate and len(i) == 1:
+            kind, item = _run_unary_donating, (fn, i[0], o[0], f[0])
+        elif len(o) == 1 and len(i) == 2 and len(f) <= 2:
             kind, item = _run_binary, (fn, i[0], i[1], o[0], *(f + [spare, spare])[:2])
         elif len(o) == 1 and len(i) == 1 and len(f) <= 1:
             kind, item = _run_unary, (fn, i[0], o[0], (f + [spare])[0])

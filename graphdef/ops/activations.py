@@ -25,8 +25,9 @@ def _zero_where_not(keep, g):
     return compare_ops.select_v2(keep, g, array_ops.zeros_like(g))
 
 
-def _relu6(features):
-    return np.minimum(np.maximum(features, 0), 6)  # NaN propagates, as TF's
+def _relu6(features, *, out=None):
+    out = np.maximum(features, 0, out=out)
+    return np.minimum(out, 6, out=out)  # NaN propagates, as TF's
 
 
 def _relu6_grad(op, g):

@@ -90,8 +90,12 @@ def _conv2d(x, filter, *, strides, padding, explicit_paddings, data_format, dila
     geometry = window.geometry(x.shape[1], x.shape[2])
     # the output's channels come from the filter and its H x W from the attrs: either may be huge
     check_size((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), _work(x).dtype)
-    out = im2col(_work(x), window, geometry) @ _work(f).reshape(-1, f.shape[3])
-    return out.reshape(x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]).astype(x.dtype, copy=False)
+    cols, weights = im2col(_work(x), window, geometry), _work(f).reshape(-1, f.shape[3])
+    # one BLAS call, written straight into the output (an array of its own, so the Session may
+    # let the BiasAdd and activation after it work in place)
+    out = np.empty((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), np.result_type(cols, weights))
+    np.matmul(cols, weights, out=out.reshape(-1, f.shape[3]))
+    return out.astype(x.dtype, copy=False)
 
 
 def _conv_attrs(attrs):
@@ -263,13 +267,51 @@ def _depthwise(x, filter, *, strides, padding, explicit_paddings, data_format, d
     m = f.shape[3]
     xp, fw = padded(_work(x), top, bottom, left, right), _work(f)
     check_size((n, oh, ow, c * m), xp.dtype)  # m comes from the filter: it multiplies the input's size
-    acc = np.zeros((n, oh, ow, c, m), dtype=xp.dtype)
+    acc = np.zeros((n, oh, ow, c, m), dtype=np.result_type(xp, fw))
     # every offset is visited (padding times an inf filter entry is NaN, as in TF), unless the
     # output is empty: an empty filter may still claim a window of 2^30 rows
-    if acc.size:
-        for i, j, rows, cols in window.offsets(oh, ow):
-            acc += xp[:, rows, cols, :, None] * fw[i, j]
+    if acc.size and fw.size:
+        _depthwise_sum(xp, fw, window, acc)
     return acc.reshape(n, oh, ow, c * m).astype(x.dtype, copy=False)
+
+
+DEPTHWISE_BLOCK_BYTES = 1 << 16  # output rows worked at a time: the block and a product stay in cache
+
+
+def _depthwise_sum(xp, fw, window, acc):
+    """acc[n, r, q, c, m] += xp's samples times fw, offset by offset in (i, j) order (the order,
+    so the rounding, of one pass per offset over the whole output), a block of output rows at a
+    time, products in one reused buffer, in the input's dtype.
+
+    With one multiplier and stride 1 along W, an output row's samples for one offset are
+    contiguous in the input row (OW x C values in a row), so each row is one long run for
+    numpy's inner loop, against a filter row tiled OW times; else the runs are C long."""
+    _, oh, ow, c, m = acc.shape
+    flat = m == 1 and window.sw == 1
+    if m == 1:  # the usual multiplier: a trailing dim of 1 would make numpy's inner loops 1 long
+        acc, fw = acc[..., 0], fw[..., 0]
+    if flat:
+        acc = acc.reshape(acc.shape[0], oh, ow * c)
+        fw = np.tile(fw, (1, 1, ow))  # [KH, KW, OW * C]
+    rows_per_block = max(1, min(oh, DEPTHWISE_BLOCK_BYTES // max(1, ow * c * m * acc.itemsize)))
+    product = np.empty((rows_per_block,) + acc.shape[2:], acc.dtype)
+    offsets = [(i, j, cols) for i, j, _, cols in window.offsets(oh, ow)]
+    for image, out in zip(xp, acc):
+        for r0 in range(0, oh, rows_per_block):
+            r1 = min(oh, r0 + rows_per_block)
+            block, tmp = out[r0:r1], product[:r1 - r0]
+            for i, j, cols in offsets:
+                start = i * window.dh + r0 * window.sh
+                rows = slice(start, start + (r1 - r0 - 1) * window.sh + 1, window.sh)
+                if flat:
+                    first = j * window.dw * c
+                    samples = image.reshape(image.shape[0], -1)[rows, first:first + ow * c]
+                elif m == 1:
+                    samples = image[rows, cols, :]
+                else:
+                    samples = image[rows, cols, :, None]
+                np.multiply(samples, fw[i, j], out=tmp)
+                block += tmp
 
 
 def _depthwise_grad(op, g):
@@ -316,12 +358,12 @@ def _infer_bias_add(ctx):
     return [value]
 
 
-def _bias_add(value, bias, *, data_format):
+def _bias_add(value, bias, *, data_format, out=None):
     value, bias = np.asarray(value), np.asarray(bias)
     if value.ndim < 2 or bias.ndim != 1 or value.shape[-1] != bias.shape[0]:
         raise ValueError(f"bias {show(bias.shape)} must be 1-D and match the last dim of value "
                          f"{show(value.shape)} (at least 2-D)")
-    return value + bias
+    return np.add(value, bias, out=out if out is not None and value.dtype == bias.dtype else None)
 
 
 def _bias_add_grad(op, g):
