@@ -473,8 +473,8 @@ def _function_runtime(session):
 
 
 def _checked(op, kernel):
-    def run(*args):
-        out = kernel(*args)
+    def run(*args, **kwargs):
+        out = kernel(*args, **kwargs)
         results = (out,) if len(op.outputs) == 1 else tuple(out)
         for t, value in zip(op.outputs, results):
             if t.dtype is dtypes.variant:

@@ -363,7 +363,16 @@ def _bias_add(value, bias, *, data_format, out=None):
     if value.ndim < 2 or bias.ndim != 1 or value.shape[-1] != bias.shape[0]:
         raise ValueError(f"bias {show(bias.shape)} must be 1-D and match the last dim of value "
                          f"{show(value.shape)} (at least 2-D)")
-    return np.add(value, bias, out=out if out is not None and value.dtype == bias.dtype else None)
+    if value.dtype != bias.dtype:
+        return value + bias
+    if value.ndim >= 3 and value.size and value.shape[-1] < 512 and value.flags.c_contiguous:
+        # [.., W, C] + bias as rows of W*C against the bias tiled W times: the same sums, in runs
+        # long enough for numpy's inner loop (C alone is often 16 or 32)
+        run = value.shape[-2] * value.shape[-1]
+        result = out if out is not None else np.empty_like(value)
+        np.add(value.reshape(-1, run), np.tile(bias, value.shape[-2]), out=result.reshape(-1, run))
+        return result
+    return np.add(value, bias, out=out)
 
 
 def _bias_add_grad(op, g):
