@@ -283,20 +283,23 @@ def _depthwise_sum(xp, fw, window, acc):
     so the rounding, of one pass per offset over the whole output), a block of output rows at a
     time, products in one reused buffer, in the input's dtype.
 
-    With one multiplier and stride 1 along W, an output row's samples for one offset are
-    contiguous in the input row (OW x C values in a row), so each row is one long run for
-    numpy's inner loop, against a filter row tiled OW times; else the runs are C long."""
+    With one multiplier, an output row's samples for one offset are OW x C values in a row of
+    the input, contiguous when the stride along W is 1 (with stride s, they are in one of s
+    column phases, each copied contiguous once per image): each row is then one long run for
+    numpy's inner loop, against a filter row tiled OW times. Else the runs are C long."""
     _, oh, ow, c, m = acc.shape
-    flat = m == 1 and window.sw == 1
-    if m == 1:  # the usual multiplier: a trailing dim of 1 would make numpy's inner loops 1 long
-        acc, fw = acc[..., 0], fw[..., 0]
+    flat = m == 1
     if flat:
         acc = acc.reshape(acc.shape[0], oh, ow * c)
-        fw = np.tile(fw, (1, 1, ow))  # [KH, KW, OW * C]
+        fw = np.tile(fw[..., 0], (1, 1, ow))  # [KH, KW, OW * C]
     rows_per_block = max(1, min(oh, DEPTHWISE_BLOCK_BYTES // max(1, ow * c * m * acc.itemsize)))
     product = np.empty((rows_per_block,) + acc.shape[2:], acc.dtype)
     offsets = [(i, j, cols) for i, j, _, cols in window.offsets(oh, ow)]
+    sw = window.sw
     for image, out in zip(xp, acc):
+        if flat:  # phase p holds columns p, p + sw, ...: as [H, columns * C]
+            phases = [image] if sw == 1 else [np.ascontiguousarray(image[:, p::sw]) for p in range(sw)]
+            phases = [phase.reshape(phase.shape[0], -1) for phase in phases]
         for r0 in range(0, oh, rows_per_block):
             r1 = min(oh, r0 + rows_per_block)
             block, tmp = out[r0:r1], product[:r1 - r0]
@@ -304,10 +307,9 @@ def _depthwise_sum(xp, fw, window, acc):
                 start = i * window.dh + r0 * window.sh
                 rows = slice(start, start + (r1 - r0 - 1) * window.sh + 1, window.sh)
                 if flat:
-                    first = j * window.dw * c
-                    samples = image.reshape(image.shape[0], -1)[rows, first:first + ow * c]
-                elif m == 1:
-                    samples = image[rows, cols, :]
+                    column = j * window.dw
+                    first = (column // sw) * c
+                    samples = phases[column % sw][rows, first:first + ow * c]
                 else:
                     samples = image[rows, cols, :, None]
                 np.multiply(samples, fw[i, j], out=tmp)
