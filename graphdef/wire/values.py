@@ -72,6 +72,9 @@ def ndarray_from_proto(proto, where="tensor"):
     values = getattr(proto, _TYPED_FIELD[dtype])
     if dtype is dtypes.float16:
         typed = np.array(values, dtype=np.uint16).view(np.float16)
+    elif dtype.np.kind in "iu" and dtype.np.itemsize < 4:
+        # int8/16 and uint8/16 values travel in int_val (int32): TF keeps the low bits (a C++ cast)
+        typed = np.array(values, dtype=np.int64).astype(dtype.np)
     else:
         typed = np.array(values, dtype=dtype.np)
     if typed.size >= count:
