@@ -36,7 +36,7 @@ output:
   the model and feeds, run counts, latency in ms (min, p50, p90, p99, mean, max) and
   throughput in runs/s; --profile adds a table of time per op type and the --top
   slowest nodes (mean ms per run, share of the profiled total), after a line saying
-  what the load-time passes changed (the nodes profiled are the optimized graph's;
+  what the load-time passes changed, if anything (the nodes profiled are the optimized graph's;
   --no-optimize runs the graph as written). --json prints one JSON document with the
   same figures in seconds.
 
@@ -197,10 +197,10 @@ def format_report(r):
     ]
     profile = r.get("profile")
     if profile:
+        if "optimized" in profile:  # the nodes profiled are the optimized graph's
+            lines.append("optimized at load: " + optimized_line(profile["optimized"]))
         lines.append(f"profile: {profile['runs']} runs with a timer around every node, "
                      f"{_ms(profile['seconds_per_run'])} ms per run in nodes")
-        if "optimized" in profile:
-            lines.append("optimized at load: " + optimized_line(profile["optimized"]))
         lines.append("time per op type:")
         lines += _columns([["op type", "nodes", "ms/run", "share"]] + [
             [t["op"], str(t["nodes"]), _ms(t["seconds"]), f"{t['share'] * 100:.1f}%"] for t in profile["op_types"]])
