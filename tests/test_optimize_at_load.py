@@ -189,3 +189,14 @@ def test_in_place_steps_never_overwrite_a_value_still_read():
             np.testing.assert_array_equal(got[3], np.maximum(kept, 0))
             np.testing.assert_array_equal(got[4], np.full((2, 3), -1.0) + [1, -2, 3])
             np.testing.assert_array_equal(xv, kept)
+
+
+def test_kernels_taking_out_still_take_scalars():
+    """Relu6 works its second pass in place on its first's result: a 0-d input gives a scalar there."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [], name="x")
+        y, z = tf.nn.relu6(x), tf.nn.relu(x)
+    with tf.Session(graph=g) as sess:
+        for value, six, zero in ((7.5, 6.0, 7.5), (-2.0, 0.0, 0.0), (3.25, 3.25, 3.25)):
+            assert sess.run([y, z], {x: np.float32(value)}) == [np.float32(six), np.float32(zero)]

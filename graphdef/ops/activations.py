@@ -26,8 +26,9 @@ def _zero_where_not(keep, g):
 
 
 def _relu6(features, *, out=None):
-    out = np.maximum(features, 0, out=out)
-    return np.minimum(out, 6, out=out)  # NaN propagates, as TF's
+    low = np.maximum(features, 0, out=out)  # NaN propagates, as TF's
+    # the second pass in place on the first's result (a scalar when the input is 0-d)
+    return np.minimum(low, 6, out=low if type(low) is np.ndarray else None)
 
 
 def _relu6_grad(op, g):
