@@ -200,3 +200,27 @@ def test_kernels_taking_out_still_take_scalars():
     with tf.Session(graph=g) as sess:
         for value, six, zero in ((7.5, 6.0, 7.5), (-2.0, 0.0, 0.0), (3.25, 3.25, 3.25)):
             assert sess.run([y, z], {x: np.float32(value)}) == [np.float32(six), np.float32(zero)]
+
+
+def test_a_fed_node_keeps_the_fed_value_where_the_passes_would_merge_or_fold_it(tmp_path):
+    """A node fed by the caller is not merged with its identical twin (whose readers must still
+    compute), and a fed Const is not folded into a filter as a batch-norm scale."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [1, 2, 2, 1], name="x")
+        tf.multiply(x, 2.0, name="a")
+        b = tf.multiply(x, 2.0, name="b")
+        tf.identity(b + 1.0, name="from_b")
+        conv = tf.nn.conv2d(x, tf.constant(np.full((1, 1, 1, 1), 3.0, np.float32)), [1, 1, 1, 1], "VALID")
+        tf.identity(conv * tf.constant(np.array([5.0], np.float32), name="scale"), name="scaled")
+    path = tmp_path / "model.pb"
+    path.write_bytes(g.as_graph_def().SerializeToString())
+    xv = np.arange(4, dtype=np.float32).reshape(1, 2, 2, 1)
+    graph = tf.load(str(path))
+    with tf.Session(graph=graph) as sess:
+        feeds = {"x:0": xv, "a:0": np.zeros((1, 2, 2, 1), np.float32)}
+        np.testing.assert_array_equal(sess.run(["from_b:0", "a:0"], feeds)[0], xv * 2 + 1)
+        feeds = {"x:0": xv, "scale:0": np.array([7.0], np.float32)}
+        assert optimization_report(sess, "scaled:0", feeds) is not None
+        np.testing.assert_array_equal(sess.run("scaled:0", feeds), xv * 3 * 7)
+        np.testing.assert_array_equal(sess.run("scaled:0", {"x:0": xv}), xv * 3 * 5)
