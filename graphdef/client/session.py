@@ -7,7 +7,6 @@ intermediate's slot is cleared after its last use.
 
 import functools
 import os
-import sys
 import threading
 
 import numpy as np
@@ -21,12 +20,12 @@ from graphdef.framework.limits import TensorTooLarge, check as check_tensor_size
 from graphdef.framework.shapes import show
 from graphdef.framework.toposort import toposort
 from graphdef.client.functions import FunctionRuntime
+from graphdef.client.session_steps import may_donate, segments as _segments
 from graphdef.ops.control_flow import CONTROL_FLOW_OPS
 from graphdef.ops import unsupported as unsupported_ops
 
 # In tests every kernel's output is checked against the op's inferred dtype and shape.
 CHECK_KERNELS = os.environ.get("GRAPHDEF_CHECK_KERNELS") == "1"
-_FREED = object()
 
 
 class Session:
@@ -312,7 +311,7 @@ class _Plan:
             if op.type == "Const":
                 self.initial[slots[op.outputs[0]]] = _fast_scalar(op.attrs["value"])
         ins = [[slot_of(t) for t in _data_inputs(op)] for op in compute]
-        donating = [_may_donate(op, i, f) for op, i, f in zip(compute, ins, frees)]
+        donating = [may_donate(op, i, f) for op, i, f in zip(compute, ins, frees)]
         self.segments = _segments([_bind_kernel(op, session) for op in compute], ins,
                                   [[slots[t] for t in op.outputs] for op in compute], frees, len(slots), donating)
         self.ops = compute
@@ -456,7 +455,7 @@ def _bind_kernel(op, session):
         elif name == "refs":
             kwargs[name] = tuple(op.inputs[i].op.name for i in opdef.ref_inputs)
         elif name == "out":
-            continue  # given per run, when the input may be overwritten (_run_donating_*)
+            continue  # given per run, when the input may be overwritten (session_steps)
         else:
             kwargs[name] = op.attrs[name]
     kernel = functools.partial(opdef.kernel, **kwargs) if kwargs else opdef.kernel
@@ -485,82 +484,3 @@ def _checked(op, kernel):
                                      f"inference said {t.dtype.name}{show(t.shape)}")
         return out
     return run
-
-
-def _run_binary(v, items):
-    for fn, a, b, o, f, g in items:
-        v[o] = fn(v[a], v[b])
-        v[f] = v[g] = _FREED
-
-
-def _run_unary(v, items):
-    for fn, a, o, f in items:
-        v[o] = fn(v[a])
-        v[f] = _FREED
-
-
-def _run_general(v, items):
-    for fn, ins, outs, frees in items:
-        result = fn(*[v[i] for i in ins])
-        if len(outs) == 1:
-            v[outs[0]] = result
-        elif outs:
-            for slot, value in zip(outs, result):
-                v[slot] = value
-        for f in frees:
-            v[f] = _FREED
-
-
-def _may_donate(op, ins, frees):
-    """True when the step may write its result into its first input's array: the kernel takes
-    out=, and that input, of the output's dtype, is read by nothing after this step (nor fed,
-    fetched or a constant: those slots are never freed). Whether no other value shares the
-    array is only known when it runs (_sole_owner)."""
-    return ("out" in op.opdef.kernel_params and len(op.outputs) == 1 and 1 <= len(ins) <= 2
-            and ins[0] in frees and ins[0] not in ins[1:] and op.inputs[0].dtype is op.outputs[0].dtype)
-
-
-def _sole_owner(x):
-    """True when ndarray `x` owns its memory (or is the only view of an array that does) and
-    nothing but the caller's slot and local name refers to it, so overwriting it changes no
-    other value: numpy's own rule for reusing temporaries. The counts: the slot, the caller's
-    local, getrefcount's argument, and this function's parameter."""
-    if type(x) is not np.ndarray or not x.flags.writeable or sys.getrefcount(x) > 4:
-        return False
-    base = x.base
-    return base is None or (type(base) is np.ndarray and base.base is None and sys.getrefcount(base) <= 3)
-
-
-def _run_unary_donating(v, items):
-    for fn, a, o, f in items:
-        x = v[a]
-        v[o] = fn(x, out=x) if _sole_owner(x) else fn(x)
-        v[f] = _FREED
-
-
-def _run_binary_donating(v, items):
-    for fn, a, b, o, f, g in items:
-        x = v[a]
-        v[o] = fn(x, v[b], out=x) if _sole_owner(x) else fn(x, v[b])
-        v[f] = v[g] = _FREED
-
-
-def _segments(kernels, ins, outs, frees, spare, donating):
-    """Groups consecutive steps by arity, so most steps run in a tight loop without a call of ours."""
-    segments = []
-    for fn, i, o, f, donate in zip(kernels, ins, outs, frees, donating):
-        if donate and len(i) == 2 and len(f) <= 2:
-            kind, item = _run_binary_donating, (fn, i[0], i[1], o[0], *(f + [spare, spare])[:2])
-        elif donate and len(i) == 1:
-            kind, item = _run_unary_donating, (fn, i[0], o[0], f[0])
-        elif len(o) == 1 and len(i) == 2 and len(f) <= 2:
-            kind, item = _run_binary, (fn, i[0], i[1], o[0], *(f + [spare, spare])[:2])
-        elif len(o) == 1 and len(i) == 1 and len(f) <= 1:
-            kind, item = _run_unary, (fn, i[0], o[0], (f + [spare])[0])
-        else:
-            kind, item = _run_general, (fn, tuple(i), tuple(o), tuple(f))
-        if segments and segments[-1][0] is kind:
-            segments[-1][1].append(item)
-        else:
-            segments.append((kind, [item]))
-    return segments
