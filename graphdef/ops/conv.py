@@ -12,7 +12,7 @@ from graphdef.framework.graph import get_default_graph
 from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.framework.limits import check as check_size
 from graphdef.ops.registry import Attr, build, check_dims_vector, constant_value, convert_to_tensor, define
-from graphdef.ops.windows import Window, col2im, im2col, infer_window, padded, window_attrs
+from graphdef.ops.windows import Window, col2im, depthwise_sum, im2col, infer_window, padded, window_attrs
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops import array as array_ops
 from graphdef.ops import math as math_ops
@@ -271,49 +271,8 @@ def _depthwise(x, filter, *, strides, padding, explicit_paddings, data_format, d
     # every offset is visited (padding times an inf filter entry is NaN, as in TF), unless the
     # output is empty: an empty filter may still claim a window of 2^30 rows
     if acc.size and fw.size:
-        _depthwise_sum(xp, fw, window, acc)
+        depthwise_sum(xp, fw, window, acc)
     return acc.reshape(n, oh, ow, c * m).astype(x.dtype, copy=False)
-
-
-DEPTHWISE_BLOCK_BYTES = 1 << 16  # output rows worked at a time: the block and a product stay in cache
-
-
-def _depthwise_sum(xp, fw, window, acc):
-    """acc[n, r, q, c, m] += xp's samples times fw, offset by offset in (i, j) order (the order,
-    so the rounding, of one pass per offset over the whole output), a block of output rows at a
-    time, products in one reused buffer, in the input's dtype.
-
-    With one multiplier, an output row's samples for one offset are OW x C values in a row of
-    the input, contiguous when the stride along W is 1 (with stride s, they are in one of s
-    column phases, each copied contiguous once per image): each row is then one long run for
-    numpy's inner loop, against a filter row tiled OW times. Else the runs are C long."""
-    _, oh, ow, c, m = acc.shape
-    flat = m == 1
-    if flat:
-        acc = acc.reshape(acc.shape[0], oh, ow * c)
-        fw = np.tile(fw[..., 0], (1, 1, ow))  # [KH, KW, OW * C]
-    rows_per_block = max(1, min(oh, DEPTHWISE_BLOCK_BYTES // max(1, ow * c * m * acc.itemsize)))
-    product = np.empty((rows_per_block,) + acc.shape[2:], acc.dtype)
-    offsets = [(i, j, cols) for i, j, _, cols in window.offsets(oh, ow)]
-    sw = window.sw
-    for image, out in zip(xp, acc):
-        if flat:  # phase p holds columns p, p + sw, ...: as [H, columns * C]
-            phases = [image] if sw == 1 else [np.ascontiguousarray(image[:, p::sw]) for p in range(sw)]
-            phases = [phase.reshape(phase.shape[0], -1) for phase in phases]
-        for r0 in range(0, oh, rows_per_block):
-            r1 = min(oh, r0 + rows_per_block)
-            block, tmp = out[r0:r1], product[:r1 - r0]
-            for i, j, cols in offsets:
-                start = i * window.dh + r0 * window.sh
-                rows = slice(start, start + (r1 - r0 - 1) * window.sh + 1, window.sh)
-                if flat:
-                    column = j * window.dw
-                    first = (column // sw) * c
-                    samples = phases[column % sw][rows, first:first + ow * c]
-                else:
-                    samples = image[rows, cols, :, None]
-                np.multiply(samples, fw[i, j], out=tmp)
-                block += tmp
 
 
 def _depthwise_grad(op, g):
