@@ -8,7 +8,8 @@ TensorFlow makes each model with random seeded weights and freezes it the standa
 same frozen graph for ONNX Runtime. Engines:
   onnxruntime   the converted model, default session options and threads
   tf-session    TensorFlow's tf.compat.v1 Session on the frozen graph, default threads
-  graphdef      graphdef's Session on the same file (tf.load)
+  graphdef      graphdef's Session on the same file (tf.load: optimized at load by default)
+  graphdef-unoptimized  the same with load(optimize=False) (not run unless --engines names it)
   graphrun-cc   `graphrun-cc bench`, which times its runs inside its own process
 
 Each engine lives in its own worker process for the whole run, so one's threads, caches and
@@ -94,9 +95,10 @@ def load_engine(engine, name, info):
         fetch = graph.get_tensor_by_name(info["outputs"][0])
         feed = graph.get_tensor_by_name(info["inputs"][0])
         return lambda x: session.run(fetch, {feed: x})
-    if engine == "graphdef":
+    if engine in ("graphdef", "graphdef-unoptimized"):
+        sys.path.insert(0, str(ROOT))  # this checkout's graphdef, whichever one the venv installed
         import graphdef
-        graph = graphdef.load(str(pb))
+        graph = graphdef.load(str(pb), optimize=None if engine == "graphdef" else False)
         session = graphdef.Session(graph=graph)
         fetch = graph.get_tensor_by_name(info["outputs"][0])
         feed = graph.get_tensor_by_name(info["inputs"][0])
@@ -276,6 +278,11 @@ def print_table(rows, engines):
             ratio = medians[e] / medians[base]
             cells.append(f"{medians[e] * 1e3:8.1f} ({ratio:4.2f}x) {memory.get(e, 0):5.0f}M")
         print(f"{name:14s} {batch:5d} " + " ".join(f"{c:>22s}" for c in cells))
+    if "tf-session" in engines:  # the other bar: graphdef's Session against TensorFlow's
+        for name, batch, medians, _ in rows:
+            print(f"{name} batch {batch}: " + ", ".join(
+                f"{e} {medians[e] / medians['tf-session']:.2f}x TF Session" for e in engines
+                if e not in ("tf-session", "onnxruntime")))
 
 
 if __name__ == "__main__":

@@ -42,9 +42,10 @@ from graphdef.ops.registry import convert_to_tensor, raw_op
 from graphdef.ops.control_flow_api import case, cond, while_loop
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
                                 global_variables_initializer, trainable_variables, variables_initializer)
-from graphdef.wire.serialize import import_graph_def, load, save, write_graph
+from graphdef.wire.serialize import import_graph_def, save, write_graph
 from graphdef.client.runner_api import Runner
 from graphdef.client.session import InteractiveSession, Session, get_default_session
+from graphdef.optimize.at_load import load  # a file's graph, run optimized unless switched off
 from graphdef.framework.shapes import TensorShape
 from graphdef import io, losses, nn, train  # noqa: E402  (namespaces that mirror tf.nn, tf.io, ...)
 from graphdef import graph_util  # noqa: E402  (tf.compat.v1.graph_util: freezing)

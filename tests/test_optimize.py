@@ -135,6 +135,21 @@ def test_unfused_batch_norm_folds_after_constant_folding():
     np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
 
 
+def test_batch_norm_after_a_biased_convolution_folds():
+    """Keras' Conv2D with use_bias (ResNet50): Conv2D -> BiasAdd(b) -> Mul/Add of the batch norm."""
+    bias = RNG.standard_normal(4).astype(np.float32)
+
+    def biased_then_unfused(y):
+        inv = tf.math.rsqrt(tf.constant(VAR) + 0.001) * tf.constant(GAMMA)
+        return tf.nn.bias_add(y, tf.constant(bias)) * inv + (tf.constant(BETA) - tf.constant(MEAN) * inv)
+    graph_def, report, value, _ = build_and_optimize(biased_then_unfused)
+    assert report.changes["batch-norm folding"] >= 2
+    assert sorted(n.op for n in graph_def.node if n.op != "Const") == ["BiasAdd", "Conv2D", "Identity",
+                                                                        "Placeholder"]
+    expected = batch_norm_f64(conv_f64(X, W) + bias, 0.001)
+    np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
+
+
 def test_a_batch_norm_whose_input_is_also_fetched_stays():
     graph = tf.Graph()
     with graph.as_default():

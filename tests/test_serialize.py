@@ -209,3 +209,15 @@ def test_tensorflow_made_files_reserialize_to_their_own_bytes():
     for path in files:
         data = path.read_bytes()
         assert serialize(graph_pb2.GraphDef.FromString(data)) == data, path.parent.name
+
+
+def test_small_integer_values_given_in_int_val_keep_their_low_bits_as_tensorflow_does():
+    """uint8/int8/uint16/int16 values travel in int_val (int32); TensorFlow's C++ casts each to
+    the dtype, keeping the low bits (a fuzz finding: 65536 for uint8 was a traceback)."""
+    raw = [65536, 257, -1, 300, 40000]
+    for dtype, expected in ((graph_pb2.DT_UINT8, [0, 1, 255, 44, 64]), (graph_pb2.DT_INT8, [0, 1, -1, 44, 64]),
+                            (graph_pb2.DT_UINT16, [0, 257, 65535, 300, 40000]),
+                            (graph_pb2.DT_INT16, [0, 257, -1, 300, 40000 - 65536])):
+        proto = graph_pb2.TensorProto(dtype=dtype, int_val=raw)
+        proto.tensor_shape.dim.add(size=len(raw))
+        assert ndarray_from_proto(proto).tolist() == expected, graph_pb2.DataType.Name(dtype)

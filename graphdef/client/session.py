@@ -20,12 +20,12 @@ from graphdef.framework.limits import TensorTooLarge, check as check_tensor_size
 from graphdef.framework.shapes import show
 from graphdef.framework.toposort import toposort
 from graphdef.client.functions import FunctionRuntime
+from graphdef.client.session_steps import may_donate, segments as _segments
 from graphdef.ops.control_flow import CONTROL_FLOW_OPS
 from graphdef.ops import unsupported as unsupported_ops
 
 # In tests every kernel's output is checked against the op's inferred dtype and shape.
 CHECK_KERNELS = os.environ.get("GRAPHDEF_CHECK_KERNELS") == "1"
-_FREED = object()
 
 
 class Session:
@@ -41,6 +41,9 @@ class Session:
         """Evaluates `fetches` (a Tensor, Operation, name, or a list/tuple/dict of them)."""
         if self._closed:
             raise RuntimeError("Session.run: this session is closed")
+        return self._plan(fetches, feed_dict).run(feed_dict)
+
+    def _plan(self, fetches, feed_dict):
         feed_keys = tuple(feed_dict) if feed_dict else ()
         key = (fetches if isinstance(fetches, (Tensor, Operation, str)) else _structure_key(fetches),
                feed_keys)
@@ -48,7 +51,7 @@ class Session:
         if plan is None:
             plan = _make_plan(self, fetches, feed_keys)
             self._plans[key] = plan
-        return plan.run(feed_dict)
+        return plan
 
     def close(self):
         self._closed = True
@@ -102,6 +105,12 @@ class _DefaultSession:
         if _sessions.stack and _sessions.stack[-1] is self.session:
             _sessions.stack.pop()
         return False
+
+
+def optimization_report(session, fetches, feed_dict=None):
+    """What the load-time passes changed in the graph session.run(fetches, feed_dict) runs
+    (graphdef.optimize.Report), or None when it runs the graph as it is."""
+    return getattr(session._plan(fetches, feed_dict), "optimization", None)
 
 
 def get_default_session():
@@ -216,17 +225,31 @@ def _make_plan(session, fetches, feed_keys):
         if reaches_control_flow(targets, fed):
             return ControlFlowPlan(session, targets, feeds, rebuild, isinstance(fetches, (Tensor, Operation, str)),
                                    _bind_kernel, convert_feed, _result)
+    # A graph loaded from a file carries the optimizer its loader set up (graphdef.optimize.at_load):
+    # given what this plan fetches and feeds, it may offer a graph optimized for them.
+    run_optimizer = getattr(graph, "_run_optimizer", None)
+    optimized = run_optimizer(graph, targets, feeds) if run_optimizer is not None else None
+    if optimized is not None:
+        return _Plan(session, fetches, feed_keys, optimized=optimized)
     return _Plan(session, fetches, feed_keys)
 
 
 class _Plan:
-    def __init__(self, session, fetches, feed_keys):
+    """`optimized`: (graph, report) of an optimized copy of session.graph to run instead, whose
+    fetched and fed nodes have the same names; `self.optimization` keeps the report."""
+
+    def __init__(self, session, fetches, feed_keys, optimized=None):
         graph = session.graph
         leaves = []
         self.rebuild = _flatten(fetches, leaves)
         self.single = isinstance(fetches, (Tensor, Operation, str))
         targets = [_resolve_fetch(graph, leaf) for leaf in leaves]
         self.feeds = [_resolve_feed(graph, key) for key in feed_keys]
+        self.optimization = None
+        if optimized is not None:
+            graph, self.optimization = optimized
+            targets = [graph.as_graph_element(t.name) for t in targets]
+            self.feeds = [graph.get_tensor_by_name(t.name) for t in self.feeds]
         fed = {t: i for i, t in enumerate(self.feeds)}
         if len(fed) != len(self.feeds):
             raise ValueError("Session.run: the same tensor is fed twice")
@@ -287,9 +310,10 @@ class _Plan:
         for op in order:
             if op.type == "Const":
                 self.initial[slots[op.outputs[0]]] = _fast_scalar(op.attrs["value"])
-        self.segments = _segments([_bind_kernel(op, session) for op in compute],
-                                  [[slot_of(t) for t in _data_inputs(op)] for op in compute],
-                                  [[slots[t] for t in op.outputs] for op in compute], frees, len(slots))
+        ins = [[slot_of(t) for t in _data_inputs(op)] for op in compute]
+        donating = [may_donate(op, i, f) for op, i, f in zip(compute, ins, frees)]
+        self.segments = _segments([_bind_kernel(op, session) for op in compute], ins,
+                                  [[slots[t] for t in op.outputs] for op in compute], frees, len(slots), donating)
         self.ops = compute
         self.first_output = [slots[op.outputs[0]] if op.outputs else None for op in compute]
 
@@ -430,6 +454,8 @@ def _bind_kernel(op, session):
             kwargs[name] = op.inputs[opdef.ref_inputs[0]].op.name
         elif name == "refs":
             kwargs[name] = tuple(op.inputs[i].op.name for i in opdef.ref_inputs)
+        elif name == "out":
+            continue  # given per run, when the input may be overwritten (session_steps)
         else:
             kwargs[name] = op.attrs[name]
     kernel = functools.partial(opdef.kernel, **kwargs) if kwargs else opdef.kernel
@@ -446,8 +472,8 @@ def _function_runtime(session):
 
 
 def _checked(op, kernel):
-    def run(*args):
-        out = kernel(*args)
+    def run(*args, **kwargs):
+        out = kernel(*args, **kwargs)
         results = (out,) if len(op.outputs) == 1 else tuple(out)
         for t, value in zip(op.outputs, results):
             if t.dtype is dtypes.variant:
@@ -458,44 +484,3 @@ def _checked(op, kernel):
                                      f"inference said {t.dtype.name}{show(t.shape)}")
         return out
     return run
-
-
-def _run_binary(v, items):
-    for fn, a, b, o, f, g in items:
-        v[o] = fn(v[a], v[b])
-        v[f] = v[g] = _FREED
-
-
-def _run_unary(v, items):
-    for fn, a, o, f in items:
-        v[o] = fn(v[a])
-        v[f] = _FREED
-
-
-def _run_general(v, items):
-    for fn, ins, outs, frees in items:
-        result = fn(*[v[i] for i in ins])
-        if len(outs) == 1:
-            v[outs[0]] = result
-        elif outs:
-            for slot, value in zip(outs, result):
-                v[slot] = value
-        for f in frees:
-            v[f] = _FREED
-
-
-def _segments(kernels, ins, outs, frees, spare):
-    """Groups consecutive steps by arity, so most steps run in a tight loop without a call of ours."""
-    segments = []
-    for fn, i, o, f in zip(kernels, ins, outs, frees):
-        if len(o) == 1 and len(i) == 2 and len(f) <= 2:
-            kind, item = _run_binary, (fn, i[0], i[1], o[0], *(f + [spare, spare])[:2])
-        elif len(o) == 1 and len(i) == 1 and len(f) <= 1:
-            kind, item = _run_unary, (fn, i[0], o[0], (f + [spare])[0])
-        else:
-            kind, item = _run_general, (fn, tuple(i), tuple(o), tuple(f))
-        if segments and segments[-1][0] is kind:
-            segments[-1][1].append(item)
-        else:
-            segments.append((kind, [item]))
-    return segments

@@ -52,6 +52,7 @@ def build_parser():
     parser.add_argument("--feeds", action="append", default=[], metavar="FILE.npz",
                         help="values for every batch from an .npz archive (repeatable)")
     cli.add_fetch_argument(parser, '"node" or "node:k" to compute (default: the model\'s one output)')
+    cli.add_optimize_argument(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
     return parser
 
@@ -67,7 +68,7 @@ _positive.__name__ = "batch size"
 
 
 def main(args):
-    graph, file_order = cli.load_model(args.model)
+    graph, file_order = cli.load_model(args.model, cli.optimize_switch(args))
     try:
         constant = feed_options.explicit_feeds(graph, args).values
     except feeding.FeedError as e:

@@ -24,7 +24,8 @@ from graphdef.client import feeds as feeding
 from graphdef.framework.errors import OpError, ResourceExhaustedError
 from graphdef.wire.model_file import output_names
 from graphdef.client.output_format import format_json, format_shape, format_text, too_large_to_print
-from graphdef.wire.serialize import GraphFileError, load_with_graph_def
+from graphdef.optimize.at_load import load_with_graph_def
+from graphdef.wire.serialize import GraphFileError
 from graphdef.client.session import Session
 
 EXIT_OK = 0
@@ -129,6 +130,18 @@ def add_fetch_argument(parser, help_text='"node" or "node:k" to fetch (repeatabl
     parser.add_argument("--fetch", action="append", default=[], metavar="NAME", help=help_text)
 
 
+def add_optimize_argument(parser):
+    """--no-optimize, for every verb that runs a model (run, bench, compare, batch)."""
+    parser.add_argument("--no-optimize", action="store_true",
+                        help="run the graph exactly as the file has it: no load-time passes (constant and "
+                             "batch-norm folding, Identity removal, CSE); also GRAPHDEF_OPTIMIZE=0")
+
+
+def optimize_switch(args):
+    """load()'s optimize argument: off with --no-optimize, else as GRAPHDEF_OPTIMIZE says."""
+    return False if getattr(args, "no_optimize", False) else None
+
+
 def build_parser():
     parser = _Parser(
         prog="graphrun", allow_abbrev=False, epilog=EPILOG,
@@ -147,6 +160,7 @@ def build_parser():
                           help="execute the last --run target N times (default 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text lines")
     parser.add_argument("--out", metavar="DIR", help="save each fetched tensor as DIR/<name>.npy")
+    add_optimize_argument(parser)
     parser.add_argument("--version", action="version", version=f"graphrun {graphdef.__version__}")
     return parser
 
@@ -251,7 +265,7 @@ def prepare(args):
     unfed, for each run in order and then for the fetches, all before anything executes,
     so a run that cannot start never leaves the runs before it half done.
     """
-    graph, file_order = load_model(args.model)
+    graph, file_order = load_model(args.model, optimize_switch(args))
     try:
         fed = feed_options.explicit_feeds(graph, args)
     except feeding.FeedError as e:
@@ -275,10 +289,12 @@ def prepare(args):
     return Prepared(graph, file_order, targets, fed, runs)
 
 
-def load_model(path):
-    """The Graph with the file's node names, and those names in file order; Failure(3) if unusable."""
+def load_model(path, optimize=None):
+    """The Graph with the file's node names, and those names in file order; Failure(3) if unusable.
+    The graph runs optimized for its fetches and feeds unless `optimize` is False (see
+    graphdef.optimize.at_load)."""
     try:
-        graph, graph_def = load_with_graph_def(path)
+        graph, graph_def = load_with_graph_def(path, optimize)
     except GraphFileError as e:
         raise Failure(EXIT_MODEL, _one_line(e)) from None
     except RecursionError:

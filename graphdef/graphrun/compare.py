@@ -61,6 +61,7 @@ def build_parser():
     parser.add_argument("--cc", metavar="PATH", help="the graphrun-cc binary to use as engine cc")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
     feed_options.add_arguments(parser)
+    cli.add_optimize_argument(parser)
     cli.add_fetch_argument(parser)
     return parser
 

@@ -73,10 +73,10 @@ def _timed_segments(plan, totals):
 def _timed(kernel, index, totals):
     clock = time.perf_counter
 
-    def run(*args):
+    def run(*args, **kwargs):  # out= when the step may work in place
         start = clock()
         try:
-            return kernel(*args)
+            return kernel(*args, **kwargs)
         finally:
             totals[index] += clock() - start
     return run

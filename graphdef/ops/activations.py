@@ -25,8 +25,10 @@ def _zero_where_not(keep, g):
     return compare_ops.select_v2(keep, g, array_ops.zeros_like(g))
 
 
-def _relu6(features):
-    return np.minimum(np.maximum(features, 0), 6)  # NaN propagates, as TF's
+def _relu6(features, *, out=None):
+    low = np.maximum(features, 0, out=out)  # NaN propagates, as TF's
+    # the second pass in place on the first's result (a scalar when the input is 0-d)
+    return np.minimum(low, 6, out=low if type(low) is np.ndarray else None)
 
 
 def _relu6_grad(op, g):

@@ -12,7 +12,7 @@ from graphdef.framework.graph import get_default_graph
 from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.framework.limits import check as check_size
 from graphdef.ops.registry import Attr, build, check_dims_vector, constant_value, convert_to_tensor, define
-from graphdef.ops.windows import Window, col2im, im2col, infer_window, padded, window_attrs
+from graphdef.ops.windows import Window, col2im, depthwise_sum, im2col, infer_window, padded, window_attrs
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops import array as array_ops
 from graphdef.ops import math as math_ops
@@ -90,8 +90,12 @@ def _conv2d(x, filter, *, strides, padding, explicit_paddings, data_format, dila
     geometry = window.geometry(x.shape[1], x.shape[2])
     # the output's channels come from the filter and its H x W from the attrs: either may be huge
     check_size((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), _work(x).dtype)
-    out = im2col(_work(x), window, geometry) @ _work(f).reshape(-1, f.shape[3])
-    return out.reshape(x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]).astype(x.dtype, copy=False)
+    cols, weights = im2col(_work(x), window, geometry), _work(f).reshape(-1, f.shape[3])
+    # one BLAS call, written straight into the output (an array of its own, so the Session may
+    # let the BiasAdd and activation after it work in place)
+    out = np.empty((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), np.result_type(cols, weights))
+    np.matmul(cols, weights, out=out.reshape(-1, f.shape[3]))
+    return out.astype(x.dtype, copy=False)
 
 
 def _conv_attrs(attrs):
@@ -263,12 +267,11 @@ def _depthwise(x, filter, *, strides, padding, explicit_paddings, data_format, d
     m = f.shape[3]
     xp, fw = padded(_work(x), top, bottom, left, right), _work(f)
     check_size((n, oh, ow, c * m), xp.dtype)  # m comes from the filter: it multiplies the input's size
-    acc = np.zeros((n, oh, ow, c, m), dtype=xp.dtype)
+    acc = np.zeros((n, oh, ow, c, m), dtype=np.result_type(xp, fw))
     # every offset is visited (padding times an inf filter entry is NaN, as in TF), unless the
     # output is empty: an empty filter may still claim a window of 2^30 rows
-    if acc.size:
-        for i, j, rows, cols in window.offsets(oh, ow):
-            acc += xp[:, rows, cols, :, None] * fw[i, j]
+    if acc.size and fw.size:
+        depthwise_sum(xp, fw, window, acc)
     return acc.reshape(n, oh, ow, c * m).astype(x.dtype, copy=False)
 
 
@@ -316,12 +319,21 @@ def _infer_bias_add(ctx):
     return [value]
 
 
-def _bias_add(value, bias, *, data_format):
+def _bias_add(value, bias, *, data_format, out=None):
     value, bias = np.asarray(value), np.asarray(bias)
     if value.ndim < 2 or bias.ndim != 1 or value.shape[-1] != bias.shape[0]:
         raise ValueError(f"bias {show(bias.shape)} must be 1-D and match the last dim of value "
                          f"{show(value.shape)} (at least 2-D)")
-    return value + bias
+    if value.dtype != bias.dtype:
+        return value + bias
+    if value.ndim >= 3 and value.size and value.shape[-1] < 512 and value.flags.c_contiguous:
+        # [.., W, C] + bias as rows of W*C against the bias tiled W times: the same sums, in runs
+        # long enough for numpy's inner loop (C alone is often 16 or 32)
+        run = value.shape[-2] * value.shape[-1]
+        result = out if out is not None else np.empty_like(value)
+        np.add(value.reshape(-1, run), np.tile(bias, value.shape[-2]), out=result.reshape(-1, run))
+        return result
+    return np.add(value, bias, out=out)
 
 
 def _bias_add_grad(op, g):

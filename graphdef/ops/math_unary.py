@@ -83,9 +83,13 @@ RELU_GRAD = define(
     doc="The gradient of Relu: `gradients` where features > 0, else 0.",
     attrs={"T": Attr("type", allowed=REAL)}, infer=_infer_same_shapes, kernel=_relu_grad,
     grad=NOT_DIFFERENTIABLE, numerics=EXACT)
+def _relu(features, *, out=None):
+    return np.maximum(features, 0, out=out)
+
+
 RELU = define(
     "Relu", "features: T -> activations: T", doc="max(x, 0); NaN propagates.",
-    attrs={"T": Attr("type", allowed=REAL)}, infer=same_as_input(), kernel=lambda x: np.maximum(x, 0),
+    attrs={"T": Attr("type", allowed=REAL)}, infer=same_as_input(), kernel=_relu,
     grad=lambda op, g: [build("ReluGrad", [g, op.inputs[0]], default_name="ReluGrad").outputs[0]],
     numerics=EXACT_BUT_ZERO_SIGN)
 

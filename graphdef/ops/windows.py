@@ -1,5 +1,6 @@
 """Sliding-window geometry shared by convolution and pooling: NHWC attrs, TF's padding rule,
-and the strided views and per-offset slices the kernels are built from."""
+and the strided views and per-offset slices the kernels are built from (im2col, and the
+per-offset products a depthwise convolution sums)."""
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -169,3 +170,44 @@ def col2im(cols, window, geometry, shape):
         for i, j, rows, columns in window.offsets(oh, ow, (top, h, left, w)):
             out[:, rows, columns, :] += cols[:, :, :, i, j, :]
     return out[:, top:top + h, left:left + w, :]
+
+
+DEPTHWISE_BLOCK_BYTES = 1 << 16  # output rows worked at a time: the block and a product stay in cache
+
+
+def depthwise_sum(xp, fw, window, acc):
+    """acc[n, r, q, c, m] += xp's samples times fw, offset by offset in (i, j) order (the order,
+    so the rounding, of one pass per offset over the whole output), a block of output rows at a
+    time, products in one reused buffer, in the input's dtype.
+
+    With one multiplier, an output row's samples for one offset are OW x C values in a row of
+    the input, contiguous when the stride along W is 1 (with stride s, they are in one of s
+    column phases, each copied contiguous once per image): each row is then one long run for
+    numpy's inner loop, against a filter row tiled OW times. Else the runs are C long."""
+    _, oh, ow, c, m = acc.shape
+    flat = m == 1
+    if flat:
+        acc = acc.reshape(acc.shape[0], oh, ow * c)
+        fw = np.tile(fw[..., 0], (1, 1, ow))  # [KH, KW, OW * C]
+    rows_per_block = max(1, min(oh, DEPTHWISE_BLOCK_BYTES // max(1, ow * c * m * acc.itemsize)))
+    product = np.empty((rows_per_block,) + acc.shape[2:], acc.dtype)
+    offsets = [(i, j, cols) for i, j, _, cols in window.offsets(oh, ow)]
+    sw = window.sw
+    for image, out in zip(xp, acc):
+        if flat:  # phase p holds columns p, p + sw, ...: as [H, columns * C]
+            phases = [image] if sw == 1 else [np.ascontiguousarray(image[:, p::sw]) for p in range(sw)]
+            phases = [phase.reshape(phase.shape[0], -1) for phase in phases]
+        for r0 in range(0, oh, rows_per_block):
+            r1 = min(oh, r0 + rows_per_block)
+            block, tmp = out[r0:r1], product[:r1 - r0]
+            for i, j, cols in offsets:
+                start = i * window.dh + r0 * window.sh
+                rows = slice(start, start + (r1 - r0 - 1) * window.sh + 1, window.sh)
+                if flat:
+                    column = j * window.dw
+                    first = (column // sw) * c
+                    samples = phases[column % sw][rows, first:first + ow * c]
+                else:
+                    samples = image[rows, cols, :, None]
+                np.multiply(samples, fw[i, j], out=tmp)
+                block += tmp

@@ -21,6 +21,10 @@ class Report:
     def add(self, name, count):
         self.changes[name] = self.changes.get(name, 0) + count
 
+    def as_dict(self):
+        return {"nodes_before": self.nodes_before, "nodes_after": self.nodes_after,
+                "passes": {name: count for name, count in self.changes.items() if count}}
+
     def lines(self):
         done = ", ".join(f"{name} {count}" for name, count in self.changes.items() if count) or "nothing to do"
         return [f"{self.nodes_before} nodes -> {self.nodes_after}: {done}"]

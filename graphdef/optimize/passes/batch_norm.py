@@ -42,12 +42,12 @@ fold_batch_norms.name = "batch-norm folding"
 
 # -- matching -----------------------------------------------------------------------------------
 
-def _const(view, text):
-    """The value of the Const that input `text` reads, else None."""
+def _const(view, protected, text):
+    """The value of the Const that input `text` reads, else None (also for a Const that is fed)."""
     if text.startswith("^") or (":" in text and not text.endswith(":0")):
         return None
     node = view.nodes.get(text.split(":")[0])
-    if node is None or node.op != "Const":
+    if node is None or node.op != "Const" or node.name in protected:
         return None
     return ndarray_from_proto(node.attr["value"].tensor)
 
@@ -73,7 +73,7 @@ def _producer(view, text, reader, protected):
         return None
     if node.op == "MatMul" and node.attr["transpose_b"].b:
         return None
-    if len(node.input) != 2 or _const(view, node.input[1]) is None:
+    if len(node.input) != 2 or _const(view, protected, node.input[1]) is None:
         return None
     if not _sole_reader(view, node.name, reader, protected):
         return None
@@ -155,7 +155,7 @@ def _fold_fused(view, node, protected):
     if producer is None:
         return 0
     channels = _out_channels(producer, _filter_of(view, producer))
-    params = [_per_channel(_const(view, t), channels) for t in node.input[1:5]]
+    params = [_per_channel(_const(view, protected, t), channels) for t in node.input[1:5]]
     if any(p is None for p in params):
         return 0
     scale, offset, mean, variance = params
@@ -165,17 +165,40 @@ def _fold_fused(view, node, protected):
 
 
 def _fold_mul(view, node, protected):
-    """Conv -> Mul(c): the Mul becomes BiasAdd(conv with scaled filter, 0); the following Add folds next."""
+    """Conv -> Mul(c): the Mul becomes BiasAdd(conv with scaled filter, 0); the following Add folds next.
+    Conv -> BiasAdd(b) -> Mul(c) (a Keras convolution with use_bias, as in ResNet50) becomes
+    BiasAdd(conv with scaled filter, b * c)."""
     for data, other in ((0, 1), (1, 0)):
-        producer = _producer(view, node.input[data], node.name, protected)
+        producer, bias = _producer(view, node.input[data], node.name, protected), None
+        if producer is None:
+            producer, bias = _biased_producer(view, node.input[data], node.name, protected)
         if producer is None:
             continue
         channels = _out_channels(producer, _filter_of(view, producer))
-        scale = _per_channel(_const(view, node.input[other]), channels)
-        if scale is None:
+        scale = _per_channel(_const(view, protected, node.input[other]), channels)
+        if scale is None or (bias is not None and bias.size != channels):
             continue
-        return _rewrite(view, node, producer, scale, np.zeros(channels))
+        shift = np.zeros(channels) if bias is None else bias.reshape(channels).astype(np.float64) * scale
+        # the BiasAdd, now read by nothing, goes at the next pruning
+        return _rewrite(view, node, producer, scale, shift)
     return 0
+
+
+def _biased_producer(view, text, reader, protected):
+    """(producer, bias value) when `text` names a float32 BiasAdd(producer, Const) that only
+    `reader` reads, with a producer only that BiasAdd reads; else (None, None)."""
+    if text.startswith("^") or (":" in text and not text.endswith(":0")):
+        return None, None
+    first = view.nodes.get(text.split(":")[0])
+    if first is None or first.op != "BiasAdd" or first.attr["T"].type != 1 or len(first.input) != 2:
+        return None, None
+    if first.attr["data_format"].s not in (b"", b"NHWC") or not _sole_reader(view, first.name, reader, protected):
+        return None, None
+    bias = _const(view, protected, first.input[1])
+    producer = _producer(view, first.input[0], first.name, protected)
+    if producer is None or bias is None or bias.dtype != np.float32:
+        return None, None
+    return producer, bias
 
 
 def _fold_add(view, node, protected):
@@ -186,11 +209,11 @@ def _fold_add(view, node, protected):
     if node.op != "BiasAdd" and node.attr["T"].type != 1:
         return 0
     producer = _producer(view, first.input[0], first.name, protected)
-    bias = _const(view, first.input[1])
+    bias = _const(view, protected, first.input[1])
     if producer is None or bias is None or not _sole_reader(view, first.name, node.name, protected):
         return 0
     channels = _out_channels(producer, _filter_of(view, producer))
-    shift = _per_channel(_const(view, node.input[1]), channels)
+    shift = _per_channel(_const(view, protected, node.input[1]), channels)
     if shift is None or bias.size != channels:
         return 0
     total = bias.astype(np.float64) + (-shift if node.op == "Sub" else shift)

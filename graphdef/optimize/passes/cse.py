@@ -22,8 +22,10 @@ def eliminate_common_subexpressions(view, outputs, protected):
         for text in node.input:
             producer, index = parse_input(text)
             inputs.append(input_text(moves.get(producer, (producer,))[0], index))
+        if name in protected:  # fed or fetched: neither merged away nor read in another's place (a
+            continue           # fed node's value is the feed's, not what its twin computes)
         first = seen.setdefault(_key(node, tuple(inputs)), name)
-        if first != name and name not in protected:
+        if first != name:
             moves[name] = (first, None)
     view.redirect_all(moves)
     for name in moves:
