@@ -60,3 +60,54 @@ def test_ungroupable_channels_are_refused_by_both_runtimes(tmp_path, cc_runner, 
     line = cc.fails(cc_runner, 4, g.save(tmp_path / "m.pb"), "--feed", f"x=@{tmp_path / 'x.npy'}",
                     "--feed", f"f=@{tmp_path / 'f.npy'}")
     assert "'y'" in line and why in line
+
+
+def _tf_grouped_gradients(tf_, x, f, loss_weights, strides, padding, dilations):
+    """TF's gradients of a grouped Conv2D written as one ungrouped Conv2D per group: TensorFlow's Eigen
+    CPU kernels refuse grouped backprops, so its own ungrouped gradients are the oracle (a dilated one
+    through atrous_conv2d, SpaceToBatchND around an undilated Conv2D, as Eigen has no dilated backprops)."""
+    groups = x.shape[3] // f.shape[2]
+    graph = tf_.Graph()
+    with graph.as_default():
+        xt, ft = tf_.constant(x), tf_.constant(f)
+
+        def conv(xs, fs):
+            if dilations == 1:
+                return tf_.nn.conv2d(xs, fs, strides, padding)
+            assert strides == 1, "atrous_conv2d has unit strides"
+            return tf_.nn.atrous_conv2d(xs, fs, dilations, padding)
+        y = tf_.concat([conv(xs, fs)
+                        for xs, fs in zip(tf_.split(xt, groups, axis=3), tf_.split(ft, groups, axis=3))], axis=3)
+        grads = tf_.compat.v1.gradients(tf_.reduce_sum(y * loss_weights), [xt, ft])
+    with tf_.compat.v1.Session(graph=graph) as sess:
+        return sess.run(grads)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("xs, fs, strides, padding, dilations", CASES)
+def test_grouped_conv2d_gradients_match_tensorflow(tf_oracle, tmp_path, cc_runner, xs, fs, strides, padding,
+                                                   dilations, dtype):
+    rng = np.random.default_rng(sum(xs) * 3 + sum(fs))
+    x, f = rng.normal(size=xs).astype(dtype), rng.normal(size=fs).astype(dtype)
+    graph = tf.Graph()
+    t = tf.as_dtype(dtype)
+    with graph.as_default():
+        xp, fp = tf.placeholder(t, xs, name="x"), tf.placeholder(t, fs, name="f")
+        y = tf.nn.conv2d(xp, fp, strides, padding, dilations=dilations, name="y")
+        w = rng.normal(size=y.shape.as_list()).astype(dtype)
+        dx, df = tf.gradients(tf.reduce_sum(y * w), [xp, fp])
+        dx, df = tf.identity(dx, name="dx"), tf.identity(df, name="df")
+    assert {op.type for op in graph.get_operations()} >= {"Conv2DBackpropInput", "Conv2DBackpropFilter"}
+    with tf.Session(graph=graph) as sess:
+        ours = sess.run([dx, df], {"x:0": x, "f:0": f})
+    theirs = _tf_grouped_gradients(tf_oracle, x, f, w, strides, padding, dilations)
+    for name, a, b in zip(["dx:0", "df:0"], ours, theirs):
+        assert_conforms(a, b, graph, name)
+    path = tmp_path / "m.pb"
+    tf.save(graph, str(path))
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "f.npy", f)
+    got = cc.outputs(cc_runner, path, "--feed", f"x=@{tmp_path / 'x.npy'}", "--feed", f"f=@{tmp_path / 'f.npy'}",
+                     "--fetch", "dx", "--fetch", "df")
+    for name, b in zip(["dx", "df"], theirs):
+        assert_conforms(got[f"{name}:0"], b, graph, f"{name}:0")

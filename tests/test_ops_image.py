@@ -6,6 +6,7 @@ import pytest
 
 import graphdef as tf
 from tests import cc_helpers as cc
+from tests.numerics_policy import assert_conforms
 from tests.op_oracle import gradients_both, run_both, tf_oracle  # noqa: F401 - a fixture
 from tests.test_ops_opdefs import test_declaration_matches_tensorflow as _matches_tensorflow
 
@@ -14,7 +15,8 @@ SIZES = [((2, 3, 4, 2), (5, 8)), ((1, 5, 7, 3), (3, 2)), ((1, 4, 4, 1), (4, 4)),
          ((1, 6, 5, 2), (1, 1)), ((0, 3, 3, 2), (7, 9)), ((1, 37, 29, 1), (111, 13))]
 
 
-@pytest.mark.parametrize("op_type", ["ResizeBilinear", "ResizeNearestNeighbor"])
+@pytest.mark.parametrize("op_type", ["ResizeBilinear", "ResizeNearestNeighbor", "ResizeBilinearGrad",
+                                     "ResizeNearestNeighborGrad"])
 def test_declaration_matches_tensorflow(tf_oracle, op_type):
     _matches_tensorflow(tf_oracle, op_type)
 
@@ -76,4 +78,73 @@ def test_hostile_sizes_are_refused_by_both_runtimes(tmp_path, cc_runner, op, siz
     m.op("z", op, ["x", "s"], np.float32)
     line = cc.fails(cc_runner, 4, m.save(tmp_path / "m.pb"), "--feed", "x=[[[[1],[2]],[[3],[4]]]]",
                     "--feed", f"s={size}".replace(" ", ""))
+    assert "'z'" in line and why in line
+
+
+@pytest.mark.parametrize("align, half", RULES)
+@pytest.mark.parametrize("shape, size", SIZES)
+def test_resize_gradient_ops_match_tensorflow_in_both_runtimes(tf_oracle, tmp_path, cc_runner, shape, size, align,
+                                                               half):
+    """ResizeBilinearGrad and ResizeNearestNeighborGrad themselves (what tf.gradients builds), in the
+    Session, against TensorFlow, and in graphrun-cc against TensorFlow."""
+    rng = np.random.default_rng(sum(shape) + sum(size))
+    x = rng.normal(size=shape).astype(np.float32)
+    w = rng.normal(size=(shape[0], *size, shape[3])).astype(np.float32)
+    graph = tf.Graph()
+
+    def make():
+        p = tf.placeholder(tf.float32, [None, None, None, shape[3]], name="x")  # the nearest gradient's size from Shape
+        a = tf.image.resize_bilinear(p, size, align_corners=align, half_pixel_centers=half)
+        b = tf.image.resize_nearest_neighbor(p, size, align_corners=align, half_pixel_centers=half)
+        da, db = tf.gradients(tf.reduce_sum(a * w), p)[0], tf.gradients(tf.reduce_sum(b * w), p)[0]
+        return [tf.identity(da, name="da"), tf.identity(db, name="db")]
+    ours = run_both(tf_oracle, make, {"x": x})
+    with graph.as_default():
+        make()
+    types = {op.type for op in graph.get_operations()}
+    assert {"ResizeBilinearGrad", "ResizeNearestNeighborGrad"} <= types, types
+    path = tmp_path / "m.pb"
+    tf.save(graph, str(path))
+    np.save(tmp_path / "x.npy", x)
+    got = cc.outputs(cc_runner, path, "--feed", f"x=@{tmp_path / 'x.npy'}", "--fetch", "da", "--fetch", "db")
+    for name, ours_value in zip(["da", "db"], ours):
+        assert_conforms(got[f"{name}:0"], ours_value, graph, f"{name}:0")
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.uint8])
+def test_nearest_gradient_dtypes_match_tensorflow(tf_oracle, dtype):
+    g = (np.arange(2 * 5 * 7 * 2).reshape(2, 5, 7, 2) * 13 % 251).astype(dtype)
+
+    def make():
+        p = tf.placeholder(tf.as_dtype(dtype), g.shape, name="g")
+        return [tf.raw_op("ResizeNearestNeighborGrad", p, np.array([3, 4], np.int32), half_pixel_centers=True),
+                tf.raw_op("ResizeNearestNeighborGrad", p, np.array([2, 9], np.int32), align_corners=True)]
+    run_both(tf_oracle, make, {"g": g})
+
+
+@pytest.mark.parametrize("op, inputs, why", [
+    ("ResizeNearestNeighborGrad", [np.zeros((1, 2, 2, 1), np.float32), np.array([0, 3], np.int32)], "must be positive"),
+    ("ResizeNearestNeighborGrad", [np.zeros((2, 2, 1), np.float32), np.array([2, 3], np.int32)], "must be 4-D"),
+    ("ResizeNearestNeighborGrad", [np.zeros((1, 2, 2, 1), np.float32), np.array([2 ** 31 - 1] * 2, np.int32)],
+     "over the limit"),
+    ("ResizeBilinearGrad", [np.zeros((1, 2, 2, 1), np.float32), np.zeros((1, 0, 2, 1), np.float32)], "has no pixels"),
+    ("ResizeBilinearGrad", [np.zeros((1, 2, 2, 2), np.float32), np.zeros((1, 3, 3, 1), np.float32)],
+     "differ in batch or channels"),
+])
+def test_hostile_gradient_inputs_are_refused_by_both_runtimes(tmp_path, cc_runner, op, inputs, why):
+    g = tf.Graph()
+    with g.as_default():
+        a = tf.placeholder(tf.float32, None, name="a")
+        b = tf.placeholder(tf.as_dtype(inputs[1].dtype), None, name="b")
+        y = tf.raw_op(op, a, b, name="z")
+    with tf.Session(graph=g) as sess, pytest.raises(Exception, match="'z'.*" + why):
+        sess.run(y, {a: inputs[0], b: inputs[1]})
+    m = cc.Graph()
+    m.placeholder("a", np.float32)
+    m.placeholder("b", inputs[1].dtype)
+    m.op("z", op, ["a", "b"], np.float32)
+    np.save(tmp_path / "a.npy", inputs[0])
+    np.save(tmp_path / "b.npy", inputs[1])
+    line = cc.fails(cc_runner, 4, m.save(tmp_path / "m.pb"), "--feed", f"a=@{tmp_path / 'a.npy'}",
+                    "--feed", f"b=@{tmp_path / 'b.npy'}")
     assert "'z'" in line and why in line

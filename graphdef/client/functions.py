@@ -9,6 +9,8 @@ that calls itself forever gets one error line instead of a Python stack overflow
 import threading
 
 from graphdef.framework.errors import InvalidArgumentError, OpError
+from graphdef.ops.functional import func_name
+from graphdef.wire.functions import call_attrs
 
 MAX_CALL_DEPTH = 64
 
@@ -23,24 +25,26 @@ class FunctionRuntime:
         self._sessions = {}
         self._depth = threading.local()
 
-    def call(self, name, args, node):
-        """The results of function `name` on `args` (a list), for the node named `node` that calls it."""
+    def call(self, func, args, node):
+        """The results of function `func` (a func attr: a name, or a NameAttrList with the attr values it
+        passes) on `args` (a list), for the node named `node` that calls it."""
+        name = func_name(func)
         where = f"node '{node}' calls function '{name}'"
         if self._library is None:
             raise InvalidArgumentError(f"{where}, but the graph has no function library")
-        body = self._library.body(name)
+        body = self._library.body(name, call_attrs(func))
         if len(args) != len(body.args):
             raise InvalidArgumentError(f"{where}, which takes {len(body.args)} arguments, with {len(args)}")
         depth = getattr(self._depth, "value", 0)
         if depth >= MAX_CALL_DEPTH:
             raise InvalidArgumentError(f"{where}: function calls nest more than {MAX_CALL_DEPTH} deep; "
                                        "does a function call itself without end?")
-        session = self._sessions.get(name)
+        session = self._sessions.get(id(body))  # one body per function and attr values
         if session is None:
             session = self._session_class(graph=body.graph)
             session._variables = self._variables
             session._functions = self
-            self._sessions[name] = session
+            self._sessions[id(body)] = session
         self._depth.value = depth + 1
         try:
             results = session.run(body.fetches, dict(zip(body.args, args)))

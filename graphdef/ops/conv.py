@@ -76,6 +76,14 @@ def _check_depth(x_shape, f_shape, what="filter"):
                          "need [N,H,W,C] and [KH,KW,C,out]")
 
 
+def _backprop_groups(x_shape, f_shape, what):
+    """The groups of a backprop (1 unless the filter's in channels divide the input's, as Conv2D groups)."""
+    if len(x_shape) == 4 and len(f_shape) == 4 and x_shape[3] != f_shape[2]:
+        return _groups(x_shape[3], f_shape[2], f_shape[3])
+    _check_depth(x_shape, f_shape, what)
+    return 1
+
+
 def _conv2d(x, filter, *, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002 - TF's name
     x, f = np.asarray(x), np.asarray(filter)
     if x.ndim == 4 and f.ndim == 4 and x.shape[3] != f.shape[2]:
@@ -104,10 +112,6 @@ def _conv_attrs(attrs):
 
 def _conv2d_grad(op, g):
     x, f = op.inputs
-    c, ci = x.shape.dims[3] if x.shape.dims else None, f.shape.dims[2] if f.shape.dims else None
-    if c is not None and ci is not None and c != ci:
-        raise NotImplementedError(f"no gradient for '{op.name}' (Conv2D): a grouped convolution (input {show(x.shape)}, "
-                                  f"filter {show(f.shape)}) has none here yet")
     attrs = _conv_attrs(op.attrs)
     return [conv2d_backprop_input(_shape32(x), f, g, **attrs),
             conv2d_backprop_filter(x, _shape32(f), g, **attrs)]
@@ -147,8 +151,11 @@ def _check_backprop(ctx, x_dims, f_dims, g_index):
     window, n, oh, ow, c = _infer_window_of(ctx, x_dims, kh, kw)
     expected = TensorShape([n, oh if kh else None, ow if kw else None, co])
     g = ctx.shape(g_index)
-    if c is not None and ci is not None and c != ci:
-        raise ctx.error(f"input {show(x_dims)} has {c} channels but filter {show(f_dims)} expects {ci}")
+    if c is not None and ci is not None:
+        try:
+            _groups(c, ci, co)
+        except ValueError as e:
+            raise ctx.error(f"input {show(x_dims)} and filter {show(f_dims)}: {e}") from None
     if not g.is_compatible_with(expected):
         raise ctx.error(f"out_backprop has shape {show(g)}, but Conv2D of input {show(x_dims)} with filter "
                         f"{show(f_dims)} gives {show(expected)}")
@@ -180,7 +187,8 @@ def _infer_backprop_filter(ctx):
     g = ctx.shape(2)
     if g.ndims not in (None, 4):  # read for its channels below: a file may give it any rank
         raise ctx.error(f"out_backprop must be 4-D [batch, height, width, channels], got shape {show(g)}")
-    f_dims = sizes or [None, None, x.dims[3] if x.dims else None, g.dims[3] if g.dims else None]
+    # without filter_sizes the in channels are unknown: a grouped filter has fewer than the input
+    f_dims = sizes or [None, None, None, g.dims[3] if g.dims else None]
     _check_backprop(ctx, x.dims, f_dims, 2)
     return [TensorShape(f_dims)]
 
@@ -194,15 +202,22 @@ def _conv2d_backprop_input(input_sizes, filter, out_backprop, *, strides, paddin
                            explicit_paddings, data_format, dilations):
     sizes = tuple(int(v) for v in np.ravel(input_sizes))
     f, g = np.asarray(filter), np.asarray(out_backprop)
-    _check_depth(sizes, f.shape)
+    groups = _backprop_groups(sizes, f.shape, "filter")
     window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
     geometry = window.geometry(sizes[1], sizes[2])
     _check_gradient_shape(g, sizes[0], geometry[0][0], geometry[1][0], f.shape[3])
     # input_sizes is a value, and an empty out_backprop may stand for a patch matrix of any size
     check_size(sizes, _work(g).dtype)
-    check_size((sizes[0] * geometry[0][0] * geometry[1][0], f.shape[0] * f.shape[1] * f.shape[2]),
+    check_size((sizes[0] * geometry[0][0] * geometry[1][0], f.shape[0] * f.shape[1] * sizes[3]),
                _work(g).dtype, "patch matrix")
-    cols = _work(g).reshape(-1, f.shape[3]) @ _work(f).reshape(-1, f.shape[3]).T
+    if groups == 1:
+        cols = _work(g).reshape(-1, f.shape[3]) @ _work(f).reshape(-1, f.shape[3]).T
+    else:  # group k's patch columns (its ci channels of every tap) from its cog gradient channels alone
+        taps, ci, cog = f.shape[0] * f.shape[1], f.shape[2], f.shape[3] // groups
+        pixels = sizes[0] * geometry[0][0] * geometry[1][0]
+        per_group = (_work(g).reshape(pixels, groups, cog).transpose(1, 0, 2)
+                     @ _work(f).reshape(taps * ci, groups, cog).transpose(1, 2, 0))  # [groups, pixels, taps*ci]
+        cols = per_group.reshape(groups, pixels, taps, ci).transpose(1, 2, 0, 3).reshape(pixels, taps * groups * ci)
     return col2im(cols, window, geometry, sizes).astype(g.dtype, copy=False)
 
 
@@ -210,12 +225,20 @@ def _conv2d_backprop_filter(input, filter_sizes, out_backprop, *, strides, paddi
                             explicit_paddings, data_format, dilations):
     sizes = tuple(int(v) for v in np.ravel(filter_sizes))
     x, g = np.asarray(input), np.asarray(out_backprop)
-    _check_depth(x.shape, sizes, "filter_sizes")
+    groups = _backprop_groups(x.shape, sizes, "filter_sizes")
     window = Window(sizes[0], sizes[1], strides, padding, dilations, explicit_paddings, data_format)
     geometry = window.geometry(x.shape[1], x.shape[2])
     _check_gradient_shape(g, x.shape[0], geometry[0][0], geometry[1][0], sizes[3])
     check_size(sizes, _work(x).dtype)  # filter_sizes is a value
-    out = im2col(_work(x), window, geometry).T @ _work(g).reshape(-1, sizes[3])
+    patches = im2col(_work(x), window, geometry)
+    if groups == 1:
+        out = patches.T @ _work(g).reshape(-1, sizes[3])
+    else:  # group k's filter slice from its ci input channels of every tap and its cog gradient channels
+        taps, ci, cog = sizes[0] * sizes[1], sizes[2], sizes[3] // groups
+        pixels = patches.shape[0]
+        per_group = (patches.reshape(pixels, taps, groups, ci).transpose(2, 1, 3, 0).reshape(groups, taps * ci, pixels)
+                     @ _work(g).reshape(pixels, groups, cog).transpose(1, 0, 2))  # [groups, taps*ci, cog]
+        out = per_group.reshape(groups, taps, ci, cog).transpose(1, 2, 0, 3)
     return out.reshape(sizes).astype(x.dtype, copy=False)
 
 

@@ -83,22 +83,22 @@ def _declared_shapes(attr):
 
 
 def _call(*args, f, functions, node):
-    return _results(functions.call(func_name(f), args, node))
+    return _results(functions.call(f, args, node))
 
 
 def _if(cond, *args, then_branch, else_branch, functions, node):
     branch = then_branch if truth(cond) else else_branch
-    return _results(functions.call(func_name(branch), args, node))
+    return _results(functions.call(branch, args, node))
 
 
 def _while(*args, cond, body, functions, node):
     limit = max_while_iterations()
     values = tuple(args)
     for _ in range(limit):
-        (keep_going,) = functions.call(func_name(cond), values, node)
+        (keep_going,) = functions.call(cond, values, node)
         if not truth(keep_going):
             return _results(values)
-        values = tuple(functions.call(func_name(body), values, node))
+        values = tuple(functions.call(body, values, node))
     raise InvalidArgumentError(f"the loop ran {limit} iterations and its condition is still true; set "
                                f"{MAX_WHILE_ITERATIONS_ENV} to allow more")
 

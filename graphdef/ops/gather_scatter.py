@@ -10,8 +10,9 @@ from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.framework.shapes import TensorShape, show
+from graphdef.framework.graph import name_scope
 from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, check_dims_value, check_dims_vector,
-                                   constant_value, define)
+                                   constant_value, convert_to_tensor, define)
 from graphdef.ops import array as array_ops
 from graphdef.ops import compare as compare_ops
 
@@ -217,9 +218,54 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 
 def gather_nd(params, indices, name=None, batch_dims=0):
-    if batch_dims:
-        raise NotImplementedError("gather_nd: batch_dims other than 0 are not supported")
-    return build("GatherNd", [params, indices], name=name, default_name="GatherNd").outputs[0]
+    """tf.gather_nd. With batch_dims, as TF builds it (GatherNd has no such attr): the leading batch dims
+    of params and indices flattened into one, each index row prefixed with its batch number."""
+    if isinstance(batch_dims, bool) or not isinstance(batch_dims, (int, np.integer)):
+        raise TypeError(f"gather_nd: batch_dims must be a Python int, got {batch_dims!r}")
+    if batch_dims == 0:
+        return build("GatherNd", [params, indices], name=name, default_name="GatherNd").outputs[0]
+    with name_scope(name, "BatchGatherND"):
+        return _batch_gather_nd(convert_to_tensor(params, name="params"), convert_to_tensor(indices, name="indices"),
+                                int(batch_dims))
+
+
+def _part(shape, begin, size):
+    return build("Slice", [shape, np.array([begin], np.int32), np.array([size], np.int32)],
+                 default_name="Slice").outputs[0]
+
+
+def _concat(values):
+    return build("ConcatV2", [values, np.int32(0)], default_name="concat").outputs[0]
+
+
+def _batch_gather_nd(params, indices, batch_dims):
+    rank_p, rank_i = params.shape.ndims, indices.shape.ndims
+    if rank_p is None or rank_i is None:
+        raise ValueError(f"gather_nd: batch_dims={batch_dims} needs params' and indices' ranks known when the graph "
+                         f"is built, got {show(params.shape)} and {show(indices.shape)}")
+    if batch_dims < 0 or batch_dims >= rank_i or batch_dims >= rank_p:
+        raise ValueError(f"gather_nd: batch_dims={batch_dims} must be at least 0 and less than the ranks of params "
+                         f"({rank_p}) and indices ({rank_i})")
+    inner = rank_i - batch_dims - 1  # index dims between the batch dims and the index rows
+    params_shape = array_ops.shape_of(params)
+    indices_shape = array_ops.shape_of(indices)
+    batch_shape = _part(params_shape, 0, batch_dims)
+    batch = build("Prod", [batch_shape, np.int32(0)], default_name="Prod", attrs={"keep_dims": True}).outputs[0]
+    flat_params = array_ops.reshape(params, _concat([batch, _part(params_shape, batch_dims, -1)]))
+    flat_indices = array_ops.reshape(indices, _concat([batch, _part(indices_shape, batch_dims, -1)]))
+    numbers = array_ops.range_(0, array_ops.reshape(batch, []), 1)
+    numbers = build("Cast", [numbers], default_name="Cast", attrs={"DstT": indices.dtype.base_dtype}).outputs[0]
+    numbers = array_ops.reshape(numbers, _concat([batch, np.ones(inner + 1, np.int32)]))
+    numbers = build("Tile", [numbers, _concat([np.array([1], np.int32), _part(indices_shape, batch_dims, inner),
+                                               np.array([1], np.int32)])], default_name="Tile").outputs[0]
+    rows = build("ConcatV2", [[numbers, flat_indices], np.int32(-1)], default_name="concat").outputs[0]
+    out = build("GatherNd", [flat_params, rows], default_name="GatherNd").outputs[0]
+    result = array_ops.reshape(out, _concat([batch_shape, _part(array_ops.shape_of(out), 1, -1)]))
+    depth = indices.shape.dims[-1]
+    if depth is not None:  # what TF's GatherNd would infer for the batched gather
+        result.set_shape(TensorShape(list(params.shape.dims[:batch_dims]) + list(indices.shape.dims[batch_dims:-1])
+                                     + list(params.shape.dims[batch_dims + depth:])))
+    return result
 
 
 def scatter_nd(indices, updates, shape, name=None):

@@ -6,8 +6,9 @@ Output pixel i of a dim sized `in_size -> out_size` reads input coordinate
 with scale = (in - 1) / (out - 1) under align_corners (when out > 1), else in / out, all float32.
 Nearest takes floor (round under align_corners) clamped to the image; bilinear blends the two
 neighbours floor(x), ceil(x) (clamped) by x - floor(x), as top + (bottom - top) * dy of the
-same in x. A resize is separable, so each gradient is two Einsums with constant interpolation
-matrices (static sizes needed), and no ResizeBilinearGrad kernel is needed anywhere.
+same in x. The gradients are TF's ops: ResizeBilinearGrad adds each output gradient, times its
+four weights, back to the four input pixels it blended; ResizeNearestNeighborGrad adds it to the
+one pixel it copied; both visit the output gradient in row-major order, as TF's CPU kernels do.
 """
 
 import numpy as np
@@ -16,13 +17,17 @@ from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.framework.shapes import TensorShape, show
-from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
-from graphdef.ops import math as math_ops
+from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, constant_value, convert_to_tensor, define
+from graphdef.ops import array as array_ops
+from graphdef.ops.strided_slice import strided_slice
 
 F32 = np.float32
 BILINEAR_TYPES = frozenset((dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.int64,
                             dtypes.float16, dtypes.float32, dtypes.float64))
 NEAREST_TYPES = BILINEAR_TYPES
+BILINEAR_GRAD_TYPES = frozenset((dtypes.float16, dtypes.float32, dtypes.float64))
+NEAREST_GRAD_TYPES = frozenset((dtypes.uint8, dtypes.int8, dtypes.int32, dtypes.float16, dtypes.float32,
+                                dtypes.float64))
 
 
 def _scale(in_size, out_size, align_corners):
@@ -115,34 +120,105 @@ def _infer(ctx):
     return [TensorShape([dims[0], h, w, dims[3]])]
 
 
-def _matrix(in_size, out_size, op):
-    """The [out, in] interpolation matrix of one dim, in float64 from the op's float32 weights."""
-    a = op.attrs
-    m = np.zeros((out_size, in_size))
-    rows = np.arange(out_size)
-    if op.type == "ResizeNearestNeighbor":
-        m[rows, nearest_indices(in_size, out_size, a["align_corners"], a["half_pixel_centers"])] = 1
-        return m
-    lower, upper, lerp = bilinear_weights(in_size, out_size, a["align_corners"], a["half_pixel_centers"])
-    np.add.at(m, (rows, lower), 1 - lerp.astype(np.float64))
-    np.add.at(m, (rows, upper), lerp.astype(np.float64))
-    return m
+def _flags(op):
+    return {"align_corners": op.attrs["align_corners"], "half_pixel_centers": op.attrs["half_pixel_centers"]}
 
 
-def _grad(op, g):
+def _bilinear_grad(op, g):
     x = op.inputs[0]
-    dims, out = x.shape.dims, op.outputs[0].shape.dims
-    if dims is None or None in dims[1:3] or out is None or None in out[1:3]:
-        raise ValueError(f"no gradient for '{op.name}' ({op.type}): its input {show(x.shape)} and output "
-                         f"{show(op.outputs[0].shape)} heights and widths must be known when the graph is built")
-    if not x.dtype.is_floating:
+    if x.dtype.base_dtype not in BILINEAR_GRAD_TYPES:  # TF's gradient has no integer kernel either
         return [None, None]
-    gw = math_ops.cast(g, x.dtype)
-    rows = convert_to_tensor(_matrix(dims[1], out[1], op).astype(x.dtype.np), name="rows")
-    cols = convert_to_tensor(_matrix(dims[2], out[2], op).astype(x.dtype.np), name="cols")
-    gx = build("Einsum", [[gw, rows]], default_name="Einsum", attrs={"equation": "nawc,ah->nhwc"}).outputs[0]
-    gx = build("Einsum", [[gx, cols]], default_name="Einsum", attrs={"equation": "nhbc,bw->nhwc"}).outputs[0]
-    return [gx, None]
+    return [build("ResizeBilinearGrad", [g, x], default_name="ResizeBilinearGrad", attrs=_flags(op)).outputs[0],
+            None]
+
+
+def _nearest_grad(op, g):
+    x = op.inputs[0]
+    if x.dtype.base_dtype not in NEAREST_GRAD_TYPES:
+        return [None, None]
+    dims = x.shape.dims
+    if dims is not None and None not in dims[1:3]:
+        size = convert_to_tensor(np.array(dims[1:3], np.int32), name="size")
+    else:
+        size = strided_slice(array_ops.shape_of(x, out_type=dtypes.int32), [1], [3], [1])
+    return [build("ResizeNearestNeighborGrad", [g, size], default_name="ResizeNearestNeighborGrad",
+                  attrs=_flags(op)).outputs[0], None]
+
+
+def _check_grads(grads, size):
+    if grads.ndim != 4:
+        raise ValueError(f"grads must be 4-D [batch, height, width, channels], got shape {show(grads.shape)}")
+    if size[0] <= 0 or size[1] <= 0:
+        raise ValueError(f"the original image {show(size)} has no pixels")
+    check_size((grads.shape[0], size[0], size[1], grads.shape[3]), grads.dtype)
+
+
+def _add_back(out, grads, rows, cols, wy=None, wx=None):
+    """out[:, rows[i], cols[j]] += grads[:, i, j] (* wy[i] * wx[j], in float32 as TF), row-major."""
+    n, h, w, c = grads.shape
+    flat = out.reshape(n, -1, c)
+    target = (rows[:, None] * out.shape[2] + cols[None, :]).ravel()
+    values = grads
+    if wy is not None:
+        values = values * wy[None, :, None, None] * wx[None, None, :, None]
+    np.add.at(flat, (slice(None), target), values.reshape(n, h * w, c).astype(out.dtype, copy=False))
+
+
+def _resize_bilinear_grad(grads, original_image, *, align_corners, half_pixel_centers):
+    g, x = np.asarray(grads, F32), np.asarray(original_image)
+    if x.ndim != 4:
+        raise ValueError(f"original_image must be 4-D [batch, height, width, channels], got shape {show(x.shape)}")
+    _check_grads(g, x.shape[1:3])
+    if g.shape[0] != x.shape[0] or g.shape[3] != x.shape[3]:
+        raise ValueError(f"grads {show(g.shape)} and original_image {show(x.shape)} differ in batch or channels")
+    out = np.zeros(x.shape, x.dtype)
+    if g.size == 0 or g.shape[1] == 0 or g.shape[2] == 0:
+        return out
+    y0, y1, dy = bilinear_weights(x.shape[1], g.shape[1], align_corners, half_pixel_centers)
+    x0, x1, dx = bilinear_weights(x.shape[2], g.shape[2], align_corners, half_pixel_centers)
+    # TF adds the four corners of each grad pixel before the next pixel; four passes add the same
+    # terms in another order, which the tolerance (a few ulps of the tensor) allows
+    for rows, cols, wy, wx in ((y0, x0, 1 - dy, 1 - dx), (y0, x1, 1 - dy, dx), (y1, x0, dy, 1 - dx),
+                               (y1, x1, dy, dx)):
+        _add_back(out, g, rows, cols, wy, wx)
+    return out
+
+
+def _resize_nearest_grad(grads, size, *, align_corners, half_pixel_centers):
+    g = np.asarray(grads)
+    h, w = _size_value(size)
+    _check_grads(g, (h, w))
+    out = np.zeros((g.shape[0], h, w, g.shape[3]), g.dtype)
+    if g.size:
+        rows = nearest_indices(h, g.shape[1], align_corners, half_pixel_centers)
+        cols = nearest_indices(w, g.shape[2], align_corners, half_pixel_centers)
+        _add_back(out, g, rows, cols)
+    return out
+
+
+def _infer_bilinear_grad(ctx):
+    g, x = ctx.shape(0), ctx.shape(1)
+    for name, shape in (("grads", g), ("original_image", x)):
+        if shape.ndims not in (None, 4):
+            raise ctx.error(f"{name} must be 4-D [batch, height, width, channels], got shape {show(shape)}")
+    return [x]
+
+
+def _infer_nearest_grad(ctx):
+    g, s = ctx.shape(0), ctx.shape(1)
+    if g.ndims not in (None, 4):
+        raise ctx.error(f"grads must be 4-D [batch, height, width, channels], got shape {show(g)}")
+    if s.ndims not in (None, 1) or (s.ndims == 1 and s.dims[0] not in (None, 2)):
+        raise ctx.error(f"size must be a 1-D tensor of 2 elements, got shape {show(s)}")
+    dims = g.dims or (None,) * 4
+    value = constant_value(ctx.inputs[1])
+    h = w = None
+    if value is not None:
+        try:
+            h, w = _size_value(value)
+        except ValueError as e:
+            raise ctx.error(str(e)) from None
+    return [TensorShape([dims[0], h, w, dims[3]])]
 
 
 _ATTRS = {"align_corners": Attr("bool", False), "half_pixel_centers": Attr("bool", False)}
@@ -151,13 +227,27 @@ RESIZE_NEAREST_NEIGHBOR = define(
     "ResizeNearestNeighbor", "images: T, size: int32 -> resized_images: T",
     doc="Resizes NHWC images to size [new_height, new_width], each output pixel copying its nearest input pixel.",
     attrs={"T": Attr("type", allowed=NEAREST_TYPES), **_ATTRS},
-    infer=_infer, kernel=_resize_nearest, grad=_grad, numerics=EXACT)
+    infer=_infer, kernel=_resize_nearest, grad=_nearest_grad, numerics=EXACT)
 
 RESIZE_BILINEAR = define(
     "ResizeBilinear", "images: T, size: int32 -> resized_images: float32",
     doc="Resizes NHWC images to size [new_height, new_width] by bilinear interpolation, in float32.",
     attrs={"T": Attr("type", allowed=BILINEAR_TYPES), **_ATTRS},
-    infer=_infer, kernel=_resize_bilinear, grad=_grad, numerics=tensor_ulps(4))
+    infer=_infer, kernel=_resize_bilinear, grad=_bilinear_grad, numerics=tensor_ulps(4))
+
+RESIZE_BILINEAR_GRAD = define(
+    "ResizeBilinearGrad", "grads: float32, original_image: T -> output: T",
+    doc="The gradient of ResizeBilinear: each output gradient times its four weights, added back to the "
+        "input pixels it blended, in original_image's shape.",
+    attrs={"T": Attr("type", allowed=BILINEAR_GRAD_TYPES), **_ATTRS},
+    infer=_infer_bilinear_grad, kernel=_resize_bilinear_grad, grad=NOT_DIFFERENTIABLE, numerics=tensor_ulps(4))
+
+RESIZE_NEAREST_NEIGHBOR_GRAD = define(
+    "ResizeNearestNeighborGrad", "grads: T, size: int32 -> output: T",
+    doc="The gradient of ResizeNearestNeighbor: each output gradient added back to the input pixel it "
+        "copied, in an image of size [height, width].",
+    attrs={"T": Attr("type", allowed=NEAREST_GRAD_TYPES), **_ATTRS},
+    infer=_infer_nearest_grad, kernel=_resize_nearest_grad, grad=NOT_DIFFERENTIABLE, numerics=tensor_ulps(2))
 
 
 def resize_nearest_neighbor(images, size, align_corners=False, half_pixel_centers=False, name=None):

@@ -1,7 +1,10 @@
 """GraphDef.library: FunctionDefs turned into graphs a runtime can run.
 
 A FunctionDef body names its inputs "arg" (an argument), "node:out_arg:i" (the i-th tensor of
-a node's output arg `out_arg`) or "^node". Instantiating a function writes it out as a plain
+a node's output arg `out_arg`) or "^node"; a list argument (number_attr or type_list_attr, sized
+by the attr values the calling node's func attr passes, else the function's own attrs or the
+signature's defaults) is "arg" for the whole list and "arg:i" for one tensor, as "node:out_arg"
+is a whole output list. Instantiating a function writes it out as a plain
 GraphDef, one Placeholder per argument and every input in "node:k" form (k counts through the
 op's output args, whose names and lengths the registry knows), imports that into a Graph of its
 own, and records which tensors the function returns and which nodes it must run. The library
@@ -69,21 +72,44 @@ class FunctionLibrary:
             if grad not in self.proto.registered_gradients:
                 self.proto.registered_gradients.add().CopyFrom(grad)
 
-    def body(self, name):
-        """The instantiated function `name`; FunctionError when it is missing or malformed."""
-        found = self._bodies.get(name)
+    def body(self, name, attrs=None):
+        """The instantiated function `name` for the attr values a call passes (a NameAttrList's attr
+        map, for functions whose signature has attrs); FunctionError when it is missing or malformed."""
+        fdef = self.defs.get(name)
+        if fdef is None:
+            raise FunctionError(f"the graph's library has no function '{name}'")
+        values = _signature_values(fdef, attrs or {})
+        key = (name, tuple(sorted((k, v.SerializeToString(deterministic=True)) for k, v in values.items())))
+        found = self._bodies.get(key)
         if found is None:
-            fdef = self.defs.get(name)
-            if fdef is None:
-                raise FunctionError(f"the graph's library has no function '{name}'")
             try:
-                found = _instantiate(self, fdef)
+                found = _instantiate(self, fdef, values)
             except FunctionError:
                 raise
             except (TypeError, ValueError) as e:
                 raise FunctionError(f"function '{name}': {e}") from None
-            self._bodies[name] = found
+            self._bodies[key] = found
         return found
+
+
+def call_attrs(value):
+    """The attr values a func attr passes to its function: a NameAttrList's attr map, else none."""
+    attr = getattr(value, "attr", None)
+    return attr if attr is not None and hasattr(attr, "items") else {}
+
+
+def _signature_values(fdef, attrs):
+    """The signature attrs' values: the call's, else the function's own attrs, else the defaults."""
+    values = {}
+    for declared in fdef.signature.attr:
+        for source in (attrs, fdef.attr):
+            if declared.name in source:
+                values[declared.name] = source[declared.name]
+                break
+        else:
+            if declared.HasField("default_value"):
+                values[declared.name] = declared.default_value
+    return values
 
 
 def attach_library(graph, proto, import_nodes):
@@ -118,7 +144,7 @@ def check_calls(graph, ops):
                 raise FunctionError(f"node '{op.name}' ({op.type}): attr '{attr}' calls function '{name}', "
                                     "but the graph has no function library")
             try:
-                body = graph.functions.body(name)
+                body = graph.functions.body(name, call_attrs(op.attrs[attr]))
             except FunctionError as e:
                 raise FunctionError(f"node '{op.name}' ({op.type}): attr '{attr}': {e}") from None
             _check_signature(op, attr, body, op.attrs[ins_attr], op.attrs[outs_attr] if outs_attr else None)
@@ -147,23 +173,36 @@ def _names(types):
 
 # -- instantiation ------------------------------------------------------------------------------
 
-def _instantiate(library, fdef):
+def _instantiate(library, fdef, values):
     sig = fdef.signature
     graph_def = graph_pb2.GraphDef()
+    arg_nodes = {}  # argument name -> its placeholders (a list argument has one per tensor)
     for i, arg in enumerate(sig.input_arg):
-        node = graph_def.node.add(name=arg.name, op="Placeholder")
-        node.attr["dtype"].type = _arg_dtype(fdef, arg, "argument").enum
-        shapes = fdef.arg_attr[i].attr.get("_output_shapes") if i in fdef.arg_attr else None
-        if shapes is not None and len(shapes.list.shape) == 1:
-            node.attr["shape"].shape.CopyFrom(shapes.list.shape[0])
-        else:
-            node.attr["shape"].shape.unknown_rank = True
-    offsets = {node.name: _output_offsets(node) for node in fdef.node_def}
+        types = _arg_dtypes(fdef, arg, values, "argument")
+        listed = bool(arg.number_attr or arg.type_list_attr)
+        names = [f"{arg.name}/_{k}" for k in range(len(types))] if listed else [arg.name]
+        arg_nodes[arg.name] = names
+        for name, dtype in zip(names, types):
+            node = graph_def.node.add(name=name, op="Placeholder")
+            node.attr["dtype"].type = dtype.enum
+            shapes = fdef.arg_attr[i].attr.get("_output_shapes") if i in fdef.arg_attr else None
+            if shapes is not None and len(shapes.list.shape) == 1 and not listed:
+                node.attr["shape"].shape.CopyFrom(shapes.list.shape[0])
+            else:
+                node.attr["shape"].shape.unknown_rank = True
+    filled = []
     for body_node in fdef.node_def:
-        node = graph_def.node.add()
+        node = graph_pb2.NodeDef()
         node.CopyFrom(body_node)
+        _fill_placeholders(node, values, sig.name)
+        filled.append(node)
+    offsets = {node.name: _output_offsets(node) for node in filled}
+    for body_node, node in zip(fdef.node_def, filled):
         del node.input[:]
-        node.input.extend(_plain_input(text, offsets, f"node '{body_node.name}'") for text in body_node.input)
+        graph_def.node.add().CopyFrom(node)
+        node = graph_def.node[-1]
+        for text in body_node.input:
+            node.input.extend(_plain_inputs(text, offsets, arg_nodes, f"node '{body_node.name}'"))
     graph = Graph()
     graph.functions = library
     created = library._import_nodes(graph_def, graph)
@@ -173,36 +212,67 @@ def _instantiate(library, fdef):
         raise FunctionError(f"function '{sig.name}': {unsupported_ops.describe(cannot)}")
     outputs = []
     for arg in sig.output_arg:
-        _arg_dtype(fdef, arg, "result")
+        types = _arg_dtypes(fdef, arg, values, "result")
         if arg.name not in fdef.ret:
             raise FunctionError(f"function '{sig.name}': result '{arg.name}' has no entry in ret")
-        name, index = _split(_plain_input(fdef.ret[arg.name], offsets, f"result '{arg.name}'"))
-        outputs.append(created[name].outputs[index])
+        returned = _plain_inputs(fdef.ret[arg.name], offsets, arg_nodes, f"result '{arg.name}'")
+        if len(returned) != len(types):
+            raise FunctionError(f"function '{sig.name}': result '{arg.name}' is {len(types)} tensors, but ret "
+                                f"'{fdef.ret[arg.name]}' names {len(returned)}")
+        for text in returned:
+            name, index = _split(text)
+            outputs.append(created[name].outputs[index])
     control = []
     for name in sig.control_output:
         target = fdef.control_ret.get(name)
         if target not in created:
             raise FunctionError(f"function '{sig.name}': control output '{name}' names no node of the body")
         control.append(created[target])
-    args = [created[arg.name].outputs[0] for arg in sig.input_arg]
+    args = [created[name].outputs[0] for arg in sig.input_arg for name in arg_nodes[arg.name]]
     return FunctionBody(sig.name, graph, args, outputs, control)
 
 
-def _arg_dtype(fdef, arg, role):
-    if arg.number_attr or arg.type_list_attr:
-        raise FunctionError(f"{role} '{arg.name}' is a list ({arg.number_attr or arg.type_list_attr}); "
-                            "only single-tensor arguments and results are supported")
-    enum = arg.type
-    if arg.type_attr:
-        value = fdef.attr.get(arg.type_attr)
-        if value is None or value.WhichOneof("value") != "type":
-            raise FunctionError(f"{role} '{arg.name}' takes its dtype from attr '{arg.type_attr}', "
-                                "which the function does not set")
-        enum = value.type
+MAX_LIST_ARG = 1 << 16  # tensors in one list argument: a count from a file must not size a loop unchecked
+
+
+def _attr_of(values, name, kind, role, arg):
+    value = values.get(name)
+    if value is None or value.WhichOneof("value") != kind:
+        raise FunctionError(f"{role} '{arg.name}' takes its {'count' if kind == 'i' else 'dtypes'} from attr "
+                            f"'{name}', which neither the call nor the function sets")
+    return value
+
+
+def _arg_dtypes(fdef, arg, values, role):
+    """The dtypes of an argument or result: one, or a list argument's each."""
+    values = {**fdef.attr, **values}
+    if arg.type_list_attr:
+        enums = list(_attr_of(values, arg.type_list_attr, "list", role, arg).list.type)
+    else:
+        enum = arg.type
+        if arg.type_attr:
+            enum = _attr_of(values, arg.type_attr, "type", role, arg).type
+        count = _attr_of(values, arg.number_attr, "i", role, arg).i if arg.number_attr else 1
+        if not 0 <= count <= MAX_LIST_ARG:
+            raise FunctionError(f"{role} '{arg.name}' is a list of {count} tensors (attr '{arg.number_attr}'); "
+                                f"0 to {MAX_LIST_ARG} are allowed")
+        enums = [enum] * count
+    if len(enums) > MAX_LIST_ARG:
+        raise FunctionError(f"{role} '{arg.name}' is a list of {len(enums)} tensors; at most {MAX_LIST_ARG}")
     try:
-        return dtypes.as_dtype(enum)
+        return [dtypes.as_dtype(enum) for enum in enums]
     except TypeError:
-        raise FunctionError(f"{role} '{arg.name}' has a dtype graphdef does not carry ({enum})") from None
+        raise FunctionError(f"{role} '{arg.name}' has a dtype graphdef does not carry ({enums})") from None
+
+
+def _fill_placeholders(node, values, function):
+    """A body node's attrs written "$N" (AttrValue.placeholder) take the signature attr's value."""
+    for key, value in node.attr.items():
+        if value.WhichOneof("value") == "placeholder":
+            if value.placeholder not in values:
+                raise FunctionError(f"function '{function}': node '{node.name}' attr '{key}' is "
+                                    f"${value.placeholder}, which the call does not set")
+            value.CopyFrom(values[value.placeholder])
 
 
 def _output_offsets(node):
@@ -224,28 +294,39 @@ def _output_offsets(node):
     return offsets
 
 
-def _plain_input(text, offsets, where):
-    """"node:out_arg:i" -> "node:k"; an argument's name and "^node" stay as they are."""
+def _plain_inputs(text, offsets, arg_nodes, where):
+    """"node:out_arg:i" -> ["node:k"]; "node:out_arg" and a list argument's name -> each of its tensors;
+    "arg:i" -> that tensor of a list argument; an argument's name and "^node" stay as they are."""
     if text.startswith("^"):
-        return text
+        return [text]
     parts = text.split(":")
     if len(parts) == 1:
-        return text
-    if len(parts) != 3 or not parts[2].isdigit():
+        return list(arg_nodes.get(text, [text]))
+    if len(parts) == 2 and parts[0] in arg_nodes and parts[1].isdigit():
+        names = arg_nodes[parts[0]]
+        if int(parts[1]) >= len(names):
+            raise FunctionError(f"{where}: input '{text}': argument '{parts[0]}' has {len(names)} tensors")
+        return [names[int(parts[1])]]
+    if len(parts) not in (2, 3) or (len(parts) == 3 and not parts[2].isdigit()):
         raise FunctionError(f"{where}: input '{text}' is neither an argument nor 'node:output:index'")
-    node, arg, index = parts[0], parts[1], int(parts[2])
+    node, arg = parts[0], parts[1]
     if node not in offsets:
         raise FunctionError(f"{where}: input '{text}' names no node of the body")
     table = offsets[node]
     if table is None:
-        return f"{node}:{index}"  # an unknown op: the importer reports it by name
+        if len(parts) == 2:
+            raise FunctionError(f"{where}: input '{text}' names a whole output list of an op graphdef does not know")
+        return [f"{node}:{int(parts[2])}"]  # an unknown op: the importer reports it by name
     if arg not in table:
         raise FunctionError(f"{where}: input '{text}': the node has no output '{arg}' "
                             f"(it has {', '.join(table) or 'none'})")
     start, count = table[arg]
+    if len(parts) == 2:
+        return [f"{node}:{start + k}" for k in range(count)]
+    index = int(parts[2])
     if index >= count:
         raise FunctionError(f"{where}: input '{text}': output '{arg}' has {count} tensors")
-    return f"{node}:{start + index}"
+    return [f"{node}:{start + index}"]
 
 
 def _split(text):

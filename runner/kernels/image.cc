@@ -4,8 +4,13 @@
 // output index i reads x = i * scale, or with half_pixel_centers
 // (i + 0.5) * scale - 0.5 (bilinear) and (i + 0.5) * scale (nearest).
 // The size input is checked, and the output's size, before allocating.
+// Their gradients, ResizeBilinearGrad and ResizeNearestNeighborGrad, add each
+// output gradient back where the forward op read it, visiting the gradient
+// in row-major order (each pixel's four corners in turn) as TF's CPU kernels.
 #include <cmath>
 #include <cstring>
+
+#include "core/int_arith.h"
 
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
@@ -126,6 +131,100 @@ void compute_bilinear(KernelContext& context) {
   context.set_output(0, std::move(out));
 }
 
+// A 4-D gradient [n, h, w, c] going back to an image of height x width.
+void check_grads(const Tensor& grads, int64_t height, int64_t width) {
+  if (grads.rank() != 4) {
+    throw Error("grads must be 4-D [batch, height, width, channels], got shape " + shape_string(grads.shape()));
+  }
+  if (height <= 0 || width <= 0) {
+    throw Error("the original image [" + std::to_string(height) + ", " + std::to_string(width) + "] has no pixels");
+  }
+}
+
+void compute_bilinear_grad(KernelContext& context) {
+  const Tensor& grads = context.input(0);
+  const Tensor& image = context.input(1);
+  if (image.rank() != 4) {
+    throw Error("original_image must be 4-D [batch, height, width, channels], got shape " +
+                shape_string(image.shape()));
+  }
+  const int64_t h = image.shape()[1], w = image.shape()[2], c = image.shape()[3];
+  check_grads(grads, h, w);
+  if (grads.shape()[0] != image.shape()[0] || grads.shape()[3] != c) {
+    throw Error("grads " + shape_string(grads.shape()) + " and original_image " + shape_string(image.shape()) +
+                " differ in batch or channels");
+  }
+  Tensor out(image.dtype(), image.shape());
+  const int64_t gh = grads.shape()[1], gw = grads.shape()[2];
+  if (grads.num_elements() > 0) {
+    const bool align = context.attr_bool("align_corners"), half = context.attr_bool("half_pixel_centers");
+    const std::vector<Lerp> ys = bilinear_weights(h, gh, align, half);
+    const std::vector<Lerp> xs = bilinear_weights(w, gw, align, half);
+    const float* g = grads.data<float>();
+    dispatch(TypeList<float, double>{}, image.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      T* o = out.data<T>();
+      auto at = [&](int64_t n, int64_t r, int64_t col) { return o + ((n * h + r) * w + col) * c; };
+      for (int64_t n = 0; n < grads.shape()[0]; ++n) {
+        for (int64_t i = 0; i < gh; ++i) {
+          const Lerp& y = ys[i];
+          const float wy0 = 1.0f - y.weight, wy1 = y.weight;
+          for (int64_t j = 0; j < gw; ++j) {
+            const Lerp& x = xs[j];
+            const float wx0 = 1.0f - x.weight, wx1 = x.weight;
+            const float* gp = g + ((n * gh + i) * gw + j) * c;
+            T *tl = at(n, y.lower, x.lower), *tr = at(n, y.lower, x.upper);
+            T *bl = at(n, y.upper, x.lower), *br = at(n, y.upper, x.upper);
+            for (int64_t k = 0; k < c; ++k) {
+              tl[k] += static_cast<T>(gp[k] * wy0 * wx0);
+              tr[k] += static_cast<T>(gp[k] * wy0 * wx1);
+              bl[k] += static_cast<T>(gp[k] * wy1 * wx0);
+              br[k] += static_cast<T>(gp[k] * wy1 * wx1);
+            }
+          }
+        }
+      }
+    });
+  }
+  context.set_output(0, std::move(out));
+}
+
+using NearestGradTypes = TypeList<float, double, int8_t, uint8_t, int32_t>;
+
+void compute_nearest_grad(KernelContext& context) {
+  const Tensor& grads = context.input(0);
+  const Tensor& size = context.input(1);
+  if (size.shape() != Shape{2}) {
+    throw Error("size must be a 1-D tensor of 2 elements [height, width], got shape " + shape_string(size.shape()));
+  }
+  const int64_t h = size.data<int32_t>()[0], w = size.data<int32_t>()[1];
+  if (h <= 0 || w <= 0) throw Error("size [" + std::to_string(h) + ", " + std::to_string(w) + "] must be positive");
+  check_grads(grads, h, w);
+  const int64_t n = grads.shape()[0], gh = grads.shape()[1], gw = grads.shape()[2], c = grads.shape()[3];
+  Tensor out(grads.dtype(), {n, h, w, c});
+  if (grads.num_elements() > 0) {
+    const bool align = context.attr_bool("align_corners"), half = context.attr_bool("half_pixel_centers");
+    const std::vector<int64_t> rows = nearest_indices(h, gh, align, half);
+    const std::vector<int64_t> cols = nearest_indices(w, gw, align, half);
+    dispatch(NearestGradTypes{}, grads.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* g = grads.data<T>();
+      T* o = out.data<T>();
+      for (int64_t b = 0; b < n; ++b) {
+        for (int64_t i = 0; i < gh; ++i) {
+          for (int64_t j = 0; j < gw; ++j) {
+            const T* gp = g + ((b * gh + i) * gw + j) * c;
+            T* op = o + ((b * h + rows[i]) * w + cols[j]) * c;
+            // integers wrap as TF's do (two's complement), without signed overflow in C++
+            for (int64_t k = 0; k < c; ++k) op[k] = add(op[k], gp[k]);
+          }
+        }
+      }
+    });
+  }
+  context.set_output(0, std::move(out));
+}
+
 const std::vector<DataType> kImageTypes =
     dtypes_of(TypeList<float, double, int8_t, uint8_t, int16_t, uint16_t, int32_t, int64_t>{});
 
@@ -146,6 +245,24 @@ REGISTER_KERNEL(Kernel("ResizeBilinear")
                     .bool_attr("align_corners", false)
                     .bool_attr("half_pixel_centers", false)
                     .compute(compute_bilinear));
+
+REGISTER_KERNEL(Kernel("ResizeBilinearGrad")
+                    .input("grads", graphdef::DT_FLOAT)
+                    .input("original_image", "T")
+                    .output("T")
+                    .type_attr("T", dtypes_of(TypeList<float, double>{}))
+                    .bool_attr("align_corners", false)
+                    .bool_attr("half_pixel_centers", false)
+                    .compute(compute_bilinear_grad));
+
+REGISTER_KERNEL(Kernel("ResizeNearestNeighborGrad")
+                    .input("grads", "T")
+                    .input("size", graphdef::DT_INT32)
+                    .output("T")
+                    .type_attr("T", dtypes_of(NearestGradTypes{}))
+                    .bool_attr("align_corners", false)
+                    .bool_attr("half_pixel_centers", false)
+                    .compute(compute_nearest_grad));
 
 }  // namespace
 }  // namespace graphrun

@@ -34,7 +34,7 @@ from graphdef._proto import graph_pb2
 from tests.conformance import replay
 from tests.conformance.generate import file_stem
 from tests.tf_models import models, zoo  # noqa: F401  (each registers its builders, the zoo last)
-from tests.tf_models.building import BUILDERS, session_config
+from tests.tf_models.building import BUILDERS, Model, session_config
 
 ROOT = Path(__file__).resolve().parent
 REGENERATE = ".venv/bin/python -m tests.tf_models.generate"

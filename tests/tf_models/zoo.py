@@ -151,7 +151,10 @@ def build_zoo(tf):
         keep("space_batch", v1.batch_to_space_nd(tf.space_to_batch_nd(corner, [2, 2], [[0, 0], [0, 0]]), [2, 2],
                                                  [[0, 0], [0, 0]]))
         keep("space_depth", tf.nn.depth_to_space(tf.nn.space_to_depth(corner, 2), 2))
-        keep("resize_nearest", tf.raw_ops.ResizeNearestNeighbor(images=img, size=[7, 3], half_pixel_centers=True))
+        resized = tf.raw_ops.ResizeNearestNeighbor(images=img, size=[7, 3], half_pixel_centers=True)
+        keep("resize_nearest", resized)
+        keep("resize_grads", tf.raw_ops.ResizeBilinearGrad(grads=resized, original_image=img, half_pixel_centers=True)
+             + tf.raw_ops.ResizeNearestNeighborGrad(grads=resized, size=tf.shape(img)[1:3], align_corners=True))
         keep("fused_bn_v2", tf.raw_ops.FusedBatchNormV2(
             x=img, scale=tf.constant([1.0, 2.0]), offset=tf.constant([0.5, -0.5]), mean=tf.constant([0.1, 0.2]),
             variance=tf.constant([1.0, 0.5]), is_training=False)[0])

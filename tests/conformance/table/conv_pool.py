@@ -271,3 +271,21 @@ def _():
     expected = np.concatenate([_conv_ref(x[..., 2 * g:2 * g + 2], f[..., 2 * g:2 * g + 2], (1, 1), (1, 1), (4, 4))
                                for g in range(2)], axis=3).astype(np.float32)
     return {"x": x, "f": f}, {"y:0": expected}
+
+
+@case("conv2d_grouped_backprops", "The backprops of a 2-group Conv2D (a [3,3,2,4] filter on 4 channels, SAME, "
+      "stride 2): input channels 0-1 take their gradient from output channels 0-1 only, and the filter's "
+      "out channels 0-1 see input channels 0-1 only.")
+def _():
+    x = (np.arange(100, dtype=np.float32).reshape(1, 5, 5, 4) % 7 - 3)
+    f = (np.arange(72, dtype=np.float32).reshape(3, 3, 2, 4) % 5 - 2) * np.float32(0.5)
+    dy = (np.arange(36, dtype=np.float32).reshape(1, 3, 3, 4) % 4 - 1.5)
+    tf.nn.conv2d_backprop_input([1, 5, 5, 4], feed("f", f), feed("dy", dy), [1, 2, 2, 1], "SAME", name="dx")
+    tf.nn.conv2d_backprop_filter(feed("x", x), [3, 3, 2, 4], dy, [1, 2, 2, 1], "SAME", name="df")
+    dx, df = np.zeros((1, 5, 5, 4)), np.zeros((3, 3, 2, 4))
+    for n, i, j, a, b, r, c in _window_reads((1, 5, 5, 4), (3, 3), (2, 2), (1, 1), (1, 1), (3, 3)):
+        for g in range(2):
+            ins, outs = slice(2 * g, 2 * g + 2), slice(2 * g, 2 * g + 2)
+            dx[n, r, c, ins] += f[a, b, :, outs].astype(np.float64) @ dy[n, i, j, outs]
+            df[a, b, :, outs] += np.outer(x[n, r, c, ins], dy[n, i, j, outs])
+    return {"x": x, "f": f, "dy": dy}, {"dx:0": dx.astype(np.float32), "df:0": df.astype(np.float32)}

@@ -72,3 +72,51 @@ def _():
     tf.image.resize_bilinear(images, i32(1, 1), align_corners=True, name="bl")
     tf.image.resize_nearest_neighbor(images, i32(4, 2), name="nn")
     return {"x": x}, {"bl:0": x[:, :1, :1].astype(np.float32), "nn:0": _nearest_ref(x, 4, 2, False, False)}
+
+
+def _bilinear_grad_ref(g, h, w, align, half):
+    """Each gradient pixel times its four float64 weights, added to the pixels ResizeBilinear read."""
+    out = np.zeros((g.shape[0], h, w, g.shape[3]))
+    for i in range(g.shape[1]):
+        cy = _coord(i, h, g.shape[1], align, half, True)
+        y0, y1, dy = max(math.floor(cy), 0), min(math.ceil(cy), h - 1), cy - math.floor(cy)
+        for j in range(g.shape[2]):
+            cx = _coord(j, w, g.shape[2], align, half, True)
+            x0, x1, dx = max(math.floor(cx), 0), min(math.ceil(cx), w - 1), cx - math.floor(cx)
+            for r, c, weight in ((y0, x0, (1 - dy) * (1 - dx)), (y0, x1, (1 - dy) * dx), (y1, x0, dy * (1 - dx)),
+                                 (y1, x1, dy * dx)):
+                out[:, r, c] += g[:, i, j] * weight
+    return out.astype(np.float32)
+
+
+def _nearest_grad_ref(g, h, w, align, half):
+    """Each gradient pixel added to the one pixel ResizeNearestNeighbor copied it from."""
+    def index(i, n, m):
+        c = _coord(i, n, m, align, half, False)
+        return max(min(math.floor(c + 0.5) if align else math.floor(c), n - 1), 0)
+    out = np.zeros((g.shape[0], h, w, g.shape[3]))
+    for i in range(g.shape[1]):
+        for j in range(g.shape[2]):
+            out[:, index(i, h, g.shape[1]), index(j, w, g.shape[2])] += g[:, i, j]
+    return out.astype(g.dtype)
+
+
+G = (np.arange(2 * 5 * 8 * 2, dtype=np.float32).reshape(2, 5, 8, 2) % 9 - 4) * np.float32(0.25)
+G_DOWN = G[:, :2, :3]
+
+for _align, _half in RULES:
+    _flags = "".join(s for s, on in (("_align_corners", _align), ("_half_pixel", _half)) if on) or "_legacy"
+
+    def _resize_grads(align=_align, half=_half):
+        g, g_down = feed("g", G), feed("g_down", G_DOWN)
+        image = tf.constant(X, name="image")
+        flags = {"align_corners": align, "half_pixel_centers": half}
+        tf.raw_op("ResizeBilinearGrad", g, image, name="bl_up", **flags)
+        tf.raw_op("ResizeBilinearGrad", g_down, image, name="bl_down", **flags)
+        tf.raw_op("ResizeNearestNeighborGrad", g, i32(3, 4), name="up", **flags)
+        tf.raw_op("ResizeNearestNeighborGrad", g_down, i32(3, 4), name="down", **flags)
+        return {"g": G, "g_down": G_DOWN}, {
+            "bl_up:0": _bilinear_grad_ref(G, 3, 4, align, half), "bl_down:0": _bilinear_grad_ref(G_DOWN, 3, 4, align, half),
+            "up:0": _nearest_grad_ref(G, 3, 4, align, half), "down:0": _nearest_grad_ref(G_DOWN, 3, 4, align, half)}
+    case(f"resize_grads{_flags}", f"ResizeBilinearGrad and ResizeNearestNeighborGrad of [2,5,8,2] and [2,2,3,2] "
+         f"gradients back to [2,3,4,2] images with align_corners={_align}, half_pixel_centers={_half}.")(_resize_grads)

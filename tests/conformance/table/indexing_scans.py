@@ -24,6 +24,21 @@ def _():
         "whole:0": np.stack([P, P]), "none:0": np.zeros((0, 4), np.float32)}
 
 
+@case("gather_nd_batch_dims", "tf.gather_nd with batch_dims=1 (rows of each batch element's own params) and "
+      "batch_dims=2 with int64 indices: TF's composition of Shape, Slice, Prod, Reshape, Range, Tile, ConcatV2 "
+      "and GatherNd, the leading dims shared by params and indices.")
+def _():
+    p = feed("p", P)
+    rows, cells = i32([[1], [0]], [[2], [1]]), i64([[1], [3], [0]], [[2], [2], [1]], [[0], [0], [3]])
+    rows, cells = rows.reshape(2, 2, 1), np.stack([cells, cells[::-1]])  # [2,2,1], [2,3,3,1]
+    tf.identity(tf.gather_nd(p, feed("rows", rows), batch_dims=1), name="rows_nd")
+    tf.identity(tf.gather_nd(p, feed("cells", cells), batch_dims=2), name="cells_nd")
+    return {"p": P, "rows": rows, "cells": cells}, {
+        "rows_nd:0": np.stack([[P[b, r[0]] for r in rows[b]] for b in range(2)]),
+        "cells_nd:0": np.array([[[P[b, c, k[0]] for k in cells[b, c]] for c in range(3)]
+                                          for b in range(2)])}
+
+
 @case("scatter_nd", "ScatterNd: rows and single elements into zeros; a repeated coordinate adds up; int32 "
       "and float64 updates, int64 indices.")
 def _():
