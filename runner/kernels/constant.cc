@@ -7,15 +7,19 @@
 namespace graphrun {
 namespace {
 
-void check_const(const Kernel& kernel, const graphdef::NodeDef& node) {
-  // Decoding here makes a bad constant (short tensor_content, hostile shape)
-  // a model error at load time rather than a failure half-way through a run.
-  const Tensor value = tensor_from_proto(kernel.attr(node, "value").tensor());
+// Decoded once, at load, and shared by every run: a model's weights are
+// never copied per run, and no kernel reuses them in place (the node's state
+// holds a reference). Decoding here also makes a bad constant (short
+// tensor_content, hostile shape) a model error at load time rather than a
+// failure half-way through a run.
+std::any decode_const(const Kernel& kernel, const graphdef::NodeDef& node) {
+  auto value = std::make_shared<const Tensor>(tensor_from_proto(kernel.attr(node, "value").tensor()));
   const DataType declared = kernel.get_type(node, "dtype");
-  if (value.dtype() != declared) {
-    throw Error("attr 'value' holds a " + dtype_name(value.dtype()) + " tensor but attr 'dtype' is " +
+  if (value->dtype() != declared) {
+    throw Error("attr 'value' holds a " + dtype_name(value->dtype()) + " tensor but attr 'dtype' is " +
                 dtype_name(declared));
   }
+  return TensorPtr(std::move(value));
 }
 
 void const_shape(ShapeContext& context) {
@@ -26,11 +30,9 @@ REGISTER_KERNEL(Kernel("Const")
                     .output("dtype")
                     .type_attr("dtype")
                     .tensor_attr("value")
-                    .check(check_const)
+                    .prepare(decode_const)
                     .shape(const_shape)
-                    .compute([](KernelContext& context) {
-                      context.set_output(0, tensor_from_proto(context.attr("value").tensor()));
-                    }));
+                    .compute([](KernelContext& context) { context.set_output(0, context.state<TensorPtr>()); }));
 
 }  // namespace
 }  // namespace graphrun
