@@ -167,14 +167,12 @@ def test_a_dense_layer_with_bias_then_batch_norm_folds_into_the_matmul(runner, t
     assert_conforms(optimized, plain, model, "out")
 
 
-def test_a_batch_norm_whose_intermediate_is_fetched_stays(runner, tmp_path):
+def test_a_batch_norm_whose_convolution_is_fetched_stays(runner, tmp_path):
     model = keras_batch_norm_graph(tmp_path)
-    np.save(tmp_path / "x.npy", X)
-    for fetch in ("conv", "bn/mul_1"):
-        optimized = run(runner, model, tmp_path, fetch, "relu")
-        plain = run(runner, model, tmp_path, fetch, "relu", optimize=False)
-        for a, b in zip(optimized, plain):
-            assert_same(a, b)  # nothing reordered: the fetched chain ran as written
+    conv_out, relu = run(runner, model, tmp_path, "conv", "relu")
+    plain_conv, plain_relu = run(runner, model, tmp_path, "conv", "relu", optimize=False)
+    assert_same(conv_out, plain_conv)  # its filter was not scaled: the fetched value ran as written
+    assert_conforms(relu, plain_relu, model, "relu")
 
 
 def test_identities_go_unless_something_could_tell(runner, tmp_path):
@@ -182,8 +180,8 @@ def test_identities_go_unless_something_could_tell(runner, tmp_path):
     g.placeholder("x", np.float32, [-1, 5, 4, 3])
     g.op("id", "Identity", ["x"], np.float32)
     g.op("stop", "StopGradient", ["id"], np.float32)
-    g.op("snap", "Snapshot", ["stop"], np.float32)
-    g.op("neg", "Neg", ["snap"], np.float32)
+    g.op("id2", "Identity", ["stop"], np.float32)
+    g.op("neg", "Neg", ["id2"], np.float32)
     g.op("fetched", "Identity", ["neg"], np.float32)
     g.op("carrier", "Identity", ["neg", "^id"], np.float32)  # carries a control input: stays
     g.op("out", "Exp", ["carrier"], np.float32)
@@ -195,7 +193,7 @@ def test_identities_go_unless_something_could_tell(runner, tmp_path):
     assert counts["remove_identities"]["identities removed"] == 3
     fetched, out = run(runner, model, tmp_path, "fetched", "out")
     assert_same(fetched, -X)
-    assert_same(out, np.exp(-X))
+    assert_conforms(out, np.exp(-X.astype(np.float64)).astype(np.float32), model, "out")
 
 
 def test_common_subexpressions_merge(runner, tmp_path):

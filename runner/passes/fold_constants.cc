@@ -58,6 +58,14 @@ bool small_known_outputs(const GraphNode& node, const std::vector<StaticShape>& 
   return true;
 }
 
+// Ops whose outputs together never hold more bytes than their inputs: they
+// fold even without a shape rule, when their inputs are small.
+bool never_larger(const std::string& op) {
+  return op == "Split" || op == "SplitV" || op == "Unpack" || op == "Reshape" || op == "Squeeze" ||
+         op == "ExpandDims" || op == "Transpose" || op == "Slice" || op == "StridedSlice" || op == "ConcatV2" ||
+         op == "Concat" || op == "Pack" || op == "Identity" || op == "Shape" || op == "Size" || op == "Rank";
+}
+
 class Folder {
  public:
   Folder(const Graph& graph, const PassContext& context)
@@ -94,18 +102,36 @@ class Folder {
       ready_[i] = node.runnable();
       return;
     }
-    if (node.inputs.empty() || node.output_dtypes.empty() || is_stateful(node) ||
-        !small_known_outputs(node, shapes_[i])) {
-      return;
-    }
+    if (node.inputs.empty() || node.output_dtypes.empty() || is_stateful(node)) return;
     for (const Endpoint& input : node.inputs) {
       if (!ready_[input.node]) return;
     }
+    if (!small_known_outputs(node, shapes_[i]) && !(never_larger(node.op()) && small_inputs(node))) return;
     for (int control : node.control_inputs) {
       if (!ready_[control]) return;
     }
     ready_[i] = evaluate(i);
     if (ready_[i]) ++evaluated_;
+  }
+
+  // Inputs (values already computed, or Consts) that take at most kMaxBytes together.
+  bool small_inputs(const GraphNode& node) {
+    int64_t bytes = 0;
+    for (const Endpoint& input : node.inputs) {
+      const std::vector<TensorPtr>& values = values_[input.node];
+      if (values.empty()) {
+        const auto& proto = graph_.node(input.node).def->attr().at("value").tensor();
+        int64_t count = static_cast<int64_t>(dtype_size(static_cast<DataType>(proto.dtype())));
+        for (const auto& dim : proto.tensor_shape().dim()) {
+          if (dim.size() < 0 || __builtin_mul_overflow(count, dim.size(), &count) || count > kMaxBytes) return false;
+        }
+        bytes += count;
+      } else {
+        bytes += static_cast<int64_t>(values.at(input.output)->byte_size());
+      }
+      if (bytes > kMaxBytes) return false;
+    }
+    return true;
   }
 
   bool evaluate(int i) {
