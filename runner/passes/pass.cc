@@ -49,7 +49,14 @@ std::unique_ptr<const Graph> run_graph_passes(std::unique_ptr<const Graph> graph
   if (!enabled) return graph;
   for (const GraphPass& pass : GraphPassRegistry::in_order()) {
     context.counts.clear();
-    std::unique_ptr<graphdef::GraphDef> rewritten = pass.run(*graph, context);
+    std::unique_ptr<graphdef::GraphDef> rewritten;
+    try {
+      rewritten = pass.run(*graph, context);
+    } catch (const std::exception&) {
+      // A pass that cannot finish (out of memory on a huge model) changes
+      // nothing: the graph it was given is still valid and runs as is.
+      continue;
+    }
     if (!rewritten) continue;
     const int before = graph->size();
     try {
