@@ -29,8 +29,8 @@ struct Relu6Block {
     int64_t i = 0;
     for (; i + 4 <= n; i += 4) {
       const F32x4 x = load4(in + i);
-      const F32x4 low = (x > zero) | (x != x) ? x : zero;
-      store4(out + i, (low < six) | (low != low) ? low : six);
+      const F32x4 low = ((x > zero) | (x != x)) ? x : zero;
+      store4(out + i, ((low < six) | (low != low)) ? low : six);
     }
     for (; i < n; ++i) out[i] = minimum(maximum(in[i], 0.0f), 6.0f);
   }
