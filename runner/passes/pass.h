@@ -4,10 +4,11 @@
 // registers itself with REGISTER_GRAPH_PASS and a rank; passes run in rank
 // order, each on the graph the one before produced:
 //
+//   rank 5    prune                what no fetch, feed or run target needs
 //   rank 10   remove_identities    Identity/Snapshot/StopGradient/NoOp nobody can tell apart
 //   rank 20   fold_constants       all-constant subgraphs evaluated once, as Consts
 //   rank 30   fold_batch_norms     inference batch norms into Conv2D/Depthwise/MatMul weights
-//   rank 35   prune                what no fetch, feed or run target needs
+//   rank 35   prune_folded         the same, for what the folding passes left unread
 //   rank 40   eliminate_common_subexpressions
 //   rank 100  fuse_conv_bias_relu  Conv2D -> BiasAdd (-> Relu) as one _FusedConv2D
 //

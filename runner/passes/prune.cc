@@ -38,7 +38,10 @@ std::unique_ptr<graphdef::GraphDef> prune(const Graph& graph, const PassContext&
   return edit.finish();
 }
 
-REGISTER_GRAPH_PASS("prune", 35, prune);
+// First so folding never computes what nothing needs; again after the
+// folding passes, which leave the values they replaced unread.
+REGISTER_GRAPH_PASS("prune", 5, prune);
+REGISTER_GRAPH_PASS("prune_folded", 35, prune);
 
 }  // namespace
 }  // namespace graphrun
