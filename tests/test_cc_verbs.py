@@ -20,12 +20,19 @@ COMMITTED_MODELS = sorted([*(REPO / "tests" / "models").glob("*.pb"),
                            *(REPO / "tests" / "conformance" / "cases").glob("*/model.pb")])
 
 
+def without_optimize(stdout):
+    """A report without its account of the load-time graph passes (inspect's and bench --profile's
+    "optimize:" line, their JSON's last key "optimize"): each runtime has its own passes."""
+    stdout = re.sub(r'(?m)^optimize: .*\n', "", stdout)
+    return re.sub(r', "optimize": \{"enabled".*?\]\}\}\n$', "}\n", stdout)
+
+
 def both(capsys, runner, *argv):
     """(code, stdout, stderr without the program's prefix) from each runner."""
     py = graphrun(capsys, *argv)
     c = run_cc(runner, *argv)
-    return ((py[0], py[1], py[2].removeprefix("graphrun: ")),
-            (c[0], c[1], c[2].removeprefix("graphrun-cc: ")))
+    return ((py[0], without_optimize(py[1]), py[2].removeprefix("graphrun: ")),
+            (c[0], without_optimize(c[1]), c[2].removeprefix("graphrun-cc: ")))
 
 
 def same(capsys, runner, *argv, code=0):

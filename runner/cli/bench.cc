@@ -4,7 +4,8 @@
 // untimed runs, then --runs N timed runs or as many as fit in --duration S
 // (by default up to 1000 runs or 5 s). Percentiles are nearest-rank.
 // --profile repeats the timed runs with a timer around every kernel; Consts
-// and fed placeholders are left out, and a variable's reads count as its own.
+// and fed placeholders are left out, and a variable's reads count as its own;
+// a line (a key in JSON) says what the load-time graph passes changed.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -46,6 +47,7 @@ struct Report {
   int64_t profile_runs = 0;
   double profile_total = 0;
   std::vector<Timed> op_types, slowest;
+  PassReport passes;  // shown with the profile: what ran is the optimized graph
 };
 
 double percentile(const std::vector<double>& ordered, double p) {
@@ -108,6 +110,7 @@ std::string to_text(const Report& r) {
   if (r.profiled) {
     lines.push_back("profile: " + std::to_string(r.profile_runs) + " runs with a timer around every node, " +
                     ms(r.profile_total) + " ms per run in nodes");
+    lines.push_back(r.passes.summary());
     lines.push_back("time per op type:");
     std::vector<std::vector<std::string>> rows = {{"op type", "nodes", "ms/run", "share"}};
     for (const Timed& t : r.op_types) {
@@ -157,7 +160,7 @@ std::string to_json(const Report& r) {
       append_json_string(out, t.op);
       out += ", \"seconds\": " + json_number(t.seconds) + ", \"share\": " + json_number(share(t.seconds, r.profile_total)) + "}";
     }
-    out += "]}";
+    out += "]}, \"optimize\": " + r.passes.json();
   }
   return out + "}\n";
 }
@@ -219,6 +222,7 @@ int bench_verb(const Options& options) {
   report.load = seconds_since(started);
   report.model = options.model;
   report.feeds = describe_feeds(prepared, options);
+  report.passes = prepared.passes;
   report.warmup = options.warmup;
   std::vector<Endpoint> fetches;
   for (const Fetch& fetch : prepared.fetches) fetches.push_back(fetch.endpoint);

@@ -27,12 +27,13 @@ const char* const kExitCodes =
 std::string usage_text(const std::string& verb) {
   if (verb == "inspect") {
     return std::string(
-               "usage: graphrun-cc inspect MODEL.pb [--json]\n"
+               "usage: graphrun-cc inspect MODEL.pb [--json] [--no-optimize]\n"
                "\n"
                "Describes a GraphDef: inputs, outputs, op types, parameters, unsupported ops, as graphrun\n"
                "inspect does.\n"
                "\n"
                "  --json             print one JSON document\n"
+               "  --no-optimize      do not apply the load-time graph passes (the optimize line says off)\n"
                "\n") +
            kExitCodes;
   }
@@ -51,6 +52,7 @@ std::string usage_text(const std::string& verb) {
                "  --profile          time every node; print per op type and slowest nodes\n"
                "  --top K            slowest nodes to list (default 10)\n"
                "  --json             print one JSON document (figures in seconds)\n"
+               "  --no-optimize      run the graph as written, without the load-time graph passes\n"
                "  --fetch NAME       tensor to compute, \"node\" or \"node:k\" (repeatable)\n") +
            kFeedHelp + "\n" + kExitCodes;
   }
@@ -75,6 +77,8 @@ std::string usage_text(const std::string& verb) {
          "                     consumes; with --run: nothing\n"
          "  --json             print one JSON line instead of one line per tensor\n"
          "  --out DIR          save each fetched tensor as DIR/<name>.npy ('/' ':' '\\' '>' become '_')\n"
+         "  --no-optimize      run the graph as written: no load-time passes (constant and batch-norm\n"
+         "                     folding, fusion...); GRAPHRUN_CC_OPTIMIZE=0 does the same\n"
          "  --list-kernels     print the supported op types and exit (with --json: their declarations)\n"
          "  --version          print the version and exit\n"
          "  --help             print this help and exit\n"
@@ -192,6 +196,8 @@ Options parse_command_line(int argc, const char* const* argv) {
       options.top = parse_count(flag, value(), 1);
     } else if (argument == "--json") {
       options.json = true;
+    } else if (argument == "--no-optimize") {
+      options.optimize = false;
     } else if (run && first == 1 && argument == "--list-kernels") {
       options.list_kernels = true;
     } else if (run && first == 1 && argument == "--version") {

@@ -1,6 +1,6 @@
 // The command line:
 //   graphrun-cc [run] MODEL [--run TARGET]... [--steps N] [feeds] [--fetch NAME]... [--json] [--out DIR]
-//   graphrun-cc inspect MODEL [--json]
+//   graphrun-cc inspect MODEL [--json] [--no-optimize]
 //   graphrun-cc bench MODEL [--warmup N] [--runs N | --duration S] [--profile] [--top K] [feeds]
 //               [--fetch NAME]... [--json]
 // where feeds are [--feed NAME=VALUE]... [--feeds FILE.npz]... [--random [--seed N]] [--shape NAME=D,..]...
@@ -24,6 +24,7 @@ struct Options {
   int64_t steps = 1;                    // how many times the last --run executes
   std::vector<std::string> fetches;     // "node" or "node:k"
   bool json = false;
+  bool optimize = true;                 // --no-optimize: run the file's graph as written (no graph passes)
   bool out_given = false;               // --out DIR: one .npy per fetch instead of values
   std::string out;
   // bench

@@ -12,6 +12,7 @@
 #include "graph/input_name.h"
 #include "exec/kernel.h"
 #include "graph/shape_inference.h"
+#include "passes/pass.h"
 #include "io/stdout.h"
 #include "cli/verbs.h"
 
@@ -60,6 +61,7 @@ struct Summary {
   std::vector<Unsupported> unsupported;
   std::optional<std::string> load_error;
   std::vector<Function> functions;  // the library's; listed only when there is one
+  std::optional<PassReport> passes;  // graphrun-cc's own: what its load-time passes do to the graph
 };
 
 // graphrun's names: numpy's for the dtypes graphrun holds ("float32"),
@@ -247,6 +249,26 @@ Summary summarize(const std::string& path) {
   return s;
 }
 
+// What the load-time passes make of the graph run as `graphrun-cc MODEL`
+// does (its default fetches, every input fed); nullopt when it cannot load.
+std::optional<PassReport> optimize_report(const std::string& path, bool enabled) {
+  try {
+    std::unique_ptr<const Graph> graph = Graph::load(path);
+    PassReport report;
+    report.nodes_before = report.nodes_after = graph->size();
+    if (!enabled) return report;
+    PassContext context;
+    for (const Fetch& fetch : default_fetches(*graph)) context.fetched.insert(graph->node(fetch.endpoint.node).name());
+    for (int i = 0; i < graph->size(); ++i) {
+      if (graph->node(i).runnable() && graph->node(i).kernel->is_feedable()) context.fed.insert(graph->node(i).name());
+    }
+    run_graph_passes(std::move(graph), context, &report);
+    return report;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 // -- JSON -------------------------------------------------------------------------------
 
 std::string json_string(const std::string& text) {
@@ -313,6 +335,8 @@ std::string to_json(const Summary& s) {
     }
     out += "]";
   }
+  // Last, so the keys before it are graphrun inspect's, in its order.
+  if (s.passes) out += ", \"optimize\": " + s.passes->json();
   return out + "}\n";
 }
 
@@ -434,6 +458,7 @@ std::string to_text(const Summary& s) {
     lines.push_back("try:");
     lines.push_back("  " + try_command(s));
   }
+  if (s.passes) lines.push_back(s.passes->summary());
   std::string text;
   for (const std::string& line : lines) text += rstrip(line) + "\n";
   return text;
@@ -442,7 +467,8 @@ std::string to_text(const Summary& s) {
 }  // namespace
 
 int inspect_verb(const Options& options) {
-  const Summary summary = summarize(options.model);
+  Summary summary = summarize(options.model);
+  summary.passes = optimize_report(options.model, options.optimize);
   write_stdout(options.json ? to_json(summary) : to_text(summary));
   return kExitOk;
 }

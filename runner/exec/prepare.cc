@@ -28,11 +28,16 @@ Prepared prepare(std::unique_ptr<const Graph> loaded, const Options& options) {
   check_supported(graph, prepared.runs, endpoints, prepared.feeds);
   add_random_feeds(graph, options, prepared.runs, endpoints, prepared.feeds);
   check_fed(graph, prepared.runs, endpoints, prepared.feeds);
-  optimize(prepared);
+  optimize(prepared, options.optimize);
   return prepared;
 }
 
-void optimize(Prepared& prepared) {
+void optimize(Prepared& prepared, bool enabled) {
+  if (!enabled) {
+    prepared.passes = PassReport{};
+    prepared.passes.nodes_before = prepared.passes.nodes_after = prepared.graph->size();
+    return;
+  }
   // Everything above resolved names against the file's graph, so messages
   // name what the user wrote; the passes then see which nodes must stay.
   const Graph& original = *prepared.graph;
@@ -47,7 +52,7 @@ void optimize(Prepared& prepared) {
   for (const Fetch& fetch : prepared.fetches) fetched.push_back(original.node(fetch.endpoint.node).name());
   context.fetched.insert(runs.begin(), runs.end());
   context.fetched.insert(fetched.begin(), fetched.end());
-  prepared.graph = run_graph_passes(std::move(prepared.graph), context);
+  prepared.graph = run_graph_passes(std::move(prepared.graph), context, &prepared.passes);
   // Node indices change with the graph; the names the context pinned stay.
   const Graph& graph = *prepared.graph;
   auto index = [&](const std::string& name) {

@@ -11,6 +11,7 @@
 #include "exec/executor.h"
 #include "exec/fetches.h"
 #include "graph/graph.h"
+#include "passes/pass.h"
 
 namespace graphrun {
 
@@ -19,6 +20,7 @@ struct Prepared {
   FeedMap feeds;
   std::vector<int> runs;
   std::vector<Fetch> fetches;
+  PassReport passes;  // what the graph passes changed
 };
 
 // Throws ModelError or UsageError.
@@ -29,8 +31,9 @@ Prepared prepare(std::unique_ptr<const Graph> graph, const Options& options);
 
 // Runs the graph passes (runner/passes) on prepared.graph, keeping the fed,
 // fetched and run nodes, and moves the feeds, runs and fetches to the
-// rewritten graph's node indices. prepare() calls it last.
-void optimize(Prepared& prepared);
+// rewritten graph's node indices. prepare() calls it last, with `enabled`
+// false under --no-optimize.
+void optimize(Prepared& prepared, bool enabled = true);
 
 // "x float32 [8,784] random (seed 0), k int32 [] --feed": the feeds as
 // graphrun bench lists them, in the order graphrun gathers them.

@@ -14,11 +14,6 @@ namespace graphrun {
 // The node attr locating a Const's value in the weights file.
 inline constexpr const char* kExternalValueAttr = "_external_value";
 
-// What graph validation keeps as the state of an external Const node.
-struct ExternalValue {
-  TensorPtr tensor;
-};
-
 bool has_external_value(const graphdef::NodeDef& node);
 
 // The value of the external Const `node` of a model whose file is in

@@ -2,6 +2,7 @@
 // more; integers wrap, as every integer addition here does. BiasAddGrad, its
 // gradient for the bias: the sum over every dim but the last.
 #include "core/int_arith.h"
+#include "core/parallel.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/pairwise_sum.h"
@@ -39,7 +40,12 @@ void compute_bias_add(KernelContext& context) {
   dispatch(NumericTypes{}, value.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (channels > 0) {
-      add_bias<T>(value.data<T>(), bias.data<T>(), value.num_elements() / channels, channels, output.data<T>());
+      const int64_t rows = value.num_elements() / channels;
+      const T* in = value.data<T>();
+      T* out = output.data<T>();
+      parallel_for(rows, static_cast<double>(value.num_elements()), [&](int64_t begin, int64_t end) {
+        add_bias<T>(in + begin * channels, bias.data<T>(), end - begin, channels, out + begin * channels);
+      });
     }
   });
   if (reused) context.set_output(0, context.input_ptr(0));

@@ -8,27 +8,29 @@
 namespace graphrun {
 namespace {
 
-void check_const(const Kernel& kernel, const graphdef::NodeDef& node) {
-  // Decoding here makes a bad constant (short tensor_content, hostile shape)
-  // a model error at load time rather than a failure half-way through a run.
-  // An external value is checked by graph validation as it maps it.
-  const DataType held = has_external_value(node) ? kernel.attr(node, "value").tensor().dtype()
-                                                 : tensor_from_proto(kernel.attr(node, "value").tensor()).dtype();
+// Decoded once, at load, and shared by every run: a model's weights are
+// never copied per run, and no kernel reuses them in place (the node's state
+// holds a reference). Decoding here also makes a bad constant (short
+// tensor_content, hostile shape) a model error at load time rather than a
+// failure half-way through a run.
+// An external value is mapped, checked and set as the node's state by graph
+// validation, which knows the model's directory; only its dtype is checked here.
+std::any decode_const(const Kernel& kernel, const graphdef::NodeDef& node) {
+  if (has_external_value(node)) {
+    const DataType held = kernel.attr(node, "value").tensor().dtype();
+    if (held != kernel.get_type(node, "dtype")) {
+      throw Error("attr 'value' holds a " + dtype_name(held) + " tensor but attr 'dtype' is " +
+                  dtype_name(kernel.get_type(node, "dtype")));
+    }
+    return TensorPtr();
+  }
+  auto value = std::make_shared<const Tensor>(tensor_from_proto(kernel.attr(node, "value").tensor()));
   const DataType declared = kernel.get_type(node, "dtype");
-  if (held != declared) {
-    throw Error("attr 'value' holds a " + dtype_name(held) + " tensor but attr 'dtype' is " +
+  if (value->dtype() != declared) {
+    throw Error("attr 'value' holds a " + dtype_name(value->dtype()) + " tensor but attr 'dtype' is " +
                 dtype_name(declared));
   }
-}
-
-void compute_const(KernelContext& context) {
-  if (has_external_value(context.node_def())) {
-    // Shared, never copied: the graph keeps its own reference, so no kernel
-    // ever gets it as a reusable input to overwrite.
-    context.set_output(0, context.state<ExternalValue>().tensor);
-    return;
-  }
-  context.set_output(0, tensor_from_proto(context.attr("value").tensor()));
+  return TensorPtr(std::move(value));
 }
 
 void const_shape(ShapeContext& context) {
@@ -39,9 +41,9 @@ REGISTER_KERNEL(Kernel("Const")
                     .output("dtype")
                     .type_attr("dtype")
                     .tensor_attr("value")
-                    .check(check_const)
+                    .prepare(decode_const)
                     .shape(const_shape)
-                    .compute(compute_const));
+                    .compute([](KernelContext& context) { context.set_output(0, context.state<TensorPtr>()); }));
 
 }  // namespace
 }  // namespace graphrun

@@ -1,9 +1,16 @@
 // Binary elementwise math with numpy-style broadcasting. Integer arithmetic
-// wraps around (two's complement); float arithmetic is plain IEEE.
+// wraps around (two's complement); float arithmetic is plain IEEE. The common
+// shapes (equal, one a scalar, one a row repeated over the other's rows) run
+// as flat loops, four float32 lanes at a time where the op is one IEEE
+// operation, split over the cores, and in an operand's buffer when nothing
+// else holds it; other broadcasts step an odometer.
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/lib/broadcast.h"
 #include "core/int_arith.h"
+#include "core/parallel.h"
+#include "kernels/lib/vec4.h"
 #include "kernels/lib/min_max.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
@@ -84,6 +91,63 @@ struct PowOp {
   }
 };
 
+// Ops whose float32 arithmetic is one IEEE operation, the same in four
+// lanes as in one: they take the vector loop below.
+template <class Op>
+constexpr bool kVectorF32 = std::is_same_v<Op, AddOp> || std::is_same_v<Op, SubOp> || std::is_same_v<Op, MulOp> ||
+                            std::is_same_v<Op, RealDivOp>;
+
+template <class Op>
+F32x4 apply4(F32x4 a, F32x4 b) {
+  if constexpr (std::is_same_v<Op, AddOp>) return a + b;
+  else if constexpr (std::is_same_v<Op, SubOp>) return a - b;
+  else if constexpr (std::is_same_v<Op, MulOp>) return a * b;
+  else return a / b;
+}
+
+// out[i] = a[i * a_step] op b[i * b_step] for i < n, each step 0 (a
+// broadcast scalar) or 1. Element i is read before out[i] is written, so out
+// may be a or b itself.
+template <class Op, class T>
+void binary_run(const T* a, bool a_moves, const T* b, bool b_moves, T* out, int64_t n) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float> && kVectorF32<Op>) {
+    const F32x4 a_fixed = {a[0], a[0], a[0], a[0]}, b_fixed = {b[0], b[0], b[0], b[0]};
+    for (; i + 4 <= n; i += 4) {
+      store4(out + i, apply4<Op>(a_moves ? load4(a + i) : a_fixed, b_moves ? load4(b + i) : b_fixed));
+    }
+  }
+  if (a_moves && b_moves) {
+    for (; i < n; ++i) out[i] = Op::apply(a[i], b[i]);
+  } else if (a_moves) {
+    for (; i < n; ++i) out[i] = Op::apply(a[i], b[0]);
+  } else if (b_moves) {
+    for (; i < n; ++i) out[i] = Op::apply(a[0], b[i]);
+  } else {
+    for (; i < n; ++i) out[i] = Op::apply(a[0], b[0]);
+  }
+}
+
+bool trailing_vector(const Shape& small, const Shape& big) {
+  // [..., C] with leading 1s, C the last dim of the other operand.
+  if (small.empty() || big.empty() || small.size() > big.size() || small.back() != big.back()) return false;
+  for (std::size_t d = 0; d + 1 < small.size(); ++d) {
+    if (small[d] != 1) return false;
+  }
+  return true;
+}
+
+// The result's buffer: an operand's when it has the result's shape and
+// nothing else holds it, else a new one.
+Tensor* reusable_operand(KernelContext& context, const Shape& out) {
+  for (int k = 0; k < 2; ++k) {
+    if (context.input(k).shape() == out) {
+      if (Tensor* reused = context.reusable_input(k)) return reused;
+    }
+  }
+  return nullptr;
+}
+
 template <class Op>
 void compute_binary(KernelContext& context) {
   const Tensor& x = context.input(0);
@@ -91,9 +155,43 @@ void compute_binary(KernelContext& context) {
   const BroadcastPlan plan = plan_broadcast(x.shape(), y.shape());
   dispatch(typename Op::Types{}, x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    Tensor out(x.dtype(), plan.out);
-    broadcast_apply(plan, x.data<T>(), y.data<T>(), out.data<T>(), [](T a, T b) { return Op::apply(a, b); });
-    context.set_output(0, std::move(out));
+    const T* a = x.data<T>();
+    const T* b = y.data<T>();
+    int64_t n = 1;
+    for (int64_t dim : plan.out) n *= dim;
+    const bool same = x.shape() == y.shape();
+    const bool scalar = x.num_elements() == 1 || y.num_elements() == 1;
+    const bool rows_of_y = trailing_vector(y.shape(), plan.out) && x.shape() == plan.out;
+    const bool rows_of_x = trailing_vector(x.shape(), plan.out) && y.shape() == plan.out;
+    if (n == 0 || !(same || scalar || rows_of_y || rows_of_x)) {
+      Tensor out(x.dtype(), plan.out);
+      broadcast_apply(plan, a, b, out.data<T>(), [](T p, T q) { return Op::apply(p, q); });
+      context.set_output(0, std::move(out));
+      return;
+    }
+    Tensor* reused = reusable_operand(context, plan.out);
+    Tensor fresh = reused ? Tensor(x.dtype(), {0}) : Tensor::uninitialized(x.dtype(), plan.out);
+    T* out = reused ? reused->data<T>() : fresh.data<T>();
+    if (same || scalar) {
+      const bool a_moves = x.num_elements() == n, b_moves = y.num_elements() == n;
+      parallel_for(n, static_cast<double>(n), [&](int64_t begin, int64_t end) {
+        binary_run<Op, T>(a_moves ? a + begin : a, a_moves, b_moves ? b + begin : b, b_moves, out + begin,
+                          end - begin);
+      });
+    } else {
+      // One operand is a row (a bias, a batch norm's per-channel scale)
+      // repeated over the other's rows.
+      const int64_t channels = plan.out.back(), rows = n / channels;
+      parallel_for(rows, static_cast<double>(n), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+          const int64_t offset = r * channels;
+          if (rows_of_y) binary_run<Op, T>(a + offset, true, b, true, out + offset, channels);
+          else binary_run<Op, T>(a, true, b + offset, true, out + offset, channels);
+        }
+      });
+    }
+    if (reused) context.set_output(0, context.input_ptr(reused == context.input_ptr(0).get() ? 0 : 1));
+    else context.set_output(0, std::move(fresh));
   });
 }
 

@@ -6,11 +6,16 @@
 
 #include <cstdint>
 
+#include "core/parallel.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 
 namespace graphrun {
+
+// parallel_for's work per element. Elementwise ops are bound by memory, so
+// a second core pays off only for large tensors (about 200K elements).
+constexpr double kUnaryWork = 1.0;
 
 template <class Op, class T>
 struct UnaryBlock {
@@ -29,11 +34,14 @@ void compute_unary(KernelContext& context) {
     Tensor fresh = reused ? Tensor(x.dtype(), {0}) : Tensor::uninitialized(x.dtype(), x.shape());
     const T* in = x.data<T>();
     T* result = reused ? reused->data<T>() : fresh.data<T>();
-    if constexpr (UnaryBlock<Op, T>::kHas) {
-      UnaryBlock<Op, T>::run(in, x.num_elements(), result);
-    } else {
-      for (int64_t i = 0; i < x.num_elements(); ++i) result[i] = Op::apply(in[i]);
-    }
+    // Large tensors are split over the cores; each share is a contiguous block.
+    parallel_for(x.num_elements(), static_cast<double>(x.num_elements()) * kUnaryWork, [&](int64_t begin, int64_t end) {
+      if constexpr (UnaryBlock<Op, T>::kHas) {
+        UnaryBlock<Op, T>::run(in + begin, end - begin, result + begin);
+      } else {
+        for (int64_t i = begin; i < end; ++i) result[i] = Op::apply(in[i]);
+      }
+    });
     if (reused) context.set_output(0, context.input_ptr(0));
     else context.set_output(0, std::move(fresh));
   });

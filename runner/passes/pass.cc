@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "core/errors.h"
+#include "io/format.h"
 
 namespace graphrun {
 
@@ -38,20 +39,80 @@ bool optimization_enabled() {
   return value == nullptr || std::strcmp(value, "0") != 0;
 }
 
-std::unique_ptr<const Graph> run_graph_passes(std::unique_ptr<const Graph> graph, const PassContext& context) {
-  if (!optimization_enabled()) return graph;
+std::unique_ptr<const Graph> run_graph_passes(std::unique_ptr<const Graph> graph, const PassContext& context,
+                                              PassReport* report) {
+  const bool enabled = optimization_enabled();
+  if (report) {
+    report->enabled = enabled;
+    report->nodes_before = report->nodes_after = graph->size();
+  }
+  if (!enabled) return graph;
   for (const GraphPass& pass : GraphPassRegistry::in_order()) {
-    std::unique_ptr<graphdef::GraphDef> rewritten = pass.run(*graph, context);
+    context.counts.clear();
+    std::unique_ptr<graphdef::GraphDef> rewritten;
+    try {
+      rewritten = pass.run(*graph, context);
+    } catch (const std::exception&) {
+      // A pass that cannot finish (out of memory on a huge model) changes
+      // nothing: the graph it was given is still valid and runs as is.
+      continue;
+    }
     if (!rewritten) continue;
+    const int before = graph->size();
     try {
       graph = std::make_unique<const Graph>(graph->source(), std::move(rewritten), true);
     } catch (const ModelError& error) {
       // The input graph was valid, so this is the pass's fault.
       throw ModelError(std::string("internal error: graph pass ") + pass.name + " made an invalid graph (" +
-                       error.what() + "); GRAPHRUN_CC_OPTIMIZE=0 runs the model without passes");
+                       error.what() + "); GRAPHRUN_CC_OPTIMIZE=0 or --no-optimize runs the model without passes");
     }
+    if (report) report->steps.push_back({pass.name, before, graph->size(), std::move(context.counts)});
+    context.counts.clear();
   }
+  if (report) report->nodes_after = graph->size();
   return graph;
+}
+
+namespace {
+
+// "270 nodes folded, 3 nodes removed", or the node count change.
+std::string describe_step(const PassReport::Step& step) {
+  std::string text;
+  for (const auto& [what, count] : step.counts) text += (text.empty() ? "" : ", ") + std::to_string(count) + " " + what;
+  if (text.empty()) text = std::to_string(step.nodes_before) + " -> " + std::to_string(step.nodes_after) + " nodes";
+  return text;
+}
+
+}  // namespace
+
+std::string PassReport::summary() const {
+  if (!enabled) return "optimize: off";
+  if (steps.empty()) return "optimize: " + std::to_string(nodes_before) + " nodes, nothing to do";
+  std::string text = "optimize: " + std::to_string(nodes_before) + " nodes -> " + std::to_string(nodes_after) + " (";
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    text += (i ? "; " : "") + steps[i].pass + ": " + describe_step(steps[i]);
+  }
+  return text + ")";
+}
+
+std::string PassReport::json() const {
+  std::string out = std::string("{\"enabled\": ") + (enabled ? "true" : "false") +
+                    ", \"nodes_before\": " + std::to_string(nodes_before) +
+                    ", \"nodes_after\": " + std::to_string(nodes_after) + ", \"passes\": [";
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const Step& step = steps[i];
+    out += std::string(i ? ", " : "") + "{\"pass\": ";
+    append_json_string(out, step.pass);
+    out += ", \"nodes_before\": " + std::to_string(step.nodes_before) +
+           ", \"nodes_after\": " + std::to_string(step.nodes_after) + ", \"counts\": {";
+    for (std::size_t k = 0; k < step.counts.size(); ++k) {
+      out += k ? ", " : "";
+      append_json_string(out, step.counts[k].first);
+      out += ": " + std::to_string(step.counts[k].second);
+    }
+    out += "}}";
+  }
+  return out + "]}";
 }
 
 }  // namespace graphrun

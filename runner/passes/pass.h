@@ -4,16 +4,25 @@
 // registers itself with REGISTER_GRAPH_PASS and a rank; passes run in rank
 // order, each on the graph the one before produced:
 //
+//   rank 5    prune                what no fetch, feed or run target needs
+//   rank 10   remove_identities    Identity/Snapshot/StopGradient/NoOp nobody can tell apart
+//   rank 20   fold_constants       all-constant subgraphs evaluated once, as Consts
+//   rank 30   fold_batch_norms     inference batch norms into Conv2D/Depthwise/MatMul weights
+//   rank 35   prune_folded         the same, for what the folding passes left unread
+//   rank 40   eliminate_common_subexpressions
 //   rank 100  fuse_conv_bias_relu  Conv2D -> BiasAdd (-> Relu) as one _FusedConv2D
 //
-// (constant folding and batch-norm folding belong before the fusion, at
-// lower ranks). GRAPHRUN_CC_OPTIMIZE=0 in the environment turns every pass
-// off.
+// They are the C++ form of graphdef/optimize (the Python runtime's passes).
+// GRAPHRUN_CC_OPTIMIZE=0 in the environment, or --no-optimize, turns every
+// pass off.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "graph.pb.h"
 #include "graph/graph.h"
@@ -29,6 +38,32 @@ struct PassContext {
   std::unordered_set<std::string> fetched;
 
   bool pinned(const std::string& node) const { return fed.count(node) || fetched.count(node); }
+
+  // What the running pass changed, for inspect and bench --profile
+  // ("nodes folded", 270). run_graph_passes collects it after each pass; a
+  // pass that reports nothing is described by its change in node count.
+  void report(const std::string& what, int64_t count) const {
+    if (count) counts.emplace_back(what, count);
+  }
+  mutable std::vector<std::pair<std::string, int64_t>> counts;
+};
+
+// What the passes did to one graph.
+struct PassReport {
+  struct Step {
+    std::string pass;
+    int nodes_before = 0, nodes_after = 0;
+    std::vector<std::pair<std::string, int64_t>> counts;
+  };
+  bool enabled = false;
+  int nodes_before = 0, nodes_after = 0;
+  std::vector<Step> steps;  // the passes that changed something, in order
+
+  // "optimize: 812 nodes -> 312 (fold_constants: 270 nodes folded; ...)",
+  // or "optimize: off" / "optimize: nothing to do".
+  std::string summary() const;
+  // {"enabled": true, "nodes_before": 812, "nodes_after": 312, "passes": [...]}
+  std::string json() const;
 };
 
 // A pass reads `graph` (validated, inputs resolved) and returns the
@@ -55,7 +90,9 @@ bool optimization_enabled();
 
 // Runs every registered pass in rank order (none when optimization is
 // off) and returns the final graph. Node names the context pins survive.
-std::unique_ptr<const Graph> run_graph_passes(std::unique_ptr<const Graph> graph, const PassContext& context);
+// `report`, when given, says what each pass changed.
+std::unique_ptr<const Graph> run_graph_passes(std::unique_ptr<const Graph> graph, const PassContext& context,
+                                              PassReport* report = nullptr);
 
 #define REGISTER_GRAPH_PASS(name, rank, fn)                                                       \
   [[maybe_unused]] static const bool GRAPHRUN_CONCAT(graph_pass_registered_, __COUNTER__) = \

@@ -1,0 +1,164 @@
+#include "passes/graph_edit.h"
+
+#include <algorithm>
+#include <cstring>
+#include <unordered_set>
+
+#include "graph/input_name.h"
+
+namespace graphrun {
+
+namespace {
+
+// Op names (or parts of them) that act, hold state or are not pure
+// functions of their inputs. Kept by name because graphrun-cc's kernels do
+// not declare statefulness; anything matching is left alone.
+const char* const kStatefulParts[] = {"Variable", "Assign", "Apply", "Random", "Stateful", "Print", "Assert",
+                                      "Queue", "Stack", "TensorArray", "TensorList", "Save", "Restore", "Iterator",
+                                      "Dataset", "Reader", "Multinomial", "Shuffle", "Truncated", "Candidate",
+                                      "Scatter", "Resource", "Placeholder"};
+
+const std::unordered_set<std::string>& control_flow_ops() {
+  static const std::unordered_set<std::string> ops = {
+      "Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit", "NextIteration",
+      "RefNextIteration", "LoopCond", "If", "StatelessIf", "While", "StatelessWhile", "PartitionedCall",
+      "StatefulPartitionedCall", "ControlTrigger"};
+  return ops;
+}
+
+}  // namespace
+
+bool is_stateful(const GraphNode& node) {
+  if (!node.runnable() || node.kernel->is_variable() || node.kernel->is_feedable()) return true;
+  if (control_flow_ops().count(node.op())) return true;
+  for (const char* part : kStatefulParts) {
+    if (node.op().find(part) != std::string::npos) return true;
+  }
+  for (const InputSpec* spec : node.input_specs) {
+    if (spec->is_ref) return true;
+  }
+  for (DataType dtype : node.output_dtypes) {
+    if (!is_supported_dtype(dtype)) return true;  // variants, resources, strings
+  }
+  return false;
+}
+
+bool has_control_flow(const Graph& graph) {
+  if (graph.def().has_library() && graph.def().library().function_size() > 0) return true;
+  for (int i = 0; i < graph.size(); ++i) {
+    if (control_flow_ops().count(graph.node(i).op())) return true;
+  }
+  return false;
+}
+
+graphdef::NodeDef const_node(const std::string& name, const Tensor& value) {
+  graphdef::NodeDef node;
+  node.set_name(name);
+  node.set_op("Const");
+  (*node.mutable_attr())["dtype"].set_type(value.dtype());
+  graphdef::TensorProto& proto = *(*node.mutable_attr())["value"].mutable_tensor();
+  proto.set_dtype(value.dtype());
+  for (int64_t dim : value.shape()) proto.mutable_tensor_shape()->add_dim()->set_size(dim);
+  // tensor_content is the element bytes in little-endian order, which is
+  // this machine's order (as tensor_from_proto assumes too).
+  proto.set_tensor_content(static_cast<const char*>(value.raw_data()), value.byte_size());
+  return node;
+}
+
+std::string input_text(const std::string& node, int output) {
+  return output == 0 ? node : node + ":" + std::to_string(output);
+}
+
+GraphEdit::GraphEdit(const Graph& graph) : original_(graph.def()) {
+  nodes_.assign(original_.node().begin(), original_.node().end());
+  removed_.assign(nodes_.size(), 0);
+  for (int i = 0; i < size(); ++i) index_[nodes_[i].name()] = i;
+}
+
+int GraphEdit::find(const std::string& name) const {
+  const auto it = index_.find(name);
+  return it == index_.end() || removed_[it->second] ? -1 : it->second;
+}
+
+std::string GraphEdit::add(graphdef::NodeDef node, const std::string& base) {
+  std::string name = base;
+  for (int k = 1; index_.count(name); ++k) name = base + "_" + std::to_string(k);
+  node.set_name(name);
+  index_[name] = size();
+  nodes_.push_back(std::move(node));
+  removed_.push_back(0);
+  return name;
+}
+
+void GraphEdit::redirect(const std::unordered_map<std::string, Move>& moves) {
+  if (moves.empty()) return;
+  // Where a reference ends up, following chains (an Identity of an Identity).
+  auto resolve = [&](InputName name) {
+    for (int hops = 0; hops <= size(); ++hops) {
+      const auto it = moves.find(name.node);
+      if (it == moves.end()) break;
+      name.node = it->second.to;
+      if (it->second.output >= 0 && !name.is_control) name.output = it->second.output;
+    }
+    return name;
+  };
+  for (int i = 0; i < size(); ++i) {
+    if (removed_[i]) continue;
+    graphdef::NodeDef& node = nodes_[i];
+    bool touched = false;
+    std::vector<std::string> inputs;
+    std::unordered_set<std::string> data_nodes, controls;
+    for (const std::string& text : node.input()) {
+      InputName name = parse_input_name(text);
+      if (moves.count(name.node)) {
+        name = resolve(name);
+        touched = true;
+      }
+      if (name.is_control) {
+        inputs.push_back("^" + name.node);
+      } else {
+        data_nodes.insert(name.node);
+        inputs.push_back(input_text(name.node, name.output));
+      }
+    }
+    if (!touched) continue;
+    node.clear_input();
+    for (const std::string& text : inputs) {
+      if (text[0] == '^') {
+        const std::string target = text.substr(1);
+        if (data_nodes.count(target) || !controls.insert(target).second) continue;
+      }
+      node.add_input(text);
+    }
+  }
+}
+
+std::unique_ptr<graphdef::GraphDef> GraphEdit::finish() const {
+  auto def = std::make_unique<graphdef::GraphDef>();
+  if (original_.has_library()) *def->mutable_library() = original_.library();
+  if (original_.has_versions()) *def->mutable_versions() = original_.versions();
+  for (int i = 0; i < size(); ++i) {
+    if (!removed_[i]) *def->add_node() = nodes_[i];
+  }
+  return def;
+}
+
+Uses::Uses(const GraphEdit& edit)
+    : data(edit.size(), 0), control(edit.size(), 0), other_outputs(edit.size(), 0) {
+  for (int i = 0; i < edit.size(); ++i) {
+    if (edit.removed(i)) continue;
+    for (const std::string& text : edit.node(i).input()) {
+      const InputName name = parse_input_name(text);
+      const int producer = edit.find(name.node);
+      if (producer < 0) continue;
+      if (name.is_control) {
+        ++control[producer];
+      } else {
+        ++data[producer];
+        if (name.output != 0) other_outputs[producer] = 1;
+      }
+    }
+  }
+}
+
+}  // namespace graphrun

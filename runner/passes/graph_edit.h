@@ -1,0 +1,74 @@
+// What the rewriting passes share: a mutable copy of a validated graph's
+// nodes (same indices as the Graph, new nodes appended), the tests of what
+// may be rewritten at all, and Const nodes made from tensors.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/tensor.h"
+#include "graph.pb.h"
+#include "graph/graph.h"
+
+namespace graphrun {
+
+// A node whose value is not a function of its inputs alone, or that acts on
+// state (variables, random numbers, queues, I/O, assertions, calls): never
+// folded, merged or bypassed. Unrunnable nodes count as stateful.
+bool is_stateful(const GraphNode& node);
+
+// TF control flow (frames) or a function library: the rewriting passes
+// leave such graphs alone, as graphdef/optimize does (folding across frames
+// or into function bodies needs the frame-aware rules those runtimes have).
+bool has_control_flow(const Graph& graph);
+
+// A Const NodeDef holding `value` (tensor_content form).
+graphdef::NodeDef const_node(const std::string& name, const Tensor& value);
+
+// A node reference as a NodeDef input: "node" for output 0, else "node:k".
+std::string input_text(const std::string& node, int output);
+
+class GraphEdit {
+ public:
+  explicit GraphEdit(const Graph& graph);
+
+  int size() const { return static_cast<int>(nodes_.size()); }
+  graphdef::NodeDef& node(int i) { return nodes_[i]; }
+  const graphdef::NodeDef& node(int i) const { return nodes_[i]; }
+  int find(const std::string& name) const;  // -1 when absent or removed
+  bool removed(int i) const { return removed_[i]; }
+  void remove(int i) { removed_[i] = 1; }
+  // Appends `node` under a name no node has, based on `base`; returns it.
+  std::string add(graphdef::NodeDef node, const std::string& base);
+
+  // Every input reading node `from` now reads `to`: "from:k" becomes
+  // "to:map(k)" (the same k when `output` < 0, else `output`), "^from"
+  // becomes "^to". Control inputs left duplicated, or naming a node the
+  // reader also reads as data, are dropped.
+  struct Move {
+    std::string to;
+    int output = -1;
+  };
+  void redirect(const std::unordered_map<std::string, Move>& moves);
+
+  // The edited GraphDef: kept nodes in order, then the added ones.
+  std::unique_ptr<graphdef::GraphDef> finish() const;
+
+ private:
+  const graphdef::GraphDef& original_;
+  std::vector<graphdef::NodeDef> nodes_;
+  std::vector<char> removed_;
+  std::unordered_map<std::string, int> index_;
+};
+
+// Data and control uses of each node of a GraphEdit (by node index).
+struct Uses {
+  std::vector<int> data, control;
+  std::vector<char> other_outputs;  // some reader takes an output other than 0
+  explicit Uses(const GraphEdit& edit);
+};
+
+}  // namespace graphrun
