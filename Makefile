@@ -11,7 +11,7 @@ PROTOS := $(wildcard proto/*.proto)
 PY_GEN := $(patsubst proto/%.proto,graphdef/_proto/%_pb2.py,$(PROTOS))
 CC_GEN := $(patsubst proto/%.proto,$(GEN_CC)/%.pb.cc,$(PROTOS))
 RUNNER_SRC := $(shell find runner -name '*.cc' 2>/dev/null)
-SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev graphviz
+SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev libdnnl-dev graphviz
 CXXFLAGS ?= -O2 -g0
 # No contraction of a * b + c into an FMA: it would change the bits of ops the numerics policy calls exact,
 # and by compiler version; the GEMM kernel asks for its FMAs by name.
@@ -92,7 +92,7 @@ cc: $(BUILD)/.sysdeps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(RUNNER)
 
 $(RUNNER): $(RUNNER_OBJ)
-	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) -lzip -lpthread
+	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) -ldnnl -lzip -lpthread
 
 $(OBJ)/gen/%.o: $(GEN_CC)/%.cc
 	@mkdir -p $(dir $@)

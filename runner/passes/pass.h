@@ -4,7 +4,8 @@
 // registers itself with REGISTER_GRAPH_PASS and a rank; passes run in rank
 // order, each on the graph the one before produced:
 //
-//   rank 100  fuse_conv_bias_relu  Conv2D -> BiasAdd (-> Relu) as one _FusedConv2D
+//   rank 100  fuse_conv_bias_activation  Conv2D / DepthwiseConv2dNative / MatMul -> BiasAdd
+//             (-> Relu, Relu6, Elu, LeakyRelu or x * Sigmoid(x)) as one _Fused* node
 //
 // (constant folding and batch-norm folding belong before the fusion, at
 // lower ranks). GRAPHRUN_CC_OPTIMIZE=0 in the environment turns every pass
