@@ -1,5 +1,7 @@
 #include "kernels/lib/dnnl_conv.h"
 
+#include <algorithm>
+#include <cmath>
 #include <unordered_map>
 #include <vector>
 
@@ -17,6 +19,8 @@ struct DnnlConvolution::Prepared {
   memory::desc user_weights_md;
   memory weights;  // in pd's layout; filled from a constant filter once
   bool weights_filled = false;
+  bool pads = false;             // the window reaches into padding
+  bool filter_finite = true;     // of the constant filter kept in `weights`
 };
 
 namespace {
@@ -48,6 +52,7 @@ DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t 
   if (prepared_ && prepared_->key == key) return prepared_.get();
   auto p = std::make_unique<Prepared>();
   p->key = std::move(key);
+  p->pads = s.window.rows.before || s.window.rows.after || s.window.cols.before || s.window.cols.after;
   if (fits_dnnl(s, groups, out_channels)) {
     const WindowGeometry& g = s.window;
     const memory::desc src({s.n, s.c, s.h, s.w}, kF32, Tag::nhwc);
@@ -85,6 +90,16 @@ bool DnnlConvolution::run(const ConvShape& s, int64_t groups, int64_t out_channe
   std::lock_guard<std::mutex> lock(mutex_);
   Prepared* p = prepare(s, groups, out_channels);
   if (!p->usable) return false;
+  // oneDNN skips padding taps; TF multiplies them, so a padding tap of an
+  // inf or NaN weight makes NaN. Such a filter goes to the caller's kernel.
+  if (p->pads) {
+    if (!constant_filter || !p->weights_filled) {
+      const WindowGeometry& g = s.window;
+      const int64_t count = g.kh * g.kw * (s.c / groups) * out_channels;
+      p->filter_finite = std::all_of(filter, filter + count, [](float w) { return std::isfinite(w); });
+    }
+    if (!p->filter_finite) return false;
+  }
   dnnl_call("run a convolution", [&] {
     dnnl::stream& stream = dnnl_stream();
     if (!constant_filter || !p->weights_filled) {
