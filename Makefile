@@ -39,7 +39,8 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-# The C++ runner's build needs protoc, libprotobuf, Eigen, nlohmann-json and libzip.
+# The C++ runner's build needs protoc, libprotobuf, Eigen, nlohmann-json, libzip and oneDNN (libdnnl, with
+# its OpenMP runtime libgomp).
 sysdeps: $(BUILD)/.sysdeps
 $(BUILD)/.sysdeps: Makefile
 	@mkdir -p $(BUILD)
@@ -92,7 +93,7 @@ cc: $(BUILD)/.sysdeps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(RUNNER)
 
 $(RUNNER): $(RUNNER_OBJ)
-	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) -ldnnl -lzip -lpthread
+	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) -ldnnl -lgomp -lzip -lpthread
 
 $(OBJ)/gen/%.o: $(GEN_CC)/%.cc
 	@mkdir -p $(dir $@)
