@@ -14,7 +14,7 @@ SERVING_PROTOS := $(wildcard proto/serving/*.proto)
 PY_GEN += $(patsubst proto/serving/%.proto,graphdef/_proto/%_pb2.py,$(SERVING_PROTOS))
 CC_GEN := $(patsubst proto/%.proto,$(GEN_CC)/%.pb.cc,$(PROTOS))
 RUNNER_SRC := $(shell find runner -name '*.cc' 2>/dev/null)
-SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev graphviz
+SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev libdnnl-dev graphviz
 CXXFLAGS ?= -O2 -g0
 # No contraction of a * b + c into an FMA: it would change the bits of ops the numerics policy calls exact,
 # and by compiler version; the GEMM kernel asks for its FMAs by name.
@@ -42,7 +42,8 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-# The C++ runner's build needs protoc, libprotobuf, Eigen, nlohmann-json and libzip.
+# The C++ runner's build needs protoc, libprotobuf, Eigen, nlohmann-json, libzip and oneDNN (libdnnl, with
+# its OpenMP runtime libgomp).
 sysdeps: $(BUILD)/.sysdeps
 $(BUILD)/.sysdeps: Makefile
 	@mkdir -p $(BUILD)
@@ -99,7 +100,7 @@ cc: $(BUILD)/.sysdeps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(RUNNER)
 
 $(RUNNER): $(RUNNER_OBJ)
-	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) -lzip -lpthread
+	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) -ldnnl -lgomp -lzip -lpthread
 
 $(OBJ)/gen/%.o: $(GEN_CC)/%.cc
 	@mkdir -p $(dir $@)

@@ -39,7 +39,7 @@ fuzz-cc: $(BUILD)/.sysdeps $(FUZZ_DIR)/.sysdeps
 	@$(MAKE) --no-print-directory -j$(NPROC) $(FUZZ_BIN)
 
 $(FUZZ_BIN): $(FUZZ_OBJ)
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_OBJ) $$(pkg-config --libs protobuf) -lzip -lpthread
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_OBJ) $$(pkg-config --libs protobuf) -ldnnl -lgomp -lzip -lpthread
 
 $(FUZZ_DIR)/obj/gen/%.o: $(GEN_CC)/%.cc
 	@mkdir -p $(dir $@)

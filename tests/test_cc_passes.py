@@ -1,9 +1,10 @@
 """graphrun-cc's graph passes (runner/passes): what they rewrite, what they must leave alone.
 
-The fusion pass turns a float32 Conv2D -> BiasAdd (-> Relu) chain into one _FusedConv2D node.
-The oracle for the values is numpy (a direct float64 convolution, bias and ReLU, within float32
-rounding) and, bit for bit, the same runner with GRAPHRUN_CC_OPTIMIZE=0, which runs the file's
-own nodes. `bench --profile --json` lists the op types that ran, which shows where fusion happened.
+The fusion pass turns a float32 Conv2D -> BiasAdd (-> Relu) chain into one _FusedConv2D node
+(tests/test_cc_fusion.py covers the other products and activations). The oracle for the values is
+numpy (a direct float64 convolution, bias and ReLU, within float32 rounding); the same runner with
+GRAPHRUN_CC_OPTIMIZE=0, which runs the file's own nodes, agrees under the numerics policy (not bit
+for bit: oneDNN adds the bias inside its kernel). `bench --profile --json` lists the op types that ran, which shows where fusion happened.
 """
 
 import json
@@ -14,6 +15,7 @@ import numpy as np
 import pytest
 
 from tests.cc_helpers import Graph, fails, ints_attr, str_attr, type_attr
+from tests.numerics_policy import assert_conforms
 
 RNG = np.random.default_rng(7)
 X = RNG.standard_normal((2, 6, 5, 3)).astype(np.float32)
@@ -77,12 +79,12 @@ def op_types(runner, model, tmp_path, *fetches, optimize=True):
 
 
 @pytest.mark.parametrize("relu", [True, False])
-def test_the_chain_runs_as_one_fused_node_with_the_same_bits(runner, tmp_path, relu):
+def test_the_chain_runs_as_one_fused_node(runner, tmp_path, relu):
     model = conv_chain(tmp_path, relu=relu)
     last = "relu:0" if relu else "bias:0"
     fused = fetched(runner, model, tmp_path, last)[last]
     assert_close(fused, oracle(relu))
-    assert fused.tobytes() == fetched(runner, model, tmp_path, last, optimize=False)[last].tobytes()
+    assert_conforms(fused, fetched(runner, model, tmp_path, last, optimize=False)[last], model, last)
     assert op_types(runner, model, tmp_path, last) == ["_FusedConv2D"]
     unfused = ["BiasAdd", "Conv2D"] + (["Relu"] if relu else [])
     assert op_types(runner, model, tmp_path, last, optimize=False) == unfused

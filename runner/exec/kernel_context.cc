@@ -27,6 +27,15 @@ Tensor* KernelContext::reusable_input(int i) {
   return input.use_count() == 1 && !input->is_borrowed() ? const_cast<Tensor*>(input.get()) : nullptr;
 }
 
+bool KernelContext::input_is_constant(int i) const {
+  if (i < 0 || i >= static_cast<int>(node_.inputs.size())) return false;
+  const GraphNode* producer = &graph_.node(node_.inputs[i].node);
+  for (int hops = 0; producer->op() == "Identity" && !producer->inputs.empty() && hops < 64; ++hops) {
+    producer = &graph_.node(producer->inputs[0].node);
+  }
+  return producer->op() == "Const";
+}
+
 const std::string& KernelContext::ref_variable(int i) const {
   return graph_.node(node_.inputs.at(i).node).name();
 }

@@ -30,6 +30,11 @@ class KernelContext {
   // it reads only before writing it.
   Tensor* reusable_input(int i);
 
+  // True when data input i is a Const's value (through Identity nodes): the
+  // same every run, so a kernel may keep what it derives from it (oneDNN's
+  // reordered weights). Const is never feedable, so no run replaces it.
+  bool input_is_constant(int i) const;
+
   // The variable node a ref input names (its name keys the variable store).
   const std::string& ref_variable(int i) const;
   const graphdef::NodeDef& ref_variable_def(int i) const;

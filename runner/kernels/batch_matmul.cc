@@ -1,14 +1,42 @@
 // BatchMatMul (equal batch dims), BatchMatMulV2 (broadcast batch dims) and
 // BatchMatMulV3 (its own dtype per side; here all three must agree): one
 // matrix product per batch, adj_x/adj_y transposing the last two dims.
+// float32 runs as one oneDNN matmul primitive over all batches
+// (lib/dnnl_matmul.h) when the ranks allow; batch_gemm serves the rest.
+#include <memory>
+
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/batch_gemm.h"
+#include "kernels/lib/dnnl_matmul.h"
 
 namespace graphrun {
 namespace {
 
 using Types = TypeList<float, double, int32_t, int64_t>;
+
+struct BatchMatMulNode {
+  bool adj_x = false, adj_y = false;
+  std::shared_ptr<DnnlMatMul> dnnl;
+};
+
+BatchMatMulNode prepare_node(const Kernel& kernel, const graphdef::NodeDef& node) {
+  return BatchMatMulNode{kernel.get_bool(node, "adj_x"), kernel.get_bool(node, "adj_y"),
+                         std::make_shared<DnnlMatMul>(Epilogue{})};
+}
+
+// float32 through oneDNN: both operands as rank-`out` arrays (leading 1s
+// added), whose batch dims then broadcast as oneDNN's matmul does.
+bool multiply_dnnl(const KernelContext& context, const Tensor& x, const Tensor& y, Tensor& out) {
+  const BatchMatMulNode& node = context.state<BatchMatMulNode>();
+  const std::size_t rank = out.shape().size();
+  if (x.dtype() != graphdef::DT_FLOAT || x.rank() < 2 || y.rank() < 2 || rank > 5) return false;
+  std::vector<int64_t> a(rank - x.shape().size(), 1), b(rank - y.shape().size(), 1);
+  a.insert(a.end(), x.shape().begin(), x.shape().end());
+  b.insert(b.end(), y.shape().begin(), y.shape().end());
+  return node.dnnl->run(a, b, node.adj_x, node.adj_y, x.data<float>(), y.data<float>(), context.input_is_constant(1),
+                        nullptr, out.data<float>());
+}
 
 void compute(KernelContext& context, bool broadcasting) {
   const Tensor& x = context.input(0);
@@ -17,9 +45,10 @@ void compute(KernelContext& context, bool broadcasting) {
     throw Error("x is " + dtype_name(x.dtype()) + " and y " + dtype_name(y.dtype()) +
                 "; graphrun-cc multiplies only equal dtypes (cast one side to Tout first)");
   }
-  const bool adj_x = context.attr_bool("adj_x"), adj_y = context.attr_bool("adj_y");
+  const BatchMatMulNode& node = context.state<BatchMatMulNode>();
+  const bool adj_x = node.adj_x, adj_y = node.adj_y;
   Tensor out(x.dtype(), batch_matmul_shape(x.shape(), y.shape(), adj_x, adj_y, broadcasting));
-  batch_matmul(x, y, adj_x, adj_y, out);
+  if (!multiply_dnnl(context, x, y, out)) batch_matmul(x, y, adj_x, adj_y, out);
   context.set_output(0, std::move(out));
 }
 
@@ -40,6 +69,7 @@ REGISTER_KERNEL(Kernel("BatchMatMul")
                     .bool_attr("adj_y", false)
                     .bool_attr("grad_x", false)
                     .bool_attr("grad_y", false)
+                    .prepare(prepare_node)
                     .compute([](KernelContext& context) { compute(context, false); }));
 
 REGISTER_KERNEL(Kernel("BatchMatMulV2")
@@ -51,6 +81,7 @@ REGISTER_KERNEL(Kernel("BatchMatMulV2")
                     .bool_attr("adj_y", false)
                     .bool_attr("grad_x", false)
                     .bool_attr("grad_y", false)
+                    .prepare(prepare_node)
                     .compute([](KernelContext& context) { compute(context, true); }));
 
 REGISTER_KERNEL(Kernel("BatchMatMulV3")
@@ -65,6 +96,7 @@ REGISTER_KERNEL(Kernel("BatchMatMulV3")
                     .bool_attr("grad_x", false)
                     .bool_attr("grad_y", false)
                     .check(check_v3_dtypes)
+                    .prepare(prepare_node)
                     .compute([](KernelContext& context) { compute(context, true); }));
 
 }  // namespace

@@ -1,13 +1,19 @@
-// Conv2D, NHWC (grouped when the filter's in channels divide the input's): the patch matrix of the output pixels times the
-// [KH*KW*C, out] filter. float32 is an implicit product (gemm_f32.h) that
-// reads each patch straight from a zero-padded copy of the input, pixels
-// shared out over the cores. float64 and int32 build the patch matrix a tile
-// at a time; float64 multiplies with Eigen, int32 with wrap-around, as
-// Python's numpy product does. A 1x1 window with stride 1 and no padding
-// needs no patch matrix: the input already is one.
+// Conv2D, NHWC (grouped when the filter's in channels divide the input's),
+// and the fusion pass's _FusedConv2D (bias and activation after it).
+// float32 runs as a oneDNN primitive (lib/dnnl_conv.h) whenever oneDNN has
+// one for the shapes. The hand-written kernels are the fallback and serve the
+// other dtypes: the patch matrix of the output pixels times the [KH*KW*C,
+// out] filter. float32 is an implicit product (gemm_f32.h) that reads each
+// patch straight from a zero-padded copy of the input, pixels shared out
+// over the cores. float64 and int32 build the patch matrix a tile at a time;
+// float64 multiplies with Eigen, int32 with wrap-around, as Python's numpy
+// product does. A 1x1 window with stride 1 and no padding needs no patch
+// matrix: the input already is one.
 #include <Eigen/Core>
+#include <memory>
 #include <vector>
 
+#include "kernels/lib/dnnl_conv.h"
 #include "kernels/lib/gemm_f32.h"
 #include "kernels/lib/min_max.h"
 #include "core/int_arith.h"
@@ -98,28 +104,10 @@ std::vector<float> pad_input(const ConvShape& s, const float* x, int64_t& hp, in
   return padded;
 }
 
-// _FusedConv2D's bias and ReLU on `rows` output rows, right
-// after the product wrote them: y + bias, then max(y, 0) with Relu's rule
-// (NaN passes, -0.0 becomes 0.0), the same float arithmetic as the BiasAdd
-// and Relu kernels, so fusing changes no bit.
-void apply_epilogue(float* y, int64_t rows, int64_t channels, const float* bias, bool relu) {
-  const F32x4 zero = {0, 0, 0, 0};
-  for (int64_t r = 0; r < rows; ++r, y += channels) {
-    int64_t c = 0;
-    for (; c + 4 <= channels; c += 4) {
-      F32x4 v = load4(y + c) + load4(bias + c);
-      if (relu) v = (v > zero) | (v != v) ? v : zero;
-      store4(y + c, v);
-    }
-    for (; c < channels; ++c) {
-      const float v = y[c] + bias[c];
-      y[c] = relu ? maximum(v, 0.0f) : v;
-    }
-  }
-}
-
+// The hand-written float32 path, with a fused node's epilogue applied to
+// each tile as it is made (while it is still in cache).
 void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64_t out_channels, float* y,
-                  const float* bias, bool relu) {
+                  const float* bias, const Epilogue& epilogue) {
   const WindowGeometry& g = s.window;
   const int64_t pixels = s.pixels();
   if (pixels == 0 || out_channels == 0) return;
@@ -129,7 +117,7 @@ void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64
   if (is_pointwise(s)) {
     parallel_for(pixels, work, [&](int64_t begin, int64_t end) {
       gemm_f32(x + begin * k, end - begin, k, packed, y + begin * out_channels, out_channels);
-      if (bias) apply_epilogue(y + begin * out_channels, end - begin, out_channels, bias, relu);
+      if (epilogue.bias) apply_epilogue(y + begin * out_channels, end - begin, out_channels, bias, epilogue);
     });
     return;
   }
@@ -159,15 +147,15 @@ void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64
       });
       conv_gemm_f32(bases.data(), count, offsets.data(), static_cast<int64_t>(offsets.size()), run, packed,
                     y + begin * out_channels, out_channels);
-      if (bias) apply_epilogue(y + begin * out_channels, count, out_channels, bias, relu);
+      if (epilogue.bias) apply_epilogue(y + begin * out_channels, count, out_channels, bias, epilogue);
     }
   });
 }
 
 // A grouped convolution (TF's, when the filter's in channels divide the
 // input's): group g convolves input channels [g*ci, (g+1)*ci) with filter
-// out channels [g*cog, (g+1)*cog), each group an ordinary Conv2D on copies.
-Tensor compute_grouped(const Tensor& input, const Tensor& filter, const WindowAttrs& window) {
+// out channels [g*cog, (g+1)*cog). The number of groups, checked.
+int64_t conv_groups(const Tensor& input, const Tensor& filter) {
   const int64_t c = input.shape()[3], ci = filter.shape()[2], co = filter.shape()[3];
   if (ci == 0 || c == 0 || c % ci) {
     throw Error("the input's " + std::to_string(c) + " channels are not a multiple of the filter's " +
@@ -178,11 +166,15 @@ Tensor compute_grouped(const Tensor& input, const Tensor& filter, const WindowAt
     throw Error(std::to_string(groups) + " groups (" + std::to_string(c) + " / " + std::to_string(ci) +
                 " channels) do not divide the filter's " + std::to_string(co) + " out channels");
   }
+  return groups;
+}
+
+// The hand-written grouped path: each group an ordinary Conv2D on copies.
+void compute_grouped(const Tensor& input, const Tensor& filter, int64_t groups, const ConvShape& s,
+                     Tensor& output) {
+  const int64_t c = input.shape()[3], ci = filter.shape()[2], co = filter.shape()[3];
   const int64_t cog = co / groups;
   const Shape& in = input.shape();
-  const ConvShape s = conv_shape({in[0], in[1], in[2], ci}, {filter.shape()[0], filter.shape()[1], ci, cog},
-                                 window);
-  Tensor output(input.dtype(), {s.n, s.window.rows.out, s.window.cols.out, co});
   dispatch(ConvTypes{}, input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const int64_t pixels_in = in[0] * in[1] * in[2], taps = filter.shape()[0] * filter.shape()[1] * ci;
@@ -195,72 +187,70 @@ Tensor compute_grouped(const Tensor& input, const Tensor& filter, const WindowAt
       }
       for (int64_t t = 0; t < taps; ++t) std::copy_n(filter.data<T>() + t * co + g * cog, cog, f.data() + t * cog);
       if constexpr (std::is_same_v<T, float>) {
-        convolve_f32(s, x.data(), f.data(), cog, y.data(), nullptr, false);
+        convolve_f32(s, x.data(), f.data(), cog, y.data(), nullptr, Epilogue{});
       } else {
         convolve<T>(s, x.data(), f.data(), cog, y.data());
       }
       for (int64_t p = 0; p < pixels_out; ++p) std::copy_n(y.data() + p * cog, cog, output.data<T>() + p * co + g * cog);
     }
   });
-  return output;
 }
 
-// Conv2D, or with `bias` a _FusedConv2D: the product with the bias (and
-// ReLU) applied to each tile as it is made.
-void convolve_node(KernelContext& context, const WindowAttrs& window, const Tensor* bias, bool relu) {
+// A Conv2D node's state: its window, and for a _FusedConv2D its epilogue;
+// the oneDNN primitive is made at the first run (it needs the shapes).
+struct ConvNode {
+  WindowAttrs window;
+  Epilogue epilogue;
+  std::shared_ptr<DnnlConvolution> dnnl;
+};
+
+// Conv2D, or with a bias a _FusedConv2D. float32 goes to oneDNN when it has
+// a primitive for the shapes; the hand-written kernels serve the rest.
+void compute_conv_node(KernelContext& context) {
+  const ConvNode& node = context.state<ConvNode>();
   const Tensor& input = context.input(0);
   const Tensor& filter = context.input(1);
-  if (input.rank() == 4 && filter.rank() == 4 && input.shape()[3] != filter.shape()[2]) {
-    Tensor output = compute_grouped(input, filter, window);
-    if (bias) {
-      const int64_t channels = output.shape()[3];
-      if (bias->shape() != Shape{channels}) throw Error("bias " + shape_string(bias->shape()) + " must match the " +
-                                                        std::to_string(channels) + " output channels");
-      apply_epilogue(output.data<float>(), output.num_elements() / std::max<int64_t>(channels, 1), channels,
-                     bias->data<float>(), relu);
-    }
-    context.set_output(0, std::move(output));
-    return;
-  }
-  const ConvShape s = conv_shape(input.shape(), filter.shape(), window);
+  const bool grouped = input.rank() == 4 && filter.rank() == 4 && input.shape()[3] != filter.shape()[2];
+  const int64_t groups = grouped ? conv_groups(input, filter) : 1;
+  const Shape& in = input.shape();
+  ConvShape s = grouped ? conv_shape({in[0], in[1], in[2], filter.shape()[2]}, filter.shape(), node.window)
+                        : conv_shape(in, filter.shape(), node.window);
   const int64_t out_channels = filter.shape()[3];
+  const Shape out_shape = {s.n, s.window.rows.out, s.window.cols.out, out_channels};
+  const Tensor* bias = node.epilogue.bias ? &context.input(2) : nullptr;
   if (bias && bias->shape() != Shape{out_channels}) {
     // BiasAdd's own message: the pass fused a BiasAdd that would refuse it.
     throw Error("bias " + shape_string(bias->shape()) + " must be 1-D and match the last dim of value " +
-                shape_string({s.n, s.window.rows.out, s.window.cols.out, out_channels}) + " (at least 2-D)");
+                shape_string(out_shape) + " (at least 2-D)");
   }
-  Tensor output = Tensor::uninitialized(input.dtype(), {s.n, s.window.rows.out, s.window.cols.out, out_channels});
-  dispatch(ConvTypes{}, input.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, float>) {
-      convolve_f32(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>(),
-                   bias ? bias->data<float>() : nullptr, relu);
-    } else {
-      convolve<T>(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>());
+  Tensor output = Tensor::uninitialized(input.dtype(), out_shape);
+  if (input.dtype() == graphdef::DT_FLOAT) {
+    ConvShape whole = s;
+    whole.c = in[3];
+    if (node.dnnl->run(whole, groups, out_channels, input.data<float>(), filter.data<float>(),
+                       context.input_is_constant(1), bias ? bias->data<float>() : nullptr, output.data<float>())) {
+      context.set_output(0, std::move(output));
+      return;
     }
-  });
+  }
+  if (grouped) {
+    compute_grouped(input, filter, groups, s, output);
+    if (bias) {
+      apply_epilogue(output.data<float>(), output.num_elements() / std::max<int64_t>(out_channels, 1), out_channels,
+                     bias->data<float>(), node.epilogue);
+    }
+  } else {
+    dispatch(ConvTypes{}, input.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_same_v<T, float>) {
+        convolve_f32(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>(),
+                     bias ? bias->data<float>() : nullptr, node.epilogue);
+      } else {
+        convolve<T>(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>());
+      }
+    });
+  }
   context.set_output(0, std::move(output));
-}
-
-void compute_conv2d(KernelContext& context) { convolve_node(context, conv_window_attrs(context), nullptr, false); }
-
-// fused_ops as the fusion pass writes them (runner/passes/fuse_conv_bias_relu.cc):
-// the only forms this kernel serves.
-bool fuses_relu(const Kernel& kernel, const graphdef::NodeDef& node) {
-  const auto& ops = kernel.attr(node, "fused_ops").list().s();
-  if (ops.size() == 1 && ops[0] == "BiasAdd") return false;
-  if (ops.size() == 2 && ops[0] == "BiasAdd" && ops[1] == "Relu") return true;
-  throw Error("attr 'fused_ops' must be [BiasAdd] or [BiasAdd, Relu]");
-}
-
-struct FusedConvAttrs {
-  WindowAttrs window;
-  bool relu = false;
-};
-
-void compute_fused_conv2d(KernelContext& context) {
-  const FusedConvAttrs& attrs = context.state<FusedConvAttrs>();
-  convolve_node(context, attrs.window, &context.input(2), attrs.relu);
 }
 
 REGISTER_KERNEL(declare_conv_attrs(Kernel("Conv2D")
@@ -269,9 +259,14 @@ REGISTER_KERNEL(declare_conv_attrs(Kernel("Conv2D")
                                        .output("T")
                                        .type_attr("T", dtypes_of(ConvTypes{})),
                                    true)
-                    .compute(compute_conv2d));
+                    .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
+                      return ConvNode{read_window_attrs(kernel, node, true, true), Epilogue{},
+                                      std::make_shared<DnnlConvolution>(Epilogue{})};
+                    })
+                    .compute(compute_conv_node));
 
-// TensorFlow's remapper op, written only by the fusion pass; float32 only.
+// TensorFlow's remapper op, written only by the fusion pass
+// (runner/passes/fuse_conv_bias_activation.cc); float32 only.
 REGISTER_KERNEL(declare_conv_attrs(Kernel("_FusedConv2D")
                                        .input("input", "T")
                                        .input("filter", "T")
@@ -286,9 +281,11 @@ REGISTER_KERNEL(declare_conv_attrs(Kernel("_FusedConv2D")
                                    true)
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
                       if (kernel.get_int(node, "num_args") != 1) throw Error("attr 'num_args' must be 1");
-                      return FusedConvAttrs{read_window_attrs(kernel, node, true, true), fuses_relu(kernel, node)};
+                      const Epilogue epilogue = read_fused_ops(kernel, node);
+                      return ConvNode{read_window_attrs(kernel, node, true, true), epilogue,
+                                      std::make_shared<DnnlConvolution>(epilogue)};
                     })
-                    .compute(compute_fused_conv2d));
+                    .compute(compute_conv_node));
 
 }  // namespace
 }  // namespace graphrun

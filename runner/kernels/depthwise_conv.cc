@@ -1,5 +1,9 @@
 // DepthwiseConv2dNative, NHWC: filter [KH, KW, C, M] convolves each input
-// channel c on its own into output channels c*M .. c*M + M-1. As Python's
+// channel c on its own into output channels c*M .. c*M + M-1, and the fusion
+// pass's _FusedDepthwiseConv2dNative (bias and activation after it). float32
+// runs as a oneDNN grouped convolution (lib/dnnl_conv.h) where oneDNN has a
+// primitive for the shapes; the hand-written kernel below serves the rest,
+// and float64. As Python's
 // graphrun: every output starts at 0 and adds x * w tap by tap in row-major
 // order, padding taps included as 0 * w (so an inf weight at the border gives
 // NaN there too). With every weight finite a padding tap adds a zero to a sum
@@ -7,8 +11,10 @@
 // a huge filter over a small input from costing its full size per pixel.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "kernels/conv_common.h"
+#include "kernels/lib/dnnl_conv.h"
 
 namespace graphrun {
 namespace {
@@ -52,16 +58,42 @@ void depthwise(const ConvShape& s, const T* x, const T* filter, int64_t multipli
   });
 }
 
+// A DepthwiseConv2dNative node's state: its window and, for the fusion
+// pass's _FusedDepthwiseConv2dNative, its epilogue; the oneDNN primitive (a
+// convolution with one group per input channel) is made at the first run.
+struct DepthwiseNode {
+  WindowAttrs window;
+  Epilogue epilogue;
+  std::shared_ptr<DnnlConvolution> dnnl;
+};
+
 void compute_depthwise(KernelContext& context) {
+  const DepthwiseNode& node = context.state<DepthwiseNode>();
   const Tensor& input = context.input(0);
   const Tensor& filter = context.input(1);
-  const ConvShape s = conv_shape(input.shape(), filter.shape(), conv_window_attrs(context));
+  const ConvShape s = conv_shape(input.shape(), filter.shape(), node.window);
   const int64_t multiplier = filter.shape()[3];
-  Tensor output = Tensor::uninitialized(input.dtype(), {s.n, s.window.rows.out, s.window.cols.out, s.c * multiplier});
+  const Shape out_shape = {s.n, s.window.rows.out, s.window.cols.out, s.c * multiplier};
+  const Tensor* bias = node.epilogue.bias ? &context.input(2) : nullptr;
+  if (bias && bias->shape() != Shape{out_shape[3]}) {
+    // BiasAdd's own message: the pass fused a BiasAdd that would refuse it.
+    throw Error("bias " + shape_string(bias->shape()) + " must be 1-D and match the last dim of value " +
+                shape_string(out_shape) + " (at least 2-D)");
+  }
+  Tensor output = Tensor::uninitialized(input.dtype(), out_shape);
+  if (input.dtype() == graphdef::DT_FLOAT &&
+      node.dnnl->run(s, s.c, s.c * multiplier, input.data<float>(), filter.data<float>(),
+                     context.input_is_constant(1), bias ? bias->data<float>() : nullptr, output.data<float>())) {
+    context.set_output(0, std::move(output));
+    return;
+  }
   dispatch(FloatTypes{}, input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     depthwise<T>(s, input.data<T>(), filter.data<T>(), multiplier, output.data<T>());
   });
+  if (bias) {
+    apply_epilogue(output.data<float>(), s.pixels(), out_shape[3], bias->data<float>(), node.epilogue);
+  }
   context.set_output(0, std::move(output));
 }
 
@@ -71,6 +103,31 @@ REGISTER_KERNEL(declare_conv_attrs(Kernel("DepthwiseConv2dNative")
                                        .output("T")
                                        .type_attr("T", dtypes_of(FloatTypes{})),
                                    false)
+                    .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
+                      return DepthwiseNode{read_window_attrs(kernel, node, true, true), Epilogue{},
+                                           std::make_shared<DnnlConvolution>(Epilogue{})};
+                    })
+                    .compute(compute_depthwise));
+
+// TensorFlow's remapper op, written only by the fusion pass; float32 only.
+REGISTER_KERNEL(declare_conv_attrs(Kernel("_FusedDepthwiseConv2dNative")
+                                       .input("input", "T")
+                                       .input("filter", "T")
+                                       .list_input("args", "num_args", "T")
+                                       .output("T")
+                                       .type_attr("T", {graphdef::DT_FLOAT})
+                                       .int_attr("num_args", 1)
+                                       .string_list_attr("fused_ops")
+                                       .float_attr("epsilon", 0.0001f)
+                                       .float_attr("leakyrelu_alpha", 0.2f)
+                                       .internal(),
+                                   false)
+                    .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
+                      if (kernel.get_int(node, "num_args") != 1) throw Error("attr 'num_args' must be 1");
+                      const Epilogue epilogue = read_fused_ops(kernel, node);
+                      return DepthwiseNode{read_window_attrs(kernel, node, true, true), epilogue,
+                                           std::make_shared<DnnlConvolution>(epilogue)};
+                    })
                     .compute(compute_depthwise));
 
 }  // namespace

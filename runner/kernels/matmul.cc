@@ -1,7 +1,12 @@
-// MatMul: 2-D matrix product with optional transposes. Eigen does floats;
-// integers use a plain triple loop so the products wrap like every other
-// integer op here.
+// MatMul: 2-D matrix product with optional transposes, and the fusion
+// pass's _FusedMatMul (bias and activation after it). float32 runs as a
+// oneDNN matmul primitive (lib/dnnl_matmul.h); Eigen does the other floats
+// and is float32's fallback; integers use a plain triple loop so the products
+// wrap like every other integer op here.
 #include <Eigen/Core>
+#include <memory>
+
+#include "kernels/lib/dnnl_matmul.h"
 
 #include "core/int_arith.h"
 #include "exec/kernel.h"
@@ -50,15 +55,18 @@ void multiply_ints(const Tensor& a, const Tensor& b, bool transpose_a, bool tran
   }
 }
 
-struct MatMulAttrs {
+struct MatMulNode {
   bool transpose_a = false, transpose_b = false;
+  Epilogue epilogue;
+  std::shared_ptr<DnnlMatMul> dnnl;
 };
 
 void compute_matmul(KernelContext& context) {
+  const MatMulNode& node = context.state<MatMulNode>();
   const Tensor& a = context.input(0);
   const Tensor& b = context.input(1);
-  const bool transpose_a = context.state<MatMulAttrs>().transpose_a;
-  const bool transpose_b = context.state<MatMulAttrs>().transpose_b;
+  const bool transpose_a = node.transpose_a;
+  const bool transpose_b = node.transpose_b;
   if (a.rank() != 2 || b.rank() != 2) {
     throw Error("needs two 2-D inputs, got " + shape_string(a.shape()) + " and " + shape_string(b.shape()));
   }
@@ -68,12 +76,27 @@ void compute_matmul(KernelContext& context) {
   if (a_used[1] != b_used[0]) {
     throw Error("cannot multiply " + shape_string(a_used) + " by " + shape_string(b_used));
   }
+  const Tensor* bias = node.epilogue.bias ? &context.input(2) : nullptr;
+  if (bias && bias->shape() != Shape{b_used[1]}) {
+    // BiasAdd's own message: the pass fused a BiasAdd that would refuse it.
+    throw Error("bias " + shape_string(bias->shape()) + " must be 1-D and match the last dim of value " +
+                shape_string({a_used[0], b_used[1]}) + " (at least 2-D)");
+  }
+  if (a.dtype() == graphdef::DT_FLOAT) {
+    Tensor out = Tensor::uninitialized(a.dtype(), {a_used[0], b_used[1]});
+    if (node.dnnl->run(a.shape(), b.shape(), transpose_a, transpose_b, a.data<float>(), b.data<float>(),
+                       context.input_is_constant(1), bias ? bias->data<float>() : nullptr, out.data<float>())) {
+      context.set_output(0, std::move(out));
+      return;
+    }
+  }
   Tensor out(a.dtype(), {a_used[0], b_used[1]});
   dispatch(MatMulTypes{}, a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T>) multiply_floats<T>(a, b, transpose_a, transpose_b, out);
     else multiply_ints<T>(a, b, transpose_a, transpose_b, out);
   });
+  if (bias) apply_epilogue(out.data<float>(), a_used[0], b_used[1], bias->data<float>(), node.epilogue);
   context.set_output(0, std::move(out));
 }
 
@@ -93,7 +116,31 @@ REGISTER_KERNEL(Kernel("MatMul")
                     .bool_attr("transpose_a", false)
                     .bool_attr("transpose_b", false)
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
-                      return MatMulAttrs{kernel.get_bool(node, "transpose_a"), kernel.get_bool(node, "transpose_b")};
+                      return MatMulNode{kernel.get_bool(node, "transpose_a"), kernel.get_bool(node, "transpose_b"),
+                                        Epilogue{}, std::make_shared<DnnlMatMul>(Epilogue{})};
+                    })
+                    .shape(matmul_shape)
+                    .compute(compute_matmul));
+
+// TensorFlow's remapper op, written only by the fusion pass; float32 only.
+REGISTER_KERNEL(Kernel("_FusedMatMul")
+                    .input("a", "T")
+                    .input("b", "T")
+                    .list_input("args", "num_args", "T")
+                    .output("T")
+                    .type_attr("T", {graphdef::DT_FLOAT})
+                    .bool_attr("transpose_a", false)
+                    .bool_attr("transpose_b", false)
+                    .int_attr("num_args", 1)
+                    .string_list_attr("fused_ops")
+                    .float_attr("epsilon", 0.0001f)
+                    .float_attr("leakyrelu_alpha", 0.2f)
+                    .internal()
+                    .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
+                      if (kernel.get_int(node, "num_args") != 1) throw Error("attr 'num_args' must be 1");
+                      const Epilogue epilogue = read_fused_ops(kernel, node);
+                      return MatMulNode{kernel.get_bool(node, "transpose_a"), kernel.get_bool(node, "transpose_b"),
+                                        epilogue, std::make_shared<DnnlMatMul>(epilogue)};
                     })
                     .shape(matmul_shape)
                     .compute(compute_matmul));

@@ -10,7 +10,8 @@
 //   rank 30   fold_batch_norms     inference batch norms into Conv2D/Depthwise/MatMul weights
 //   rank 35   prune_folded         the same, for what the folding passes left unread
 //   rank 40   eliminate_common_subexpressions
-//   rank 100  fuse_conv_bias_relu  Conv2D -> BiasAdd (-> Relu) as one _FusedConv2D
+//   rank 100  fuse_conv_bias_activation  Conv2D / DepthwiseConv2dNative / MatMul -> BiasAdd
+//             (-> Relu, Relu6, Elu, LeakyRelu or x * Sigmoid(x)) as one _Fused* node
 //
 // They are the C++ form of graphdef/optimize (the Python runtime's passes).
 // GRAPHRUN_CC_OPTIMIZE=0 in the environment, or --no-optimize, turns every

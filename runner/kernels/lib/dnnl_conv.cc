@@ -1,0 +1,127 @@
+#include "kernels/lib/dnnl_conv.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+#include <vector>
+
+namespace graphrun {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+constexpr memory::data_type kF32 = memory::data_type::f32;
+
+struct DnnlConvolution::Prepared {
+  std::vector<int64_t> key;
+  bool usable = false;  // false: oneDNN refused this problem; the caller's kernel runs
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward primitive;
+  memory::desc user_weights_md;
+  memory weights;  // in pd's layout; filled from a constant filter once
+  bool weights_filled = false;
+  bool pads = false;             // the window reaches into padding
+  bool filter_finite = true;     // of the constant filter kept in `weights`
+};
+
+namespace {
+
+std::vector<int64_t> problem_key(const ConvShape& s, int64_t groups, int64_t out_channels) {
+  const WindowGeometry& g = s.window;
+  return {s.n, s.h, s.w, s.c, groups, out_channels, g.kh, g.kw, g.stride_h, g.stride_w, g.dilation_h,
+          g.dilation_w, g.rows.before, g.rows.after, g.cols.before, g.cols.after, g.rows.out, g.cols.out};
+}
+
+// Shapes oneDNN's kernels are meant for; the rest (empty tensors, padding as
+// wide as the window, which only hostile graphs have) stay with the caller.
+bool fits_dnnl(const ConvShape& s, int64_t groups, int64_t out_channels) {
+  const WindowGeometry& g = s.window;
+  const int64_t extent_h = (g.kh - 1) * g.dilation_h + 1, extent_w = (g.kw - 1) * g.dilation_w + 1;
+  return s.n > 0 && s.h > 0 && s.w > 0 && s.c > 0 && out_channels > 0 && groups > 0 && s.c % groups == 0 &&
+         out_channels % groups == 0 && g.rows.out > 0 && g.cols.out > 0 && g.rows.before < extent_h &&
+         g.rows.after < extent_h && g.cols.before < extent_w && g.cols.after < extent_w && g.rows.after >= 0 &&
+         g.cols.after >= 0;
+}
+
+}  // namespace
+
+DnnlConvolution::DnnlConvolution(const Epilogue& epilogue) : epilogue_(epilogue) {}
+DnnlConvolution::~DnnlConvolution() = default;
+
+DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t groups, int64_t out_channels) {
+  std::vector<int64_t> key = problem_key(s, groups, out_channels);
+  if (prepared_ && prepared_->key == key) return prepared_.get();
+  auto p = std::make_unique<Prepared>();
+  p->key = std::move(key);
+  p->pads = s.window.rows.before || s.window.rows.after || s.window.cols.before || s.window.cols.after;
+  if (fits_dnnl(s, groups, out_channels)) {
+    const WindowGeometry& g = s.window;
+    const memory::desc src({s.n, s.c, s.h, s.w}, kF32, Tag::nhwc);
+    const memory::desc dst({s.n, out_channels, g.rows.out, g.cols.out}, kF32, Tag::nhwc);
+    const memory::dims weight_dims =
+        groups == 1 ? memory::dims{out_channels, s.c, g.kh, g.kw}
+                    : memory::dims{groups, out_channels / groups, s.c / groups, g.kh, g.kw};
+    // TF's [KH, KW, C/groups, out] is hwio, and with groups hwigo (out = g * out/groups + o).
+    p->user_weights_md = memory::desc(weight_dims, kF32, groups == 1 ? Tag::hwio : Tag::hwigo);
+    const memory::desc any_weights(weight_dims, kF32, Tag::any);
+    const memory::desc bias_md = epilogue_.bias ? memory::desc({out_channels}, kF32, Tag::a) : memory::desc();
+    try {
+      // Direct convolution only: Winograd would round differently from the
+      // policy's model of a sum of products.
+      const dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference,
+                                                 dnnl::algorithm::convolution_direct, src, any_weights, bias_md,
+                                                 dst, {g.stride_h, g.stride_w},
+                                                 {g.dilation_h - 1, g.dilation_w - 1},
+                                                 {g.rows.before, g.cols.before}, {g.rows.after, g.cols.after});
+      p->pd = dnnl::convolution_forward::primitive_desc(desc, strict_attr(epilogue_), dnnl_engine());
+      p->primitive = dnnl::convolution_forward(p->pd);
+      p->weights = memory(p->pd.weights_desc(), dnnl_engine());
+      p->usable = true;
+    } catch (const dnnl::error&) {
+      p->usable = false;  // no implementation for this problem: the caller's kernel serves it
+    }
+  }
+  prepared_ = std::move(p);
+  return prepared_.get();
+}
+
+bool DnnlConvolution::run(const ConvShape& s, int64_t groups, int64_t out_channels, const float* x,
+                          const float* filter, bool constant_filter, const float* bias, float* y) {
+  if (!dnnl_enabled()) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  Prepared* p = prepare(s, groups, out_channels);
+  if (!p->usable) return false;
+  // oneDNN skips padding taps; TF multiplies them, so a padding tap of an
+  // inf or NaN weight makes NaN. Such a filter goes to the caller's kernel.
+  if (p->pads) {
+    if (!constant_filter || !p->weights_filled) {
+      const WindowGeometry& g = s.window;
+      const int64_t count = g.kh * g.kw * (s.c / groups) * out_channels;
+      p->filter_finite = std::all_of(filter, filter + count, [](float w) { return std::isfinite(w); });
+    }
+    if (!p->filter_finite) return false;
+  }
+  dnnl_call("run a convolution", [&] {
+    dnnl::stream& stream = dnnl_stream();
+    if (!constant_filter || !p->weights_filled) {
+      memory user(p->user_weights_md, dnnl_engine(), const_cast<float*>(filter));
+      if (p->pd.weights_desc() == p->user_weights_md) {
+        p->weights = user;  // already in oneDNN's layout: used in place, so wrapped afresh each run
+      } else {
+        if (!p->weights.get(true) || p->weights.get_desc() != p->pd.weights_desc()) {
+          p->weights = memory(p->pd.weights_desc(), dnnl_engine());
+        }
+        dnnl::reorder(user, p->weights).execute(stream, user, p->weights);
+      }
+      p->weights_filled = constant_filter && p->pd.weights_desc() != p->user_weights_md;
+    }
+    memory src(p->pd.src_desc(), dnnl_engine(), const_cast<float*>(x));
+    memory dst(p->pd.dst_desc(), dnnl_engine(), y);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
+    if (epilogue_.bias) args.emplace(DNNL_ARG_BIAS, memory(p->pd.bias_desc(), dnnl_engine(), const_cast<float*>(bias)));
+    p->primitive.execute(stream, args);
+    stream.wait();
+  });
+  return true;
+}
+
+}  // namespace graphrun

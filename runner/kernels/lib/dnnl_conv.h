@@ -1,0 +1,40 @@
+// A float32 NHWC convolution (plain, grouped or depthwise) as a oneDNN
+// primitive, made once per input shape and kept with the node. When the
+// filter is a constant, its copy in the layout oneDNN picked (blocked for the
+// CPU's vector width) is kept too: reordering it is most of what a small
+// convolution would otherwise cost per run.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "kernels/lib/dnnl_runtime.h"
+#include "kernels/lib/im2col.h"
+
+namespace graphrun {
+
+class DnnlConvolution {
+ public:
+  explicit DnnlConvolution(const Epilogue& epilogue);
+  ~DnnlConvolution();
+
+  // y [N, OH, OW, out] = x [N, H, W, C] convolved with the TF filter
+  // [KH, KW, C / groups, out] over the placed window of `s` (s.c is C), then
+  // the epilogue (bias [out] when it has one). Returns false, having written
+  // nothing, when oneDNN has no primitive for the problem (empty or
+  // degenerate shapes): the caller then runs its own kernel. Throws Error
+  // when oneDNN fails while running.
+  bool run(const ConvShape& s, int64_t groups, int64_t out_channels, const float* x, const float* filter,
+           bool constant_filter, const float* bias, float* y);
+
+ private:
+  struct Prepared;
+  Prepared* prepare(const ConvShape& s, int64_t groups, int64_t out_channels);
+
+  const Epilogue epilogue_;
+  std::mutex mutex_;
+  std::unique_ptr<Prepared> prepared_;
+};
+
+}  // namespace graphrun

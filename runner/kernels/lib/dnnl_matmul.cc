@@ -1,0 +1,125 @@
+#include "kernels/lib/dnnl_matmul.h"
+
+#include <unordered_map>
+
+namespace graphrun {
+
+using dnnl::memory;
+constexpr memory::data_type kF32 = memory::data_type::f32;
+
+struct DnnlMatMul::Prepared {
+  std::vector<int64_t> key;
+  bool usable = false;
+  dnnl::matmul::primitive_desc pd;
+  dnnl::matmul primitive;
+  memory::desc a_md, b_md, c_md, bias_md;
+  memory weights;
+  bool weights_filled = false;
+};
+
+namespace {
+
+// Row-major strides of `dims`, with the last two dims swapped when `transposed`
+// (the operand is stored as its transpose).
+memory::desc operand_desc(const std::vector<int64_t>& stored, bool transposed) {
+  const std::size_t r = stored.size();
+  memory::dims dims(stored.begin(), stored.end());
+  memory::dims strides(r);
+  int64_t stride = 1;
+  for (std::size_t i = r; i-- > 0;) {
+    strides[i] = stride;
+    stride *= stored[i];
+  }
+  if (transposed) {
+    std::swap(dims[r - 1], dims[r - 2]);
+    std::swap(strides[r - 1], strides[r - 2]);
+  }
+  return memory::desc(dims, kF32, strides);
+}
+
+}  // namespace
+
+DnnlMatMul::DnnlMatMul(const Epilogue& epilogue) : epilogue_(epilogue) {}
+DnnlMatMul::~DnnlMatMul() = default;
+
+DnnlMatMul::Prepared* DnnlMatMul::prepare(const std::vector<int64_t>& a_dims, const std::vector<int64_t>& b_dims,
+                                          bool transpose_a, bool transpose_b, bool constant_b) {
+  std::vector<int64_t> key = a_dims;
+  key.insert(key.end(), b_dims.begin(), b_dims.end());
+  key.push_back(transpose_a);
+  key.push_back(transpose_b);
+  key.push_back(constant_b);
+  if (prepared_ && prepared_->key == key) return prepared_.get();
+  auto p = std::make_unique<Prepared>();
+  p->key = std::move(key);
+  const std::size_t r = a_dims.size();
+  bool fits = r >= 2 && r <= 5 && b_dims.size() == r;  // oneDNN's matmul takes up to 12 dims; 5 is plenty
+  for (std::size_t i = 0; fits && i < r; ++i) {
+    fits = a_dims[i] > 0 && b_dims[i] > 0 && (i >= r - 2 || a_dims[i] == b_dims[i] || a_dims[i] == 1 || b_dims[i] == 1);
+  }
+  if (fits) {
+    p->a_md = operand_desc(a_dims, transpose_a);
+    p->b_md = operand_desc(b_dims, transpose_b);
+    memory::dims c_dims(r);
+    for (std::size_t i = 0; i + 2 < r; ++i) c_dims[i] = std::max(a_dims[i], b_dims[i]);
+    c_dims[r - 2] = p->a_md.dims()[r - 2];
+    c_dims[r - 1] = p->b_md.dims()[r - 1];
+    const bool inner_fits = p->a_md.dims()[r - 1] == p->b_md.dims()[r - 2];
+    memory::dims c_strides(r);
+    int64_t stride = 1;
+    for (std::size_t i = r; i-- > 0;) {
+      c_strides[i] = stride;
+      stride *= c_dims[i];
+    }
+    p->c_md = memory::desc(c_dims, kF32, c_strides);
+    if (epilogue_.bias) {
+      memory::dims bias_dims(r, 1);
+      bias_dims[r - 1] = c_dims[r - 1];
+      memory::dims bias_strides(r, c_dims[r - 1]);
+      bias_strides[r - 1] = 1;
+      p->bias_md = memory::desc(bias_dims, kF32, bias_strides);
+    }
+    // A constant b in whatever layout oneDNN prefers ("any"); else as stored.
+    const memory::desc b_any(p->b_md.dims(), kF32, memory::format_tag::any);
+    try {
+      if (inner_fits) {
+        const dnnl::matmul::desc desc(p->a_md, constant_b ? b_any : p->b_md, p->bias_md, p->c_md);
+        p->pd = dnnl::matmul::primitive_desc(desc, strict_attr(epilogue_), dnnl_engine());
+        p->primitive = dnnl::matmul(p->pd);
+        p->usable = true;
+      }
+    } catch (const dnnl::error&) {
+      p->usable = false;
+    }
+  }
+  prepared_ = std::move(p);
+  return prepared_.get();
+}
+
+bool DnnlMatMul::run(const std::vector<int64_t>& a_dims, const std::vector<int64_t>& b_dims, bool transpose_a,
+                     bool transpose_b, const float* a, const float* b, bool constant_b, const float* bias, float* c) {
+  if (!dnnl_enabled()) return false;
+  std::lock_guard<std::mutex> lock(mutex_);
+  Prepared* p = prepare(a_dims, b_dims, transpose_a, transpose_b, constant_b);
+  if (!p->usable) return false;
+  dnnl_call("run a matrix product", [&] {
+    dnnl::stream& stream = dnnl_stream();
+    memory user_b(p->b_md, dnnl_engine(), const_cast<float*>(b));
+    memory weights = user_b;
+    if (p->pd.weights_desc() != p->b_md) {
+      if (!p->weights.get(true)) p->weights = memory(p->pd.weights_desc(), dnnl_engine());
+      if (!constant_b || !p->weights_filled) dnnl::reorder(user_b, p->weights).execute(stream, user_b, p->weights);
+      p->weights_filled = constant_b;
+      weights = p->weights;
+    }
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(p->a_md, dnnl_engine(), const_cast<float*>(a))},
+                                         {DNNL_ARG_WEIGHTS, weights},
+                                         {DNNL_ARG_DST, memory(p->c_md, dnnl_engine(), c)}};
+    if (epilogue_.bias) args.emplace(DNNL_ARG_BIAS, memory(p->bias_md, dnnl_engine(), const_cast<float*>(bias)));
+    p->primitive.execute(stream, args);
+    stream.wait();
+  });
+  return true;
+}
+
+}  // namespace graphrun

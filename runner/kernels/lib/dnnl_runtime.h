@@ -1,0 +1,65 @@
+// oneDNN (Debian's libdnnl) for the float32 convolutions and matrix products:
+// one CPU engine and stream for the process, the attributes every primitive
+// is made with, and the activations a fused kernel applies as oneDNN
+// post-ops. The hand-written kernels stay the fallback (other dtypes, shapes
+// oneDNN refuses, GRAPHRUN_CC_NO_DNNL=1).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "exec/kernel.h"
+
+namespace graphrun {
+
+// False when GRAPHRUN_CC_NO_DNNL is "1": every kernel then takes its
+// hand-written path (for comparing the two and for measuring).
+bool dnnl_enabled();
+
+dnnl::engine& dnnl_engine();
+dnnl::stream& dnnl_stream();
+
+// The activation a fused kernel applies after its bias (fused_ops' second
+// entry); kSwish is x * sigmoid(x), which only the fusion pass writes.
+enum class Activation { kNone, kRelu, kRelu6, kElu, kLeakyRelu, kSwish };
+
+struct Epilogue {
+  bool bias = false;
+  Activation activation = Activation::kNone;
+  float alpha = 0.0f;  // LeakyRelu's
+};
+
+// fused_ops as the fusion pass writes them: ["BiasAdd"] plus optionally one of
+// Relu, Relu6, Elu, LeakyRelu, _Swish. Throws Error otherwise.
+Epilogue parse_fused_ops(const std::vector<std::string>& ops, float leakyrelu_alpha);
+
+// A fused node's fused_ops and leakyrelu_alpha attrs, checked (at load).
+Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node);
+
+// Strict float32 (no bf16 or tf32 down-conversion), the activation as a
+// post-op, scratchpad owned by the primitive.
+dnnl::primitive_attr strict_attr(const Epilogue& epilogue);
+
+// y[rows, channels] += bias, then the activation: the hand-written kernels'
+// epilogue, with the element rules of the BiasAdd and activation kernels.
+void apply_epilogue(float* y, int64_t rows, int64_t channels, const float* bias, const Epilogue& epilogue);
+
+// Runs `body` and turns a dnnl::error into graphrun's Error naming `what`.
+template <class Body>
+auto dnnl_call(const char* what, Body&& body) -> decltype(body());
+
+[[noreturn]] void throw_dnnl_error(const char* what, const dnnl::error& e);
+
+template <class Body>
+auto dnnl_call(const char* what, Body&& body) -> decltype(body()) {
+  try {
+    return body();
+  } catch (const dnnl::error& e) {
+    throw_dnnl_error(what, e);
+  }
+}
+
+}  // namespace graphrun
