@@ -119,7 +119,8 @@ def read(export_dir):
     try:
         model.ParseFromString(data)
     except Exception:  # noqa: BLE001 - protobuf's DecodeError, whatever its module
-        raise GraphFileError(f"{path}: not a SavedModel (it does not parse as one)") from None
+        raise GraphFileError(f"{path}: not a SavedModel (it does not parse as one); re-export it, or point at "
+                              "a .pb GraphDef instead") from None
     if not model.meta_graphs:
         raise GraphFileError(f"{path}: a SavedModel without meta graphs")
     return model

@@ -10,6 +10,7 @@
 #include "io/format.h"
 #include "graph/graph.h"
 #include "graph/input_name.h"
+#include "graph/saved_model.h"
 #include "exec/kernel.h"
 #include "graph/shape_inference.h"
 #include "io/stdout.h"
@@ -209,8 +210,8 @@ void note_unsupported(const graphdef::NodeDef& node, const std::string& label, S
   ++found->count;
 }
 
-Summary summarize(const std::string& path) {
-  const auto def = Graph::read(path);
+Summary summarize(const std::string& path, const std::string& signature) {
+  const auto def = Graph::read(path, signature);
   Summary s;
   s.model = path;
   s.format = path.size() >= 6 && path.compare(path.size() - 6, 6, ".pbtxt") == 0 ? "text" : "binary";
@@ -442,7 +443,11 @@ std::string to_text(const Summary& s) {
 }  // namespace
 
 int inspect_verb(const Options& options) {
-  const Summary summary = summarize(options.model);
+  if (is_saved_model(options.model) && options.signature.empty()) {
+    write_stdout(saved_model_listing(options.model, options.json));
+    return kExitOk;
+  }
+  const Summary summary = summarize(options.model, options.signature);
   write_stdout(options.json ? to_json(summary) : to_text(summary));
   return kExitOk;
 }
