@@ -25,6 +25,7 @@ VARIABLE_VALUE = "VARIABLE_VALUE"
 DT_RESOURCE = graph_pb2.DT_RESOURCE
 CALL_OPS = frozenset({"StatefulPartitionedCall", "PartitionedCall"})
 IF_OPS = frozenset({"If", "StatelessIf"})
+MAX_COPIES = 10_000  # each (function, frozen arguments) is one copy; a hostile file could ask for exponentially many
 WHILE_OPS = frozenset({"While", "StatelessWhile"})
 
 
@@ -116,6 +117,8 @@ class _Freezer:
         source = self.functions.get(name)
         if source is None:
             return name, {}
+        if len(self.made) >= MAX_COPIES:
+            raise GraphFileError(f"freezing the SavedModel's variables would copy more than {MAX_COPIES} functions")
         copy = self.library.function.add()
         copy.CopyFrom(source)
         copy.signature.name = new_name = self._fresh(f"{name}_frozen")

@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/errors.h"
+
 namespace graphrun {
 
 namespace {
@@ -15,6 +17,8 @@ using Nodes = google::protobuf::RepeatedPtrField<graphdef::NodeDef>;
 const std::set<std::string> kCallOps = {"StatefulPartitionedCall", "PartitionedCall"};
 const std::set<std::string> kIfOps = {"If", "StatelessIf"};
 const std::set<std::string> kWhileOps = {"While", "StatelessWhile"};
+// Each (function, frozen arguments) pair is one copy; a hostile file could ask for exponentially many.
+constexpr std::size_t kMaxCopies = 10000;
 
 std::string node_of(const std::string& ref) {
   const std::size_t start = !ref.empty() && ref[0] == '^' ? 1 : 0;
@@ -130,6 +134,10 @@ class Freezer {
       if (function.signature().name() == name) source = &function;
     }
     if (source == nullptr) return {name, {}};
+    if (made_.size() >= kMaxCopies) {
+      throw ModelError("freezing the SavedModel's variables would copy more than " + std::to_string(kMaxCopies) +
+                       " functions");
+    }
     graphdef::FunctionDef* copy = library_.add_function();  // elements keep their addresses
     *copy = *source;
     std::string fresh = name + "_frozen";
