@@ -5,6 +5,7 @@ directories are one error line. The models are made here, by TensorFlow, into tm
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -183,7 +184,7 @@ def test_a_signatures_frozen_graph_is_inspected_by_key(exports, capsys, runner):
 
 def broken_copy(exports, tmp_path, model="module"):
     target = tmp_path / model
-    subprocess.run(["cp", "-r", str(exports / model), str(target)], check=True)
+    shutil.copytree(exports / model, target)
     return target
 
 

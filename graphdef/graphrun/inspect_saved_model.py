@@ -18,7 +18,7 @@ def _dims(shape):
 def _shape_text(dims):
     if dims is None:
         return "unknown_rank"
-    return "(" + ", ".join(str(d) for d in dims) + ("," if len(dims) == 1 else "") + ")"
+    return "(" + ", ".join(str(d) for d in dims) + ")"  # saved_model_cli writes a vector as "(2)"
 
 
 def _tensors(infos):

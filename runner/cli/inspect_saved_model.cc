@@ -27,7 +27,7 @@ std::string shape_text(const graphdef::TensorShapeProto& shape) {
   if (shape.unknown_rank()) return "unknown_rank";
   std::string out = "(";
   for (int i = 0; i < shape.dim_size(); ++i) out += (i ? ", " : "") + std::to_string(shape.dim(i).size());
-  return out + (shape.dim_size() == 1 ? ",)" : ")");
+  return out + ")";  // saved_model_cli writes a vector as "(2)"
 }
 
 std::string shape_json(const graphdef::TensorShapeProto& shape) {
