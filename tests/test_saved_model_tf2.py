@@ -42,6 +42,25 @@ class TwoSignatures(tensorflow.Module):
         return {"logits": tensorflow.matmul(features, self.w), "bias": self.b * 2.0}
 
 
+class LoopAndCond(tensorflow.Module):
+    """Captured variables passed on into a While body and If branches (functional control flow)."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = tensorflow.Variable(np.eye(3, dtype=np.float32) * 0.5 + W[0, 0])
+        self.b = tensorflow.Variable(B[0])
+
+    @tensorflow.function(input_signature=[tensorflow.TensorSpec([None, 3], tensorflow.float32, name="x")])
+    def __call__(self, x):
+        _, y = tensorflow.while_loop(lambda i, acc: i < 3, lambda i, acc: (i + 1, tensorflow.matmul(acc, self.w) +
+                                                                           self.b), [tensorflow.constant(0), x])
+        return {"y": tensorflow.cond(tensorflow.reduce_sum(y) > 0, lambda: y * self.b, lambda: y - self.b)}
+
+
+def make_loop(path):
+    tensorflow.saved_model.save(LoopAndCond(), str(path))
+
+
 def make_module(path):
     module = TwoSignatures()
     tensorflow.saved_model.save(module, str(path), signatures={"serving_default": module.serve,
@@ -81,10 +100,11 @@ def make_tf1_two_signatures(path):
         builder.save()
 
 
-MODELS = {"module": make_module, "keras_functional": make_keras_functional, "keras_export": make_keras_export,
+MODELS = {"module": make_module, "loop": make_loop, "keras_functional": make_keras_functional, "keras_export": make_keras_export,
           "tf1": make_tf1_two_signatures}
 # (model, signature, features of its one input)
-CASES = [("module", "serving_default", 3), ("module", "scores", 3), ("keras_functional", "serving_default", 4),
+CASES = [("module", "serving_default", 3), ("module", "scores", 3), ("loop", "serving_default", 3),
+         ("keras_functional", "serving_default", 4),
          ("keras_export", "serve", 5), ("keras_export", "serving_default", 5), ("tf1", "serving_default", 3),
          ("tf1", "scores", 3)]
 

@@ -130,6 +130,8 @@ class _Freezer:
                 arg = copy.signature.input_arg[index]
                 arg.type = dtype
                 frozen[arg.name] = dtype
+                if index in copy.arg_attr:  # a handle's recorded shape is a scalar's, not the value's
+                    copy.arg_attr[index].attr.pop("_output_shapes", None)
         reads = self.freeze(copy.node_def, frozen, in_function=True)
         _rename_read_outputs(copy, reads)
         outputs = {}
@@ -173,6 +175,7 @@ class _Freezer:
                     reads.add(node.name)
                 elif node.op == "Identity" and out_ref(node, 0) not in frozen:
                     node.attr["T"].type = frozen[out_ref(node, 0)] = positions[0]
+                    node.attr.pop("_output_shapes", None)
                     changed = True
                 elif node.op in CALL_OPS | IF_OPS | WHILE_OPS:
                     if originals.get(node.name, (None, None))[1] == positions:
@@ -205,7 +208,13 @@ class _Freezer:
             for k, dtype in outputs.items():
                 if k < len(out_types):
                     out_types[k] = dtype
+        shapes = node.attr["output_shapes"].list.shape if "output_shapes" in node.attr else []
+        for k in outputs:  # a handle's recorded shape is a scalar's, not the value's
+            if k < len(shapes):
+                shapes[k].Clear()
+                shapes[k].unknown_rank = True
         node.attr.pop("_read_only_resource_inputs", None)
+        node.attr.pop("_output_shapes", None)
         return outputs
 
 

@@ -101,6 +101,7 @@ class Freezer {
         } else if (node.op() == "Identity" && !frozen.count(out_ref(node, 0)) && positions.count(0)) {
           frozen[out_ref(node, 0)] = positions[0];
           (*node.mutable_attr())["T"].set_type(positions[0]);
+          node.mutable_attr()->erase("_output_shapes");
           changed = true;
         } else if (kCallOps.count(node.op()) || kIfOps.count(node.op()) || kWhileOps.count(node.op())) {
           auto seen = originals.find(node.name());
@@ -151,6 +152,9 @@ class Freezer {
       auto* arg = copy->mutable_signature()->mutable_input_arg(index);
       arg->set_type(dtype);
       frozen[arg->name()] = dtype;
+      auto attrs = copy->mutable_arg_attr()->find(static_cast<uint32_t>(index));
+      // a handle's recorded shape is a scalar's, not the value's
+      if (attrs != copy->mutable_arg_attr()->end()) attrs->second.mutable_attr()->erase("_output_shapes");
     }
     const std::set<std::string> reads = freeze(*copy->mutable_node_def(), frozen, true);
     rename_read_outputs(*copy, reads);
@@ -192,7 +196,15 @@ class Freezer {
         if (k < out_types->type_size()) out_types->set_type(k, dtype);
       }
     }
+    auto shapes = node.mutable_attr()->find("output_shapes");
+    for (const auto& [k, dtype] : outputs) {  // a handle's recorded shape is a scalar's, not the value's
+      if (shapes == node.mutable_attr()->end() || k >= shapes->second.list().shape_size()) continue;
+      graphdef::TensorShapeProto* shape = shapes->second.mutable_list()->mutable_shape(k);
+      shape->Clear();
+      shape->set_unknown_rank(true);
+    }
     node.mutable_attr()->erase("_read_only_resource_inputs");
+    node.mutable_attr()->erase("_output_shapes");
     return outputs;
   }
 
