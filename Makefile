@@ -74,6 +74,8 @@ graphdef/_proto/%_pb2.py: proto/%.proto $(VENV)/.installed
 	$(VPY) -m grpc_tools.protoc -Iproto --python_out=graphdef/_proto $<
 	sed -i 's/^import \([a-z_]*_pb2\) as /from . import \1 as /' $@
 graphdef/_proto/tensor_bundle_pb2.py graphdef/_proto/meta_graph_pb2.py: graphdef/_proto/graph_pb2.py
+graphdef/_proto/saved_object_graph_pb2.py: graphdef/_proto/graph_pb2.py graphdef/_proto/trackable_object_graph_pb2.py
+graphdef/_proto/meta_graph_pb2.py: graphdef/_proto/saved_object_graph_pb2.py
 graphdef/_proto/%_pb2.py: proto/serving/%.proto $(VENV)/.installed
 	$(VPY) -m grpc_tools.protoc -Iproto/serving -Iproto --python_out=graphdef/_proto $<
 	sed -i 's/^import \([a-z_]*_pb2\) as /from . import \1 as /' $@
@@ -102,7 +104,7 @@ cc: $(BUILD)/.sysdeps
 $(RUNNER): $(RUNNER_OBJ)
 	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) -ldnnl -lgomp -lzip -lpthread
 
-$(OBJ)/gen/%.o: $(GEN_CC)/%.cc
+$(OBJ)/gen/%.o: $(GEN_CC)/%.cc $(CC_GEN)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
 

@@ -68,7 +68,7 @@ _positive.__name__ = "batch size"
 
 
 def main(args):
-    graph, file_order = cli.load_model(args.model, cli.optimize_switch(args))
+    graph, file_order = cli.load_model(args.model, optimize=cli.optimize_switch(args))
     try:
         constant = feed_options.explicit_feeds(graph, args).values
     except feeding.FeedError as e:

@@ -158,6 +158,9 @@ def build_parser():
                                "step (repeatable, in order; variables persist from run to run)")
     training.add_argument("--steps", type=parse_steps, default=None, metavar="N",
                           help="execute the last --run target N times (default 1)")
+    parser.add_argument("--signature", metavar="KEY",
+                        help="with a SavedModel directory: the signature to run (default serving_default); its "
+                             "input and output keys are feed and fetch names")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of text lines")
     parser.add_argument("--out", metavar="DIR", help="save each fetched tensor as DIR/<name>.npy")
     add_optimize_argument(parser)
@@ -265,7 +268,7 @@ def prepare(args):
     unfed, for each run in order and then for the fetches, all before anything executes,
     so a run that cannot start never leaves the runs before it half done.
     """
-    graph, file_order = load_model(args.model, optimize_switch(args))
+    graph, file_order = load_model(args.model, getattr(args, "signature", None), optimize_switch(args))
     try:
         fed = feed_options.explicit_feeds(graph, args)
     except feeding.FeedError as e:
@@ -289,12 +292,12 @@ def prepare(args):
     return Prepared(graph, file_order, targets, fed, runs)
 
 
-def load_model(path, optimize=None):
+def load_model(path, signature=None, optimize=None):
     """The Graph with the file's node names, and those names in file order; Failure(3) if unusable.
     The graph runs optimized for its fetches and feeds unless `optimize` is False (see
     graphdef.optimize.at_load)."""
     try:
-        graph, graph_def = load_with_graph_def(path, optimize)
+        graph, graph_def = load_with_graph_def(path, signature, optimize)
     except GraphFileError as e:
         raise Failure(EXIT_MODEL, _one_line(e)) from None
     except RecursionError:

@@ -15,7 +15,7 @@ import math
 import shlex
 import sys
 
-from graphdef.graphrun import cli
+from graphdef.graphrun import cli, inspect_saved_model
 
 from graphdef.framework import dtypes
 from graphdef.framework.graph import Graph
@@ -24,6 +24,7 @@ from graphdef.wire.model_file import is_lowering_residue, output_names
 from graphdef.ops import REGISTRY
 from graphdef.ops import unsupported as unsupported_ops
 from graphdef.optimize import at_load
+from graphdef.wire import saved_model
 from graphdef.wire.serialize import GraphFileError, import_graph_def, is_text_path, read_graph_def
 
 PLACEHOLDERS = ("Placeholder", "PlaceholderWithDefault")
@@ -46,6 +47,9 @@ text output (one section each; --json prints one JSON document with the same fac
           default outputs (node counts, changes per pass); absent when nothing changes
           or with --no-optimize (or GRAPHDEF_OPTIMIZE=0)
   try: a graphrun command that runs the model on random inputs
+A SavedModel directory lists its meta graphs' tags and signatures (inputs and outputs: key,
+dtype, shape, tensor name) as saved_model_cli show --all does; --signature KEY describes that
+signature's frozen graph instead.
 
 {cli.EXIT_CODES}"""
 
@@ -54,11 +58,22 @@ def build_parser():
     parser = cli.verb_parser("inspect", DESCRIPTION, EPILOG)
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     cli.add_optimize_argument(parser)
+    parser.add_argument("--signature", metavar="KEY",
+                        help="with a SavedModel directory: describe that signature's frozen graph instead of "
+                             "listing the meta graphs and signatures")
     return parser
 
 
 def main(args):
-    summary = summarize(args.model, at_load.enabled(cli.optimize_switch(args)))
+    if saved_model.is_saved_model(args.model) and args.signature is None:
+        try:
+            facts = inspect_saved_model.listing(args.model)
+        except GraphFileError as e:
+            raise cli.Failure(cli.EXIT_MODEL, cli.one_line(e)) from None
+        sys.stdout.write(json.dumps(facts) + "\n" if args.json else inspect_saved_model.format_listing(facts))
+        sys.stdout.flush()
+        return cli.EXIT_OK
+    summary = summarize(args.model, args.signature, at_load.enabled(cli.optimize_switch(args)))
     text = json.dumps(summary) + "\n" if args.json else format_summary(summary)
     sys.stdout.write(text)
     sys.stdout.flush()
@@ -67,11 +82,12 @@ def main(args):
 
 # -- the facts ----------------------------------------------------------------------------
 
-def summarize(path, optimize=False):
-    """The description of the model at `path` as a JSON-ready dict; Failure(3) if unreadable.
-    With `optimize`, it also says what the load-time passes change (key "optimized")."""
+def summarize(path, signature=None, optimize=False):
+    """The description of the model at `path` (a SavedModel directory's `signature`) as a
+    JSON-ready dict; Failure(3) if unreadable. With `optimize`, it also says what the load-time
+    passes change (key "optimized")."""
     try:
-        graph_def = read_graph_def(path)
+        graph_def = read_graph_def(path, signature)
     except GraphFileError as e:
         raise cli.Failure(cli.EXIT_MODEL, cli.one_line(e)) from None
     unsupported = _unsupported(graph_def)

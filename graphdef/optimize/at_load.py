@@ -18,11 +18,12 @@ the graph as it is: optimizing only ever saves time.
 
 import os
 
-from graphdef.framework.graph import Graph
 from graphdef.ops.control_flow import CONTROL_FLOW_OPS as RUNTIME_CONTROL_FLOW_OPS
 from graphdef.ops.registry import REGISTRY
 from graphdef.optimize import CONTROL_FLOW_OPS, optimize
-from graphdef.wire.serialize import import_graph_def, read_graph_def
+from graphdef.framework.graph import Graph
+from graphdef.wire import serialize
+from graphdef.wire.serialize import import_graph_def
 
 ENVIRONMENT_SWITCH = "GRAPHDEF_OPTIMIZE"
 # Kernel parameters that tie an op to the session's state (variables, resources, functions).
@@ -36,16 +37,15 @@ def enabled(optimize_flag=None):
     return os.environ.get(ENVIRONMENT_SWITCH, "1").strip().lower() not in ("0", "false", "off", "no")
 
 
-def load(path, optimize=None):
-    """Reads a model file into a new Graph, keeping the file's node names (tf.load)."""
-    return load_with_graph_def(path, optimize)[0]
+def load(path, signature=None, optimize=None):
+    """Reads a model file (or a SavedModel directory's `signature`) into a new Graph, keeping the
+    file's node names (tf.load)."""
+    return load_with_graph_def(path, signature, optimize)[0]
 
 
-def load_with_graph_def(path, optimize=None):
+def load_with_graph_def(path, signature=None, optimize=None):
     """(Graph, GraphDef) for the file at `path`, the graph set up to run optimized unless switched off."""
-    graph_def = read_graph_def(path)
-    graph = Graph()
-    import_graph_def(graph_def, name="", graph=graph)
+    graph, graph_def = serialize.load_with_graph_def(path, signature)
     if enabled(optimize) and eligible(graph_def):
         graph._run_optimizer = RunOptimizer(graph_def, graph.version)
     return graph, graph_def

@@ -17,7 +17,7 @@ import os
 from graphdef._proto import graph_pb2, meta_graph_pb2
 from graphdef.framework.graph import get_default_graph
 from graphdef.ops.state import global_variables
-from graphdef.wire import meta_graph, tensor_bundle
+from graphdef.wire import captured_variables, meta_graph, signature_names, tensor_bundle
 from graphdef.wire.atomic import write_atomically
 from graphdef.wire.checkpoint import Saver
 from graphdef.wire.serialize import DIRECTORY_FORMATS, GraphFileError, import_graph_def, ndarray_to_proto
@@ -119,7 +119,8 @@ def read(export_dir):
     try:
         model.ParseFromString(data)
     except Exception:  # noqa: BLE001 - protobuf's DecodeError, whatever its module
-        raise GraphFileError(f"{path}: not a SavedModel (it does not parse as one)") from None
+        raise GraphFileError(f"{path}: not a SavedModel (it does not parse as one); re-export it, or point at "
+                              "a .pb GraphDef instead") from None
     if not model.meta_graphs:
         raise GraphFileError(f"{path}: a SavedModel without meta graphs")
     return model
@@ -142,20 +143,38 @@ def load(sess, tags, export_dir):
     meta = meta_graph_for(read(export_dir), tags, export_dir)
     with sess.graph.as_default():
         import_graph_def(meta_graph.without_saver(meta.graph_def), name="")
-    values = _variable_values(meta.graph_def, export_dir)
+    values = _variable_values(meta, meta.graph_def, export_dir)
     for node, value in values.items():
         sess._variables[node] = value
     return meta
 
 
-def _variable_values(graph_def, export_dir):
-    """{VariableV2 node: its checkpoint value} for every variable of the graph."""
-    keys = meta_graph.restored_variables(graph_def)
-    if not keys:
-        return {}
+def _open_variables(export_dir):
     prefix = os.path.join(export_dir, VARIABLES_PREFIX)
+    if not tensor_bundle.exists(prefix):
+        raise GraphFileError(f"{export_dir}: the SavedModel's variables are missing ({tensor_bundle.index_path(prefix)} "
+                             "is not there); copy its variables/ directory next to saved_model.pb")
+    return prefix, tensor_bundle.Bundle(prefix)
+
+
+def _variable_values(meta, graph_def, export_dir):
+    """{variable node of `graph_def` (VariableV2, VarHandleOp): its checkpoint value}. A TF1
+    graph names each variable's key in its saver's RestoreV2 -> Assign edges; a TF2 one in its
+    object graph (graphdef.wire.captured_variables)."""
+    variables = [n.name for n in graph_def.node if n.op in ("VariableV2", "VarHandleOp")]
+    if not variables:
+        return {}
     try:
-        bundle = tensor_bundle.Bundle(prefix)
+        prefix, bundle = _open_variables(export_dir)
+        if captured_variables.is_tf2(meta):
+            keys = captured_variables.captured_variables(meta, bundle, prefix)
+            unbound = [name for name in variables if name not in keys]
+            if unbound:
+                raise GraphFileError(f"{export_dir}: variable node(s) {', '.join(unbound[:5])} are not captured by "
+                                     "any function of the SavedModel's object graph, so their values are unknown")
+        else:
+            keys = meta_graph.restored_variables(meta.graph_def)
+        keys = {name: keys[name] for name in variables}
         missing = [k for k in keys.values() if k not in bundle.entries]
         if missing:
             raise GraphFileError(f"{prefix}: the checkpoint lacks {', '.join(sorted(missing)[:10])}")
@@ -164,34 +183,38 @@ def _variable_values(graph_def, export_dir):
         raise GraphFileError(str(e)) from None
 
 
+def signature_for(meta, signature_key, where):
+    """The SignatureDef `signature_key`; GraphFileError lists the signatures there are."""
+    if signature_key not in meta.signature_def:
+        there = ", ".join(k for k in sorted(meta.signature_def) if not k.startswith("__")) or "none"
+        raise GraphFileError(f"{where}: no signature '{signature_key}' (it has: {there}); choose one with "
+                             "--signature")
+    return meta.signature_def[signature_key]
+
+
 def frozen(export_dir, signature_key=DEFAULT_SERVING_SIGNATURE_DEF_KEY, tags=(SERVING,)):
     """(GraphDef, {input key: tensor name}, {output key: tensor name}) for one signature, with
-    the variables as Consts and only what the outputs need."""
+    the variables as Consts, only what the outputs need, and the signature's keys as names
+    (graphdef.wire.signature_names)."""
     export_dir = os.fspath(export_dir)
     meta = meta_graph_for(read(export_dir), tags, export_dir)
-    if signature_key not in meta.signature_def:
-        raise GraphFileError(f"{export_dir}: no signature '{signature_key}' (it has: "
-                             f"{', '.join(sorted(meta.signature_def)) or 'none'})")
-    signature = meta.signature_def[signature_key]
-    inputs = {k: v.name for k, v in signature.inputs.items()}
-    outputs = {k: v.name for k, v in signature.outputs.items()}
-    graph_def = meta_graph.without_saver(meta.graph_def)
-    values = _variable_values(meta.graph_def, export_dir)
+    signature = signature_for(meta, signature_key, export_dir)
+    outputs = [info.name.split(":")[0] for info in signature.outputs.values()]
+    graph_def = _pruned(meta_graph.without_saver(meta.graph_def), outputs)
+    values = _variable_values(meta, graph_def, export_dir)
+    resources = {}
     for node in graph_def.node:
         if node.name in values:  # a VariableV2, or a resource variable's VarHandleOp
             value = values[node.name]
+            if node.op == "VarHandleOp":
+                resources[node.name] = ndarray_to_proto(value).dtype
             node.op = "Const"
             del node.input[:]
             node.attr.clear()
             node.attr["dtype"].type = ndarray_to_proto(value).dtype
             ndarray_to_proto(value, node.attr["value"].tensor)
-    for node in graph_def.node:  # reading a frozen resource variable is reading its Const
-        if node.op == "ReadVariableOp" and node.input and node.input[0].split(":")[0] in values:
-            dtype = node.attr["dtype"].type
-            node.op = "Identity"
-            node.attr.clear()
-            node.attr["T"].type = dtype
-    return _pruned(graph_def, [name.split(":")[0] for name in outputs.values()]), inputs, outputs
+    captured_variables.freeze_resource_flow(graph_def, resources)
+    return (graph_def, *signature_names.name_by_keys(graph_def, signature))
 
 
 def _pruned(graph_def, outputs):
@@ -209,9 +232,10 @@ def _pruned(graph_def, outputs):
     return out
 
 
-def _serving_graph_def(export_dir):
-    """What a model path naming a SavedModel reads as: its serving signature, frozen."""
-    return frozen(export_dir)[0]
+def _signature_graph_def(export_dir, signature=None):
+    """What a model path naming a SavedModel reads as: a signature (the serving one unless
+    named), frozen."""
+    return frozen(export_dir, signature or DEFAULT_SERVING_SIGNATURE_DEF_KEY)[0]
 
 
-DIRECTORY_FORMATS.append((is_saved_model, _serving_graph_def))
+DIRECTORY_FORMATS.append((is_saved_model, _signature_graph_def))

@@ -367,19 +367,22 @@ def save(graph, path, external_weights=None, external_threshold=_external_module
                        external_threshold=external_threshold)
 
 
-# Readers of models that are directories, as (accepts(path), read(path) -> GraphDef): the
-# SavedModel reader adds itself here (graphdef.wire.saved_model), which builds on this module.
+# Readers of models that are directories, as (accepts(path), read(path, signature) -> GraphDef):
+# the SavedModel reader adds itself here (graphdef.wire.saved_model), which builds on this module.
 DIRECTORY_FORMATS = []
 
 
-def read_graph_def(path):
+def read_graph_def(path, signature=None):
     """Parses a .pb (binary) or .pbtxt (text) file, or a model directory a reader in
-    DIRECTORY_FORMATS accepts (a SavedModel); GraphFileError says what is wrong with it."""
+    DIRECTORY_FORMATS accepts (a SavedModel: `signature` picks which of its signatures, by
+    default serving_default); GraphFileError says what is wrong with it."""
     path = str(path)
     if os.path.isdir(path):
         for accepts, read in DIRECTORY_FORMATS:
             if accepts(path):
-                return read(path)
+                return read(path, signature)
+    if signature is not None:
+        raise GraphFileError(f"{path}: only a SavedModel directory has signatures; drop --signature")
     try:
         with open(path, "rb") as f:
             size = os.fstat(f.fileno()).st_size
@@ -413,14 +416,15 @@ def read_graph_def(path):
     return graph_def
 
 
-def load(path):
-    """Reads a model file into a new Graph, keeping the file's node names."""
-    return load_with_graph_def(path)[0]
+def load(path, signature=None):
+    """Reads a model file (or a SavedModel directory's `signature`) into a new Graph, keeping
+    the file's node names."""
+    return load_with_graph_def(path, signature)[0]
 
 
-def load_with_graph_def(path):
+def load_with_graph_def(path, signature=None):
     """(Graph, GraphDef) for the file at `path`: the file as read, and the graph built from it."""
-    graph_def = read_graph_def(path)
+    graph_def = read_graph_def(path, signature)
     graph = Graph()
     try:
         import_graph_def(graph_def, name="", graph=graph)

@@ -10,8 +10,8 @@ last (graphdef.wire.atomic.write_files_atomically): a failed save leaves the pre
 checkpoint as it was, and a reader that finds an index finds its data. Reading checks every entry (dtype, shape,
 offset and size inside its shard, size equal to dtype x shape, checksum, the size limit)
 and reads one tensor at a time, so a damaged or hostile checkpoint gives one
-CheckpointFormatError line. Sliced (partitioned) variables and string tensors are refused
-by name.
+CheckpointFormatError line. Sliced (partitioned) variables are refused by name; string
+tensors (TF2's object graph) are read as lists of bytes by `read_strings`.
 """
 
 import os
@@ -73,10 +73,11 @@ class Entry:
     """One tensor's BundleEntryProto, checked. `unreadable` says why graphdef cannot load it (a
     string tensor, such as TF2's object graph, or a sliced variable); the rest of the bundle reads."""
 
-    __slots__ = ("name", "dtype", "shape", "shard", "offset", "size", "crc", "unreadable")
+    __slots__ = ("name", "dtype", "shape", "shard", "offset", "size", "crc", "unreadable", "is_string")
 
     def __init__(self, name, proto, where):
         self.name, self.unreadable = name, None
+        self.is_string = proto.dtype == graph_pb2.DT_STRING and not proto.slices
         self.shard, self.offset, self.size, self.crc = proto.shard_id, proto.offset, proto.size, proto.crc32c
         self.shape = shape_from_proto(proto.shape)
         try:
@@ -139,6 +140,45 @@ class Bundle:
         if entry.unreadable:
             raise CheckpointFormatError(f"{where}: {entry.unreadable}")
         check_size(tuple(entry.shape.as_list()), entry.dtype.np)
+        raw = self._raw(entry, path, where)
+        dtype = np.dtype(entry.dtype.np).newbyteorder("<")
+        return np.frombuffer(raw, dtype).astype(entry.dtype.np).reshape(entry.shape.as_list())
+
+    def read_strings(self, name):
+        """A string tensor's elements, as a flat list of bytes. TF writes one as each element's
+        length (varint), a masked crc32c of the lengths, then the bytes; the entry's checksum
+        covers the lengths (little-endian uint32s, uint64s past 4 GiB), that crc's four bytes,
+        and the bytes."""
+        entry = self.entries[name]
+        path = data_path(self.prefix, entry.shard, self.num_shards)
+        where = f"{path}: tensor '{name}'"
+        if not entry.is_string or not entry.shape.is_fully_defined():
+            raise CheckpointFormatError(f"{where}: not a string tensor of known shape")
+        count = int(np.prod(entry.shape.as_list(), dtype=object))
+        if count > entry.size:  # each element takes at least its one-byte length
+            raise CheckpointFormatError(f"{where}: {count} strings cannot fit in {entry.size} bytes")
+        check_size((entry.size,), np.uint8)
+        raw = self._raw(entry, path, where, check_crc=False)
+        lengths, pos = [], 0
+        try:
+            for _ in range(count):
+                length, pos = sstable._read_varint(raw, pos, where)
+                lengths.append(length)
+        except sstable.TableError as e:
+            raise CheckpointFormatError(str(e)) from None
+        lengths_crc, data = raw[pos:pos + 4], raw[pos + 4:]
+        if len(lengths_crc) != 4 or sum(lengths) != len(data):
+            raise CheckpointFormatError(f"{where}: the string lengths do not match the {entry.size} bytes")
+        covered = b"".join(n.to_bytes(4 if n < 1 << 32 else 8, "little") for n in lengths) + lengths_crc + data
+        if sstable.masked_crc32c(covered) != entry.crc:
+            raise CheckpointFormatError(f"{where}: the bytes fail their checksum (the file is damaged)")
+        out, pos = [], 0
+        for length in lengths:
+            out.append(bytes(data[pos:pos + length]))
+            pos += length
+        return out
+
+    def _raw(self, entry, path, where, check_crc=True):
         try:
             with open(path, "rb") as f:
                 f.seek(0, os.SEEK_END)
@@ -149,7 +189,6 @@ class Bundle:
                 raw = f.read(entry.size)
         except OSError as e:
             raise CheckpointFormatError(f"{path}: {e.strerror}") from None
-        if sstable.masked_crc32c(raw) != entry.crc:
+        if check_crc and sstable.masked_crc32c(raw) != entry.crc:
             raise CheckpointFormatError(f"{where}: the bytes fail their checksum (the file is damaged)")
-        dtype = np.dtype(entry.dtype.np).newbyteorder("<")
-        return np.frombuffer(raw, dtype).astype(entry.dtype.np).reshape(entry.shape.as_list())
+        return raw

@@ -27,10 +27,11 @@ const char* const kExitCodes =
 std::string usage_text(const std::string& verb) {
   if (verb == "inspect") {
     return std::string(
-               "usage: graphrun-cc inspect MODEL.pb [--json] [--no-optimize]\n"
+               "usage: graphrun-cc inspect MODEL.pb [--json] [--no-optimize] [--signature KEY]\n"
                "\n"
                "Describes a GraphDef: inputs, outputs, op types, parameters, unsupported ops, as graphrun\n"
-               "inspect does.\n"
+               "inspect does. A SavedModel directory: its meta graphs' tags and signatures, as\n"
+               "saved_model_cli show --all lists them; with --signature, that signature's frozen graph.\n"
                "\n"
                "  --json             print one JSON document\n"
                "  --no-optimize      do not apply the load-time graph passes (the optimize line says off)\n"
@@ -75,6 +76,8 @@ std::string usage_text(const std::string& verb) {
          "  --fetch NAME       tensor to print after the runs, \"node\" or \"node:k\" (repeatable);\n"
          "                     default without --run: every output of every node that nothing else\n"
          "                     consumes; with --run: nothing\n"
+         "  --signature KEY    with a SavedModel directory: the signature to run (default\n"
+         "                     serving_default); its input and output keys are feed/fetch names\n"
          "  --json             print one JSON line instead of one line per tensor\n"
          "  --out DIR          save each fetched tensor as DIR/<name>.npy ('/' ':' '\\' '>' become '_')\n"
          "  --no-optimize      run the graph as written: no load-time passes (constant and batch-norm\n"
@@ -194,6 +197,8 @@ Options parse_command_line(int argc, const char* const* argv) {
       options.profile = true;
     } else if (bench && flag == "--top") {
       options.top = parse_count(flag, value(), 1);
+    } else if (flag == "--signature") {
+      options.signature = value();
     } else if (argument == "--json") {
       options.json = true;
     } else if (argument == "--no-optimize") {

@@ -15,6 +15,7 @@ namespace graphrun {
 struct Options {
   std::string verb = "run";             // run, inspect or bench (the first argument, if it is one)
   std::string model;
+  std::string signature;                // --signature KEY of a SavedModel directory ("": serving_default)
   std::vector<std::string> feeds;       // "NAME=VALUE"
   std::vector<std::string> feed_files;  // .npz archives, every array a feed
   bool random = false;                  // --random: random values for the needed unfed placeholders

@@ -10,6 +10,7 @@
 #include "io/format.h"
 #include "graph/graph.h"
 #include "graph/input_name.h"
+#include "graph/saved_model.h"
 #include "exec/kernel.h"
 #include "graph/shape_inference.h"
 #include "passes/pass.h"
@@ -211,8 +212,8 @@ void note_unsupported(const graphdef::NodeDef& node, const std::string& label, S
   ++found->count;
 }
 
-Summary summarize(const std::string& path) {
-  const auto def = Graph::read(path);
+Summary summarize(const std::string& path, const std::string& signature) {
+  const auto def = Graph::read(path, signature);
   Summary s;
   s.model = path;
   s.format = path.size() >= 6 && path.compare(path.size() - 6, 6, ".pbtxt") == 0 ? "text" : "binary";
@@ -251,9 +252,9 @@ Summary summarize(const std::string& path) {
 
 // What the load-time passes make of the graph run as `graphrun-cc MODEL`
 // does (its default fetches, every input fed); nullopt when it cannot load.
-std::optional<PassReport> optimize_report(const std::string& path, bool enabled) {
+std::optional<PassReport> optimize_report(const std::string& path, const std::string& signature, bool enabled) {
   try {
-    std::unique_ptr<const Graph> graph = Graph::load(path);
+    std::unique_ptr<const Graph> graph = Graph::load(path, signature);
     PassReport report;
     report.nodes_before = report.nodes_after = graph->size();
     if (!enabled) return report;
@@ -467,8 +468,12 @@ std::string to_text(const Summary& s) {
 }  // namespace
 
 int inspect_verb(const Options& options) {
-  Summary summary = summarize(options.model);
-  summary.passes = optimize_report(options.model, options.optimize);
+  if (is_saved_model(options.model) && options.signature.empty()) {
+    write_stdout(saved_model_listing(options.model, options.json));
+    return kExitOk;
+  }
+  Summary summary = summarize(options.model, options.signature);
+  summary.passes = optimize_report(options.model, options.signature, options.optimize);
   write_stdout(options.json ? to_json(summary) : to_text(summary));
   return kExitOk;
 }

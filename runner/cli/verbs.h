@@ -19,6 +19,8 @@ std::string run_prepared(const Prepared& prepared, const Options& options);
 // Its first half: the fetched values, unformatted.
 std::vector<FetchResult> compute_fetches(const Prepared& prepared, const Options& options);
 int inspect_verb(const Options& options);  // inspect.cc
+// A SavedModel's meta graphs and signatures, as saved_model_cli show --all (text) or one JSON document.
+std::string saved_model_listing(const std::string& dir, bool json);  // inspect_saved_model.cc
 int bench_verb(const Options& options);    // bench.cc
 
 }  // namespace graphrun

@@ -90,9 +90,15 @@ std::unique_ptr<graphdef::GraphDef> parse_graph_def(const std::string& path, con
 
 }  // namespace
 
-std::unique_ptr<const Graph> Graph::load(const std::string& path) {
+// --signature picks one of a SavedModel's signatures; any other file has none.
+static void check_no_signature(const std::string& path, const std::string& signature) {
+  if (!signature.empty()) throw ModelError(path + ": only a SavedModel directory has signatures; drop --signature");
+}
+
+std::unique_ptr<const Graph> Graph::load(const std::string& path, const std::string& signature) {
   try {
-    if (is_saved_model(path)) return std::make_unique<const Graph>(path, frozen_saved_model(path));
+    if (is_saved_model(path)) return std::make_unique<const Graph>(path, frozen_saved_model(path, signature));
+    check_no_signature(path, signature);
     return parse(path, read_file(path));
   } catch (const std::bad_alloc&) {
     throw ModelError(path + ": out of memory while loading the model");
@@ -108,9 +114,10 @@ std::unique_ptr<const Graph> Graph::parse(const std::string& path, const std::st
   }
 }
 
-std::unique_ptr<graphdef::GraphDef> Graph::read(const std::string& path) {
+std::unique_ptr<graphdef::GraphDef> Graph::read(const std::string& path, const std::string& signature) {
   try {
-    if (is_saved_model(path)) return frozen_saved_model(path);
+    if (is_saved_model(path)) return frozen_saved_model(path, signature);
+    check_no_signature(path, signature);
     return parse_graph_def(path, read_file(path));
   } catch (const std::bad_alloc&) {
     throw ModelError(path + ": out of memory while loading the model");

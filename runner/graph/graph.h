@@ -58,7 +58,7 @@ class Graph {
  public:
   // Reads a binary GraphDef, or text format when the path ends in ".pbtxt",
   // and validates it. Throws ModelError("<path>: <reason>").
-  static std::unique_ptr<const Graph> load(const std::string& path);
+  static std::unique_ptr<const Graph> load(const std::string& path, const std::string& signature = "");
 
   // load() for a file's bytes already in memory; `path` names the source in
   // messages and picks the format as load() does.
@@ -66,7 +66,7 @@ class Graph {
 
   // The GraphDef at `path`, parsed but not validated (graphrun-cc inspect
   // describes models it cannot run). Throws ModelError like load().
-  static std::unique_ptr<graphdef::GraphDef> read(const std::string& path);
+  static std::unique_ptr<graphdef::GraphDef> read(const std::string& path, const std::string& signature = "");
 
   // Validates an in-memory GraphDef; `source` prefixes error messages. Every
   // function its nodes call is instantiated from its library and validated too.

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "graph.pb.h"
+#include "meta_graph.pb.h"
 
 namespace graphrun {
 
@@ -20,8 +21,14 @@ constexpr const char* kDefaultSignature = "serving_default";
 // True when `path` is a directory holding saved_model.pb.
 bool is_saved_model(const std::string& path);
 
-// The signature's graph, frozen; throws ModelError naming what is wrong (no
-// meta graph with exactly these tags, no such signature, a damaged checkpoint).
+// The SavedModel proto of `dir`; throws ModelError if it does not parse.
+graphdef::SavedModel read_saved_model(const std::string& dir);
+
+// The signature's graph (serving_default when empty), frozen, with the
+// signature's input and output keys as node names; throws ModelError naming
+// what is wrong (no meta graph with exactly these tags, no such signature,
+// missing variables, a damaged checkpoint). TF2 SavedModels' captured resource
+// variables are frozen through their functions (graph/captured_variables.h).
 std::unique_ptr<graphdef::GraphDef> frozen_saved_model(const std::string& dir,
                                                        const std::string& signature = kDefaultSignature,
                                                        const std::vector<std::string>& tags = {kServingTag});
