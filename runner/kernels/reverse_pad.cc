@@ -6,6 +6,7 @@
 
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 #include "kernels/axis.h"
 
 namespace graphrun {
@@ -54,6 +55,7 @@ REGISTER_KERNEL(Kernel("ReverseV2")
                     .output("T")
                     .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
                     .type_attr("T")
+                    .shape(same_as_input(0))
                     .compute(compute_reverse));
 
 // [before, after] pairs, one per dim, checked; and the padded shape,

@@ -9,6 +9,7 @@
 #include "core/int_arith.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 #include "kernels/axis.h"
 
 namespace graphrun {
@@ -56,6 +57,7 @@ Kernel scan_kernel(const char* op) {
       .bool_attr("reverse", false)
       .type_attr("T", dtypes_of(NumericTypes{}))
       .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+      .shape(same_as_input(0))
       .compute(compute_scan<kProduct>);
 }
 

@@ -7,6 +7,7 @@
 
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 #include "kernels/axis.h"
 
 namespace graphrun {
@@ -85,12 +86,27 @@ void compute_split_v(KernelContext& context) {
   cut(context, value, axis, sizes, false);
 }
 
+// Every output is the input less the `axis` dim.
+void unpack_shape(ShapeContext& context) {
+  const StaticShape in = context.input(0);
+  if (!in.known_rank) return;
+  const int64_t rank = static_cast<int64_t>(in.dims.size());
+  const int64_t axis = context.attr("axis").i();
+  if (axis < -rank || axis >= rank) return;
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (in.dims[a] >= 0 && in.dims[a] != context.num_outputs()) return;
+  std::vector<int64_t> out = in.dims;
+  out.erase(out.begin() + a);
+  for (int k = 0; k < context.num_outputs(); ++k) context.set_output(k, known_shape(out));
+}
+
 REGISTER_KERNEL(Kernel("Unpack")
                     .input("value", "T")
                     .list_output("num", "T")
                     .int_attr("num", 0)
                     .type_attr("T")
                     .int_attr("axis", std::numeric_limits<int64_t>::min(), 0)
+                    .shape(unpack_shape)
                     .compute(compute_unpack));
 
 REGISTER_KERNEL(Kernel("Split")
