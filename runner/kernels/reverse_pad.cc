@@ -111,6 +111,7 @@ REGISTER_KERNEL(Kernel("PadV2")
                     .output("T")
                     .type_attr("T")
                     .type_attr("Tpaddings", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+                    .shape(padded_shape(false))
                     .compute(compute_pad_v2));
 
 void compute_mirror_pad(KernelContext& context) {
@@ -146,6 +147,7 @@ REGISTER_KERNEL(Kernel("MirrorPad")
                     .type_attr("T")
                     .type_attr("Tpaddings", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
                     .choice_attr("mode", {"REFLECT", "SYMMETRIC"})
+                    .shape(padded_shape(true))
                     .compute(compute_mirror_pad));
 
 }  // namespace
