@@ -11,9 +11,6 @@ from graphdef.ops.registry import build, raw_op
 
 from .base import case, f32, i32, feed
 
-CC = {"graphrun-cc": "graphrun-cc runs control flow and TensorLists once the cc-cflow branch lands"}
-
-
 def _cond_case(p):
     x = f32(1.5, -2.0, 3.0)
     tx, tp = feed("x", x), tf.placeholder(tf.bool, [], name="p")
@@ -23,17 +20,17 @@ def _cond_case(p):
     return {"x": x, "p": np.array(p)}, {"y:0": expected}
 
 
-@case("cond_true", "tf.cond with pred true: the Switch forwards to the true branch, Merge returns it.", skip=CC)
+@case("cond_true", "tf.cond with pred true: the Switch forwards to the true branch, Merge returns it.")
 def _():
     return _cond_case(True)
 
 
-@case("cond_false", "tf.cond with pred false: the true branch is dead, Merge forwards the false one.", skip=CC)
+@case("cond_false", "tf.cond with pred false: the true branch is dead, Merge forwards the false one.")
 def _():
     return _cond_case(False)
 
 
-@case("while_loop", "tf.while_loop: acc = acc * x + i for i < n, with x entering as a loop constant.", skip=CC)
+@case("while_loop", "tf.while_loop: acc = acc * x + i for i < n, with x entering as a loop constant.")
 def _():
     x, n = f32(0.5, -1.5), np.int32(6)
     tx, tn = feed("x", x), feed("n", np.array(n))
@@ -47,7 +44,7 @@ def _():
     return {"x": x, "n": np.array(n)}, {"i:0": np.array(n), "acc:0": expected}
 
 
-@case("nested_while_loops", "A loop in a loop: the inner frame is a new one in every outer iteration.", skip=CC)
+@case("nested_while_loops", "A loop in a loop: the inner frame is a new one in every outer iteration.")
 def _():
     n = np.int32(5)
     tn = feed("n", np.array(n))
@@ -60,7 +57,7 @@ def _():
 
 
 @case("loop_in_untaken_branch", "A loop inside the untaken branch of a cond: its frame is dead, its Exits pass "
-      "dead values out, and the Merge forwards the other branch.", skip=CC)
+      "dead values out, and the Merge forwards the other branch.")
 def _():
     x = np.float32(2.0)
     tx, tp = feed("x", np.array(x)), tf.placeholder(tf.bool, [], name="p")
@@ -70,7 +67,7 @@ def _():
 
 
 @case("control_trigger", "ControlTrigger runs though its control input is dead (the untaken side of a Switch), "
-      "so an op ordered after it runs too.", skip=CC)
+      "so an op ordered after it runs too.")
 def _():
     x = f32(4.0, 5.0)
     tx, tp = feed("x", x), tf.placeholder(tf.bool, [], name="p")
@@ -82,7 +79,7 @@ def _():
 
 
 @case("tensor_list_loop", "A loop reading rows of a TensorList made from x and writing x[t] * 2 + t into a "
-      "reserved list, then stacked; with the list's length and element shape.", skip=CC)
+      "reserved list, then stacked; with the list's length and element shape.")
 def _():
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
     tx = feed("x", x)
@@ -104,7 +101,7 @@ def _():
 
 
 @case("tensor_list_push_pop", "EmptyTensorList, then TensorListPushBack twice and TensorListPopBack once: the "
-      "popped item is the last pushed, and the rest stacks to the first.", skip=CC)
+      "popped item is the last pushed, and the rest stacks to the first.")
 def _():
     a, b = f32(1, 2), f32(-3, 4.5)
     ta, tb = feed("a", a), feed("b", b)
@@ -117,8 +114,7 @@ def _():
     return {"a": a, "b": b}, {"last:0": b, "rest:0": a[None]}
 
 
-@case("any_all_reverse", "Any and All over axes (keep_dims too) and ReverseV2 over two axes and a negative one.",
-      skip={"graphrun-cc": "graphrun-cc has no Any, All or ReverseV2 kernel yet"})
+@case("any_all_reverse", "Any and All over axes (keep_dims too) and ReverseV2 over two axes and a negative one.")
 def _():
     b = np.array([[[True, False], [False, False]], [[True, True], [False, True]]])
     v = np.arange(8, dtype=np.float32).reshape(2, 2, 2)
