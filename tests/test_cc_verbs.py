@@ -214,7 +214,7 @@ conformance/cases/fused_batch_norm_training
 conformance/cases/max_pool conformance/cases/max_pool_grad conformance/cases/max_pool_nan
 conformance/cases/one_hot conformance/cases/range conformance/cases/range_more
 conformance/cases/softmax_cross_entropy
-conformance/cases/sparse_softmax_cross_entropy conformance/cases/split_splitv
+conformance/cases/sparse_softmax_cross_entropy
 conformance/cases/strided_slice conformance/cases/strided_slice_grad
 conformance/cases/strided_slice_masks
 conformance/cases/unsorted_segment_sum tf_models/gradients
