@@ -148,6 +148,20 @@ REGISTER_KERNEL(Kernel("GatherV2")
                     .shape(gather_shape)
                     .compute(compute_gather));
 
+// [num_segments] + data's dims past segment_ids' (which must prefix them).
+void segment_sum_shape(ShapeContext& context) {
+  const StaticShape data = context.input(0), ids = context.input(1), num_shape = context.input(2);
+  if (num_shape.known_rank && !num_shape.dims.empty()) return;
+  if (!data.known_rank || !ids.known_rank || ids.dims.size() > data.dims.size()) return;
+  for (std::size_t d = 0; d < ids.dims.size(); ++d) {
+    if (data.dims[d] >= 0 && ids.dims[d] >= 0 && data.dims[d] != ids.dims[d]) return;
+  }
+  std::vector<int64_t> num;
+  std::vector<int64_t> out{context.const_ints(2, num) && num.size() == 1 ? num[0] : -1};
+  out.insert(out.end(), data.dims.begin() + ids.dims.size(), data.dims.end());
+  context.set_output(0, known_shape(out));
+}
+
 REGISTER_KERNEL(Kernel("UnsortedSegmentSum")
                     .input("data", "T")
                     .input("segment_ids", "Tindices")
@@ -156,6 +170,7 @@ REGISTER_KERNEL(Kernel("UnsortedSegmentSum")
                     .type_attr("T", dtypes_of(NumericTypes{}))
                     .type_attr("Tindices", dtypes_of(IndicesTypes{}))
                     .type_attr("Tnumsegments", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+                    .shape(segment_sum_shape)
                     .compute(compute_segment_sum));
 
 }  // namespace
