@@ -198,11 +198,10 @@ node { name: "a>b" op: "Identity" input: "x" attr { key: "T" value { type: DT_FL
 
 # Models whose inspect output graphrun-cc does not yet print byte for byte: each has an
 # output whose shape needs an op graphrun-cc's shape inference does not cover yet (Conv2D,
-# pooling, Gather, Slice, StridedSlice, ...: it prints <unknown> where graphrun knows),
+# StridedSlice, BroadcastGradientArgs, ...: it prints <unknown> where graphrun knows),
 # or an op graphrun has a kernel for and graphrun-cc has not (listed as unsupported, as it is
 # for graphrun-cc). Everything else about them must still agree (see below).
 INSPECT_GAPS = set("""
-conformance/cases/avg_pool conformance/cases/avg_pool_grad
 conformance/cases/broadcast_gradient_args conformance/cases/broadcast_gradient_args_both_one
 conformance/cases/broadcast_gradient_args_int64_and_empty
 conformance/cases/conv2d_backprop_filter conformance/cases/conv2d_backprop_input
@@ -211,7 +210,6 @@ conformance/cases/conv2d_same_stride2 conformance/cases/conv2d_valid_dilated_rec
 conformance/cases/depthwise_conv2d
 conformance/cases/fused_batch_norm_inference
 conformance/cases/fused_batch_norm_training
-conformance/cases/max_pool conformance/cases/max_pool_grad conformance/cases/max_pool_nan
 conformance/cases/range
 conformance/cases/softmax_cross_entropy
 conformance/cases/sparse_softmax_cross_entropy
