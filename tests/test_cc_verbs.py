@@ -211,8 +211,6 @@ conformance/cases/depthwise_conv2d
 conformance/cases/fused_batch_norm_inference
 conformance/cases/fused_batch_norm_training
 conformance/cases/range
-conformance/cases/softmax_cross_entropy
-conformance/cases/sparse_softmax_cross_entropy
 conformance/cases/strided_slice conformance/cases/strided_slice_grad
 conformance/cases/strided_slice_masks
 tf_models/gradients
