@@ -9,6 +9,9 @@ BUILD  := build
 GEN_CC := $(BUILD)/gen
 PROTOS := $(wildcard proto/*.proto)
 PY_GEN := $(patsubst proto/%.proto,graphdef/_proto/%_pb2.py,$(PROTOS))
+# graphrun serve's protocol messages: Python only (the C++ runner does not serve).
+SERVING_PROTOS := $(wildcard proto/serving/*.proto)
+PY_GEN += $(patsubst proto/serving/%.proto,graphdef/_proto/%_pb2.py,$(SERVING_PROTOS))
 CC_GEN := $(patsubst proto/%.proto,$(GEN_CC)/%.pb.cc,$(PROTOS))
 RUNNER_SRC := $(shell find runner -name '*.cc' 2>/dev/null)
 SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev graphviz
@@ -53,10 +56,10 @@ $(VENV)/.installed: pyproject.toml
 	$(VPY) -m pip install -q -e '.[dev]'
 	@touch $@
 
-# Test-only oracles (TensorFlow, TensorBoard) and the optional extras the tests exercise (graphrun's
-# progress bar, Dask): large, so only `make test` installs them.
+# Test-only oracles (TensorFlow, TensorBoard, the serving clients) and the optional extras the tests exercise
+# (graphrun's progress bar, Dask, graphrun serve): large, so only `make test` installs them.
 $(VENV)/.oracles: $(VENV)/.installed pyproject.toml
-	$(VPY) -m pip install -q -e '.[oracle,cli,dask,summary]'
+	$(VPY) -m pip install -q -e '.[oracle,cli,dask,summary,serve]'
 	@touch $@
 
 $(VENV)/.demo: $(VENV)/.installed pyproject.toml
@@ -70,6 +73,10 @@ graphdef/_proto/%_pb2.py: proto/%.proto $(VENV)/.installed
 	$(VPY) -m grpc_tools.protoc -Iproto --python_out=graphdef/_proto $<
 	sed -i 's/^import \([a-z_]*_pb2\) as /from . import \1 as /' $@
 graphdef/_proto/tensor_bundle_pb2.py graphdef/_proto/meta_graph_pb2.py: graphdef/_proto/graph_pb2.py
+graphdef/_proto/%_pb2.py: proto/serving/%.proto $(VENV)/.installed
+	$(VPY) -m grpc_tools.protoc -Iproto/serving -Iproto --python_out=graphdef/_proto $<
+	sed -i 's/^import \([a-z_]*_pb2\) as /from . import \1 as /' $@
+graphdef/_proto/tfs_pb2.py: graphdef/_proto/graph_pb2.py graphdef/_proto/meta_graph_pb2.py
 
 # Generated sources are kept: as an intermediate of two pattern rules, make would delete them
 # after each build and the next build would regenerate them and recompile everything.

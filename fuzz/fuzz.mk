@@ -23,7 +23,8 @@ FUZZ_OBJ := $(patsubst %.cc,$(FUZZ_DIR)/obj/%.o,$(FUZZ_RUNNER_SRC) $(FUZZ_HARNES
 FUZZ_SECONDS ?= 60
 FUZZ_CORPUS  ?= $(FUZZ_DIR)/corpus
 FUZZ_FLAGS   ?= -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -max_len=1000000
-FUZZ_SEEDS    = $(wildcard tests/models/*.pb tests/conformance/cases/*/*.pb tests/tf_models/*/*.pb tests/tf_models/*.pb)
+FUZZ_SEEDS    = $(wildcard tests/models/*.pb tests/conformance/cases/*/*.pb tests/tf_models/*/*.pb tests/tf_models/*.pb \
+                           fuzz/seeds/*.pb)
 
 .PHONY: fuzz-cc fuzz-cc-run fuzz-sysdeps fuzz-corpus
 

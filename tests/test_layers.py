@@ -7,6 +7,7 @@
     client      Session, Runner, feeds and the output format
     optimize    graph passes over a GraphDef (constant and batch-norm folding, pruning, CSE)
     (top)       the tf.* namespaces: graphdef/__init__.py, nn, math, train, gradients, ...
+    serving     graphrun serve's servers, protocols, batching and model repository
     graphrun    the command line and one module per verb
 
 A function-level import of a higher layer hides a cycle from Python, not from the reader, so
@@ -17,7 +18,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "graphdef"
-LAYERS = ["_proto", "framework", "ops", "wire", "client", "optimize", "top", "graphrun"]
+LAYERS = ["_proto", "framework", "ops", "wire", "client", "optimize", "top", "serving", "graphrun"]
 
 # (importing module, imported module): why it cannot be a module-level import
 UPWARD_FUNCTION_IMPORTS = {

@@ -111,7 +111,7 @@ def signature(kind, detail):
 def load_seeds():
     from graphdef._proto import graph_pb2
     seeds = []
-    for path in sorted((ROOT / "tests").rglob("*.pb")):
+    for path in [*sorted((ROOT / "tests").rglob("*.pb")), *sorted((ROOT / "fuzz" / "seeds").glob("*.pb"))]:
         data = path.read_bytes()
         g = graph_pb2.GraphDef()
         try:

@@ -43,6 +43,8 @@ VERBS = {
     "view": "graphdef.graphrun.view",
     "batch": "graphdef.graphrun.batch",
     "optimize": "graphdef.graphrun.optimize_model",
+    "serve": "graphdef.graphrun.serve",
+    "convert": "graphdef.graphrun.convert_model",
 }
 
 EXIT_CODES = """exit codes:
@@ -82,6 +84,8 @@ EPILOG = f"""commands (the first argument; without one, graphrun runs the model)
   graphrun view MODEL -o F.svg  draw the graph (.svg, .png, .pdf, .html, .dot) with Graphviz
   graphrun batch MODEL ...      stream a large .npy through the model into an .npy
   graphrun optimize MODEL -o F  fold constants and batch norms, prune, merge; write a plain GraphDef
+  graphrun serve MODEL|REPO     serve it over the Open Inference Protocol and TF Serving's API
+  graphrun convert MODEL -o F   write it with its weights in a file beside it, or back inside
   Each has its own --help. A model file named like a command is given as ./NAME.
 
 {feed_options.HELP}

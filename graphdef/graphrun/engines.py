@@ -20,6 +20,7 @@ import numpy as np
 
 from graphdef.framework.errors import OpError
 from graphdef.client.session import Session
+from graphdef.wire import external_weights
 from graphdef.wire.serialize import is_text_path
 
 CC_ENV = "GRAPHRUN_CC"
@@ -148,11 +149,17 @@ def _run_tensorflow(job):
             text_format.Parse(data.decode("utf-8"), graph_def)
         else:
             graph_def.ParseFromString(data)
+        if any(external_weights.ATTR in node.attr for node in graph_def.node):
+            # TensorFlow would read those Consts as zeros, and every difference would be that
+            raise EngineError("TensorFlow: the model keeps Const values in a weights file, which TensorFlow "
+                              "reads as zeros; compare the model written by graphrun convert --inline-weights")
         graph = tf.Graph()
         with graph.as_default():
             tf.compat.v1.import_graph_def(graph_def, name="")
         with tf.compat.v1.Session(graph=graph) as session:
             values = session.run(job.fetches, {f"{k}:0": v for k, v in job.feeds.items()})
+    except EngineError:
+        raise
     except Exception as e:  # noqa: BLE001 - TensorFlow raises many kinds; each is this engine failing
         raise EngineError(f"TensorFlow: {type(e).__name__}: {_first_line(e)}") from None
     return [np.asarray(v) for v in values]

@@ -5,6 +5,7 @@ import os
 from google.protobuf import message, text_format
 
 from graphdef.framework import dtypes
+from graphdef.wire import external_weights as _external_module
 from graphdef.wire.atomic import write_atomically
 from graphdef.wire.values import (attr_from_proto, attr_to_proto, ndarray_from_proto,  # noqa: F401 - their home
                                   ndarray_to_proto, shape_from_proto, shape_to_proto)
@@ -34,13 +35,19 @@ def _input_name(tensor):
     return tensor.op.name if tensor.value_index == 0 else tensor.name
 
 
-def node_to_proto(op, proto=None, add_shapes=False):
+def node_to_proto(op, proto=None, add_shapes=False, held=None, threshold=None):
+    """The NodeDef of `op`; with `held` (a dict), a Const value of at least `threshold` bytes is
+    not copied into the message but left in held[name] (its TensorProto has dtype and shape only)."""
     proto = proto if proto is not None else graph_pb2.NodeDef()
     proto.name = op.name
     proto.op = op.type
     proto.input.extend(_input_name(t) for t in op.inputs)
     proto.input.extend(sorted("^" + c.name for c in op.control_inputs))
     for name, value in sorted(op.attrs.items()):
+        if held is not None and op.type == "Const" and name == "value" and value.nbytes >= threshold:
+            held[op.name] = value
+            _external_module.stub_proto(value, proto.attr[name].tensor)
+            continue
         attr = op.opdef.attrs.get(name)
         attr_to_proto(attr.kind if attr else None, value, proto.attr[name])
     if add_shapes and op.outputs:
@@ -48,11 +55,12 @@ def node_to_proto(op, proto=None, add_shapes=False):
     return proto
 
 
-def graph_to_proto(graph, add_shapes=False):
-    """The GraphDef of `graph`: nodes in creation order, every attr written, a real producer."""
+def graph_to_proto(graph, add_shapes=False, held=None, threshold=None):
+    """The GraphDef of `graph`: nodes in creation order, every attr written, a real producer
+    (large Const values left in `held`, see node_to_proto)."""
     proto = graph_pb2.GraphDef()
     for op in graph.get_operations():
-        node_to_proto(op, proto.node.add(), add_shapes)
+        node_to_proto(op, proto.node.add(), add_shapes, held, threshold)
     if graph.functions is not None:
         proto.library.CopyFrom(graph.functions.proto)
     proto.versions.producer = PRODUCER
@@ -181,8 +189,16 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
         attrs = {}
         for key, value in node.attr.items():
             attr = opdef.attrs.get(key)
+            if key == _external_module.ATTR:
+                continue  # the value it locates becomes attr `value`
             if attr is None:
                 attrs[key] = value  # underscore and newer attrs are carried through unchanged
+                continue
+            if key == "value" and _external_module.is_external(node):
+                try:
+                    attrs[key] = _external_module.value_of(node)
+                except ValueError as e:
+                    raise GraphFileError(str(e)) from None
                 continue
             try:
                 attrs[key] = attr_from_proto(attr.kind, value, f"{where}: attr '{key}'")
@@ -304,20 +320,51 @@ def is_text_path(path):
     return str(path).endswith(TEXT_SUFFIXES)
 
 
-def write_graph(graph_or_graph_def, logdir, name, as_text=True):
-    """tf.io.write_graph: writes text (the default, as TF does) or binary; returns the path."""
-    graph_def = graph_or_graph_def
-    if isinstance(graph_def, Graph):
-        graph_def = graph_def.as_graph_def()
+def write_graph(graph_or_graph_def, logdir, name, as_text=True, external_weights=None,
+                external_threshold=_external_module.DEFAULT_THRESHOLD):
+    """tf.io.write_graph: writes text (the default, as TF does) or binary; returns the path.
+
+    Const values can go to a weights file beside the model (graphdef.wire.external_weights):
+    external_weights=None does so only when the GraphDef would pass protobuf's 2 GB limit,
+    True for every value of at least `external_threshold` bytes, False never (a graph over
+    the limit is then a ValueError).
+    """
     path = os.path.join(logdir, name) if logdir else name
-    data = text_format.MessageToString(graph_def).encode() if as_text else serialize(graph_def)
-    write_atomically(path, lambda f: f.write(data))
+    threshold = _external_module.check_threshold(external_threshold)
+    held = {}
+    if isinstance(graph_or_graph_def, Graph):
+        graph_def = graph_to_proto(graph_or_graph_def, held=held, threshold=threshold)
+    else:
+        graph_def = graph_or_graph_def
+        if (external_weights or any(_external_module.is_external(n) for n in graph_def.node)
+                or (external_weights is None and graph_def.ByteSize() > PROTOBUF_LIMIT)):
+            graph_def = _copy(graph_def)  # the caller's message stays as it was
+    outside = _external_module.plan(graph_def, held, external_weights, threshold, PROTOBUF_LIMIT)
+    size = graph_def.ByteSize()
+    if size > PROTOBUF_LIMIT:
+        raise ValueError(f"{path}: {_external_module.too_large_message(size, PROTOBUF_LIMIT)}")
+
+    def encode(message):
+        return text_format.MessageToString(message).encode() if as_text else serialize(message)
+    if outside:
+        _external_module.write(path, graph_def, outside, encode)
+    else:
+        data = encode(graph_def)
+        write_atomically(path, lambda f: f.write(data))
     return path
 
 
-def save(graph, path):
-    """Writes `graph` to `path`: text for .pbtxt, deterministic binary otherwise."""
-    return write_graph(graph, "", str(path), as_text=is_text_path(path))
+def _copy(graph_def):
+    copy = graph_pb2.GraphDef()
+    copy.CopyFrom(graph_def)
+    return copy
+
+
+def save(graph, path, external_weights=None, external_threshold=_external_module.DEFAULT_THRESHOLD):
+    """Writes `graph` to `path`: text for .pbtxt, deterministic binary otherwise (weights outside
+    as write_graph decides)."""
+    return write_graph(graph, "", str(path), as_text=is_text_path(path), external_weights=external_weights,
+                       external_threshold=external_threshold)
 
 
 # Readers of models that are directories, as (accepts(path), read(path) -> GraphDef): the
@@ -338,8 +385,8 @@ def read_graph_def(path):
             size = os.fstat(f.fileno()).st_size
             if size > PROTOBUF_LIMIT:  # refused before reading: protobuf could not parse it anyway
                 raise GraphFileError(f"{path}: the file is {size} bytes, over protobuf's 2 GB limit "
-                                     f"({PROTOBUF_LIMIT} bytes) for one GraphDef; store large weights "
-                                     "outside the graph")
+                                     f"({PROTOBUF_LIMIT} bytes) for one GraphDef; write the model with its weights "
+                                     "in a file beside it (graphdef's writers do so over 2 GB)")
             data = f.read()
     except FileNotFoundError:
         raise GraphFileError(f"{path}: no such file") from None
@@ -359,6 +406,10 @@ def read_graph_def(path):
         raise GraphFileError(f"{path}: not a {kind} GraphDef ({_one_line(e)})") from None
     if not graph_def.node:
         raise GraphFileError(f"{path}: not a GraphDef (no nodes)")
+    try:
+        _external_module.bind(graph_def, os.path.dirname(os.path.abspath(path)))
+    except ValueError as e:
+        raise GraphFileError(f"{path}: {e}") from None
     return graph_def
 
 

@@ -72,6 +72,9 @@ def ndarray_from_proto(proto, where="tensor"):
     values = getattr(proto, _TYPED_FIELD[dtype])
     if dtype is dtypes.float16:
         typed = np.array(values, dtype=np.uint16).view(np.float16)
+    elif _TYPED_FIELD[dtype] == "int_val" and dtype is not dtypes.int32:
+        # int_val carries int8/16 and uint8/16 too: narrowing keeps the low bits, as TensorFlow does
+        typed = np.array(values, dtype=np.int64).astype(dtype.np)
     else:
         typed = np.array(values, dtype=dtype.np)
     if typed.size >= count:

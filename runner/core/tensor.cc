@@ -72,7 +72,39 @@ Tensor::Tensor(DataType dtype, Shape shape, bool zeroed)
   void* memory = zeroed ? std::calloc(count, dtype_size(dtype_)) : std::malloc(count * dtype_size(dtype_));
   if (memory == nullptr) throw std::bad_alloc();
   buffer_.reset(memory);
+  data_ = memory;
 }
+
+Tensor::Tensor(Tensor&& other) noexcept
+    : dtype_(other.dtype_), shape_(std::move(other.shape_)), num_elements_(other.num_elements_),
+      buffer_(std::move(other.buffer_)), data_(other.data_), owner_(std::move(other.owner_)),
+      variant_(std::move(other.variant_)) {
+  other.data_ = nullptr;
+}
+
+Tensor& Tensor::operator=(Tensor&& other) noexcept {
+  dtype_ = other.dtype_;
+  shape_ = std::move(other.shape_);
+  num_elements_ = other.num_elements_;
+  buffer_ = std::move(other.buffer_);
+  data_ = other.data_;
+  other.data_ = nullptr;
+  owner_ = std::move(other.owner_);
+  variant_ = std::move(other.variant_);
+  return *this;
+}
+
+Tensor Tensor::borrowed(DataType dtype, Shape shape, int64_t count, const void* data,
+                        std::shared_ptr<const void> owner) {
+  Tensor tensor(std::shared_ptr<const VariantValue>(), dtype, std::move(shape), count);
+  // Writable in type only: kernels never write a tensor someone else holds.
+  tensor.data_ = const_cast<void*>(data);
+  tensor.owner_ = std::move(owner);
+  return tensor;
+}
+
+Tensor::Tensor(std::shared_ptr<const VariantValue>, DataType dtype, Shape shape, int64_t count)
+    : dtype_(dtype), shape_(std::move(shape)), num_elements_(count) {}
 
 Tensor::Tensor(std::shared_ptr<const VariantValue> value)
     : dtype_(graphdef::DT_VARIANT), num_elements_(1), variant_(std::move(value)) {
@@ -88,6 +120,17 @@ const VariantValue& Tensor::variant_value() const {
 
 Tensor Tensor::reshaped(Shape shape) const {
   if (variant_) throw Error("a variant (" + variant_->type_name() + ") cannot be reshaped");
+  if (owner_) {  // borrowed memory is shared under the new shape, not copied
+    int64_t count = 1;
+    for (int64_t dim : shape) {
+      if (dim < 0 || __builtin_mul_overflow(count, dim, &count)) count = -1;
+      if (count < 0) break;
+    }
+    if (count != num_elements_) {
+      throw Error("cannot reshape " + shape_string(shape_) + " into " + shape_string(shape));
+    }
+    return borrowed(dtype_, std::move(shape), count, data_, owner_);
+  }
   Tensor out(dtype_, std::move(shape));
   if (out.num_elements() != num_elements_) {
     throw Error("cannot reshape " + shape_string(shape_) + " into " + shape_string(out.shape()));

@@ -52,10 +52,19 @@ class Tensor {
   // data<T>() and raw_data() of it throw or return nullptr.
   static Tensor variant(std::shared_ptr<const VariantValue> value);
 
+  // A tensor whose elements are `count` values at `data`, memory that
+  // `owner` keeps alive (a mapped weights file, io/mapped_file.h): nothing is
+  // copied or allocated, so it is not checked against max_tensor_bytes(). The
+  // caller has checked that `shape` holds `count` elements and the memory as
+  // many bytes. The memory may be read-only: such a tensor must only ever be
+  // shared as a TensorPtr that something else also holds, never reused in place.
+  static Tensor borrowed(DataType dtype, Shape shape, int64_t count, const void* data,
+                         std::shared_ptr<const void> owner);
+
   Tensor(const Tensor&) = delete;
   Tensor& operator=(const Tensor&) = delete;
-  Tensor(Tensor&&) = default;
-  Tensor& operator=(Tensor&&) = default;
+  Tensor(Tensor&& other) noexcept;
+  Tensor& operator=(Tensor&& other) noexcept;
 
   DataType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -63,6 +72,8 @@ class Tensor {
   int64_t num_elements() const { return num_elements_; }
   std::size_t byte_size() const { return variant_ ? 0 : static_cast<std::size_t>(num_elements_) * dtype_size(dtype_); }
   bool is_variant() const { return dtype_ == graphdef::DT_VARIANT; }
+  // Its elements are memory it does not own (Tensor::borrowed), maybe read-only.
+  bool is_borrowed() const { return owner_ != nullptr; }
   // The value of a variant scalar; throws Error for any other tensor.
   const VariantValue& variant_value() const;
 
@@ -71,16 +82,16 @@ class Tensor {
   template <class T>
   T* data() {
     check_type(dtype_of<T>());
-    return static_cast<T*>(buffer_.get());
+    return static_cast<T*>(data_);
   }
   template <class T>
   const T* data() const {
     check_type(dtype_of<T>());
-    return static_cast<const T*>(buffer_.get());
+    return static_cast<const T*>(data_);
   }
 
-  void* raw_data() { return buffer_.get(); }
-  const void* raw_data() const { return buffer_.get(); }
+  void* raw_data() { return data_; }
+  const void* raw_data() const { return data_; }
 
   // A same-dtype tensor with the same elements under another shape with the
   // same element count (Reshape).
@@ -92,12 +103,16 @@ class Tensor {
   };
   Tensor(DataType dtype, Shape shape, bool zeroed);
   explicit Tensor(std::shared_ptr<const VariantValue> value);
+  // borrowed(): the fields alone (the first argument only tells this constructor apart).
+  Tensor(std::shared_ptr<const VariantValue>, DataType dtype, Shape shape, int64_t count);
   void check_type(DataType requested) const;
 
   DataType dtype_;
   Shape shape_;
   int64_t num_elements_;
-  std::unique_ptr<void, FreeDeleter> buffer_;
+  std::unique_ptr<void, FreeDeleter> buffer_;  // owned elements (none when borrowed)
+  void* data_ = nullptr;                        // the elements: buffer_'s, or borrowed memory
+  std::shared_ptr<const void> owner_;           // what keeps borrowed memory alive
   std::shared_ptr<const VariantValue> variant_;  // DT_VARIANT only
 };
 

@@ -22,8 +22,9 @@ const TensorPtr& KernelContext::input_ptr(int i) const {
 Tensor* KernelContext::reusable_input(int i) {
   const TensorPtr& input = input_ptr(i);
   // use_count 1: this context holds the only reference, so no other node,
-  // feed, fetch or variable can observe the change.
-  return input.use_count() == 1 ? const_cast<Tensor*>(input.get()) : nullptr;
+  // feed, fetch or variable can observe the change. Borrowed memory (a mapped
+  // weights file) is read-only whoever holds it.
+  return input.use_count() == 1 && !input->is_borrowed() ? const_cast<Tensor*>(input.get()) : nullptr;
 }
 
 const std::string& KernelContext::ref_variable(int i) const {

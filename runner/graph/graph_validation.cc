@@ -8,6 +8,7 @@
 #include "core/errors.h"
 #include "graph/graph.h"
 #include "graph/input_name.h"
+#include "io/external_weights.h"
 
 namespace graphrun {
 
@@ -101,6 +102,8 @@ void Graph::check_attrs() {
       node.kernel->validate_attrs(*node.def);
       node.output_dtypes = node.kernel->output_dtypes(*node.def);
       node.state = node.kernel->prepare_node(*node.def);
+      // An external Const's value is the mapped weights file beside the model.
+      if (has_external_value(*node.def)) node.state = ExternalValue{load_external_value(*node.def, model_directory(source_))};
     } catch (const Error& error) {
       // A kernel that refuses a dtype graphrun-cc cannot hold (string,
       // resource...) leaves the node unsupported; any other refusal is a

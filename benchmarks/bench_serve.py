@@ -1,0 +1,272 @@
+"""graphrun serve under load: N concurrent gRPC clients against a TensorFlow-made CNN, on loopback.
+
+    .venv/bin/python benchmarks/bench_serve.py [--seconds S] [--clients 1,8,64] [--max-batch-size B]
+
+The model is tests/tf_models/cnn/model.pb (28x28x1 image -> conv, pool, dense -> 10 probs), served
+from a repository folder (cnn/1/model.pb) with dynamic batching. Each client is a coroutine on one
+asyncio loop sending one-image ModelInfer requests (raw tensor bytes) back to back, each with a
+unique id; for every client count the run lasts --seconds and reports throughput, latency
+percentiles (nearest rank) and errors.
+
+Exactly once: every request gets one outcome, and the ids the clients got answers for are the ids
+in the server's access log with status OK, compared as sets and counts. During the last client
+count, version 2 of the model is copied into the repository half-way through (answers from both
+versions must come back, none lost); a final run sends SIGTERM half-way: each request then either
+was answered OK (and is in the access log) or was refused with UNAVAILABLE before the server
+received it (and is not), never lost or answered twice.
+
+The ratio compares served images/s with the same runtime called in process by the same number of
+worker threads on batches of the mean size the server formed. Figures are printed, and the run
+exits 1 only when the exactly-once proof fails. The clients share the machine's cores with the
+server, so on a small machine the served figures are a lower bound.
+"""
+
+import argparse
+import asyncio
+import json
+import math
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+import grpc
+import numpy as np
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from graphdef._proto import oip_pb2  # noqa: E402
+from graphdef.serving.runtime import load_runtime  # noqa: E402
+
+MODEL = ROOT / "tests" / "tf_models" / "cnn" / "model.pb"
+INFER = "/inference.GRPCInferenceService/ModelInfer"
+# what a request sent after SIGTERM gets: refused by the draining server, never handled
+REFUSED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
+
+
+def percentile(sorted_values, p):
+    if not sorted_values:
+        return float("nan")
+    return sorted_values[max(0, math.ceil(p / 100 * len(sorted_values)) - 1)]
+
+
+def start_server(repository, log_path, args):
+    command = [sys.executable, "-c", "import sys; from graphdef.graphrun.cli import main; sys.exit(main())",
+               "serve", str(repository), "--port-http", "0", "--port-grpc", "0",
+               "--max-batch-size", str(args.max_batch_size), "--max-queue-delay-ms", str(args.delay_ms),
+               "--workers", str(args.workers), "--max-queue", "1024", "--poll-interval", "0.5",
+               "--access-log", str(log_path)]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+    line = process.stdout.readline()
+    if not line.startswith("graphrun serve: ready"):
+        process.kill()
+        sys.exit(f"bench_serve: the server did not start ({line.strip()!r})")
+    fields = dict(part.split("=") for part in line.split()[3:])
+    return process, int(fields["grpc"]), int(fields["http"])
+
+
+class Run:
+    def __init__(self):
+        self.latencies, self.ok, self.errors, self.versions = [], [], {}, set()
+        self.sent = 0
+
+
+async def client_loop(channel, image, run, stop, client):
+    call = channel.unary_unary(INFER, request_serializer=oip_pb2.ModelInferRequest.SerializeToString,
+                               response_deserializer=oip_pb2.ModelInferResponse.FromString)
+    request = oip_pb2.ModelInferRequest(model_name="cnn")
+    request.inputs.add(name="image", datatype="FP32", shape=list(image.shape))
+    request.raw_input_contents.append(image.tobytes())
+    seq = 0
+    while not stop.is_set():
+        request.id = f"{client}-{seq}"
+        seq += 1
+        run.sent += 1
+        start = time.perf_counter()
+        try:
+            response = await call(request, timeout=60)
+        except grpc.aio.AioRpcError as e:
+            run.errors.setdefault(e.code().name, []).append(request.id)
+            if e.code() in REFUSED:
+                return  # the server is shutting down (SIGTERM): this client stops
+            continue
+        run.latencies.append(time.perf_counter() - start)
+        if response.id != request.id:
+            run.errors.setdefault("WRONG_ID", []).append(request.id)
+            continue
+        run.ok.append(response.id)
+        run.versions.add(response.model_version)
+
+
+async def load(port, clients, seconds, image, tag, during=None):
+    run = Run()
+    stop = asyncio.Event()
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
+        tasks = [asyncio.create_task(client_loop(channel, image, run, stop, f"{tag}.{i}"))
+                 for i in range(clients)]
+        started = time.perf_counter()
+        if during is not None:
+            await asyncio.sleep(seconds / 2)
+            during()
+            await asyncio.sleep(seconds / 2)
+        else:
+            await asyncio.sleep(seconds)
+        stop.set()
+        await asyncio.gather(*tasks)
+        run.elapsed = time.perf_counter() - started
+    return run
+
+
+def logged_ok_ids(log_path):
+    ids = []
+    for line in pathlib.Path(log_path).read_text().splitlines():
+        entry = json.loads(line)
+        if entry.get("method") == "ModelInfer" and entry["status"] == "OK":
+            ids.append(entry["id"])
+    return ids
+
+
+def in_process(image, batch, workers, seconds):
+    """Images/s of the runtime called directly by `workers` threads on batches of `batch` images."""
+    runtime = load_runtime(MODEL)
+    feeds = {"image": np.repeat(image, batch, axis=0)}
+    runtime.run(feeds, ["probs"])
+    counts = [0] * workers
+    deadline = time.perf_counter() + seconds
+
+    def work(i):
+        runtime.run(feeds, ["probs"])  # each thread's Session plans once, untimed
+        while time.perf_counter() < deadline:
+            runtime.run(feeds, ["probs"])
+            counts[i] += batch
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(workers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(counts) / (time.perf_counter() - started)
+
+
+def batch_rows(http_port):
+    """(sum, count) of graphdef_serve_batch_rows from the server's /metrics."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/metrics", timeout=30) as response:
+        text = response.read().decode()
+    values = {}
+    for line in text.splitlines():
+        for key in ("graphdef_serve_batch_rows_sum", "graphdef_serve_batch_rows_count"):
+            if line.startswith(key + "{"):
+                values[key] = values.get(key, 0.0) + float(line.split()[-1])
+    return values.get("graphdef_serve_batch_rows_sum", 0.0), values.get("graphdef_serve_batch_rows_count", 0.0)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=10.0, help="per client count (default 10)")
+    parser.add_argument("--clients", default="1,8,64", help="client counts (default 1,8,64)")
+    parser.add_argument("--max-batch-size", type=int, default=32)
+    # One inference thread: the Session is mostly Python code on a small CNN, so a second worker
+    # mostly takes the GIL from the event loop that parses requests, and batches stay small.
+    parser.add_argument("--delay-ms", type=float, default=10.0)
+    parser.add_argument("--workers", type=int, default=1)
+    args = parser.parse_args()
+    counts = [int(c) for c in args.clients.split(",")]
+    image = np.load(ROOT / "tests" / "tf_models" / "cnn" / "feed_image.npy")[:1].astype(np.float32)
+
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
+        repository = pathlib.Path(tmp) / "models"
+        (repository / "cnn" / "1").mkdir(parents=True)
+        shutil.copy(MODEL, repository / "cnn" / "1" / "model.pb")
+        log_path = pathlib.Path(tmp) / "access.log"
+        process, port, http_port = start_server(repository, log_path, args)
+        rows = []
+        all_ok = []
+        try:
+            for n in counts:
+                def switch():
+                    (repository / "cnn" / "2").mkdir()
+                    shutil.copy(MODEL, repository / "cnn" / "2" / "model.pb.tmp")
+                    os.replace(repository / "cnn" / "2" / "model.pb.tmp", repository / "cnn" / "2" / "model.pb")
+                before = batch_rows(http_port)
+                run = asyncio.run(load(port, n, args.seconds, image, f"c{n}",
+                                       during=switch if n == counts[-1] else None))
+                after = batch_rows(http_port)
+                run.mean_batch = (after[0] - before[0]) / max(1.0, after[1] - before[1])
+                rows.append((n, run))
+                all_ok += run.ok
+                if n == counts[-1] and run.versions != {"1", "2"}:
+                    failures.append(f"the version switch: answers came from versions {sorted(run.versions)}")
+            # the SIGTERM run: the server is told to stop half-way through
+            run = asyncio.run(load(port, counts[-1], args.seconds, image, "sigterm",
+                                   during=lambda: process.send_signal(signal.SIGTERM)))
+            all_ok += run.ok
+            code = process.wait(60)
+        finally:
+            if process.poll() is None:
+                process.kill()
+        logged = logged_ok_ids(log_path)
+        sigterm_run = run
+
+    # -- exactly once --------------------------------------------------------------------
+    if len(set(all_ok)) != len(all_ok):
+        failures.append(f"{len(all_ok) - len(set(all_ok))} answers were received twice")
+    if sorted(logged) != sorted(all_ok):
+        failures.append(f"answered OK by the server {len(logged)}, received OK by clients {len(all_ok)}: "
+                        f"{len(set(logged) ^ set(all_ok))} ids differ")
+    for n, r in rows:
+        if r.errors:
+            failures.append(f"{n} clients: errors {({k: len(v) for k, v in r.errors.items()})}")
+    refused_names = {c.name for c in REFUSED}
+    unexpected = {k: len(v) for k, v in sigterm_run.errors.items() if k not in refused_names}
+    if unexpected:
+        failures.append(f"SIGTERM run: errors other than a refusal: {unexpected}")
+    refused_ids = [i for k in refused_names for i in sigterm_run.errors.get(k, [])]
+    if set(refused_ids) & set(logged):
+        failures.append(f"{len(set(refused_ids) & set(logged))} requests refused to the client were handled")
+    if code != 0:
+        failures.append(f"the server exited with {code} after SIGTERM")
+
+    # -- figures -------------------------------------------------------------------------
+    # the in-process reference for each row: the same runtime, threads and batch size the server used
+    references = {}
+    for _, r in rows:
+        size = max(1, round(r.mean_batch))
+        if size not in references:
+            references[size] = in_process(image, size, args.workers, min(args.seconds, 10.0))
+    print(f"model {MODEL.relative_to(ROOT)}, {args.workers} inference thread(s), --max-batch-size "
+          f"{args.max_batch_size}, --max-queue-delay-ms {args.delay_ms:g}, {args.seconds:g} s per client count, "
+          f"one image per request; in process = the runtime called directly by as many threads on batches of "
+          f"the mean size the server formed")
+    print(f"{'clients':>7} {'requests':>9} {'req/s':>9} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'errors':>7} "
+          f"{'mean batch':>10} {'in-process/s':>12} {'served/in-process':>18}")
+    for n, r in rows:
+        lat = sorted(r.latencies)
+        rate = len(r.ok) / r.elapsed
+        errors = sum(len(v) for v in r.errors.values())
+        reference = references[max(1, round(r.mean_batch))]
+        print(f"{n:>7} {len(r.ok):>9} {rate:>9,.0f} {percentile(lat, 50) * 1e3:>8.2f} {percentile(lat, 90) * 1e3:>8.2f} "
+              f"{percentile(lat, 99) * 1e3:>8.2f} {errors:>7} {r.mean_batch:>10.1f} {reference:>12,.0f} "
+              f"{rate / reference:>17.0%}")
+    refused = len(refused_ids)
+    print(f"version switch during the {counts[-1]}-client run: answers from versions {sorted(rows[-1][1].versions)}")
+    print(f"SIGTERM half-way through a {counts[-1]}-client run: {len(sigterm_run.ok)} answered OK, {refused} refused "
+          f"(UNAVAILABLE/CANCELLED) and absent from the server's log, server exit code {code}")
+    print(f"exactly once: {len(all_ok)} answers received, {len(set(all_ok))} distinct ids, {len(logged)} OK in the "
+          f"server's access log, sets {'equal' if sorted(logged) == sorted(all_ok) else 'DIFFERENT'}")
+    for failure in failures:
+        print("FAILED:", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

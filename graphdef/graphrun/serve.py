@@ -1,0 +1,123 @@
+"""graphrun serve: the model over the Open Inference Protocol and TensorFlow Serving's API."""
+
+import asyncio
+import logging
+import sys
+
+from graphdef.graphrun import cli
+from graphdef.serving.server import Options, Server
+
+DESCRIPTION = ("Serve a GraphDef (or a repository of them) over the Open Inference Protocol (REST /v2 and gRPC "
+               "inference.GRPCInferenceService) and TensorFlow Serving's API (REST /v1 and gRPC "
+               "tensorflow.serving.PredictionService).")
+
+EPILOG = """\
+model:
+  MODEL is a .pb/.pbtxt file, served as its file name without the extension (or --model-name),
+  or a repository folder NAME/VERSION/model.pb: every model in it, each at its highest version;
+  a higher version that appears is loaded and served without dropping requests (--poll-interval).
+
+endpoints (HTTP on --port-http, gRPC on --port-grpc):
+  GET  /v2/health/live, /v2/health/ready, /v2, /v2/models/NAME[/versions/V][/ready]
+  POST /v2/models/NAME[/versions/V]/infer          JSON data or the binary tensor extension
+  GET  /v1/models/NAME[/versions/V][/metadata]
+  POST /v1/models/NAME[/versions/V]:predict        {"instances": [...]} or {"inputs": ...}
+  GET  /metrics                                    Prometheus metrics
+  gRPC inference.GRPCInferenceService: ServerLive, ServerReady, ModelReady, ServerMetadata,
+       ModelMetadata, ModelInfer;  tensorflow.serving.PredictionService: Predict, GetModelMetadata
+
+batching:
+  with --max-batch-size B > 1, requests to a model whose inputs and outputs all have a first
+  dimension of any size are stacked, up to B rows: the requests queued while the workers were
+  busy, and while another batch runs, those arriving within --max-queue-delay-ms. More than
+  --max-queue waiting requests are answered 429 / RESOURCE_EXHAUSTED.
+
+SIGTERM or Ctrl-C stops listening, answers every request already received, and exits 0.
+One JSON line per request goes to stderr (--access-log FILE to write it elsewhere, - to drop it)."""
+
+
+def _positive_int(text):
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def _port(text):
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise ValueError(text)
+    return value
+
+
+def _non_negative(text):
+    value = float(text)
+    if not value >= 0:
+        raise ValueError(text)
+    return value
+
+
+def build_parser():
+    parser = cli.verb_parser("serve", DESCRIPTION, EPILOG)
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    parser.add_argument("--port-http", type=_port, default=8000, metavar="N", help="HTTP port (default 8000; 0: any free)")
+    parser.add_argument("--port-grpc", type=_port, default=8001, metavar="N", help="gRPC port (default 8001; 0: any free)")
+    parser.add_argument("--model-name", metavar="NAME", help="the name a single model file is served as")
+    parser.add_argument("--max-batch-size", type=_positive_int, default=1, metavar="B",
+                        help="rows per stacked batch (default 1: no batching)")
+    parser.add_argument("--max-queue-delay-ms", type=_non_negative, default=2.0, metavar="D",
+                        help="longest wait for a batch to fill, in ms (default 2)")
+    parser.add_argument("--max-queue", type=_positive_int, default=256, metavar="Q",
+                        help="waiting requests per model before 429 / RESOURCE_EXHAUSTED (default 256)")
+    parser.add_argument("--workers", type=_positive_int, default=2, metavar="N",
+                        help="inference threads (default 2)")
+    parser.add_argument("--max-body-mb", type=_non_negative, default=64, metavar="MB",
+                        help="largest request body or gRPC message (default 64)")
+    parser.add_argument("--poll-interval", type=_non_negative, default=2.0, metavar="S",
+                        help="seconds between looks for new versions in a repository (default 2; 0: never)")
+    parser.add_argument("--access-log", metavar="FILE", help="where the JSON access log goes (default stderr; - for none)")
+    return parser
+
+
+def _logging(args):
+    log = logging.getLogger("graphdef.serving")
+    log.setLevel(logging.INFO)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("graphrun serve: %(message)s"))
+    log.addHandler(handler)
+    log.propagate = False
+    access = logging.getLogger("graphdef.serving.access")
+    access.propagate = False
+    if args.access_log == "-":
+        access.setLevel(logging.WARNING)
+        return
+    access.setLevel(logging.INFO)
+    access.addHandler(logging.FileHandler(args.access_log) if args.access_log else logging.StreamHandler(sys.stderr))
+
+
+# How long a thread may hold the GIL while another waits for it (Python's default is 5 ms). The
+# event loop needs the GIL for a moment at each step of every request; with inference threads
+# running Python code, 5 ms per handoff would be added to each step.
+SWITCH_INTERVAL = 0.0005
+
+
+def main(args):
+    _logging(args)
+    sys.setswitchinterval(SWITCH_INTERVAL)
+    options = Options(host=args.host, port_http=args.port_http, port_grpc=args.port_grpc,
+                      max_batch_size=args.max_batch_size, max_queue_delay_ms=args.max_queue_delay_ms,
+                      max_queue=args.max_queue, workers=args.workers, max_body_mb=args.max_body_mb,
+                      poll_interval=args.poll_interval, model_name=args.model_name)
+    server = Server(args.model, options)
+
+    def announce(s):
+        # one line a script can wait for and read the bound ports from
+        print(f"graphrun serve: ready http={s.port_http} grpc={s.port_grpc}", flush=True)
+
+    try:
+        asyncio.run(server.serve_until_signal(announce))
+    except OSError as e:
+        raise cli.Failure(cli.EXIT_USAGE, f"cannot listen: {e.strerror or e}") from None
+    except ValueError as e:
+        raise cli.Failure(cli.EXIT_MODEL, " ".join(str(e).split())) from None
+    return cli.EXIT_OK

@@ -1,0 +1,184 @@
+"""The gRPC services on grpc.aio: inference.GRPCInferenceService (Open Inference Protocol) and
+tensorflow.serving.PredictionService (Predict, GetModelMetadata).
+
+The handlers are registered under the services' real names with generic handlers, over messages
+compiled from proto/serving/ in packages of our own (see proto/serving/oip.proto for why).
+"""
+
+import time
+
+import grpc
+
+from graphdef._proto import oip_pb2, tfs_pb2
+from graphdef.framework.errors import InvalidArgumentError, OpError
+from graphdef.serving import inference
+from graphdef.serving.batching import Draining, Overloaded
+from graphdef.serving.tensors import (BadRequest, NotFound, array_from_bytes, array_from_values, oip_datatype,
+                                      oip_datatype_dtype, parse_shape, raw_bytes, tensor_from_proto,
+                                      tensor_to_proto)
+
+OIP_SERVICE = "inference.GRPCInferenceService"
+TFS_SERVICE = "tensorflow.serving.PredictionService"
+
+# InferTensorContents field per numpy kind/size
+_CONTENTS = {"BOOL": "bool_contents", "INT8": "int_contents", "INT16": "int_contents", "INT32": "int_contents",
+             "INT64": "int64_contents", "UINT8": "uint_contents", "UINT16": "uint_contents",
+             "UINT32": "uint_contents", "UINT64": "uint64_contents", "FP32": "fp32_contents",
+             "FP64": "fp64_contents"}
+
+
+def status_of(e):
+    if isinstance(e, (BadRequest, InvalidArgumentError)):
+        return grpc.StatusCode.INVALID_ARGUMENT, "invalid_argument"
+    if isinstance(e, NotFound):
+        return grpc.StatusCode.NOT_FOUND, "not_found"
+    if isinstance(e, Overloaded):
+        return grpc.StatusCode.RESOURCE_EXHAUSTED, "overloaded"
+    if isinstance(e, Draining):
+        return grpc.StatusCode.UNAVAILABLE, "unavailable"
+    if isinstance(e, OpError):
+        return grpc.StatusCode.INTERNAL, "internal"
+    return None
+
+
+def _handler(metrics, protocol, method, model_of, function):
+    async def handle(request, context):
+        start = time.perf_counter()
+        code, kind, message = grpc.StatusCode.OK, None, ""
+        try:
+            return await function(request)
+        except Exception as e:  # noqa: BLE001 - one status per request, never a traceback to the client
+            answer = status_of(e)
+            if answer is None:
+                code, kind = grpc.StatusCode.INTERNAL, "internal"
+                message = f"internal error: {type(e).__name__}: {' '.join(str(e).split())}"
+            else:
+                (code, kind), message = answer, " ".join(str(e).split())
+        finally:
+            # the request id (ModelInfer's) lets a load test match every answer to its request
+            extra = {"id": request.id} if getattr(request, "id", "") else {}
+            metrics.request(protocol, model_of(request), code.name, kind, time.perf_counter() - start,
+                            method=method, peer=context.peer(), **extra)
+        await context.abort(code, message)
+    return handle
+
+
+def _contents_array(tensor, dtype, shape, where):
+    datatype = tensor.datatype
+    if datatype == "FP16":
+        raise BadRequest(f"{where}: FP16 has no typed contents field; send it in raw_input_contents")
+    values = list(getattr(tensor.contents, _CONTENTS[datatype]))
+    return array_from_values(values, dtype, shape, where)
+
+
+def services(repository, metrics, state):
+    """The generic handlers of both services."""
+
+    async def server_live(request):
+        return oip_pb2.ServerLiveResponse(live=True)
+
+    async def server_ready(request):
+        return oip_pb2.ServerReadyResponse(ready=state.ready)
+
+    async def model_ready(request):
+        try:
+            repository.get(request.name, request.version)
+        except NotFound:
+            return oip_pb2.ModelReadyResponse(ready=False)
+        return oip_pb2.ModelReadyResponse(ready=True)
+
+    async def server_metadata(request):
+        return oip_pb2.ServerMetadataResponse(name=inference.SERVER_NAME, version=inference.SERVER_VERSION,
+                                              extensions=inference.OIP_EXTENSIONS)
+
+    async def model_metadata(request):
+        served = repository.get(request.name, request.version)
+        meta = inference.oip_model_metadata(served, repository.models[request.name].versions)
+        return oip_pb2.ModelMetadataResponse(
+            name=meta["name"], versions=meta["versions"], platform=meta["platform"],
+            inputs=[oip_pb2.ModelMetadataResponse.TensorMetadata(**t) for t in meta["inputs"]],
+            outputs=[oip_pb2.ModelMetadataResponse.TensorMetadata(**t) for t in meta["outputs"]])
+
+    async def model_infer(request):
+        raw = list(request.raw_input_contents)
+        if raw and len(raw) != len(request.inputs):
+            raise BadRequest(f"raw_input_contents has {len(raw)} entries for {len(request.inputs)} inputs")
+        feeds = {}
+        for i, tensor in enumerate(request.inputs):
+            where = f"input '{tensor.name}'"
+            dtype = oip_datatype_dtype(tensor.datatype, where)
+            shape = parse_shape(list(tensor.shape), where)
+            value = array_from_bytes(raw[i], dtype, shape, where) if raw else \
+                _contents_array(tensor, dtype, shape, where)
+            if tensor.name in feeds:
+                raise BadRequest(f"{where} given twice")
+            feeds[tensor.name] = value
+        served, fetches, values = await inference.infer(repository, request.model_name, request.model_version,
+                                                        feeds, [o.name for o in request.outputs])
+        response = oip_pb2.ModelInferResponse(model_name=served.name, model_version=str(served.version),
+                                              id=request.id)
+        for name in fetches:
+            value = values[name]
+            response.outputs.add(name=name, datatype=oip_datatype(value.dtype), shape=list(value.shape))
+            response.raw_output_contents.append(raw_bytes(value))
+        return response
+
+    async def predict(request):
+        spec = request.model_spec
+        inference.check_signature(spec.signature_name)
+        version = spec.version.value if spec.HasField("version") else None
+        feeds = {name: tensor_from_proto(proto, f"input '{name}'") for name, proto in request.inputs.items()}
+        served, fetches, values = await inference.infer(repository, spec.name, version, feeds,
+                                                        list(request.output_filter))
+        response = tfs_pb2.PredictResponse()
+        response.model_spec.name = served.name
+        response.model_spec.version.value = served.version
+        response.model_spec.signature_name = inference.SIGNATURE
+        for name in fetches:
+            tensor_to_proto(values[name], response.outputs[name])
+        return response
+
+    async def get_model_metadata(request):
+        spec = request.model_spec
+        unknown = [f for f in request.metadata_field if f != "signature_def"]
+        if unknown or not request.metadata_field:
+            raise BadRequest(f"metadata_field must be ['signature_def'], got {list(request.metadata_field)}")
+        served = repository.get(spec.name, spec.version.value if spec.HasField("version") else None)
+        response = tfs_pb2.GetModelMetadataResponse()
+        response.model_spec.name = served.name
+        response.model_spec.version.value = served.version
+        any_value = response.metadata["signature_def"]
+        any_value.type_url = inference.SIGNATURE_DEF_MAP_URL
+        any_value.value = inference.signature_def_map(served).SerializeToString()
+        return response
+
+    def rpc(protocol, name, function, request_type, response_type, model_of):
+        return grpc.unary_unary_rpc_method_handler(
+            _handler(metrics, protocol, name, model_of, function),
+            request_deserializer=request_type.FromString, response_serializer=response_type.SerializeToString)
+
+    no_model = lambda r: ""  # noqa: E731
+    by_name = lambda r: r.name  # noqa: E731
+    oip = {
+        "ServerLive": rpc("oip-grpc", "ServerLive", server_live, oip_pb2.ServerLiveRequest,
+                          oip_pb2.ServerLiveResponse, no_model),
+        "ServerReady": rpc("oip-grpc", "ServerReady", server_ready, oip_pb2.ServerReadyRequest,
+                           oip_pb2.ServerReadyResponse, no_model),
+        "ModelReady": rpc("oip-grpc", "ModelReady", model_ready, oip_pb2.ModelReadyRequest,
+                          oip_pb2.ModelReadyResponse, by_name),
+        "ServerMetadata": rpc("oip-grpc", "ServerMetadata", server_metadata, oip_pb2.ServerMetadataRequest,
+                              oip_pb2.ServerMetadataResponse, no_model),
+        "ModelMetadata": rpc("oip-grpc", "ModelMetadata", model_metadata, oip_pb2.ModelMetadataRequest,
+                             oip_pb2.ModelMetadataResponse, by_name),
+        "ModelInfer": rpc("oip-grpc", "ModelInfer", model_infer, oip_pb2.ModelInferRequest,
+                          oip_pb2.ModelInferResponse, lambda r: r.model_name),
+    }
+    tfs = {
+        "Predict": rpc("tfs-grpc", "Predict", predict, tfs_pb2.PredictRequest, tfs_pb2.PredictResponse,
+                       lambda r: r.model_spec.name),
+        "GetModelMetadata": rpc("tfs-grpc", "GetModelMetadata", get_model_metadata,
+                                tfs_pb2.GetModelMetadataRequest, tfs_pb2.GetModelMetadataResponse,
+                                lambda r: r.model_spec.name),
+    }
+    return [grpc.method_handlers_generic_handler(OIP_SERVICE, oip),
+            grpc.method_handlers_generic_handler(TFS_SERVICE, tfs)]

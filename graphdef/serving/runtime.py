@@ -1,0 +1,96 @@
+"""The model as the server sees it: named inputs and outputs with dtypes and shapes, and run().
+
+The server talks to a runtime only through this interface (load, inputs/outputs, run), so the
+in-process Python Session used here can be replaced by another runtime (a binding of the C++
+runner) without touching the protocols, batching or the repository.
+
+Session is not shared between threads: each worker thread gets its own Session on the one loaded
+(read-only) Graph, so concurrent batches never share a plan's scratch state.
+"""
+
+import threading
+
+import numpy as np
+
+from graphdef.client.session import Session
+from graphdef.wire.model_file import is_lowering_residue, output_names
+from graphdef.wire.serialize import load_with_graph_def
+
+PLACEHOLDERS = ("Placeholder", "PlaceholderWithDefault")
+
+
+class TensorSpec:
+    """One input or output: its name in requests, the graph tensor, numpy dtype, shape (None = any size)."""
+
+    def __init__(self, name, tensor_name, dtype, shape, required=True):
+        self.name = name
+        self.tensor_name = tensor_name
+        self.dtype = np.dtype(dtype)
+        self.shape = shape          # list of int or None per dim; None for an unknown rank
+        self.required = required    # False for a PlaceholderWithDefault
+
+    def describe_shape(self):
+        if self.shape is None:
+            return "any shape"
+        return "[" + ", ".join("?" if d is None else str(d) for d in self.shape) + "]"
+
+
+def _shape_of(tensor):
+    dims = tensor.shape.dims if hasattr(tensor.shape, "dims") else None
+    if dims is None:
+        return None
+    return [d if d is None or d >= 0 else None for d in (getattr(d, "value", d) for d in dims)]
+
+
+def _request_name(tensor_name):
+    """An output's name in requests: "node" for output 0, "node:k" for the others (TensorFlow's rule)."""
+    return tensor_name[:-2] if tensor_name.endswith(":0") else tensor_name
+
+
+class SessionRuntime:
+    """graphdef's Python Session on a frozen graph loaded once."""
+
+    kind = "graphdef-python"
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.graph, graph_def = load_with_graph_def(self.path)
+        file_order = [node.name for node in graph_def.node]
+        read = {text.lstrip("^").split(":")[0] for node in graph_def.node for text in node.input}
+        self.inputs = []
+        for node in graph_def.node:
+            if node.op in PLACEHOLDERS and not is_lowering_residue(node.op, node.name, node.name in read):
+                tensor = self.graph.get_tensor_by_name(node.name + ":0")
+                self.inputs.append(TensorSpec(node.name, tensor.name, tensor.dtype.as_numpy_dtype,
+                                              _shape_of(tensor), required=node.op == "Placeholder"))
+        self.outputs = []
+        for name in output_names(self.graph, file_order):
+            tensor = self.graph.get_tensor_by_name(name)
+            self.outputs.append(TensorSpec(_request_name(name), name, tensor.dtype.as_numpy_dtype, _shape_of(tensor)))
+        self._local = threading.local()
+
+    def input(self, name):
+        return next((s for s in self.inputs if s.name == name), None)
+
+    def output(self, name):
+        return next((s for s in self.outputs if s.name == name or s.tensor_name == name), None)
+
+    @property
+    def batchable(self):
+        """True when every input and output has a first dimension of any size: rows can be stacked."""
+        specs = self.inputs + self.outputs
+        return bool(self.inputs) and all(s.shape is not None and len(s.shape) >= 1 and s.shape[0] is None
+                                         for s in specs)
+
+    def run(self, feeds, fetches):
+        """feeds {input name: ndarray}, fetches [output name] -> [ndarray] in fetch order (on a worker thread)."""
+        session = getattr(self._local, "session", None)
+        if session is None:
+            session = self._local.session = Session(graph=self.graph)
+        feed_dict = {self.input(name).tensor_name: value for name, value in feeds.items()}
+        values = session.run([self.output(name).tensor_name for name in fetches], feed_dict)
+        return [np.asarray(v) for v in values]
+
+
+def load_runtime(path):
+    return SessionRuntime(path)

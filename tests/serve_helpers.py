@@ -1,0 +1,113 @@
+"""graphrun serve in a subprocess for the tests: bound to 127.0.0.1 on free ports, stopped by SIGTERM.
+
+The server runs in its own process (as users run it) so the tests can signal it, and so the real
+clients' copies of the protocol messages never meet the server's in one process.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+import graphdef as tf
+from graphdef.wire.serialize import load_with_graph_def
+
+ROOT = Path(__file__).resolve().parents[1]
+START_SECONDS = 60
+
+
+class Served:
+    def __init__(self, process, http, grpc, stderr_path):
+        self.process, self.http, self.grpc, self.stderr_path = process, http, grpc, stderr_path
+
+    @property
+    def url(self):
+        return f"http://127.0.0.1:{self.http}"
+
+    @property
+    def grpc_target(self):
+        return f"127.0.0.1:{self.grpc}"
+
+    def stop(self, timeout=60):
+        """SIGTERM, then the exit code (the server drains first)."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+            raise AssertionError("graphrun serve did not stop within 60 s of SIGTERM")
+
+    def log(self):
+        return Path(self.stderr_path).read_text()
+
+
+def start(model, tmp_path, *flags):
+    """Starts `graphrun serve MODEL FLAGS...` and waits for its ready line."""
+    stderr_path = tmp_path / f"serve-{time.monotonic_ns()}.log"
+    command = [sys.executable, "-c", "import sys; from graphdef.graphrun.cli import main; sys.exit(main())",
+               "serve", str(model), "--port-http", "0", "--port-grpc", "0", *flags]
+    process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=open(stderr_path, "w"),
+                               text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + START_SECONDS
+    line = ""
+    while time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if line.startswith("graphrun serve: ready") or not line:
+            break
+    if not line.startswith("graphrun serve: ready"):
+        process.kill()
+        raise AssertionError(f"graphrun serve did not start: {stderr_path.read_text()[-2000:]}")
+    fields = dict(part.split("=") for part in line.split()[3:])
+    return Served(process, int(fields["http"]), int(fields["grpc"]), stderr_path)
+
+
+def http(served, method, path, body=None, headers=None, timeout=30):
+    """(status, headers, body bytes) of one plain HTTP call, as curl would make it."""
+    data = body if isinstance(body, (bytes, type(None))) else json.dumps(body).encode()
+    request = urllib.request.Request(served.url + path, data=data, method=method, headers=headers or {})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status, dict(response.headers), response.read()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read()
+
+
+def session_answer(model, feeds, fetch):
+    """The model run in process by graphdef's Session: the answer every protocol must give."""
+    graph, _ = load_with_graph_def(str(model))
+    with tf.Session(graph=graph) as session:
+        return session.run(fetch, {f"{k}:0": v for k, v in feeds.items()})
+
+
+def write_model(path, build):
+    """A .pb made with graphdef's graph API: build() adds the nodes to a fresh graph."""
+    graph = tf.Graph()
+    with graph.as_default():
+        build()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tf.io.write_graph(graph, str(path.parent), path.name, as_text=False)
+    return path
+
+
+def slow_model(n=400, repeats=3):
+    """x [?, 4] -> y = x, after `repeats` n x n matmuls it depends on: tens of ms per call, to fill queues."""
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    m = tf.fill([n, n], tf.reduce_mean(x))
+    for i in range(repeats):
+        m = tf.matmul(m, m) * np.float32(1.0 / n)
+    tf.add(x, tf.reduce_mean(m) * np.float32(0.0), name="y")
+
+
+def scaled_model(scale):
+    """x [?, 4] -> y = x * scale: two versions with different scales tell which one answered."""
+    x = tf.placeholder(tf.float32, [None, 4], name="x")
+    tf.multiply(x, tf.constant(np.float32(scale)), name="y")

@@ -1,0 +1,54 @@
+"""The README's serving section stays true: its curl commands and its client example, run as written
+against `graphrun serve tests/models/mlp.pb` (on free ports instead of 8000 and 8001)."""
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from tests import serve_helpers as helpers
+
+SECTION = re.search(r"\n## Serving: graphrun serve\n(.*?)\n## ", (helpers.ROOT / "README.md").read_text(),
+                    re.S).group(1)
+MLP = helpers.ROOT / "tests" / "models" / "mlp.pb"
+ROW = np.array([0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.1, 1.2, 1.3, 1.4, 1.5], np.float32)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory):
+    server = helpers.start(MLP, tmp_path_factory.mktemp("serve"))
+    yield server
+    assert server.stop() == 0
+
+
+def test_the_serve_commands_name_real_flags():
+    from graphdef.graphrun.serve import build_parser
+    for line in re.findall(r"^graphrun serve (.*?)(?:\s+#.*)?$", SECTION, re.M):
+        build_parser().parse_args(line.split())
+
+
+def test_the_curl_examples(served):
+    block = next(b for b in re.findall(r"```sh\n(.*?)```", SECTION, re.S) if "curl" in b)
+    commands = re.split(r"\n(?=curl )", block.strip().replace("localhost:8000", f"127.0.0.1:{served.http}"))
+    assert len(commands) == 2
+    want = helpers.session_answer(MLP, {"x": ROW[None]}, "output/score:0")
+    answers = [json.loads(subprocess.run(["bash", "-c", c], capture_output=True, text=True, timeout=60,
+                                         check=True).stdout) for c in commands]
+    np.testing.assert_array_equal(np.array(answers[0]["outputs"][0]["data"], np.float32), want.ravel())
+    np.testing.assert_array_equal(np.array(answers[1]["predictions"], np.float32), want)
+
+
+def test_the_client_example(served, tmp_path):
+    pytest.importorskip("tritonclient.grpc", reason="make test installs tritonclient (the oracle extra)")
+    (block,) = re.findall(r"```py\n(.*?)```", SECTION, re.S)
+    script = tmp_path / "client.py"
+    script.write_text(block.replace("localhost:8001", served.grpc_target).replace(
+        "print(client", "np.save('out.npy', client"))
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    x = np.linspace(0, 1, 32, dtype=np.float32).reshape(2, 16)
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"),
+                                  helpers.session_answer(MLP, {"x": x}, "output/score:0"))
