@@ -3,11 +3,17 @@
 It walks only the ops on a path from an x to a y, in reverse topological order; each op's
 gradient function (declared beside the op) turns the gradients of its outputs into
 gradients of its inputs. Where a tensor fans out, its gradients are summed with AddN.
+
+With gate_gradients (what optimizers ask for, TF1's GATE_OP), an op's input gradients are
+released together: each passes an Identity that waits for all of them. Without that gate an
+optimizer's update of a ref variable can run as soon as its own gradient exists, while another
+gradient of the same op still has to read the variable (TensorFlow's reads of a ref variable
+alias its buffer, so that read would see the updated value).
 """
 
 from graphdef.ops import while_gradients
 from graphdef.framework.graph import get_default_graph
-from graphdef.ops.array import fill, shape_of
+from graphdef.ops.array import fill, group, identity, shape_of
 from graphdef.ops.math import add_n
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, convert_to_tensor
 from graphdef.framework.toposort import toposort
@@ -27,7 +33,7 @@ def _target(x):
     return convert_to_tensor(x)
 
 
-def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
+def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None, gate_gradients=False):
     """d(sum of ys)/d(x) for each x: a Tensor shaped like x, or None where ys does not depend on x."""
     graph = get_default_graph()
     ys = [convert_to_tensor(y) for y in _as_list(ys)]
@@ -72,8 +78,11 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None):
                 filled = out_grads if op.type in _GRAD_OF_NONE else [
                     g if g is not None else _zeros_like(t) for g, t in zip(out_grads, op.outputs)]
                 in_grads = grad_fn(op, *filled)
-            if len(in_grads) != len(op.inputs):
-                raise AssertionError(f"gradient of {op.type} gave {len(in_grads)} values for {len(op.inputs)} inputs")
+                if len(in_grads) != len(op.inputs):
+                    raise AssertionError(f"gradient of {op.type} gave {len(in_grads)} values for "
+                                         f"{len(op.inputs)} inputs")
+                if gate_gradients and sum(g is not None for g in in_grads) > 1:
+                    in_grads = gradients_released_together(graph, in_grads)
             for t, g in zip(op.inputs, in_grads):
                 if g is not None and t.op in between:
                     pending.setdefault(t, []).append(g)
@@ -88,6 +97,14 @@ def _loop_step(context, pending, between):
     for t, g in zip(inputs, while_gradients.loop_gradients(context, out_grads, gradients)):
         if g is not None and t.op in between:
             pending.setdefault(t, []).append(g)
+
+
+def gradients_released_together(graph, grads):
+    """Each gradient through an Identity run after all of them (TF's tf.tuple, names included)."""
+    with graph.name_scope("tuple"):
+        gate = group(*dict.fromkeys(g.op for g in grads if g is not None))
+        with graph.control_dependencies([gate]):
+            return [None if g is None else identity(g, name="control_dependency") for g in grads]
 
 
 def _sum(grads):

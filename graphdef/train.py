@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from graphdef.gradients import gradients
+from graphdef.gradients import gradients, gradients_released_together
 from graphdef.framework.graph import get_default_graph
 from graphdef.ops.array import constant, group, zeros
 from graphdef.ops.math import cast, floordiv, multiply, pow, truediv  # noqa: A004 - TF's pow builder
@@ -45,16 +45,27 @@ def exponential_decay(learning_rate, global_step, decay_steps, decay_rate, stair
 class Optimizer:
     """compute_gradients + apply_gradients = minimize, as in tf.compat.v1.train.Optimizer."""
 
+    # how much the gradients wait for each other before an update may use them (TF1's values)
+    GATE_NONE, GATE_OP, GATE_GRAPH = 0, 1, 2
+
     def __init__(self, use_locking=False, name="Optimizer"):
         self._name = name
         self._slots = {}  # (slot name, variable) -> slot Variable
 
-    def compute_gradients(self, loss, var_list=None):
-        """[(gradient, variable)] for every trainable variable (gradient None where loss ignores it)."""
+    def compute_gradients(self, loss, var_list=None, gate_gradients=GATE_OP):
+        """[(gradient, variable)] for every trainable variable (gradient None where loss ignores it).
+
+        GATE_OP (the default) releases each op's input gradients together, so no update
+        overwrites a variable that another gradient of the same op still reads; GATE_GRAPH
+        releases all of them together; GATE_NONE not at all."""
+        if gate_gradients not in (self.GATE_NONE, self.GATE_OP, self.GATE_GRAPH):
+            raise ValueError(f"gate_gradients must be GATE_NONE, GATE_OP or GATE_GRAPH, not {gate_gradients!r}")
         var_list = list(var_list) if var_list is not None else trainable_variables()
         if not var_list:
             raise ValueError("no variables to optimize: create a tf.Variable, or pass var_list")
-        grads = gradients(loss, var_list)
+        grads = gradients(loss, var_list, gate_gradients=gate_gradients == self.GATE_OP)
+        if gate_gradients == self.GATE_GRAPH:
+            grads = gradients_released_together(get_default_graph(), grads)
         return list(zip(grads, var_list))
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
@@ -74,8 +85,8 @@ class Optimizer:
             with graph.control_dependencies(finish):
                 return assign_add(global_step, 1, name=scope).op
 
-    def minimize(self, loss, global_step=None, var_list=None, name=None):
-        return self.apply_gradients(self.compute_gradients(loss, var_list), global_step, name)
+    def minimize(self, loss, global_step=None, var_list=None, gate_gradients=GATE_OP, name=None):
+        return self.apply_gradients(self.compute_gradients(loss, var_list, gate_gradients), global_step, name)
 
     def get_slot(self, var, name):
         return self._slots.get((name, var))

@@ -62,9 +62,6 @@ with v1.Session(graph=graph, config=config) as sess:
 """
 
 
-@pytest.mark.xfail(strict=False, reason="known defect, open: run as written by TensorFlow, graphdef's saved "
-                   "while-gradient graph gives a 0.2% different loss after one step than graphdef's Session does "
-                   "(TF1 building the same program agrees with graphdef: test_rnn_loss_falls_and_matches_tf1)")
 def test_tensorflow_runs_the_saved_training_graph(tf_oracle, tmp_path):
     example = _example()
     graph = graphdef.Graph()

@@ -104,4 +104,37 @@ ShapeFn shape_from_attr(std::string name) {
   };
 }
 
+ShapeFn padded_shape(bool mirror) {
+  return [mirror](ShapeContext& context) {
+    const StaticShape x = context.input(0), p = context.input(1);
+    if (p.known_rank && (p.dims.size() != 2 || (p.dims[1] >= 0 && p.dims[1] != 2) ||
+                         (x.known_rank && p.dims[0] >= 0 && p.dims[0] != static_cast<int64_t>(x.dims.size())))) {
+      return;  // the run refuses it
+    }
+    std::vector<int64_t> pads;
+    if (!context.const_ints(1, pads) || !x.known_rank) {
+      const int64_t n = x.known_rank ? static_cast<int64_t>(x.dims.size()) : p.known_rank ? p.dims[0] : -1;
+      if (n >= 0 && n <= kMaxStaticRank) context.set_output(0, known_shape(std::vector<int64_t>(n, -1)));
+      return;
+    }
+    if (pads.size() != 2 * x.dims.size()) return;
+    int64_t extra = 0;
+    if (mirror) {
+      const std::string& mode = context.attr("mode").s();
+      if (mode != "REFLECT" && mode != "SYMMETRIC") return;
+      extra = mode == "SYMMETRIC";
+    }
+    std::vector<int64_t> out;
+    for (std::size_t i = 0; i < x.dims.size(); ++i) {
+      const int64_t lo = pads[2 * i], hi = pads[2 * i + 1], d = x.dims[i];
+      if (lo < 0 || hi < 0) return;
+      if (mirror && d >= 0 && std::max(lo, hi) > d - 1 + extra) return;
+      int64_t grown = -1;
+      if (d >= 0 && (__builtin_add_overflow(d, lo, &grown) || __builtin_add_overflow(grown, hi, &grown))) return;
+      out.push_back(grown);
+    }
+    context.set_output(0, known_shape(out));
+  };
+}
+
 }  // namespace graphrun

@@ -64,5 +64,8 @@ ShapeFn broadcast_inputs();
 ShapeFn scalar_output();
 // Output 0 has the shape in attr `name` when the file sets it (Placeholder).
 ShapeFn shape_from_attr(std::string name);
+// Output 0 is input 0 grown by input 1's constant [rank, 2] paddings (Pad,
+// PadV2, MirrorPad, whose `mode` attr bounds them when `mirror`).
+ShapeFn padded_shape(bool mirror);
 
 }  // namespace graphrun

@@ -8,6 +8,7 @@
 
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 #include "kernels/index_input.h"
 
 namespace graphrun {
@@ -73,6 +74,22 @@ void compute_arg_extreme(KernelContext& context) {
   context.set_output(0, std::move(output));
 }
 
+// The input less the constant axis (else only the rank is known).
+void arg_shape(ShapeContext& context) {
+  const StaticShape in = context.input(0);
+  if (!in.known_rank || in.dims.empty()) return;
+  const int64_t rank = static_cast<int64_t>(in.dims.size());
+  std::vector<int64_t> axis;
+  if (!context.const_ints(1, axis)) {
+    context.set_output(0, known_shape(std::vector<int64_t>(rank - 1, -1)));
+    return;
+  }
+  if (axis.size() != 1 || axis[0] < -rank || axis[0] >= rank) return;
+  std::vector<int64_t> out = in.dims;
+  out.erase(out.begin() + (axis[0] < 0 ? axis[0] + rank : axis[0]));
+  context.set_output(0, known_shape(out));
+}
+
 template <bool kMax>
 Kernel arg_kernel(const char* op) {
   return Kernel(op)
@@ -82,6 +99,7 @@ Kernel arg_kernel(const char* op) {
       .type_attr("T", dtypes_of(AllTypes{}))
       .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
       .type_attr("output_type", dtypes_of(IndexTypes{}), graphdef::DT_INT64)
+      .shape(arg_shape)
       .compute(compute_arg_extreme<kMax>);
 }
 

@@ -164,6 +164,60 @@ void reshape_shape(ShapeContext& context) {
   context.set_output(0, known_shape(target));
 }
 
+// A constant perm picks the input's dims; otherwise only the rank is known.
+void transpose_shape(ShapeContext& context) {
+  const StaticShape in = context.input(0);
+  std::vector<int64_t> perm;
+  if (!context.const_ints(1, perm)) {
+    if (in.known_rank) context.set_output(0, known_shape(std::vector<int64_t>(in.dims.size(), -1)));
+    return;
+  }
+  if (static_cast<int64_t>(perm.size()) > kMaxStaticRank) return;
+  if (!in.known_rank) {
+    context.set_output(0, known_shape(std::vector<int64_t>(perm.size(), -1)));
+    return;
+  }
+  const int64_t rank = static_cast<int64_t>(in.dims.size());
+  std::vector<char> seen(rank, 0);
+  std::vector<int64_t> out;
+  for (int64_t p : perm) {
+    if (static_cast<int64_t>(perm.size()) != rank || p < 0 || p >= rank || seen[p]) return;  // the run refuses it
+    seen[p] = 1;
+    out.push_back(in.dims[p]);
+  }
+  context.set_output(0, known_shape(out));
+}
+
+// A constant dims vector is the shape; otherwise its length is the rank.
+// Operand k holds the shape (Fill: 0, BroadcastTo: 1).
+void dims_operand_shape(ShapeContext& context, int k) {
+  std::vector<int64_t> dims;
+  if (context.const_ints(k, dims)) {
+    if (static_cast<int64_t>(dims.size()) > kMaxStaticRank) return;
+    for (int64_t d : dims) {
+      if (d < 0) return;
+    }
+    context.set_output(0, known_shape(dims));
+    return;
+  }
+  const StaticShape operand = context.input(k);
+  if (operand.known_rank && operand.dims.size() == 1 && operand.dims[0] >= 0 && operand.dims[0] <= kMaxStaticRank) {
+    context.set_output(0, known_shape(std::vector<int64_t>(operand.dims[0], -1)));
+  }
+}
+
+void fill_shape(ShapeContext& context) { dims_operand_shape(context, 0); }
+
+// The target shape, when the input broadcasts to it (else the run refuses it).
+void broadcast_to_shape(ShapeContext& context) {
+  std::vector<int64_t> dims;
+  if (context.const_ints(1, dims)) {
+    const StaticShape in = context.input(0);
+    if (in.known_rank && !broadcast_shapes(in, known_shape(dims)).known_rank) return;
+  }
+  dims_operand_shape(context, 1);
+}
+
 REGISTER_KERNEL(Kernel("Reshape")
                     .input("tensor", "T")
                     .input("shape", "Tshape")
@@ -179,6 +233,7 @@ REGISTER_KERNEL(Kernel("Transpose")
                     .output("T")
                     .type_attr("T")
                     .type_attr("Tperm", kIndexDtypes, graphdef::DT_INT32)
+                    .shape(transpose_shape)
                     .compute(compute_transpose));
 
 REGISTER_KERNEL(Kernel("Fill")
@@ -187,6 +242,7 @@ REGISTER_KERNEL(Kernel("Fill")
                     .output("T")
                     .type_attr("T")
                     .type_attr("index_type", kIndexDtypes, graphdef::DT_INT32)
+                    .shape(fill_shape)
                     .compute(compute_fill));
 
 REGISTER_KERNEL(Kernel("BroadcastTo")
@@ -195,6 +251,7 @@ REGISTER_KERNEL(Kernel("BroadcastTo")
                     .output("T")
                     .type_attr("T")
                     .type_attr("Tidx", kIndexDtypes, graphdef::DT_INT32)
+                    .shape(broadcast_to_shape)
                     .compute(compute_broadcast_to));
 
 }  // namespace

@@ -126,6 +126,7 @@ void compute_avg_pool_grad(KernelContext& context) {
 
 REGISTER_KERNEL(declare_pool_attrs(
                     Kernel("AvgPool").input("value", "T").output("T").type_attr("T", dtypes_of(FloatTypes{})), false)
+                    .shape(pooled_shape)
                     .compute(compute_avg_pool));
 
 REGISTER_KERNEL(declare_pool_attrs(Kernel("AvgPoolGrad")
@@ -134,6 +135,7 @@ REGISTER_KERNEL(declare_pool_attrs(Kernel("AvgPoolGrad")
                                        .output("T")
                                        .type_attr("T", dtypes_of(FloatTypes{})),
                                    false)
+                    .shape(avg_pool_grad_shape)
                     .compute(compute_avg_pool_grad));
 
 }  // namespace

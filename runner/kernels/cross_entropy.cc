@@ -6,6 +6,7 @@
 
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 #include "kernels/softmax_rows.h"
 
 namespace graphrun {
@@ -96,6 +97,32 @@ void compute_sparse(KernelContext& context) {
   });
 }
 
+// loss [batch] and backprop [batch, classes], from logits (and, dense, the
+// labels merged in: they must have the logits' shape).
+template <bool kSparse>
+void cross_entropy_shape(ShapeContext& context) {
+  StaticShape features = context.input(0);
+  const StaticShape labels = context.input(1);
+  if (features.known_rank && features.dims.size() != 2) return;
+  if (!kSparse) {
+    if (!features.known_rank) {
+      features = labels;
+    } else if (labels.known_rank) {
+      if (labels.dims.size() != 2) return;
+      for (std::size_t i = 0; i < 2; ++i) {
+        if (features.dims[i] >= 0 && labels.dims[i] >= 0 && features.dims[i] != labels.dims[i]) return;
+        if (features.dims[i] < 0) features.dims[i] = labels.dims[i];
+      }
+    }
+    if (features.known_rank && features.dims.size() != 2) return;
+  } else if (labels.known_rank && (labels.dims.size() != 1 || (features.known_rank && features.dims[0] >= 0 &&
+                                                               labels.dims[0] >= 0 && features.dims[0] != labels.dims[0]))) {
+    return;
+  }
+  context.set_output(0, known_shape({features.known_rank ? features.dims[0] : -1}));
+  context.set_output(1, features.known_rank ? features : known_shape({-1, -1}));
+}
+
 REGISTER_KERNEL(Kernel("SoftmaxCrossEntropyWithLogits")
                     .input("features", "T")
                     .input("labels", "T")
@@ -103,6 +130,7 @@ REGISTER_KERNEL(Kernel("SoftmaxCrossEntropyWithLogits")
                     .output("T")
                     .output_names({"loss", "backprop"})
                     .type_attr("T", dtypes_of(FloatTypes{}))
+                    .shape(cross_entropy_shape<false>)
                     .compute(compute_dense));
 
 REGISTER_KERNEL(Kernel("SparseSoftmaxCrossEntropyWithLogits")
@@ -113,6 +141,7 @@ REGISTER_KERNEL(Kernel("SparseSoftmaxCrossEntropyWithLogits")
                     .output_names({"loss", "backprop"})
                     .type_attr("T", dtypes_of(FloatTypes{}))
                     .type_attr("Tlabels", dtypes_of(IndexTypes{}), graphdef::DT_INT64)
+                    .shape(cross_entropy_shape<true>)
                     .compute(compute_sparse));
 
 }  // namespace

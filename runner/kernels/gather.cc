@@ -15,6 +15,7 @@
 #include "core/int_arith.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 #include "kernels/axis.h"
 
 namespace graphrun {
@@ -113,6 +114,28 @@ void compute_segment_sum(KernelContext& context) {
   context.set_output(0, std::move(out));
 }
 
+// params[:axis] + indices[batch_dims:] + params[axis+1:], for a constant axis.
+void gather_shape(ShapeContext& context) {
+  const StaticShape p = context.input(0), i = context.input(1), a = context.input(2);
+  if (a.known_rank && !a.dims.empty()) return;
+  std::vector<int64_t> axis_value;
+  if (!p.known_rank || !i.known_rank || !context.const_ints(2, axis_value) || axis_value.size() != 1) return;
+  const int64_t pr = static_cast<int64_t>(p.dims.size()), ir = static_cast<int64_t>(i.dims.size());
+  int64_t b = context.attr("batch_dims").i();
+  if (b < 0) b += ir;
+  int64_t axis = axis_value[0];
+  if (b < 0 || b > ir || axis < -pr || axis >= pr) return;
+  if (axis < 0) axis += pr;
+  if (axis < b) return;
+  for (int64_t d = 0; d < b; ++d) {
+    if (p.dims[d] >= 0 && i.dims[d] >= 0 && p.dims[d] != i.dims[d]) return;
+  }
+  std::vector<int64_t> out(p.dims.begin(), p.dims.begin() + axis);
+  out.insert(out.end(), i.dims.begin() + b, i.dims.end());
+  out.insert(out.end(), p.dims.begin() + axis + 1, p.dims.end());
+  if (out.size() <= static_cast<std::size_t>(kMaxStaticRank)) context.set_output(0, known_shape(out));
+}
+
 REGISTER_KERNEL(Kernel("GatherV2")
                     .input("params", "Tparams")
                     .input("indices", "Tindices")
@@ -122,7 +145,22 @@ REGISTER_KERNEL(Kernel("GatherV2")
                     .type_attr("Tparams")
                     .type_attr("Tindices", dtypes_of(IndicesTypes{}))
                     .type_attr("Taxis", dtypes_of(IndexTypes{}))
+                    .shape(gather_shape)
                     .compute(compute_gather));
+
+// [num_segments] + data's dims past segment_ids' (which must prefix them).
+void segment_sum_shape(ShapeContext& context) {
+  const StaticShape data = context.input(0), ids = context.input(1), num_shape = context.input(2);
+  if (num_shape.known_rank && !num_shape.dims.empty()) return;
+  if (!data.known_rank || !ids.known_rank || ids.dims.size() > data.dims.size()) return;
+  for (std::size_t d = 0; d < ids.dims.size(); ++d) {
+    if (data.dims[d] >= 0 && ids.dims[d] >= 0 && data.dims[d] != ids.dims[d]) return;
+  }
+  std::vector<int64_t> num;
+  std::vector<int64_t> out{context.const_ints(2, num) && num.size() == 1 ? num[0] : -1};
+  out.insert(out.end(), data.dims.begin() + ids.dims.size(), data.dims.end());
+  context.set_output(0, known_shape(out));
+}
 
 REGISTER_KERNEL(Kernel("UnsortedSegmentSum")
                     .input("data", "T")
@@ -132,6 +170,7 @@ REGISTER_KERNEL(Kernel("UnsortedSegmentSum")
                     .type_attr("T", dtypes_of(NumericTypes{}))
                     .type_attr("Tindices", dtypes_of(IndicesTypes{}))
                     .type_attr("Tnumsegments", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+                    .shape(segment_sum_shape)
                     .compute(compute_segment_sum));
 
 }  // namespace

@@ -2,6 +2,7 @@
 // unchanged (shared, not copied).
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -10,10 +11,15 @@ void compute_identity_n(KernelContext& context) {
   for (int i = 0; i < context.num_inputs(); ++i) context.set_output(i, context.input_ptr(i));
 }
 
+void identity_n_shape(ShapeContext& context) {
+  for (int k = 0; k < context.num_inputs() && k < context.num_outputs(); ++k) context.set_output(k, context.input(k));
+}
+
 REGISTER_KERNEL(Kernel("IdentityN")
                     .type_list_input("input", "T")
                     .type_list_output("T")
                     .type_list_attr("T", 1)
+                    .shape(identity_n_shape)
                     .compute(compute_identity_n));
 
 }  // namespace

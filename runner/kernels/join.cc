@@ -7,6 +7,7 @@
 
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 #include "kernels/axis.h"
 
 namespace graphrun {
@@ -76,6 +77,71 @@ void compute_pack(KernelContext& context) {
   context.set_output(0, std::move(out));
 }
 
+// graphrun's rule: the known inputs' dims merged, the axis dim summed (unknown
+// if any part is); without a constant axis only the rank is known.
+void concat_shape(ShapeContext& context) {
+  const int n = context.num_inputs() - 1;
+  if (n < 2) return;
+  int64_t rank = -1;
+  for (int k = 0; k < n; ++k) {
+    const StaticShape s = context.input(k);
+    if (!s.known_rank) continue;
+    if (rank >= 0 && static_cast<int64_t>(s.dims.size()) != rank) return;
+    rank = static_cast<int64_t>(s.dims.size());
+  }
+  if (rank < 0) return;
+  if (rank == 0) return;
+  std::vector<int64_t> axis;
+  if (!context.const_ints(n, axis) || axis.size() != 1) {
+    context.set_output(0, known_shape(std::vector<int64_t>(rank, -1)));
+    return;
+  }
+  if (axis[0] < -rank || axis[0] >= rank) return;
+  const int64_t a = axis[0] < 0 ? axis[0] + rank : axis[0];
+  std::vector<int64_t> out(rank, -1);
+  int64_t total = 0;
+  for (int k = 0; k < n; ++k) {
+    const StaticShape s = context.input(k);
+    for (int64_t i = 0; i < rank; ++i) {
+      const int64_t d = s.known_rank ? s.dims[i] : -1;
+      if (i == a) {
+        total = total < 0 || d < 0 || __builtin_add_overflow(total, d, &total) ? -1 : total;
+      } else if (d >= 0) {
+        if (out[i] >= 0 && out[i] != d) return;
+        out[i] = d;
+      }
+    }
+  }
+  out[a] = total;
+  context.set_output(0, known_shape(out));
+}
+
+// The inputs' merged shape with N inserted at `axis`.
+void pack_shape(ShapeContext& context) {
+  const int n = context.num_inputs();
+  StaticShape merged = unknown_shape();
+  for (int k = 0; k < n; ++k) {
+    const StaticShape s = context.input(k);
+    if (!s.known_rank) continue;
+    if (!merged.known_rank) {
+      merged = s;
+      continue;
+    }
+    if (s.dims.size() != merged.dims.size()) return;
+    for (std::size_t i = 0; i < s.dims.size(); ++i) {
+      if (s.dims[i] < 0) continue;
+      if (merged.dims[i] >= 0 && merged.dims[i] != s.dims[i]) return;
+      merged.dims[i] = s.dims[i];
+    }
+  }
+  if (!merged.known_rank || merged.dims.size() >= static_cast<std::size_t>(kMaxStaticRank)) return;
+  const int64_t rank = static_cast<int64_t>(merged.dims.size()) + 1;
+  const int64_t axis = context.attr("axis").i();
+  if (axis < -rank || axis >= rank) return;
+  merged.dims.insert(merged.dims.begin() + (axis < 0 ? axis + rank : axis), n);
+  context.set_output(0, merged);
+}
+
 REGISTER_KERNEL(Kernel("ConcatV2")
                     .list_input("values", "N", "T")
                     .input("axis", "Tidx")
@@ -83,6 +149,7 @@ REGISTER_KERNEL(Kernel("ConcatV2")
                     .int_attr("N", 2)
                     .type_attr("T")
                     .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+                    .shape(concat_shape)
                     .compute(compute_concat));
 
 REGISTER_KERNEL(Kernel("Pack")
@@ -91,6 +158,7 @@ REGISTER_KERNEL(Kernel("Pack")
                     .int_attr("N", 1)
                     .type_attr("T")
                     .int_attr("axis", std::numeric_limits<int64_t>::min(), 0)
+                    .shape(pack_shape)
                     .compute(compute_pack));
 
 }  // namespace

@@ -144,6 +144,7 @@ REGISTER_KERNEL(declare_pool_attrs(Kernel("MaxPool")
                                        .output("T")
                                        .type_attr("T", dtypes_of(MaxPoolTypes{}), graphdef::DT_FLOAT),
                                    true)
+                    .shape(pooled_shape)
                     .compute(compute_max_pool));
 
 REGISTER_KERNEL(declare_pool_attrs(Kernel("MaxPoolGrad")
@@ -153,6 +154,7 @@ REGISTER_KERNEL(declare_pool_attrs(Kernel("MaxPoolGrad")
                                        .output("T")
                                        .type_attr("T", dtypes_of(NumericTypes{}), graphdef::DT_FLOAT),
                                    true)
+                    .shape(max_pool_grad_shape)
                     .compute(compute_max_pool_grad));
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -63,6 +64,19 @@ void compute_one_hot(KernelContext& context) {
   context.set_output(0, std::move(output));
 }
 
+// The indices' shape with the depth (a constant, else unknown) inserted at axis.
+void one_hot_shape(ShapeContext& context) {
+  const StaticShape indices = context.input(0);
+  const int64_t axis = context.attr("axis").i();
+  const int64_t rank = static_cast<int64_t>(indices.dims.size());
+  if (!indices.known_rank || axis < -1 || axis > rank || rank >= kMaxStaticRank) return;
+  std::vector<int64_t> depth;
+  const int64_t d = context.const_ints(1, depth) && depth.size() == 1 ? depth[0] : -1;
+  std::vector<int64_t> out = indices.dims;
+  out.insert(out.begin() + (axis == -1 ? rank : axis), d);
+  context.set_output(0, known_shape(out));
+}
+
 REGISTER_KERNEL(Kernel("OneHot")
                     .input("indices", "TI")
                     .input("depth", graphdef::DT_INT32)
@@ -74,6 +88,7 @@ REGISTER_KERNEL(Kernel("OneHot")
                     .type_attr("TI",
                                {graphdef::DT_UINT8, graphdef::DT_INT8, graphdef::DT_INT32, graphdef::DT_INT64},
                                graphdef::DT_INT64)
+                    .shape(one_hot_shape)
                     .compute(compute_one_hot));
 
 }  // namespace

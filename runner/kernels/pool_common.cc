@@ -1,5 +1,8 @@
 #include "kernels/pool_common.h"
 
+#include <algorithm>
+#include <any>
+
 namespace graphrun {
 
 Kernel& declare_pool_attrs(Kernel& kernel, bool explicit_paddings) {
@@ -26,6 +29,62 @@ ConvShape pool_shape(const KernelContext& context, const Shape& input) {
   s.c = input[3];
   s.window = window_geometry(pool.window, pool.kh, pool.kw, s.h, s.w);
   return s;
+}
+
+namespace {
+
+// [N, OH, OW, C] of pooling an input of static shape x; false when it cannot fit.
+bool pool_static(const ShapeContext& context, const StaticShape& x, StaticShape& pooled) {
+  if (x.known_rank && x.dims.size() != 4) return false;
+  const auto* pool = std::any_cast<PoolAttrs>(&context.node().state);
+  if (pool == nullptr) return false;
+  const std::vector<int64_t> d = x.known_rank ? x.dims : std::vector<int64_t>(4, -1);
+  try {
+    // an unknown axis is given the window's own size, which always fits; its output stays unknown
+    const WindowGeometry g = window_geometry(pool->window, pool->kh, pool->kw, d[1] < 0 ? pool->kh : d[1],
+                                             d[2] < 0 ? pool->kw : d[2]);
+    pooled = known_shape({d[0], d[1] < 0 ? -1 : g.rows.out, d[2] < 0 ? -1 : g.cols.out, d[3]});
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+bool compatible(const StaticShape& a, const StaticShape& b) {
+  if (!a.known_rank || !b.known_rank) return true;
+  if (a.dims.size() != b.dims.size()) return false;
+  for (std::size_t i = 0; i < a.dims.size(); ++i) {
+    if (a.dims[i] >= 0 && b.dims[i] >= 0 && a.dims[i] != b.dims[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void pooled_shape(ShapeContext& context) {
+  StaticShape pooled;
+  if (pool_static(context, context.input(0), pooled)) context.set_output(0, pooled);
+}
+
+void max_pool_grad_shape(ShapeContext& context) {
+  StaticShape pooled;
+  if (!pool_static(context, context.input(0), pooled)) return;
+  if (!compatible(context.input(1), pooled) || !compatible(context.input(2), pooled)) return;
+  context.set_output(0, context.input(0));
+}
+
+void avg_pool_grad_shape(ShapeContext& context) {
+  const StaticShape g = context.input(1);
+  std::vector<int64_t> sizes;
+  if (!context.const_ints(0, sizes)) {
+    const bool four = g.known_rank && g.dims.size() == 4;
+    context.set_output(0, known_shape({four ? g.dims[0] : -1, -1, -1, four ? g.dims[3] : -1}));
+    return;
+  }
+  if (sizes.size() != 4 || *std::min_element(sizes.begin(), sizes.end()) < 0) return;
+  StaticShape pooled;
+  if (!pool_static(context, known_shape(sizes), pooled) || !compatible(g, pooled)) return;
+  context.set_output(0, known_shape(sizes));
 }
 
 void check_pooled_grad(const Tensor& grad, const ConvShape& s) {

@@ -16,6 +16,7 @@
 #include "core/int_arith.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 
 namespace graphrun {
 namespace {
@@ -69,12 +70,30 @@ void compute_range(KernelContext& context) {
   });
 }
 
+// A vector; its length when start, limit and delta are integer constants
+// (graphrun's count, ceil((limit - start) / delta), at least 0).
+void range_shape(ShapeContext& context) {
+  std::vector<int64_t> start, limit, delta;
+  if (!context.const_ints(0, start) || !context.const_ints(1, limit) || !context.const_ints(2, delta)) {
+    context.set_output(0, known_shape({-1}));
+    return;
+  }
+  if (start.size() != 1 || limit.size() != 1 || delta.size() != 1 || delta[0] == 0) return;
+  const __int128 span = static_cast<__int128>(limit[0]) - start[0], step = delta[0];
+  __int128 count = span / step;   // rounded toward zero, then up where a remainder is left
+  if (span % step != 0 && ((span < 0) == (step < 0))) ++count;
+  if (count < 0) count = 0;
+  if (count > std::numeric_limits<int64_t>::max()) return;
+  context.set_output(0, known_shape({static_cast<int64_t>(count)}));
+}
+
 REGISTER_KERNEL(Kernel("Range")
                     .input("start", "Tidx")
                     .input("limit", "Tidx")
                     .input("delta", "Tidx")
                     .output("Tidx")
                     .type_attr("Tidx", dtypes_of(NumericTypes{}), graphdef::DT_INT32)
+                    .shape(range_shape)
                     .compute(compute_range));
 
 }  // namespace

@@ -6,6 +6,7 @@
 
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 #include "kernels/axis.h"
 
 namespace graphrun {
@@ -54,6 +55,7 @@ REGISTER_KERNEL(Kernel("ReverseV2")
                     .output("T")
                     .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
                     .type_attr("T")
+                    .shape(same_as_input(0))
                     .compute(compute_reverse));
 
 // [before, after] pairs, one per dim, checked; and the padded shape,
@@ -109,6 +111,7 @@ REGISTER_KERNEL(Kernel("PadV2")
                     .output("T")
                     .type_attr("T")
                     .type_attr("Tpaddings", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+                    .shape(padded_shape(false))
                     .compute(compute_pad_v2));
 
 void compute_mirror_pad(KernelContext& context) {
@@ -144,6 +147,7 @@ REGISTER_KERNEL(Kernel("MirrorPad")
                     .type_attr("T")
                     .type_attr("Tpaddings", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
                     .choice_attr("mode", {"REFLECT", "SYMMETRIC"})
+                    .shape(padded_shape(true))
                     .compute(compute_mirror_pad));
 
 }  // namespace

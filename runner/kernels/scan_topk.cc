@@ -9,6 +9,7 @@
 #include "core/int_arith.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 #include "kernels/axis.h"
 
 namespace graphrun {
@@ -56,6 +57,7 @@ Kernel scan_kernel(const char* op) {
       .bool_attr("reverse", false)
       .type_attr("T", dtypes_of(NumericTypes{}))
       .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+      .shape(same_as_input(0))
       .compute(compute_scan<kProduct>);
 }
 
@@ -109,6 +111,24 @@ void compute_top_k(KernelContext& context) {
   context.set_output(1, std::move(indices));
 }
 
+// Values and indices: the input's last dim becomes k (unknown unless constant).
+void top_k_shape(ShapeContext& context) {
+  const StaticShape x = context.input(0), k_shape = context.input(1);
+  if ((k_shape.known_rank && !k_shape.dims.empty()) || (x.known_rank && x.dims.empty())) return;
+  std::vector<int64_t> k_value;
+  int64_t k = -1;
+  if (context.const_ints(1, k_value) && k_value.size() == 1) {
+    k = k_value[0];
+    const int64_t n = x.known_rank ? x.dims.back() : -1;
+    if (k < 0 || (n >= 0 && k > n)) return;
+  }
+  if (!x.known_rank) return;
+  std::vector<int64_t> out = x.dims;
+  out.back() = k;
+  context.set_output(0, known_shape(out));
+  context.set_output(1, known_shape(out));
+}
+
 REGISTER_KERNEL(Kernel("TopKV2")
                     .input("input", "T")
                     .input("k", "Tk")
@@ -119,6 +139,7 @@ REGISTER_KERNEL(Kernel("TopKV2")
                     .type_attr("Tk", dtypes_of(SmallIndexTypes{}), graphdef::DT_INT32)
                     .type_attr("index_type", dtypes_of(SmallIndexTypes{}), graphdef::DT_INT32)
                     .output_names({"values", "indices"})
+                    .shape(top_k_shape)
                     .compute(compute_top_k));
 
 }  // namespace

@@ -2,6 +2,7 @@
 // clamped, as in TF (numpy would clip them).
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 #include "kernels/axis.h"
 #include "kernels/strided_box.h"
 
@@ -104,6 +105,73 @@ void compute_tile(KernelContext& context) {
   context.set_output(0, std::move(out));
 }
 
+// True when input k is a vector whose known length is not `rank` (the run refuses it).
+bool wrong_vector(const ShapeContext& context, int k, const StaticShape& x) {
+  const StaticShape s = context.input(k);
+  return s.known_rank && (s.dims.size() != 1 || (x.known_rank && s.dims[0] >= 0 &&
+                                                  s.dims[0] != static_cast<int64_t>(x.dims.size())));
+}
+
+std::vector<int64_t> unknown_dims(std::size_t n) { return std::vector<int64_t>(n, -1); }
+
+// graphrun's rule: begin and size constant give end - begin per dim (size -1:
+// to the dim's end); size alone gives its non-(-1) entries.
+void slice_shape(ShapeContext& context) {
+  const StaticShape x = context.input(0);
+  if (wrong_vector(context, 1, x) || wrong_vector(context, 2, x)) return;
+  std::vector<int64_t> begin, size;
+  const bool have_begin = context.const_ints(1, begin), have_size = context.const_ints(2, size);
+  if (!x.known_rank) {
+    const std::size_t n = have_begin ? begin.size() : size.size();
+    if ((have_begin || have_size) && n <= static_cast<std::size_t>(kMaxStaticRank)) {
+      context.set_output(0, known_shape(unknown_dims(n)));
+    }
+    return;
+  }
+  if (!have_size) {
+    context.set_output(0, known_shape(unknown_dims(x.dims.size())));
+    return;
+  }
+  if (!have_begin) {
+    if (size.size() <= static_cast<std::size_t>(kMaxStaticRank)) context.set_output(0, known_shape(size));
+    return;
+  }
+  if (begin.size() != x.dims.size() || size.size() != x.dims.size()) return;
+  std::vector<int64_t> out;
+  for (std::size_t i = 0; i < x.dims.size(); ++i) {
+    const int64_t d = x.dims[i], b = begin[i], s = size[i];
+    int64_t end = d;
+    if (s != -1 && __builtin_add_overflow(b, s, &end)) return;
+    if (b < 0 || s < -1 || (d >= 0 && (b > d || end > d))) return;
+    out.push_back(end < 0 ? -1 : end - b);
+  }
+  context.set_output(0, known_shape(out));
+}
+
+// Each dim times its constant multiple.
+void tile_shape(ShapeContext& context) {
+  const StaticShape x = context.input(0);
+  if (wrong_vector(context, 1, x)) return;
+  std::vector<int64_t> multiples;
+  const bool have = context.const_ints(1, multiples);
+  if (!have || !x.known_rank) {
+    const std::size_t n = x.known_rank ? x.dims.size() : multiples.size();
+    if ((x.known_rank || have) && n <= static_cast<std::size_t>(kMaxStaticRank)) {
+      context.set_output(0, known_shape(unknown_dims(n)));
+    }
+    return;
+  }
+  if (multiples.size() != x.dims.size()) return;
+  std::vector<int64_t> out;
+  for (std::size_t i = 0; i < x.dims.size(); ++i) {
+    if (multiples[i] < 0) return;
+    int64_t d = -1;
+    if (x.dims[i] >= 0 && __builtin_mul_overflow(x.dims[i], multiples[i], &d)) return;
+    out.push_back(d);
+  }
+  context.set_output(0, known_shape(out));
+}
+
 REGISTER_KERNEL(Kernel("Slice")
                     .input("input", "T")
                     .input("begin", "Index")
@@ -111,6 +179,7 @@ REGISTER_KERNEL(Kernel("Slice")
                     .output("T")
                     .type_attr("T")
                     .type_attr("Index", dtypes_of(IndexTypes{}))
+                    .shape(slice_shape)
                     .compute(compute_slice));
 
 REGISTER_KERNEL(Kernel("Pad")
@@ -119,6 +188,7 @@ REGISTER_KERNEL(Kernel("Pad")
                     .output("T")
                     .type_attr("T")
                     .type_attr("Tpaddings", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+                    .shape(padded_shape(false))
                     .compute(compute_pad));
 
 REGISTER_KERNEL(Kernel("Tile")
@@ -127,6 +197,7 @@ REGISTER_KERNEL(Kernel("Tile")
                     .output("T")
                     .type_attr("T")
                     .type_attr("Tmultiples", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+                    .shape(tile_shape)
                     .compute(compute_tile));
 
 }  // namespace

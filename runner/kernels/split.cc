@@ -7,6 +7,7 @@
 
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
+#include "graph/shape_rules.h"
 #include "kernels/axis.h"
 
 namespace graphrun {
@@ -85,12 +86,88 @@ void compute_split_v(KernelContext& context) {
   cut(context, value, axis, sizes, false);
 }
 
+// The input with its split dim cut into equal parts (sizes null) or `sizes`
+// (empty: not constant, each unknown), for a constant split_dim (operand
+// `axis_input`); else only the rank is known.
+void split_shapes(ShapeContext& context, int value_input, int axis_input, const std::vector<int64_t>* sizes) {
+  const StaticShape x = context.input(value_input);
+  if (!x.known_rank) return;
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  const int n = context.num_outputs();
+  std::vector<int64_t> axis;
+  if (!context.const_ints(axis_input, axis) || axis.size() != 1) {
+    for (int k = 0; k < n; ++k) context.set_output(k, known_shape(std::vector<int64_t>(rank, -1)));
+    return;
+  }
+  if (axis[0] < -rank || axis[0] >= rank) return;
+  const int64_t a = axis[0] < 0 ? axis[0] + rank : axis[0];
+  const int64_t d = x.dims[a];
+  std::vector<int64_t> parts(n, -1);
+  if (sizes != nullptr && sizes->empty()) {
+    // SplitV's sizes are not constant: every part's size is unknown
+  } else if (sizes == nullptr) {
+    if (d >= 0 && d % n) return;
+    if (d >= 0) parts.assign(n, d / n);
+  } else {
+    if (static_cast<int>(sizes->size()) != n) return;
+    int64_t known = 0, free = -1;
+    for (int k = 0; k < n; ++k) {
+      const int64_t s = (*sizes)[k];
+      if (s < -1 || (s == -1 && free >= 0)) return;
+      if (s == -1) free = k;
+      else if (__builtin_add_overflow(known, s, &known)) return;
+      parts[k] = s;
+    }
+    if (d >= 0 && free >= 0) {
+      if (known > d) return;
+      parts[free] = d - known;
+    } else if (d >= 0 && known != d) {
+      return;
+    }
+  }
+  for (int k = 0; k < n; ++k) {
+    std::vector<int64_t> out = x.dims;
+    out[a] = parts[k];
+    context.set_output(k, known_shape(out));
+  }
+}
+
+void split_shape(ShapeContext& context) {
+  if (context.num_outputs() >= 1) split_shapes(context, 1, 0, nullptr);
+}
+
+void split_v_shape(ShapeContext& context) {
+  if (context.num_outputs() < 1) return;
+  std::vector<int64_t> sizes;
+  if (context.const_ints(1, sizes)) {
+    split_shapes(context, 0, 2, &sizes);
+    return;
+  }
+  sizes.clear();
+  split_shapes(context, 0, 2, &sizes);
+}
+
+// Every output is the input less the `axis` dim.
+void unpack_shape(ShapeContext& context) {
+  const StaticShape in = context.input(0);
+  if (!in.known_rank) return;
+  const int64_t rank = static_cast<int64_t>(in.dims.size());
+  const int64_t axis = context.attr("axis").i();
+  if (axis < -rank || axis >= rank) return;
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  if (in.dims[a] >= 0 && in.dims[a] != context.num_outputs()) return;
+  std::vector<int64_t> out = in.dims;
+  out.erase(out.begin() + a);
+  for (int k = 0; k < context.num_outputs(); ++k) context.set_output(k, known_shape(out));
+}
+
 REGISTER_KERNEL(Kernel("Unpack")
                     .input("value", "T")
                     .list_output("num", "T")
                     .int_attr("num", 0)
                     .type_attr("T")
                     .int_attr("axis", std::numeric_limits<int64_t>::min(), 0)
+                    .shape(unpack_shape)
                     .compute(compute_unpack));
 
 REGISTER_KERNEL(Kernel("Split")
@@ -99,6 +176,7 @@ REGISTER_KERNEL(Kernel("Split")
                     .list_output("num_split", "T")
                     .int_attr("num_split", 1)
                     .type_attr("T")
+                    .shape(split_shape)
                     .compute(compute_split));
 
 REGISTER_KERNEL(Kernel("SplitV")
@@ -109,6 +187,7 @@ REGISTER_KERNEL(Kernel("SplitV")
                     .int_attr("num_split", 1)
                     .type_attr("T")
                     .type_attr("Tlen", {graphdef::DT_INT8, graphdef::DT_INT32, graphdef::DT_INT64}, graphdef::DT_INT64)
+                    .shape(split_v_shape)
                     .compute(compute_split_v));
 
 }  // namespace

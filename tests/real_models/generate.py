@@ -27,7 +27,8 @@ some op of the graph, atol = 1e-3 * std(tf32) + 16 * eps32 * max|tf32| instead, 
 measured spread of deep float32 networks (~1e-4 of the output's std) with a margin; case.json
 says which rule gave each number. Integer and bool outputs (detection indices) are exact.
 
-Models whose weights cannot be small (EfficientNetB0, DenseNet121) are not
+Models whose weights cannot be small (EfficientNetB0, DenseNet121, NASNetMobile, and the full-width
+ConvNeXtTiny and ResNet50V2 of ~100 MB each) are not
 committed: tests/test_real_models.py generates them into build/real_models/ with TensorFlow on
 first use and reuses them (seeds fixed, so the same versions write the same numbers).
 Committed files stay under 2 MB each.
@@ -68,12 +69,19 @@ def as_float64(tf, data):
     """The same graph with every float32 (attr, placeholder, constant) made float64."""
     from tensorflow.core.framework import types_pb2
     graph_def = tf.compat.v1.GraphDef.FromString(data)
-    for node in graph_def.node:
+    wide = {types_pb2.DT_FLOAT: types_pb2.DT_DOUBLE}
+    nodes = list(graph_def.node)
+    for function in graph_def.library.function:   # no-inline calls (ConvNeXt's) run function bodies
+        nodes += function.node_def
+        for arg in [*function.signature.input_arg, *function.signature.output_arg]:
+            if arg.type in wide:
+                arg.type = wide[arg.type]
+    for node in nodes:
         for attr in node.attr.values():
-            if attr.type == types_pb2.DT_FLOAT:
-                attr.type = types_pb2.DT_DOUBLE
+            if attr.type in wide:   # (assigning a oneof member selects it: only where it is a type)
+                attr.type = wide[attr.type]
             if attr.list.type:
-                attr.list.type[:] = [types_pb2.DT_DOUBLE if t == types_pb2.DT_FLOAT else t for t in attr.list.type]
+                attr.list.type[:] = [wide.get(t, t) for t in attr.list.type]
             if attr.HasField("tensor") and attr.tensor.dtype == types_pb2.DT_FLOAT:
                 value = tf.make_ndarray(attr.tensor).astype(np.float64)
                 attr.tensor.CopyFrom(tf.make_tensor_proto(value))

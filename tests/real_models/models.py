@@ -148,6 +148,31 @@ def build_densenet121(tf):
     return Model(gd, feeds, outs, "keras.applications.DenseNet121 on 32x32x3, 10 logits, Keras 3 (28 MB)")
 
 
+@builder(committed=False)
+def build_nasnet_mobile(tf):
+    import keras
+    gd, feeds, outs = application(tf, lambda: keras.applications.NASNetMobile(
+        input_shape=(32, 32, 3), weights=None, classes=10, classifier_activation=None), 5)
+    return Model(gd, feeds, outs, "keras.applications.NASNetMobile on 32x32x3, 10 logits, Keras 3 (18 MB)")
+
+
+@builder(committed=False)
+def build_convnext_tiny(tf):
+    import keras
+    gd, feeds, outs = application(tf, lambda: keras.applications.ConvNeXtTiny(
+        input_shape=(32, 32, 3), weights=None, classes=10, classifier_activation=None), 8)
+    return Model(gd, feeds, outs, "keras.applications.ConvNeXtTiny (with its preprocessing Normalization) "
+                 "on 32x32x3, 10 logits, Keras 3 (112 MB)")
+
+
+@builder(committed=False)
+def build_resnet50_v2(tf):
+    import keras
+    gd, feeds, outs = application(tf, lambda: keras.applications.ResNet50V2(
+        input_shape=(32, 32, 3), weights=None, classes=10, classifier_activation=None), 9)
+    return Model(gd, feeds, outs, "keras.applications.ResNet50V2 on 32x32x3, 10 logits, Keras 3 (95 MB)")
+
+
 @builder()
 def build_resnet_v2_small(tf):
     """ResNet50V2's structure (pre-activation bottleneck blocks, stride in the last conv,
