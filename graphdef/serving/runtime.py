@@ -14,7 +14,7 @@ import numpy as np
 
 from graphdef.client.session import Session
 from graphdef.wire.model_file import is_lowering_residue, output_names
-from graphdef.wire.serialize import load_with_graph_def
+from graphdef.optimize.at_load import load_with_graph_def  # optimized at load, as graphrun runs it
 
 PLACEHOLDERS = ("Placeholder", "PlaceholderWithDefault")
 
