@@ -17,7 +17,6 @@ from pathlib import Path
 import numpy as np
 
 import graphdef as tf
-from graphdef.wire.serialize import load_with_graph_def
 
 ROOT = Path(__file__).resolve().parents[1]
 START_SECONDS = 60
@@ -82,8 +81,9 @@ def http(served, method, path, body=None, headers=None, timeout=30):
 
 
 def session_answer(model, feeds, fetch):
-    """The model run in process by graphdef's Session: the answer every protocol must give."""
-    graph, _ = load_with_graph_def(str(model))
+    """The model run in process by graphdef's Session, loaded as the server loads it (optimized at
+    load, as tf.load does): the answer every protocol must give."""
+    graph = tf.load(str(model))
     with tf.Session(graph=graph) as session:
         return session.run(fetch, {f"{k}:0": v for k, v in feeds.items()})
 

@@ -248,6 +248,8 @@ conformance/cases/tensor_list_loop conformance/cases/tensor_list_push_pop
 conformance/cases/gather_nd
 conformance/cases/scatter_nd
 conformance/cases/where_coordinates
+conformance/cases/conv2d_grouped_backprops conformance/cases/resize_grads_align_corners
+conformance/cases/resize_grads_half_pixel conformance/cases/resize_grads_legacy
 """.split())
 
 
