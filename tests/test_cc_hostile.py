@@ -425,3 +425,17 @@ def test_inspect_random_uniform_with_a_huge_shape_operand(runner, tmp_path):
     assert code == 0 and stderr == "", stderr
     assert "r:0  float64  <unknown>" in stdout, stdout
     refused(runner, 2, model, "--random", mentions=["placeholder x", "7.3 TiB"])
+
+
+def test_conv2d_backprop_input_with_a_filter_of_the_wrong_rank(runner, tmp_path):
+    # Fuzzer finding (ASan, heap-buffer-overflow): with the grouped backprop, a filter of rank 1
+    # was indexed as 4 dims before any rank check; now the node's one error line.
+    g = Graph()
+    g.const("sizes", np.array([1, 4, 4, 1], np.int32))
+    g.const("w", np.ones((2,), np.float32))
+    g.const("dy", np.ones((1, 3, 3, 1), np.float32))
+    g.op("dx", "Conv2DBackpropInput", ["sizes", "w", "dy"], np.float32, padding=str_attr("VALID"),
+         strides=ints_attr([1, 1, 1, 1]), dilations=ints_attr([1, 1, 1, 1]))
+    code, stdout, stderr = run(runner, save(g, tmp_path), "--no-optimize")
+    assert code == 4 and stdout == "" and len(stderr.splitlines()) == 1, (code, stderr)
+    assert "'dx'" in stderr and "filter [2]" in stderr, stderr

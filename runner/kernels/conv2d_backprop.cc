@@ -106,6 +106,9 @@ int64_t backprop_groups(const Shape& input, const Shape& filter) {
 // One group's shape: the input with ci channels, the filter with co / groups out channels.
 ConvShape group_shape(const Shape& input, const Shape& filter, int64_t groups, const WindowAttrs& window,
                       const std::string& filter_what) {
+  // one group: the shapes as given, whose ranks conv_shape checks (fuzz finding: a rank-1
+  // filter_sizes was indexed as if it had 4 dims)
+  if (groups == 1) return conv_shape(input, filter, window, filter_what);
   return conv_shape({input[0], input[1], input[2], filter[2]}, {filter[0], filter[1], filter[2], filter[3] / groups},
                     window, filter_what);
 }
