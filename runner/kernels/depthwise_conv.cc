@@ -110,20 +110,13 @@ REGISTER_KERNEL(declare_conv_attrs(Kernel("DepthwiseConv2dNative")
                     .compute(compute_depthwise));
 
 // TensorFlow's remapper op, written only by the fusion pass; float32 only.
-REGISTER_KERNEL(declare_conv_attrs(Kernel("_FusedDepthwiseConv2dNative")
-                                       .input("input", "T")
-                                       .input("filter", "T")
-                                       .list_input("args", "num_args", "T")
-                                       .output("T")
-                                       .type_attr("T", {graphdef::DT_FLOAT})
-                                       .int_attr("num_args", 1)
-                                       .string_list_attr("fused_ops")
-                                       .float_attr("epsilon", 0.0001f)
-                                       .float_attr("leakyrelu_alpha", 0.2f)
-                                       .internal(),
+REGISTER_KERNEL(declare_conv_attrs(declare_fused_epilogue(Kernel("_FusedDepthwiseConv2dNative")
+                                                              .input("input", "T")
+                                                              .input("filter", "T")
+                                                              .output("T")
+                                                              .type_attr("T", {graphdef::DT_FLOAT})),
                                    false)
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
-                      if (kernel.get_int(node, "num_args") != 1) throw Error("attr 'num_args' must be 1");
                       const Epilogue epilogue = read_fused_ops(kernel, node);
                       return DepthwiseNode{read_window_attrs(kernel, node, true, true), epilogue,
                                            std::make_shared<DnnlConvolution>(epilogue)};

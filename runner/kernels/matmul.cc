@@ -123,21 +123,14 @@ REGISTER_KERNEL(Kernel("MatMul")
                     .compute(compute_matmul));
 
 // TensorFlow's remapper op, written only by the fusion pass; float32 only.
-REGISTER_KERNEL(Kernel("_FusedMatMul")
-                    .input("a", "T")
-                    .input("b", "T")
-                    .list_input("args", "num_args", "T")
-                    .output("T")
-                    .type_attr("T", {graphdef::DT_FLOAT})
-                    .bool_attr("transpose_a", false)
-                    .bool_attr("transpose_b", false)
-                    .int_attr("num_args", 1)
-                    .string_list_attr("fused_ops")
-                    .float_attr("epsilon", 0.0001f)
-                    .float_attr("leakyrelu_alpha", 0.2f)
-                    .internal()
+REGISTER_KERNEL(declare_fused_epilogue(Kernel("_FusedMatMul")
+                                           .input("a", "T")
+                                           .input("b", "T")
+                                           .output("T")
+                                           .type_attr("T", {graphdef::DT_FLOAT})
+                                           .bool_attr("transpose_a", false)
+                                           .bool_attr("transpose_b", false))
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
-                      if (kernel.get_int(node, "num_args") != 1) throw Error("attr 'num_args' must be 1");
                       const Epilogue epilogue = read_fused_ops(kernel, node);
                       return MatMulNode{kernel.get_bool(node, "transpose_a"), kernel.get_bool(node, "transpose_b"),
                                         epilogue, std::make_shared<DnnlMatMul>(epilogue)};

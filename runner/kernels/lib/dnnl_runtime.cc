@@ -70,7 +70,17 @@ Epilogue parse_fused_ops(const std::vector<std::string>& ops, float leakyrelu_al
   return epilogue;
 }
 
+Kernel& declare_fused_epilogue(Kernel& kernel) {
+  return kernel.list_input("args", "num_args", "T")
+      .int_attr("num_args", 1)
+      .string_list_attr("fused_ops")
+      .float_attr("epsilon", 0.0001f)
+      .float_attr("leakyrelu_alpha", 0.2f)
+      .internal();
+}
+
 Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node) {
+  if (kernel.get_int(node, "num_args") != 1) throw Error("attr 'num_args' must be 1");
   const auto& list = kernel.attr(node, "fused_ops").list().s();
   return parse_fused_ops(std::vector<std::string>(list.begin(), list.end()), kernel.get_float(node, "leakyrelu_alpha"));
 }

@@ -36,7 +36,13 @@ struct Epilogue {
 // Relu, Relu6, Elu, LeakyRelu, _Swish. Throws Error otherwise.
 Epilogue parse_fused_ops(const std::vector<std::string>& ops, float leakyrelu_alpha);
 
-// A fused node's fused_ops and leakyrelu_alpha attrs, checked (at load).
+// What TensorFlow's remapper ops (_FusedConv2D, _FusedDepthwiseConv2dNative,
+// _FusedMatMul) add to their base op: the bias as the one `args` input,
+// num_args, fused_ops, epsilon, leakyrelu_alpha; internal, so only passes
+// may write them.
+Kernel& declare_fused_epilogue(Kernel& kernel);
+
+// Such a node's num_args (1), fused_ops and leakyrelu_alpha, checked (at load).
 Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node);
 
 // Strict float32 (no bf16 or tf32 down-conversion), the activation as a
