@@ -103,10 +103,11 @@ def _resize_bilinear(images, size, *, align_corners, half_pixel_centers):
     return top + (bottom - top) * dy[None, :, None, None]
 
 
-def _infer(ctx):
+def _resized_shape(ctx, what):
+    """Input 0 (`what`) with its height and width set by input 1, the [height, width] size."""
     x, s = ctx.shape(0), ctx.shape(1)
     if x.ndims not in (None, 4):
-        raise ctx.error(f"images must be 4-D [batch, height, width, channels], got shape {show(x)}")
+        raise ctx.error(f"{what} must be 4-D [batch, height, width, channels], got shape {show(x)}")
     if s.ndims not in (None, 1) or (s.ndims == 1 and s.dims[0] not in (None, 2)):
         raise ctx.error(f"size must be a 1-D tensor of 2 elements, got shape {show(s)}")
     dims = x.dims or (None,) * 4
@@ -118,6 +119,10 @@ def _infer(ctx):
         except ValueError as e:
             raise ctx.error(str(e)) from None
     return [TensorShape([dims[0], h, w, dims[3]])]
+
+
+def _infer(ctx):
+    return _resized_shape(ctx, "images")
 
 
 def _flags(op):
@@ -205,20 +210,7 @@ def _infer_bilinear_grad(ctx):
 
 
 def _infer_nearest_grad(ctx):
-    g, s = ctx.shape(0), ctx.shape(1)
-    if g.ndims not in (None, 4):
-        raise ctx.error(f"grads must be 4-D [batch, height, width, channels], got shape {show(g)}")
-    if s.ndims not in (None, 1) or (s.ndims == 1 and s.dims[0] not in (None, 2)):
-        raise ctx.error(f"size must be a 1-D tensor of 2 elements, got shape {show(s)}")
-    dims = g.dims or (None,) * 4
-    value = constant_value(ctx.inputs[1])
-    h = w = None
-    if value is not None:
-        try:
-            h, w = _size_value(value)
-        except ValueError as e:
-            raise ctx.error(str(e)) from None
-    return [TensorShape([dims[0], h, w, dims[3]])]
+    return _resized_shape(ctx, "grads")
 
 
 _ATTRS = {"align_corners": Attr("bool", False), "half_pixel_centers": Attr("bool", False)}
