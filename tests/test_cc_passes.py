@@ -14,6 +14,7 @@ import subprocess
 import numpy as np
 import pytest
 
+from graphdef._proto import graph_pb2
 from tests.cc_helpers import Graph, fails, ints_attr, str_attr, type_attr
 from tests.numerics_policy import assert_conforms
 
@@ -109,15 +110,19 @@ def test_an_intermediate_with_a_second_consumer_is_not_fused_away(runner, tmp_pa
     assert op_types(runner, model, tmp_path, "relu:0", "other:0") == expected
 
 
-def test_a_model_file_cannot_name_the_internal_fused_op(runner, tmp_path):
+def test_a_model_file_may_name_the_fused_op(runner, tmp_path):
+    """graphdef's optimizer writes _FusedConv2D into the files it saves (graphdef/ops/fused.py):
+    graphrun-cc runs such a node as the chain it stands for."""
     g = Graph()
-    g.const("x", X)
+    g.placeholder("x", np.float32, [-1, 6, 5, 3])
     g.const("w", W)
     g.const("b", B)
     g.node("f", "_FusedConv2D", ["x", "w", "b"], T=type_attr(np.float32), strides=ints_attr([1, 1, 1, 1]),
-           padding=str_attr("SAME"))
-    line = fails(runner, 3, g.save(tmp_path / "model.pb"))
-    assert "no kernel for _FusedConv2D (f)" in line
+           padding=str_attr("SAME"), num_args=graph_pb2.AttrValue(i=1),
+           fused_ops=graph_pb2.AttrValue(list=graph_pb2.AttrValue.ListValue(s=[b"BiasAdd", b"Relu"])))
+    np.save(tmp_path / "x.npy", X)
+    model = g.save(tmp_path / "model.pb")
+    assert_close(fetched(runner, model, tmp_path, "f:0", optimize=False)["f:0"], oracle(relu=True))
 
 
 def test_a_bias_not_known_to_fit_is_left_to_the_bias_add(runner, tmp_path):

@@ -12,7 +12,7 @@ from graphdef.framework.graph import get_default_graph
 from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.framework.limits import check as check_size
 from graphdef.ops.registry import Attr, build, check_dims_vector, constant_value, convert_to_tensor, define
-from graphdef.ops.windows import Window, col2im, depthwise_sum, im2col, infer_window, padded, window_attrs
+from graphdef.ops.windows import Window, col2im, depthwise_sum, im2col, infer_window, padded_scratch, window_attrs
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops import array as array_ops
 from graphdef.ops import math as math_ops
@@ -44,7 +44,7 @@ def _known_window(kh, kw):
     return lambda ctx: _window(ctx.attrs, kh or 1, kw or 1)
 
 
-def _infer_conv2d(ctx):
+def infer_conv2d(ctx):
     kh, kw, ci, co = _filter_dims(ctx, 1)
     window, n, oh, ow, c = infer_window(ctx, _known_window(kh, kw))
     if c is not None and ci is not None:
@@ -84,13 +84,13 @@ def _backprop_groups(x_shape, f_shape, what):
     return 1
 
 
-def _conv2d(x, filter, *, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002 - TF's name
+def conv2d_kernel(x, filter, *, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002 - TF's name
     x, f = np.asarray(x), np.asarray(filter)
     if x.ndim == 4 and f.ndim == 4 and x.shape[3] != f.shape[2]:
         groups = _groups(x.shape[3], f.shape[2], f.shape[3])
         ci, cog = f.shape[2], f.shape[3] // groups
         return np.concatenate([
-            _conv2d(x[..., g * ci:(g + 1) * ci], f[..., g * cog:(g + 1) * cog], strides=strides, padding=padding,
+            conv2d_kernel(x[..., g * ci:(g + 1) * ci], f[..., g * cog:(g + 1) * cog], strides=strides, padding=padding,
                     explicit_paddings=explicit_paddings, data_format=data_format, dilations=dilations)
             for g in range(groups)], axis=3)
     _check_depth(x.shape, f.shape)
@@ -126,7 +126,7 @@ CONV2D = define(
     doc="2-D convolution (cross-correlation) of NHWC input with a [KH, KW, in, out] filter; SAME pads "
         "the extra row/column at the bottom/right, as TF does.",
     attrs={"T": Attr("type", allowed=CONV_TYPES), "use_cudnn_on_gpu": Attr("bool", True), **window_attrs()},
-    infer=_infer_conv2d, kernel=_conv2d, grad=_conv2d_grad, numerics=tensor_ulps(8))
+    infer=infer_conv2d, kernel=conv2d_kernel, grad=_conv2d_grad, numerics=tensor_ulps(8))
 
 
 # -- the two backprops: also the forward op of a transposed convolution --------------------------
@@ -269,7 +269,7 @@ CONV2D_BACKPROP_FILTER = define(
 
 # -- depthwise ---------------------------------------------------------------------------------
 
-def _infer_depthwise(ctx):
+def infer_depthwise(ctx):
     kh, kw, ci, m = _filter_dims(ctx, 1)
     window, n, oh, ow, c = infer_window(ctx, _known_window(kh, kw))
     if c is not None and ci is not None and c != ci:
@@ -281,16 +281,18 @@ def _infer_depthwise(ctx):
     return [TensorShape([n, oh, ow, None if c is None or m is None else c * m])]
 
 
-def _depthwise(x, filter, *, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002
+def depthwise_kernel(x, filter, *, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002
     x, f = np.asarray(x), np.asarray(filter)
     _check_depth(x.shape, f.shape)
     window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
     (oh, top, bottom), (ow, left, right) = window.geometry(x.shape[1], x.shape[2])
     n, _, _, c = x.shape
     m = f.shape[3]
-    xp, fw = padded(_work(x), top, bottom, left, right), _work(f)
+    xp, fw = padded_scratch(_work(x), top, bottom, left, right), _work(f)
     check_size((n, oh, ow, c * m), xp.dtype)  # m comes from the filter: it multiplies the input's size
-    acc = np.zeros((n, oh, ow, c, m), dtype=np.result_type(xp, fw))
+    # every element is written by the first offset's products (acc needs no zeros), unless
+    # there is no offset at all: an empty filter, whose sum is 0
+    acc = (np.empty if fw.size else np.zeros)((n, oh, ow, c, m), dtype=np.result_type(xp, fw))
     # every offset is visited (padding times an inf filter entry is NaN, as in TF), unless the
     # output is empty: an empty filter may still claim a window of 2^30 rows
     if acc.size and fw.size:
@@ -319,7 +321,7 @@ DEPTHWISE_CONV2D_NATIVE = define(
     doc="Per-channel 2-D convolution: filter [KH, KW, C, M] gives C*M output channels, channel c*M + m "
         "from input channel c.",
     attrs={"T": Attr("type", allowed=FLOATS), **window_attrs()},
-    infer=_infer_depthwise, kernel=_depthwise, grad=_depthwise_grad, numerics=tensor_ulps(8))
+    infer=infer_depthwise, kernel=depthwise_kernel, grad=_depthwise_grad, numerics=tensor_ulps(8))
 
 
 # -- bias ----------------------------------------------------------------------------------------

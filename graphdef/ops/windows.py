@@ -2,6 +2,8 @@
 and the strided views and per-offset slices the kernels are built from (im2col, and the
 per-offset products a depthwise convolution sums)."""
 
+import threading
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -136,6 +138,44 @@ def padded(x, top, bottom, left, right, value=0):
     return out
 
 
+class _Scratch(threading.local):
+    """Each thread's reused work arrays, one per role, grown to the largest asked for: a
+    convolution's padded input and patch matrix are rewritten on every run, and allocating
+    them afresh costs page faults (large arrays come straight from the OS, zeroed)."""
+
+    def __init__(self):
+        self.buffers = {}
+
+
+_SCRATCH = _Scratch()
+
+
+def scratch(role, shape, dtype):
+    """An uninitialised array of `shape` that stays this thread's `role` buffer: valid until the
+    next scratch() call for the same role, so only for a kernel's own temporaries."""
+    dtype = np.dtype(dtype)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    buffer = _SCRATCH.buffers.get(role)
+    if buffer is None or buffer.nbytes < nbytes:
+        buffer = _SCRATCH.buffers[role] = np.empty(nbytes, np.uint8)
+    return buffer[:nbytes].view(dtype).reshape(shape)
+
+
+def padded_scratch(x, top, bottom, left, right):
+    """padded(x, ...) with zeros, in this thread's reused "padded" buffer (see scratch)."""
+    if not (top or bottom or left or right):
+        return x
+    n, h, w, c = x.shape
+    check_size((n, h + top + bottom, w + left + right, c), x.dtype)  # padding comes from attrs: may be huge
+    out = scratch("padded", (n, h + top + bottom, w + left + right, c), x.dtype)
+    out[:, :top] = 0
+    out[:, top + h:] = 0
+    out[:, top:top + h, :left] = 0
+    out[:, top:top + h, left + w:] = 0
+    out[:, top:top + h, left:left + w] = x
+    return out
+
+
 def patches(xp, window, oh, ow):
     """A read-only view [N, OH, OW, KH, KW, C] of every window of the padded input (no copy)."""
     n, _, _, c = xp.shape
@@ -145,15 +185,19 @@ def patches(xp, window, oh, ow):
 
 
 def im2col(x, window, geometry):
-    """The [N*OH*OW, KH*KW*C] patch matrix, so a convolution is one matrix product."""
+    """The [N*OH*OW, KH*KW*C] patch matrix, so a convolution is one matrix product: the input
+    itself for a 1x1 stride-1 window, else this thread's reused "im2col" buffer (see scratch),
+    to be used before the next im2col."""
     (oh, top, bottom), (ow, left, right) = geometry
     x = np.ascontiguousarray(x)
     if window.kh == window.kw == window.sh == window.sw == 1 and not (top or bottom or left or right):
         return x.reshape(-1, x.shape[3])
     # the patch matrix holds KH x KW copies of the input: a large filter multiplies its size
     check_size((x.shape[0] * oh * ow, window.kh * window.kw * x.shape[3]), x.dtype, "patch matrix")
-    xp = padded(x, top, bottom, left, right)
-    return patches(xp, window, oh, ow).reshape(x.shape[0] * oh * ow, -1)
+    view = patches(padded_scratch(x, top, bottom, left, right), window, oh, ow)
+    cols = scratch("im2col", view.shape, x.dtype)
+    np.copyto(cols, view)
+    return cols.reshape(x.shape[0] * oh * ow, -1)
 
 
 def col2im(cols, window, geometry, shape):
@@ -176,7 +220,7 @@ DEPTHWISE_BLOCK_BYTES = 1 << 16  # output rows worked at a time: the block and a
 
 
 def depthwise_sum(xp, fw, window, acc):
-    """acc[n, r, q, c, m] += xp's samples times fw, offset by offset in (i, j) order (the order,
+    """acc[n, r, q, c, m] = the sum of xp's samples times fw, offset by offset in (i, j) order (the order,
     so the rounding, of one pass per offset over the whole output), a block of output rows at a
     time, products in one reused buffer, in the input's dtype.
 
@@ -200,7 +244,7 @@ def depthwise_sum(xp, fw, window, acc):
         for r0 in range(0, oh, rows_per_block):
             r1 = min(oh, r0 + rows_per_block)
             block, tmp = out[r0:r1], product[:r1 - r0]
-            for i, j, cols in offsets:
+            for k, (i, j, cols) in enumerate(offsets):
                 start = i * window.dh + r0 * window.sh
                 rows = slice(start, start + (r1 - r0 - 1) * window.sh + 1, window.sh)
                 if flat:
@@ -209,5 +253,8 @@ def depthwise_sum(xp, fw, window, acc):
                     samples = phases[column % sw][rows, first:first + ow * c]
                 else:
                     samples = image[rows, cols, :, None]
-                np.multiply(samples, fw[i, j], out=tmp)
-                block += tmp
+                if k == 0:  # the first product is the sum so far (acc needs no zeros)
+                    np.multiply(samples, fw[i, j], out=block)
+                else:
+                    np.multiply(samples, fw[i, j], out=tmp)
+                    block += tmp

@@ -3,16 +3,17 @@
 `optimize(graph_def, outputs, keep)` returns a new, plain GraphDef that TensorFlow still imports
 and that computes the same outputs within the numerics policy, and a report of what each pass
 changed. The passes run in PASSES order until nothing changes (each may expose work for another:
-folding makes batch-norm parameters constant, batch-norm folding leaves dead nodes to prune).
+folding makes batch-norm parameters constant, batch-norm folding leaves dead nodes to prune),
+then FINAL_PASSES once: bias/activation fusion into TF's _Fused* ops and Pad folding.
 
 Graphs with TF control flow or a function library are only pruned: folding across frames or
 into function bodies needs the frame-aware rules those runtimes have, not these.
 """
 
 from graphdef.optimize.graph_view import GraphView
-from graphdef.optimize.passes import PASSES, Report
+from graphdef.optimize.passes import FINAL_PASSES, PASSES, Report
 
-__all__ = ["optimize", "PASSES", "Report"]
+__all__ = ["optimize", "FINAL_PASSES", "PASSES", "Report"]
 
 CONTROL_FLOW_OPS = frozenset({"Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit",
                               "NextIteration", "RefNextIteration", "LoopCond", "If", "StatelessIf", "While",
@@ -23,7 +24,8 @@ MAX_ROUNDS = 8
 
 def optimize(graph_def, outputs=None, keep=(), passes=None):
     """(optimized GraphDef, Report). `outputs`: node names the result must compute (default: every
-    node nothing consumes); `keep`: node names that must survive unchanged (fed or fetched)."""
+    node nothing consumes); `keep`: node names that must survive unchanged (fed or fetched);
+    `passes`: run just these, in rounds (default PASSES in rounds, then FINAL_PASSES once)."""
     view = GraphView(graph_def)
     outputs = list(outputs) if outputs is not None else view.sinks()
     protected = set(outputs) | set(keep)
@@ -38,5 +40,8 @@ def optimize(graph_def, outputs=None, keep=(), passes=None):
             changed += count
         if not changed:
             break
+    if passes is None and not structured:
+        for run_pass in FINAL_PASSES:
+            report.add(run_pass.name, run_pass(view, outputs, protected))
     report.nodes_after = len(view.nodes)
     return view.to_graph_def(graph_def), report

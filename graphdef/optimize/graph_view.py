@@ -74,6 +74,18 @@ class GraphView:
             del node.input[:]
             node.input.extend(rewritten)
 
+    def recolocate(self, moves):
+        """Colocation constraints (attr _class, "loc:@node") on nodes that a pass removed name
+        the node that took over their work instead: {removed: replacement}. TF refuses a graph
+        whose node asks to be colocated with a node it does not have."""
+        for node in self.nodes.values():
+            if "_class" not in node.attr:
+                continue
+            entries = node.attr["_class"].list.s
+            for k, entry in enumerate(entries):
+                if entry.startswith(b"loc:@") and entry[5:].decode() in moves:
+                    entries[k] = b"loc:@" + moves[entry[5:].decode()].encode()
+
     def topological_order(self):
         """Names with every producer first; nodes in cycles (none outside control flow) last."""
         pending = {name: 0 for name in self.nodes}

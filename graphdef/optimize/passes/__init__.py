@@ -1,15 +1,21 @@
 """The passes, in the order they run. A pass is `fn(view, outputs, protected) -> changes made`,
-named by `fn.name`; adding one is a module here and a line in PASSES."""
+named by `fn.name`; adding one is a module here and a line in PASSES (run in rounds until
+nothing changes) or FINAL_PASSES (run once after: the rewrites into TF's fused forms, which
+would hide from batch-norm folding the BiasAdd it folds into)."""
 
 from dataclasses import dataclass, field
 
 from graphdef.optimize.passes.batch_norm import fold_batch_norms
 from graphdef.optimize.passes.constant_folding import fold_constants
 from graphdef.optimize.passes.cse import eliminate_common_subexpressions
+from graphdef.optimize.passes.fusion import fuse_bias_activations
 from graphdef.optimize.passes.identity import remove_identities
+from graphdef.optimize.passes.pad_folding import fold_pads
 from graphdef.optimize.passes.prune import prune
 
 PASSES = (prune, remove_identities, fold_constants, fold_batch_norms, eliminate_common_subexpressions)
+# fusion before Pad folding: TF's fused depthwise op has no EXPLICIT padding; prune drops the Pads' amounts
+FINAL_PASSES = (fuse_bias_activations, fold_pads, prune)
 
 
 @dataclass

@@ -75,8 +75,7 @@ Kernel& declare_fused_epilogue(Kernel& kernel) {
       .int_attr("num_args", 1)
       .string_list_attr("fused_ops")
       .float_attr("epsilon", 0.0001f)
-      .float_attr("leakyrelu_alpha", 0.2f)
-      .internal();
+      .float_attr("leakyrelu_alpha", 0.2f);
 }
 
 Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node) {

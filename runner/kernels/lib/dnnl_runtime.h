@@ -38,8 +38,8 @@ Epilogue parse_fused_ops(const std::vector<std::string>& ops, float leakyrelu_al
 
 // What TensorFlow's remapper ops (_FusedConv2D, _FusedDepthwiseConv2dNative,
 // _FusedMatMul) add to their base op: the bias as the one `args` input,
-// num_args, fused_ops, epsilon, leakyrelu_alpha; internal, so only passes
-// may write them.
+// num_args, fused_ops, epsilon, leakyrelu_alpha. A model file may name them
+// too: graphdef's optimizer writes them (graphdef/ops/fused.py defines them).
 Kernel& declare_fused_epilogue(Kernel& kernel);
 
 // Such a node's num_args (1), fused_ops and leakyrelu_alpha, checked (at load).

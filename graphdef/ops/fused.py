@@ -1,0 +1,148 @@
+"""TensorFlow's remapper ops: a Conv2D, DepthwiseConv2dNative or MatMul with its BiasAdd and
+activation in one node (_FusedConv2D, _FusedDepthwiseConv2dNative, _FusedMatMul).
+
+Only the optimizer's fusion pass writes them (graphdef/optimize/passes/fusion.py), in the form
+TensorFlow 2.21's CPU kernels run: fused_ops [BiasAdd] or [BiasAdd, activation], one arg (the
+bias), float32. The kernel computes the product as the unfused op does, then adds the bias and
+applies the activation in place on that fresh output, with the element rules of the BiasAdd and
+activation kernels: the result is the unfused chain's, bit for bit, with two passes and two
+allocations fewer.
+"""
+
+import numpy as np
+
+from graphdef.framework import dtypes
+from graphdef.framework.numerics import tensor_ulps
+from graphdef.framework.shapes import TensorShape, show
+from graphdef.ops.conv import conv2d_kernel, depthwise_kernel, infer_conv2d, infer_depthwise
+from graphdef.ops.matmul import _infer_matmul, _matmul
+from graphdef.ops.registry import Attr, NOT_DIFFERENTIABLE, define
+from graphdef.ops.windows import window_attrs
+
+# The activations each fused op's TensorFlow CPU kernel accepts after its BiasAdd.
+ACTIVATIONS = {
+    "_FusedConv2D": ("Relu", "Relu6", "Elu", "LeakyRelu"),
+    "_FusedDepthwiseConv2dNative": ("Relu", "Relu6", "Elu"),
+    "_FusedMatMul": ("Relu", "Relu6", "Elu", "LeakyRelu"),
+}
+
+
+def _fused_attrs():
+    return {"T": Attr("type", allowed=frozenset({dtypes.float32})), "num_args": Attr("int"),
+            "fused_ops": Attr("list(string)", ()), "epsilon": Attr("float", 0.0001),
+            "leakyrelu_alpha": Attr("float", 0.2)}
+
+
+def epilogue_error(op_type, fused_ops, num_args):
+    """Why this fused_ops / num_args pair is not one this op runs, or None."""
+    ops = tuple(fused_ops)
+    allowed = ACTIVATIONS[op_type]
+    if num_args != 1 or not ops or ops[0] != "BiasAdd" or len(ops) > 2 or (len(ops) == 2 and ops[1] not in allowed):
+        return (f"fused_ops {list(ops)} with num_args {num_args} is not supported: need [BiasAdd] or "
+                f"[BiasAdd, one of {', '.join(allowed)}] and num_args 1")
+    return None
+
+
+def _infer_fused(op_type, infer_product):
+    def infer(ctx):
+        error = epilogue_error(op_type, ctx.attrs["fused_ops"], ctx.attrs["num_args"])
+        if error:
+            raise ctx.error(error)
+        if len(ctx.inputs) != 3:
+            raise ctx.error(f"needs 3 inputs (input, filter, bias), got {len(ctx.inputs)}")
+        [out] = infer_product(ctx)
+        bias = ctx.shape(2)
+        if bias.ndims not in (None, 1):
+            raise ctx.error(f"the bias must be 1-D, got shape {show(bias)}")
+        channels = out.dims[-1] if out.dims else None
+        size = bias.dims[0] if bias.dims else None
+        if channels is not None and size is not None and channels != size:
+            raise ctx.error(f"the bias {show(bias)} does not match the {channels} output channels")
+        if out.dims is not None and channels is None and size is not None:
+            return [TensorShape(out.dims[:-1] + (size,))]
+        return [out]
+    return infer
+
+
+def apply_epilogue(out, bias, fused_ops, alpha):
+    """out += bias along the last dim, then the activation, in place on `out` (an array the
+    kernel just made) with the BiasAdd and activation kernels' element rules."""
+    bias = np.asarray(bias)
+    if bias.ndim != 1 or bias.shape[0] != out.shape[-1] or bias.dtype != out.dtype:
+        raise ValueError(f"the bias {bias.dtype.name}{show(bias.shape)} must be 1-D, of the output's dtype and "
+                         f"match its last dim ({out.dtype.name}{show(out.shape)})")
+    if not out.size:
+        return out
+    channels = out.shape[-1]
+    if out.ndim >= 3 and channels < 512:
+        # rows of W*C against the bias tiled W times: runs long enough for numpy's inner loop
+        run = out.shape[-2] * channels
+        rows = out.reshape(-1, run)
+        np.add(rows, np.tile(bias, out.shape[-2]), out=rows)
+    else:
+        np.add(out, bias, out=out)
+    activation = fused_ops[1] if len(fused_ops) > 1 else None
+    if activation == "Relu":
+        np.maximum(out, 0, out=out)  # NaN propagates
+    elif activation == "Relu6":
+        np.maximum(out, 0, out=out)
+        np.minimum(out, 6, out=out)
+    elif activation == "Elu":
+        negative = out < 0
+        np.copyto(out, np.exp(out) - 1, where=negative)  # exp - 1 as the Elu kernel (TF's formula)
+    elif activation == "LeakyRelu":
+        # the attr is a float32 on the wire, as the LeakyRelu kernel reads it
+        np.multiply(out, np.float32(alpha).astype(out.dtype), out=out, where=~(out > 0))
+    return out
+
+
+def _fused_conv2d(input, filter, *args, strides, padding, explicit_paddings, data_format,  # noqa: A002
+                  dilations, fused_ops, num_args, leakyrelu_alpha):
+    _check_args("_FusedConv2D", args, fused_ops, num_args)
+    out = conv2d_kernel(input, filter, strides=strides, padding=padding, explicit_paddings=explicit_paddings,
+                        data_format=data_format, dilations=dilations)
+    return apply_epilogue(out, args[0], fused_ops, leakyrelu_alpha)
+
+
+def _fused_depthwise(input, filter, *args, strides, padding, explicit_paddings, data_format,  # noqa: A002
+                     dilations, fused_ops, num_args, leakyrelu_alpha):
+    _check_args("_FusedDepthwiseConv2dNative", args, fused_ops, num_args)
+    out = depthwise_kernel(input, filter, strides=strides, padding=padding, explicit_paddings=explicit_paddings,
+                     data_format=data_format, dilations=dilations)
+    return apply_epilogue(out, args[0], fused_ops, leakyrelu_alpha)
+
+
+def _fused_matmul(a, b, *args, transpose_a, transpose_b, fused_ops, num_args, leakyrelu_alpha):
+    _check_args("_FusedMatMul", args, fused_ops, num_args)
+    out = _matmul(np.asarray(a), np.asarray(b), transpose_a=transpose_a, transpose_b=transpose_b)
+    return apply_epilogue(out, args[0], fused_ops, leakyrelu_alpha)
+
+
+def _check_args(op_type, args, fused_ops, num_args):
+    error = epilogue_error(op_type, fused_ops, num_args)
+    if error is None and len(args) != 1:
+        error = f"needs one bias arg, got {len(args)}"
+    if error:
+        raise ValueError(error)
+
+
+FUSED_CONV2D = define(
+    "_FusedConv2D", "input: T, filter: T, args: num_args*T -> output: T",
+    doc="Conv2D, then BiasAdd with args[0], then the optional activation fused_ops names (TF's remapper op).",
+    attrs={**_fused_attrs(), "use_cudnn_on_gpu": Attr("bool", True), **window_attrs()},
+    infer=_infer_fused("_FusedConv2D", infer_conv2d), kernel=_fused_conv2d, grad=NOT_DIFFERENTIABLE,
+    numerics=tensor_ulps(8))
+
+FUSED_DEPTHWISE_CONV2D_NATIVE = define(
+    "_FusedDepthwiseConv2dNative", "input: T, filter: T, args: num_args*T -> output: T",
+    doc="DepthwiseConv2dNative, then BiasAdd with args[0], then the optional activation (TF's remapper op).",
+    attrs={**_fused_attrs(), **window_attrs()},
+    infer=_infer_fused("_FusedDepthwiseConv2dNative", infer_depthwise), kernel=_fused_depthwise,
+    grad=NOT_DIFFERENTIABLE, numerics=tensor_ulps(8))
+
+FUSED_MATMUL = define(
+    "_FusedMatMul", "a: T, b: T, args: num_args*T -> product: T",
+    doc="MatMul, then BiasAdd with args[0], then the optional activation fused_ops names (TF's remapper op).",
+    attrs={**_fused_attrs(), "transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False)},
+    infer=_infer_fused("_FusedMatMul", _infer_matmul), kernel=_fused_matmul, grad=NOT_DIFFERENTIABLE,
+    numerics=tensor_ulps(8))
