@@ -11,13 +11,16 @@ allocations fewer.
 
 import numpy as np
 
+from graphdef._proto import graph_pb2
 from graphdef.framework import dtypes
 from graphdef.framework.numerics import tensor_ulps
 from graphdef.framework.shapes import TensorShape, show
-from graphdef.ops.conv import conv2d_kernel, depthwise_kernel, infer_conv2d, infer_depthwise
+from graphdef.ops.conv import conv2d_kernel, depthwise_kernel, infer_conv2d, infer_depthwise, padding_attrs, spatial
 from graphdef.ops.matmul import _infer_matmul, _matmul
-from graphdef.ops.registry import Attr, NOT_DIFFERENTIABLE, define
+from graphdef.ops.registry import Attr, NOT_DIFFERENTIABLE, build, define
 from graphdef.ops.windows import window_attrs
+
+DT_FLOAT = 1  # DataType enum of float32, for the TArgs attr
 
 # The activations each fused op's TensorFlow CPU kernel accepts after its BiasAdd.
 ACTIVATIONS = {
@@ -146,3 +149,39 @@ FUSED_MATMUL = define(
     attrs={**_fused_attrs(), "transpose_a": Attr("bool", False), "transpose_b": Attr("bool", False)},
     infer=_infer_fused("_FusedMatMul", _infer_matmul), kernel=_fused_matmul, grad=NOT_DIFFERENTIABLE,
     numerics=tensor_ulps(8))
+
+
+# -- builders (the optimizer writes these nodes itself; these are for tests and hand-made graphs) --
+
+def _fused(op_type, inputs, bias, activation, leakyrelu_alpha, name, attrs):
+    fused_ops = ["BiasAdd"] + ([activation] if activation else [])
+    error = epilogue_error(op_type, fused_ops, 1)
+    if error:
+        raise ValueError(f"{op_type}: {error}")
+    attrs = {**attrs, "fused_ops": fused_ops, "num_args": 1, "leakyrelu_alpha": float(leakyrelu_alpha)}
+    if op_type == "_FusedConv2D":  # TF 2.21 types the args as a list (TArgs); graphdef reads num_args*T
+        attrs["TArgs"] = graph_pb2.AttrValue(list=graph_pb2.AttrValue.ListValue(type=[DT_FLOAT]))
+    return build(op_type, [*inputs, [bias]], name=name, default_name=op_type, attrs=attrs).outputs[0]
+
+
+def fused_conv2d(input, filter, bias, strides, padding, activation=None, dilations=None,  # noqa: A002
+                 leakyrelu_alpha=0.2, name=None):
+    """_FusedConv2D: conv2d (tf.nn.conv2d's strides, padding and dilations), + bias, then `activation`."""
+    attrs = {"strides": spatial(strides, "strides"), "dilations": spatial(dilations, "dilations"),
+             **padding_attrs(padding)}
+    return _fused("_FusedConv2D", [input, filter], bias, activation, leakyrelu_alpha, name, attrs)
+
+
+def fused_depthwise_conv2d(input, filter, bias, strides, padding, activation=None, dilations=None,  # noqa: A002
+                           name=None):
+    """_FusedDepthwiseConv2dNative: depthwise_conv2d_native, + bias, then `activation` (SAME or VALID)."""
+    attrs = {"strides": spatial(strides, "strides"), "dilations": spatial(dilations, "dilations"),
+             "padding": padding}
+    return _fused("_FusedDepthwiseConv2dNative", [input, filter], bias, activation, 0.2, name, attrs)
+
+
+def fused_matmul(a, b, bias, activation=None, transpose_a=False, transpose_b=False, leakyrelu_alpha=0.2,
+                 name=None):
+    """_FusedMatMul: matmul, + bias, then `activation`."""
+    attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b)}
+    return _fused("_FusedMatMul", [a, b], bias, activation, leakyrelu_alpha, name, attrs)
