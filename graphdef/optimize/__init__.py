@@ -10,6 +10,8 @@ Graphs with TF control flow or a function library are only pruned: folding acros
 into function bodies needs the frame-aware rules those runtimes have, not these.
 """
 
+import gc
+
 from graphdef.optimize.graph_view import GraphView
 from graphdef.optimize.passes import FINAL_PASSES, PASSES, Report
 
@@ -38,6 +40,10 @@ def optimize(graph_def, outputs=None, keep=(), passes=None):
             count = run_pass(view, outputs, protected)
             report.add(run_pass.name, count)
             changed += count
+        # constant folding builds a Graph and a Session each round: reference cycles holding
+        # every constant, which Python's collector (counting objects, not bytes) would let
+        # pile up to several copies of a large model's weights
+        gc.collect()
         if not changed:
             break
     if passes is None and not structured:
