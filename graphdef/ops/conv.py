@@ -12,11 +12,15 @@ from graphdef.framework.graph import get_default_graph
 from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.framework.limits import check as check_size
 from graphdef.ops.registry import Attr, build, check_dims_vector, constant_value, convert_to_tensor, define
-from graphdef.ops.windows import Window, col2im, depthwise_sum, im2col, infer_window, padded_scratch, window_attrs
+from graphdef.ops.windows import (Window, col2im, depthwise_einsum, depthwise_sum, im2col, infer_window, padded_scratch,
+                                  window_attrs)
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops import array as array_ops
 from graphdef.ops import math as math_ops
 
+# From this many channels (multiplier 1) one einsum over a strided view of every window beats the
+# per-offset passes (measured on MobileNetV2's layers: 1.5-2.5x at 96 to 960 channels, slower at 32).
+DEPTHWISE_EINSUM_CHANNELS = 64
 CONV_TYPES = frozenset((dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32))
 FLOATS = dtypes.FLOATS
 
@@ -296,7 +300,10 @@ def depthwise_kernel(x, filter, *, strides, padding, explicit_paddings, data_for
     # every offset is visited (padding times an inf filter entry is NaN, as in TF), unless the
     # output is empty: an empty filter may still claim a window of 2^30 rows
     if acc.size and fw.size:
-        depthwise_sum(xp, fw, window, acc)
+        if m == 1 and c >= DEPTHWISE_EINSUM_CHANNELS:
+            depthwise_einsum(xp, fw, window, acc[..., 0])
+        else:
+            depthwise_sum(xp, fw, window, acc)
     return acc.reshape(n, oh, ow, c * m).astype(x.dtype, copy=False)
 
 

@@ -216,6 +216,17 @@ def col2im(cols, window, geometry, shape):
     return out[:, top:top + h, left:left + w, :]
 
 
+def depthwise_einsum(xp, fw, window, out):
+    """out[n, r, q, c] = the sum over offsets (i, j) of xp's sample times fw[i, j, c, 0]: one einsum
+    over a read-only strided view [N, OH, KH, OW, KW, C] of every window (no copy), whose inner
+    loop runs along the channels of both operands with the sum kept in the output."""
+    n, oh, ow, c = out.shape
+    sn, sh, sw, sc = xp.strides
+    windows = as_strided(xp, (n, oh, window.kh, ow, window.kw, c),
+                         (sn, sh * window.sh, sh * window.dh, sw * window.sw, sw * window.dw, sc), writeable=False)
+    np.einsum("nriqjc,ijc->nrqc", windows, fw[..., 0], out=out)
+
+
 DEPTHWISE_BLOCK_BYTES = 1 << 16  # output rows worked at a time: the block and a product stay in cache
 
 

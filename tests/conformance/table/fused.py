@@ -83,3 +83,18 @@ def _():
     return ({"a": a, "wt": w.T.copy(), "w": w, "b": BIAS2},
             {"plain:0": y.astype(np.float32), "relu:0": _activate(y, "Relu").astype(np.float32),
              "leaky:0": _activate(y, "LeakyRelu", 0.5).astype(np.float32)})
+
+
+@case("depthwise_wide_channels", "DepthwiseConv2dNative and _FusedDepthwiseConv2dNative [BiasAdd, Relu] over 64 "
+      "channels (graphdef's one-einsum kernel path): SAME stride 2, and VALID with dilations 2.")
+def _():
+    import graphdef as tf
+    x = (np.arange(2 * 7 * 6 * 64, dtype=np.float32).reshape(2, 7, 6, 64) % 11 - 5)
+    f = (np.arange(3 * 3 * 64, dtype=np.float32).reshape(3, 3, 64, 1) % 7 - 3) * np.float32(0.5)
+    b = (np.arange(64, dtype=np.float32) % 5 - 2) * np.float32(0.25)
+    xt, ft, bt = feed("x", x), feed("f", f), feed("b", b)
+    tf.nn.depthwise_conv2d(xt, ft, [1, 1, 1, 1], "VALID", rate=2, name="dilated")
+    fused_depthwise_conv2d(xt, ft, bt, 2, "SAME", "Relu", name="fused")
+    dilated = _conv_ref(x, f, (1, 1), (0, 0), (3, 2), dilations=(2, 2), depthwise=True)
+    fused = _activate(_conv_ref(x, f, (2, 2), (1, 0), (4, 3), depthwise=True) + b, "Relu")  # SAME: 1 row on top, no column
+    return {"x": x, "f": f, "b": b}, {"dilated:0": dilated.astype(np.float32), "fused:0": fused.astype(np.float32)}
