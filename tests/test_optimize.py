@@ -211,3 +211,36 @@ def test_graphrun_optimize_writes_a_graph_graphrun_runs(capsys, tmp_path):
 def test_graphrun_optimize_names_an_unknown_output(capsys, tmp_path):
     fails(capsys, 2, "optimize", MODEL_DIRS[0] / "model.pb", "-o", tmp_path / "o.pb", "--outputs", "nope",
           mentions=["--outputs nope", "no node"])
+
+
+def test_control_inputs_on_constants_are_dropped_and_the_constants_pruned():
+    """TF2's frozen graphs: the output waits on a NoOp that waits on every weight's Const; those
+    edges order nothing, and keeping them would keep each original weight next to its folded copy."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [2], name="x")
+        weight = tf.constant(np.arange(300, dtype=np.float32), name="weight")
+        with tf.control_dependencies([weight]):
+            done = tf.no_op(name="done")
+        with tf.control_dependencies([done]):
+            tf.identity(x * 2.0, name="out")
+    graph_def, _ = optimize(graph.as_graph_def(), outputs=["out"], keep=["x"])
+    assert {n.name for n in graph_def.node} & {"weight", "done"} == set()
+    folded = Graph()
+    with folded.as_default():
+        import_graph_def(graph_def, name="")
+    with Session(graph=folded) as session:
+        np.testing.assert_array_equal(session.run("out:0", {"x:0": np.array([1, -2], np.float32)}), [2, -4])
+
+
+def test_common_subexpressions_merge_large_constants_only_when_equal():
+    """Large Consts are keyed by a digest of their bytes; equal ones merge, different ones stay."""
+    big = np.arange(1000, dtype=np.float32)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [1000], name="x")
+        a, b, c = tf.constant(big, name="a"), tf.constant(big, name="b"), tf.constant(big + 1, name="c")
+        tf.identity(x * a + x * b + c, name="out")
+    graph_def, _ = optimize(graph.as_graph_def(), outputs=["out"], keep=["x"])
+    consts = [n.name for n in graph_def.node if n.op == "Const"]
+    assert len(consts) == 2 and "c" in consts
