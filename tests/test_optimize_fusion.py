@@ -243,3 +243,16 @@ def test_a_pad_read_twice_stays():
         tf.add(tf.reduce_sum(tf.nn.conv2d(p, tf.constant(W), 1, "VALID")), tf.reduce_sum(p), name="out")
     ops, _ = optimized_ops(make, ["out"], X)
     assert "Pad" in ops and "Conv2D" in ops
+
+
+def test_the_session_copy_folds_the_pad_into_the_fused_depthwise_convolution():
+    """for_tensorflow=False (the copy graphdef's Session runs): the Pad TF's fused depthwise op
+    cannot absorb goes too; the values stay the unoptimized graph's, bit for bit."""
+    original = build_graph(padded_conv([[0, 0], [1, 2], [2, 1], [0, 0]], depthwise=True, strides=2), X)
+    graph_def, report = optimize(original, outputs=["act"], keep=["x"], for_tensorflow=False)
+    assert sorted(n.op for n in graph_def.node if n.op != "Const") == ["Placeholder", "_FusedDepthwiseConv2dNative"]
+    fused = node(graph_def, "_FusedDepthwiseConv2dNative")
+    assert fused.attr["padding"].s == b"EXPLICIT"
+    assert list(fused.attr["explicit_paddings"].list.i) == [0, 0, 1, 2, 2, 1, 0, 0]
+    [ours], [before] = run_graphdef(graph_def, ["act"], X), run_graphdef(original, ["act"], X)
+    np.testing.assert_array_equal(ours, before)

@@ -13,7 +13,7 @@ into function bodies needs the frame-aware rules those runtimes have, not these.
 import gc
 
 from graphdef.optimize.graph_view import GraphView
-from graphdef.optimize.passes import FINAL_PASSES, PASSES, Report
+from graphdef.optimize.passes import FINAL_PASSES, PASSES, SESSION_FINAL_PASSES, Report
 
 __all__ = ["optimize", "FINAL_PASSES", "PASSES", "Report"]
 
@@ -24,10 +24,12 @@ CONTROL_FLOW_OPS = frozenset({"Switch", "RefSwitch", "Merge", "RefMerge", "Enter
 MAX_ROUNDS = 8
 
 
-def optimize(graph_def, outputs=None, keep=(), passes=None):
+def optimize(graph_def, outputs=None, keep=(), passes=None, for_tensorflow=True):
     """(optimized GraphDef, Report). `outputs`: node names the result must compute (default: every
     node nothing consumes); `keep`: node names that must survive unchanged (fed or fetched);
-    `passes`: run just these, in rounds (default PASSES in rounds, then FINAL_PASSES once)."""
+    `passes`: run just these, in rounds (default PASSES in rounds, then FINAL_PASSES once);
+    `for_tensorflow` False: the result is only for graphdef's Session (SESSION_FINAL_PASSES),
+    which runs a few forms TensorFlow's op definitions do not allow."""
     view = GraphView(graph_def)
     outputs = list(outputs) if outputs is not None else view.sinks()
     protected = set(outputs) | set(keep)
@@ -47,7 +49,7 @@ def optimize(graph_def, outputs=None, keep=(), passes=None):
         if not changed:
             break
     if passes is None and not structured:
-        for run_pass in FINAL_PASSES:
+        for run_pass in FINAL_PASSES if for_tensorflow else SESSION_FINAL_PASSES:
             report.add(run_pass.name, run_pass(view, outputs, protected))
     report.nodes_after = len(view.nodes)
     return view.to_graph_def(graph_def), report

@@ -71,7 +71,7 @@ def report_for_file(graph_def, inputs):
     if not eligible(graph_def):
         return None
     try:
-        _, report = optimize(graph_def, keep=inputs)
+        _, report = optimize(graph_def, keep=inputs, for_tensorflow=False)
     except Exception:  # noqa: BLE001 - as in RunOptimizer: the file then runs as it is
         return None
     return report if any(report.changes.values()) else None
@@ -99,7 +99,7 @@ class RunOptimizer:
 
     def _optimized(self, outputs, keep):
         try:
-            optimized, report = optimize(self.graph_def, outputs=list(outputs), keep=keep)
+            optimized, report = optimize(self.graph_def, outputs=list(outputs), keep=keep, for_tensorflow=False)
             if not any(report.changes.values()):
                 return None
             copy = Graph()

@@ -10,12 +10,14 @@ from graphdef.optimize.passes.constant_folding import fold_constants
 from graphdef.optimize.passes.cse import eliminate_common_subexpressions
 from graphdef.optimize.passes.fusion import fuse_bias_activations
 from graphdef.optimize.passes.identity import remove_identities
-from graphdef.optimize.passes.pad_folding import fold_pads
+from graphdef.optimize.passes.pad_folding import fold_pads, fold_pads_for_session
 from graphdef.optimize.passes.prune import prune
 
 PASSES = (prune, remove_identities, fold_constants, fold_batch_norms, eliminate_common_subexpressions)
 # fusion before Pad folding: TF's fused depthwise op has no EXPLICIT padding; prune drops the Pads' amounts
 FINAL_PASSES = (fuse_bias_activations, fold_pads, prune)
+# for a copy only graphdef's Session runs: also Pads before TF's fused depthwise op (no EXPLICIT in TF)
+SESSION_FINAL_PASSES = (fuse_bias_activations, fold_pads_for_session, prune)
 
 
 @dataclass

@@ -8,7 +8,9 @@ are constants, it pads zeros (Pad, or PadV2 with a 0 value), spatially only, and
 feeds that convolution's input alone. A SAME convolution folds too when its implicit pads do
 not depend on the input's size (stride 1: k_eff - 1 split with the odd one at the bottom/right,
 TF's rule); they are added to the Pad's. TF's _FusedDepthwiseConv2dNative has no EXPLICIT
-padding, so it keeps its Pad.
+padding, so it keeps its Pad in a written graph; fold_pads_for_session, for the copy only
+graphdef's Session runs (graphdef/optimize/at_load.py), folds that Pad too: graphdef's kernel
+takes EXPLICIT padding, and pads into a reused buffer where the Pad op allocates a new tensor.
 """
 
 import numpy as np
@@ -17,15 +19,16 @@ from graphdef.optimize.graph_view import parse_input
 from graphdef.wire.serialize import ndarray_from_proto
 
 CONVOLUTIONS = frozenset({"Conv2D", "_FusedConv2D", "DepthwiseConv2dNative"})
+SESSION_CONVOLUTIONS = CONVOLUTIONS | {"_FusedDepthwiseConv2dNative"}
 PADS = frozenset({"Pad", "PadV2"})
 
 
-def fold_pads(view, outputs, protected):
+def fold_pads(view, outputs, protected, convolutions=CONVOLUTIONS):
     users = view.consumers()
     folded = 0
     for name in list(view.nodes):
         conv = view.nodes.get(name)
-        if conv is None or conv.op not in CONVOLUTIONS or not conv.input or conv.input[0].startswith("^"):
+        if conv is None or conv.op not in convolutions or not conv.input or conv.input[0].startswith("^"):
             continue
         pad_name, index = parse_input(conv.input[0])
         pad = view.nodes.get(pad_name)
@@ -51,6 +54,13 @@ def fold_pads(view, outputs, protected):
 
 
 fold_pads.name = "pad folding"
+
+
+def fold_pads_for_session(view, outputs, protected):
+    return fold_pads(view, outputs, protected, SESSION_CONVOLUTIONS)
+
+
+fold_pads_for_session.name = fold_pads.name
 
 
 def _const(view, text):
