@@ -67,6 +67,26 @@ def _infer_fused(op_type, infer_product):
     return infer
 
 
+_TILED = {}  # (id(bias), repeats) -> (bias, the bias tiled): a Const's bias is tiled once, not per run
+_TILED_MAX = 4096
+
+
+def _tiled(bias, repeats):
+    """np.tile(bias, repeats), kept for a read-only bias (a Const's value, which never changes;
+    keeping the array itself in the entry keeps its id from being reused)."""
+    if bias.flags.writeable:
+        return np.tile(bias, repeats)
+    key = (id(bias), repeats)
+    hit = _TILED.get(key)
+    if hit is not None and hit[0] is bias:
+        return hit[1]
+    if len(_TILED) >= _TILED_MAX:
+        _TILED.clear()
+    tiled = np.tile(bias, repeats)
+    _TILED[key] = (bias, tiled)
+    return tiled
+
+
 def apply_epilogue(out, bias, fused_ops, alpha):
     """out += bias along the last dim, then the activation, in place on `out` (an array the
     kernel just made) with the BiasAdd and activation kernels' element rules."""
@@ -81,7 +101,7 @@ def apply_epilogue(out, bias, fused_ops, alpha):
         # rows of W*C against the bias tiled W times: runs long enough for numpy's inner loop
         run = out.shape[-2] * channels
         rows = out.reshape(-1, run)
-        np.add(rows, np.tile(bias, out.shape[-2]), out=rows)
+        np.add(rows, _tiled(bias, out.shape[-2]), out=rows)
     else:
         np.add(out, bias, out=out)
     activation = fused_ops[1] if len(fused_ops) > 1 else None
