@@ -12,7 +12,8 @@ from graphdef.optimize import optimize
 from graphdef.wire.serialize import GraphFileError, is_text_path, read_graph_def, write_graph
 
 DESCRIPTION = ("Optimize a GraphDef: prune what the outputs do not need, remove Identity nodes, fold "
-               "constants and batch norms, merge common subexpressions; write the result.")
+               "constants and batch norms, merge common subexpressions, fuse bias and activation into "
+               "TF's fused ops, fold Pads into convolutions; write the result.")
 
 EPILOG = f"""\
 passes (in order, repeated until nothing changes):
@@ -22,6 +23,10 @@ passes (in order, repeated until nothing changes):
   batch-norm folding    FusedBatchNorm or Mul/Add after Conv2D/DepthwiseConv2dNative/MatMul goes
                         into the filter and a BiasAdd
   common subexpressions identical stateless nodes on the same inputs are merged
+then once:
+  bias and activation fusion  float32 Conv2D/DepthwiseConv2dNative/MatMul -> BiasAdd (-> Relu,
+                        Relu6, Elu, LeakyRelu) becomes TF's _FusedConv2D/_FusedDepthwiseConv2dNative/_FusedMatMul
+  pad folding           a zero spatial Pad before a convolution becomes its EXPLICIT padding
 Graphs with control flow or a function library are only pruned.
 
 {cli.EXIT_CODES}"""

@@ -10,11 +10,8 @@ a fetch of it still works; the nodes before it must be read by the next node alo
 neither fed nor fetched (an activation whose BiasAdd is also fetched is left as it is).
 """
 
-import numpy as np
-
 from graphdef.optimize.graph_view import parse_input
 from graphdef.ops.fused import ACTIVATIONS
-from graphdef.wire.serialize import ndarray_from_proto
 
 FUSED = {"Conv2D": "_FusedConv2D", "DepthwiseConv2dNative": "_FusedDepthwiseConv2dNative", "MatMul": "_FusedMatMul"}
 WINDOW_ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu")
@@ -51,12 +48,15 @@ def _sole_data_reader(view, users, name, protected):
     return view.nodes[uses[0][0]]
 
 
-def _const_value(view, text):
+def _const_shape(view, text):
+    """The shape of the float32 Const that input `text` reads, else None (its value, perhaps
+    megabytes of weights, is not read)."""
     name, index = parse_input(text)
     node = view.nodes.get(name)
-    if index != 0 or node is None or node.op != "Const":
+    if index != 0 or node is None or node.op != "Const" or node.attr["value"].tensor.dtype != DT_FLOAT:
         return None
-    return ndarray_from_proto(node.attr["value"].tensor)
+    shape = node.attr["value"].tensor.tensor_shape
+    return None if shape.unknown_rank else tuple(d.size for d in shape.dim)
 
 
 def _chain(view, users, product, protected):
@@ -67,22 +67,21 @@ def _chain(view, users, product, protected):
         return None
     if product.op == "DepthwiseConv2dNative" and product.attr["padding"].s == b"EXPLICIT":
         return None  # TF's _FusedDepthwiseConv2dNative has no EXPLICIT padding
-    weights = _const_value(view, product.input[1])
-    if weights is None or weights.dtype != np.float32 or weights.ndim != (2 if product.op == "MatMul" else 4):
+    weights = _const_shape(view, product.input[1])
+    if weights is None or len(weights) != (2 if product.op == "MatMul" else 4):
         return None
     if product.op == "MatMul":
-        channels = weights.shape[0 if product.attr["transpose_b"].b else 1]
+        channels = weights[0 if product.attr["transpose_b"].b else 1]
     elif product.op == "DepthwiseConv2dNative":
-        channels = weights.shape[2] * weights.shape[3]
+        channels = weights[2] * weights[3]
     else:
-        channels = weights.shape[3]
+        channels = weights[3]
     bias_add = _sole_data_reader(view, users, product.name, protected)
     if bias_add is None or bias_add.op != "BiasAdd" or len(bias_add.input) < 2:
         return None
     if parse_input(bias_add.input[0]) != (product.name, 0) or bias_add.attr["data_format"].s not in (b"", b"NHWC"):
         return None
-    bias = _const_value(view, bias_add.input[1])
-    if bias is None or bias.dtype != np.float32 or bias.shape != (channels,):
+    if _const_shape(view, bias_add.input[1]) != (channels,):
         return None
     activation = _sole_data_reader(view, users, bias_add.name, protected)
     if activation is not None and (activation.op not in ACTIVATIONS[FUSED[product.op]]
