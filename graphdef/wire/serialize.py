@@ -44,6 +44,9 @@ def node_to_proto(op, proto=None, add_shapes=False, held=None, threshold=None):
     proto.input.extend(_input_name(t) for t in op.inputs)
     proto.input.extend(sorted("^" + c.name for c in op.control_inputs))
     for name, value in sorted(op.attrs.items()):
+        if name == "_device":  # an imported node's device field (import_nodes keeps it here), not an attr
+            proto.device = value
+            continue
         if held is not None and op.type == "Const" and name == "value" and value.nbytes >= threshold:
             held[op.name] = value
             _external_module.stub_proto(value, proto.attr[name].tensor)

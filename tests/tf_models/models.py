@@ -233,3 +233,37 @@ def build_gradients(tf):
                  "TF1 tf.gradients of a small CNN's mean sparse cross-entropy with respect to the image "
                  "and every weight (conv, bias_add, relu, max pool, avg pool, strided slice, reshape, "
                  "dense), weights frozen after 10 steps of gradient descent")
+
+
+@builder
+def build_grappler_fused(tf):
+    """A small CNN as TensorFlow itself runs it: grappler's remapper (on CPU-placed nodes) turns
+    Conv2D/DepthwiseConv2dNative/MatMul + BiasAdd (+ Relu/Relu6) into its _Fused* ops, with the
+    attrs TF 2.x writes (TArgs, num_host_args, filter_format, _input_shapes)."""
+    from tensorflow.core.protobuf import config_pb2
+    from tensorflow.python.grappler import tf_optimizer
+    v1 = tf.compat.v1
+    rng = np.random.default_rng(9)
+    graph = tf.Graph()
+    with graph.as_default(), graph.device("/device:CPU:0"):
+        x = v1.placeholder(tf.float32, [None, 8, 8, 3], name="image")
+        w = tf.constant((rng.normal(size=(3, 3, 3, 8)) * 0.3).astype(F32))
+        y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), tf.constant(rng.normal(size=8).astype(F32))))
+        wd = tf.constant((rng.normal(size=(3, 3, 8, 1)) * 0.3).astype(F32))
+        y = tf.nn.relu6(tf.nn.bias_add(tf.nn.depthwise_conv2d(y, wd, [1, 2, 2, 1], "SAME"),
+                                       tf.constant(rng.normal(size=8).astype(F32))))
+        flat = tf.identity(tf.reshape(y, [-1, 4 * 4 * 8]), name="flat")  # kept: grappler runs no Identity removal here
+        wm = tf.constant((rng.normal(size=(128, 5)) * 0.1).astype(F32))
+        tf.identity(tf.nn.bias_add(tf.matmul(flat, wm), tf.constant(rng.normal(size=5).astype(F32))), name="logits")
+        meta_graph = v1.train.export_meta_graph(graph=graph)
+    meta_graph.collection_def["train_op"].node_list.value.extend(["logits"])  # what grappler keeps
+    config = config_pb2.ConfigProto()
+    config.graph_options.rewrite_options.optimizers.extend(["constfold", "remap"])
+    config.graph_options.rewrite_options.min_graph_nodes = -1
+    graph_def = tf_optimizer.OptimizeGraph(config, meta_graph)
+    fused = sorted(n.op for n in graph_def.node if n.op.startswith("_Fused"))
+    assert fused == ["_FusedConv2D", "_FusedDepthwiseConv2dNative", "_FusedMatMul"], fused
+    feeds = {"image": rng.normal(size=(2, 8, 8, 3)).astype(F32)}
+    return Model(graph_def, feeds, ["logits:0"],
+                 "TF1 CNN after TensorFlow's own grappler remapper: _FusedConv2D [BiasAdd, Relu], "
+                 "_FusedDepthwiseConv2dNative [BiasAdd, Relu6] stride 2, _FusedMatMul [BiasAdd]")
