@@ -246,12 +246,19 @@ def test_concurrent_runs_from_threads_give_the_serial_answers(lib):
 
 # -- the server's runtime --------------------------------------------------------------------------------------
 
-def test_cc_runtime_describes_the_model_as_the_session_runtime_does(lib):
-    cc, python = CcRuntime(CNN / "model.pb"), SessionRuntime(CNN / "model.pb")
+@pytest.mark.parametrize("name", ["cnn", "keras_cnn", "mlp"])
+def test_cc_runtime_describes_models_as_the_session_runtime_does(lib, name):
+    """Names, dtypes and shapes: those graphrun-cc's shape rules cannot tell (a Keras convolution's output)
+    come from graphdef's inference, so the same models batch under both runtimes."""
+    cc, python = CcRuntime(TF_MODELS / name / "model.pb"), SessionRuntime(TF_MODELS / name / "model.pb")
     for ours, theirs in ((cc.inputs, python.inputs), (cc.outputs, python.outputs)):
         assert [(s.name, s.tensor_name, s.dtype, s.shape, s.required) for s in ours] == \
                [(s.name, s.tensor_name, s.dtype, s.shape, s.required) for s in theirs]
     assert cc.batchable and python.batchable
+
+
+def test_cc_runtime_runs_as_the_session_does(lib):
+    cc = CcRuntime(CNN / "model.pb")
     image = np.load(CNN / "feed_image.npy")
     with graphdef.Session(graph=load(CNN / "model.pb")) as session:
         want = session.run("probs:0", {"image:0": image})

@@ -24,6 +24,7 @@ from graphdef.client.session import Session
 from graphdef.framework.errors import InvalidArgumentError, OpError
 from graphdef.serving import libgraphrun
 from graphdef.wire.model_file import is_lowering_residue, output_names
+from graphdef.wire.serialize import load
 from graphdef.optimize.at_load import load_with_graph_def  # optimized at load, as graphrun runs it
 
 PLACEHOLDERS = ("Placeholder", "PlaceholderWithDefault")
@@ -113,6 +114,19 @@ def _tensor_name(name):
     return name if ":" in name else name + ":0"
 
 
+def _fully_known(shape):
+    return shape is not None and None not in shape
+
+
+def _merged(ours, theirs):
+    """Two static shapes of one tensor: each dim known in either is known."""
+    if ours is None or theirs is None:
+        return theirs if ours is None else ours
+    if len(ours) != len(theirs):
+        raise ValueError(f"graphrun-cc and graphdef disagree on a rank: {ours} and {theirs}")
+    return [a if a is not None else b for a, b in zip(ours, theirs)]
+
+
 class CcRuntime(_Specs):
     """graphrun-cc's runtime in process (build/libgraphrun.so): the model loaded and optimized once, in C++."""
 
@@ -125,6 +139,18 @@ class CcRuntime(_Specs):
         self.inputs = [TensorSpec(name, _tensor_name(name), dtype, shape, required)
                        for name, dtype, shape, required in self.model.inputs]
         self.outputs = [TensorSpec(name, _tensor_name(name), dtype, shape) for name, dtype, shape, _ in self.model.outputs]
+        self._complete_output_shapes()
+
+    def _complete_output_shapes(self):
+        """graphrun-cc's static shape rules cover fewer ops than graphdef's shape inference (none for a
+        convolution yet), and an output of unknown shape would turn batching off: what they leave
+        unknown is taken from graphdef's own inference on the file as written (no kernel runs)."""
+        if all(_fully_known(s.shape) for s in self.outputs):
+            return
+        graph = load(self.path)
+        for spec in self.outputs:
+            if not _fully_known(spec.shape):
+                spec.shape = _merged(spec.shape, _shape_of(graph.get_tensor_by_name(spec.tensor_name)))
 
     def run(self, feeds, fetches):
         """feeds {input name: ndarray}, fetches [output name] -> [ndarray] in fetch order (on a worker thread)."""
