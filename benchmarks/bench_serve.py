@@ -168,13 +168,23 @@ def in_process(runtime, image, batch, workers, seconds):
             runtime.run(feeds, [fetch])
             counts[i] += batch
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     threads = [threading.Thread(target=work, args=(i,)) for i in range(workers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return sum(counts) / (time.perf_counter() - started)
+    images = max(1, sum(counts))
+    return images / (time.perf_counter() - started), (time.process_time() - cpu) / images
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of a process, all its threads (Linux's /proc); nan elsewhere."""
+    try:
+        fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def batch_rows(http_port):
@@ -193,9 +203,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="per client count (default 10)")
     parser.add_argument("--clients", default="1,8,64", help="client counts (default 1,8,64)")
-    # Half the largest client count: while one batch runs, the other half's requests arrive and are
-    # parsed, so the cores never wait for the network; a batch of everyone would.
-    parser.add_argument("--max-batch-size", type=int, default=32)
+    # Under the client count: while one batch runs, the next one's requests arrive and are parsed,
+    # so the cores never wait for the network; a batch of everyone would.
+    # graphrun-cc's MobileNetV2 gives the most images/s at small batches today (per image, a batch of
+    # 32 costs about twice a batch of 4: its large activations are fresh memory each run).
+    parser.add_argument("--max-batch-size", type=int, default=8)
     parser.add_argument("--delay-ms", type=float, default=10.0)
     # One inference thread: the cc runtime runs one batch at a time on every core (more threads
     # would only queue on its lock); the Python Session would take the GIL from the event loop.
@@ -229,13 +241,18 @@ def main():
                     shutil.copy(args.model, folder / "2" / "model.pb.tmp")
                     os.replace(folder / "2" / "model.pb.tmp", folder / "2" / "model.pb")
                 before = batch_rows(http_port)
+                server_cpu, client_cpu = cpu_seconds(process.pid), time.process_time()
                 run = asyncio.run(load(port, n, args.seconds, encoded, f"c{n}",
                                        during=switch if n == counts[-1] else None))
+                answered = max(1, len(run.ok))
+                run.server_cpu = (cpu_seconds(process.pid) - server_cpu) / answered
+                run.client_cpu = (time.process_time() - client_cpu) / answered
                 after = batch_rows(http_port)
                 run.mean_batch = (after[0] - before[0]) / max(1.0, after[1] - before[1])
                 # the reference right away, on the same machine load, while the server idles
-                run.reference = in_process(runtime, image, max(1, round(run.mean_batch)), args.workers,
-                                           min(args.seconds, 10.0))
+                run.load = os.getloadavg()[0]
+                run.reference, run.reference_cpu = in_process(runtime, image, max(1, round(run.mean_batch)),
+                                                              args.workers, min(args.seconds, 10.0))
                 rows.append((n, run))
                 all_ok += run.ok
                 if n == counts[-1] and run.versions != {"1", "2"}:
@@ -277,7 +294,8 @@ def main():
           f"one image per request; in process = the runtime called directly by as many threads on batches of "
           f"the mean size the server formed")
     print(f"{'clients':>7} {'requests':>9} {'req/s':>9} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'errors':>7} "
-          f"{'mean batch':>10} {'in-process/s':>12} {'served/in-process':>18}")
+          f"{'mean batch':>10} {'in-process/s':>12} {'served/in-process':>18} {'load avg':>8} "
+          f"{'CPU ms/image: server':>20} {'clients':>7} {'in process':>10}")
     for n, r in rows:
         lat = sorted(r.latencies)
         rate = len(r.ok) / r.elapsed
@@ -285,7 +303,8 @@ def main():
         reference = r.reference
         print(f"{n:>7} {len(r.ok):>9} {rate:>9,.0f} {percentile(lat, 50) * 1e3:>8.2f} {percentile(lat, 90) * 1e3:>8.2f} "
               f"{percentile(lat, 99) * 1e3:>8.2f} {errors:>7} {r.mean_batch:>10.1f} {reference:>12,.0f} "
-              f"{rate / reference:>17.0%}")
+              f"{rate / reference:>17.0%} {r.load:>8.1f} {r.server_cpu * 1e3:>20.1f} {r.client_cpu * 1e3:>7.1f} "
+              f"{r.reference_cpu * 1e3:>10.1f}")
     refused = len(refused_ids)
     print(f"version switch during the {counts[-1]}-client run: answers from versions {sorted(rows[-1][1].versions)}")
     print(f"SIGTERM half-way through a {counts[-1]}-client run: {len(sigterm_run.ok)} answered OK, {refused} refused "
