@@ -216,6 +216,20 @@ def test_a_missing_library_is_named(tmp_path):
     assert "nowhere.so not found" in out.stdout, out.stderr
 
 
+def test_the_library_runs_in_a_process_that_loaded_tensorflow_first(lib):
+    """TensorFlow puts its own protobuf and oneDNN (other versions) in the process's global scope; the
+    library must keep using its own (a protobuf call reaching TensorFlow's aborted the process)."""
+    script = ("import numpy as np, tensorflow\n"
+              "from graphdef.serving import libgraphrun\n"
+              "model = libgraphrun.CcModel('tests/tf_models/cnn/model.pb')\n"
+              "image = np.load('tests/tf_models/cnn/feed_image.npy')\n"
+              "print(model.run({'image': image}, ['probs'])[0].shape)\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TF_CPP_MIN_LOG_LEVEL": "3"}
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=REPO,
+                         check=False, timeout=300)
+    assert out.returncode == 0 and out.stdout.strip().endswith("(4, 10)"), out.stderr[-2000:]
+
+
 # -- threads ------------------------------------------------------------------------------------------------------
 
 def test_concurrent_runs_from_threads_give_the_serial_answers(lib):

@@ -99,8 +99,11 @@ def load_library():
         # need; graphrun-cc sets this before libgomp starts, and so must a process loading the library.
         if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
             os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+        # Its own libprotobuf and oneDNN before anything loaded into the global scope: TensorFlow puts
+        # its copies (other versions) there, and a protobuf call reaching theirs aborts the process.
+        mode = os.RTLD_LOCAL | getattr(os, "RTLD_DEEPBIND", 0)
         try:
-            lib = ctypes.CDLL(str(path))
+            lib = ctypes.CDLL(str(path), mode=mode)
             _declare(lib)
         except (OSError, AttributeError) as e:
             raise LibraryMissing(f"{path} does not load: {e}") from None

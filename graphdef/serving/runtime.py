@@ -81,7 +81,6 @@ class SessionRuntime(_Specs):
     """graphdef's Python Session on a frozen graph loaded once."""
 
     kind = "graphdef-python"
-    choice = "python"
 
     def __init__(self, path):
         self.path = str(path)
@@ -131,7 +130,6 @@ class CcRuntime(_Specs):
     """graphrun-cc's runtime in process (build/libgraphrun.so): the model loaded and optimized once, in C++."""
 
     kind = "graphrun-cc"
-    choice = "cc"
 
     def __init__(self, path):
         self.path = str(path)
