@@ -66,13 +66,13 @@ class Served:
         return Path(self.stderr_path).read_text()
 
 
-def start(model, tmp_path, *flags):
-    """Starts `graphrun serve MODEL FLAGS...` and waits for its ready line."""
+def start(model, tmp_path, *flags, env=None):
+    """Starts `graphrun serve MODEL FLAGS...` (with `env` added to the environment) and waits for its ready line."""
     stderr_path = tmp_path / f"serve-{time.monotonic_ns()}.log"
     command = [sys.executable, "-c", "import sys; from graphdef.graphrun.cli import main; sys.exit(main())",
                "serve", str(model), "--port-http", "0", "--port-grpc", "0", *flags]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=open(stderr_path, "w"),
-                               text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                               text=True, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
     deadline = time.monotonic() + START_SECONDS
     line = ""
     while time.monotonic() < deadline:

@@ -219,3 +219,18 @@ def test_a_model_only_python_runs_is_served_by_python_saying_so(tmp_path):
     assert "(graphdef-python, batching off)" in server.log()
     with pytest.raises(AssertionError, match="(?i)half|float16"):
         helpers.start(model, tmp_path, "--runtime", "cc")
+
+
+def test_without_the_library_python_serves_saying_why(tmp_path):
+    server = helpers.start(MLP, tmp_path, env={"GRAPHDEF_LIBGRAPHRUN": str(tmp_path / "missing.so")})
+    try:
+        x = np.full((1, 16), 0.25, np.float32)
+        status, _, body = helpers.http(server, "POST", "/v2/models/mlp/infer", infer_body(x))
+        assert status == 200, body
+        server.runtime = "python"
+        helpers.assert_served_answer(server, json.loads(body)["outputs"][0]["data"], MLP, {"x": x}, "output/score:0")
+    finally:
+        assert server.stop() == 0
+    assert (f"graphrun serve: runtime python (graphdef's Session): the C++ runtime is not available: "
+            f"{tmp_path / 'missing.so'} not found") in server.log()
+    assert "(graphdef-python, batching off)" in server.log()
