@@ -252,6 +252,13 @@ conformance/cases/conv2d_grouped_backprops conformance/cases/resize_grads_align_
 conformance/cases/resize_grads_half_pixel conformance/cases/resize_grads_legacy
 """.split())
 
+# nor for TF's fused convolutions (_FusedConv2D, _FusedDepthwiseConv2dNative), as for the plain ones above
+INSPECT_GAPS |= set("""
+conformance/cases/depthwise_wide_channels conformance/cases/fused_conv2d_bias_relu
+conformance/cases/fused_conv2d_explicit_leaky_relu conformance/cases/fused_conv2d_relu6_elu
+conformance/cases/fused_depthwise_bias_relu6
+""".split())
+
 
 def model_id(path):
     return str(path.relative_to(REPO / "tests")).removesuffix("/model.pb")
