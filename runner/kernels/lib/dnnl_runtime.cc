@@ -52,14 +52,17 @@ dnnl::stream& dnnl_stream() {
   return stream;
 }
 
-Epilogue parse_fused_ops(const std::vector<std::string>& ops, float leakyrelu_alpha) {
+Epilogue parse_fused_ops(const std::vector<std::string>& ops, float leakyrelu_alpha, bool residual_allowed) {
   Epilogue epilogue;
-  if (ops.empty() || ops.size() > 2 || ops[0] != "BiasAdd") {
-    throw Error("attr 'fused_ops' must be [BiasAdd] or [BiasAdd, <activation>]");
+  epilogue.residual = residual_allowed && ops.size() >= 2 && ops[1] == "Add";
+  const std::size_t first_activation = epilogue.residual ? 2 : 1;
+  if (ops.empty() || ops.size() > first_activation + 1 || ops[0] != "BiasAdd") {
+    throw Error(residual_allowed ? "attr 'fused_ops' must be [BiasAdd], [BiasAdd, Add] or either with an activation"
+                                 : "attr 'fused_ops' must be [BiasAdd] or [BiasAdd, <activation>]");
   }
   epilogue.bias = true;
-  if (ops.size() == 1) return epilogue;
-  const std::string& name = ops[1];
+  if (ops.size() == first_activation) return epilogue;
+  const std::string& name = ops[first_activation];
   if (name == "Relu") epilogue.activation = Activation::kRelu;
   else if (name == "Relu6") epilogue.activation = Activation::kRelu6;
   else if (name == "Elu") epilogue.activation = Activation::kElu;
@@ -79,10 +82,15 @@ Kernel& declare_fused_epilogue(Kernel& kernel) {
       .internal();
 }
 
-Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node) {
-  if (kernel.get_int(node, "num_args") != 1) throw Error("attr 'num_args' must be 1");
+Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node, bool residual_allowed) {
   const auto& list = kernel.attr(node, "fused_ops").list().s();
-  return parse_fused_ops(std::vector<std::string>(list.begin(), list.end()), kernel.get_float(node, "leakyrelu_alpha"));
+  const Epilogue epilogue = parse_fused_ops(std::vector<std::string>(list.begin(), list.end()),
+                                            kernel.get_float(node, "leakyrelu_alpha"), residual_allowed);
+  const int64_t args = epilogue.residual ? 2 : 1;
+  if (kernel.get_int(node, "num_args") != args) {
+    throw Error("attr 'num_args' must be " + std::to_string(args) + " for these fused_ops");
+  }
+  return epilogue;
 }
 
 dnnl::primitive_attr strict_attr(const Epilogue& epilogue) {
@@ -90,6 +98,8 @@ dnnl::primitive_attr strict_attr(const Epilogue& epilogue) {
   // No implicit down-conversion to bf16/f16: float32 stays float32 throughout.
   attr.set_fpmath_mode(dnnl::fpmath_mode::strict);
   dnnl::post_ops ops;
+  // dst = 1.0 * dst + (product + bias): the residual the output buffer holds.
+  if (epilogue.residual) ops.append_sum(1.0f);
   using A = dnnl::algorithm;
   switch (epilogue.activation) {
     case Activation::kNone: break;
