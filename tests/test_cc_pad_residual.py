@@ -103,15 +103,17 @@ def pad_conv_graph(tmp_path, op="Conv2D", pads=((0, 0), (1, 2), (0, 1), (0, 0)),
     return g.save(tmp_path / "pad_conv.pb"), last
 
 
-FOLDED = [  # op, padding, stride, pads, explicit paddings already on the convolution
+# op, padding, stride, pads, explicit paddings already on the convolution; each side's total padding
+# (the Pad's plus the convolution's own) narrower than the 3x3 window
+FOLDED = [
     ("Conv2D", "VALID", 1, ((0, 0), (1, 2), (0, 1), (0, 0)), None),
     ("Conv2D", "VALID", 2, ((0, 0), (0, 1), (0, 1), (0, 0)), None),
-    ("Conv2D", "SAME", 2, ((0, 0), (2, 0), (1, 3), (0, 0)), None),
-    ("Conv2D", "SAME", 1, ((0, 0), (1, 1), (0, 2), (0, 0)), None),
+    ("Conv2D", "SAME", 2, ((0, 0), (0, 1), (1, 0), (0, 0)), None),
+    ("Conv2D", "SAME", 1, ((0, 0), (1, 0), (0, 1), (0, 0)), None),
     ("Conv2D", "EXPLICIT", 2, ((0, 0), (1, 0), (0, 2), (0, 0)), [0, 0, 0, 1, 2, 0, 0, 0]),
     ("DepthwiseConv2dNative", "VALID", 2, ((0, 0), (0, 1), (0, 1), (0, 0)), None),
     ("DepthwiseConv2dNative", "VALID", 1, ((0, 0), (2, 1), (1, 0), (0, 0)), None),
-    ("DepthwiseConv2dNative", "SAME", 2, ((0, 0), (1, 2), (3, 0), (0, 0)), None),
+    ("DepthwiseConv2dNative", "SAME", 2, ((0, 0), (1, 0), (0, 1), (0, 0)), None),
     ("DepthwiseConv2dNative", "SAME", 1, ((0, 0), (0, 1), (1, 1), (0, 0)), None),
 ]
 
@@ -159,6 +161,8 @@ NOT_FOLDED = {
     "channels padded": dict(pads=((0, 0), (1, 1), (1, 1), (0, 1))),
     "batch padded": dict(pads=((1, 0), (1, 1), (1, 1), (0, 0))),
     "read twice": dict(extra_use=True),
+    "wider than the window": dict(pads=((0, 0), (3, 0), (0, 1), (0, 0))),
+    "wider with SAME": dict(pads=((0, 0), (2, 0), (0, 1), (0, 0)), padding="SAME"),
 }
 
 
@@ -347,3 +351,44 @@ def test_mobilenet_v2_runs_without_its_pads_and_residual_adds(runner, tmp_path):
     feeds = {"image": np.load(case / "feed_image.npy")}
     ops = op_types(runner, model, tmp_path, feeds, ["Identity"])
     assert not {"Pad", "AddV2", "Add", "Conv2D", "DepthwiseConv2dNative"} & set(ops), ops
+
+
+# -- hostile paddings -------------------------------------------------------------------------
+
+def hostile_graph(tmp_path, op, explicit=None, pads=None, padding="EXPLICIT"):
+    g = Graph()
+    g.const("x", np.ones((1, 4, 4, 2), np.float32))
+    source = "x"
+    if pads is not None:
+        g.const("p", np.array(pads, np.int64))
+        source = g.op("pad", "Pad", ["x", "p"], np.float32, Tpaddings=type_attr(np.int64))
+    g.const("w", np.ones((3, 3, 2, 2) if op == "Conv2D" else (3, 3, 2, 1), np.float32))
+    attrs = dict(strides=ints_attr([1, 1, 1, 1]), padding=str_attr(padding))
+    if explicit is not None:
+        attrs["explicit_paddings"] = ints_attr(explicit)
+    g.op("conv", op, [source, "w"], np.float32, **attrs)
+    return g.save(tmp_path / "hostile.pb")
+
+
+HOSTILE = [  # explicit paddings, Pad paddings, padding, exit code, what the line says in both runs
+    ([0, 0, -1, 0, 0, 0, 0, 0], None, "EXPLICIT", 3, "EXPLICIT padding needs 8 non-negative explicit_paddings"),
+    ([0, 0, 2**62, 2**62, 0, 0, 0, 0], None, "EXPLICIT", 4, "the padding is too large"),
+    ([0, 0, 2**63 - 1, 1, 0, 0, 0, 0], None, "EXPLICIT", 4, "the padding is too large"),
+    ([0, 0, 2**40, 1, 0, 0, 0, 0], None, "EXPLICIT", 4, "would take 16.0 TiB"),
+    ([0, 0, 1, 1, 1, 1, 0, 0], None, "SAME", 3, "only allowed with padding EXPLICIT"),
+    # a Pad that cannot fold (past the window, past int32 in total) reports its own size
+    ([0, 0, 2**63 - 1, 0, 0, 0, 0, 0], [[0, 0], [1, 0], [0, 0], [0, 0]], "EXPLICIT", 4, "node 'conv'"),
+    (None, [[0, 0], [2**62, 2**62], [0, 0], [0, 0]], "VALID", 4, "node 'pad' (Pad): paddings"),
+    (None, [[0, 0], [2**31 - 1, 0], [0, 0], [0, 0]], "VALID", 4, "node 'pad' (Pad): output [1,2147483651,4,2]"),
+]
+
+
+@pytest.mark.parametrize("op", ["Conv2D", "DepthwiseConv2dNative"])
+@pytest.mark.parametrize("explicit, pads, padding, code, says", HOSTILE)
+def test_hostile_paddings_give_one_clear_line(runner, tmp_path, op, explicit, pads, padding, code, says):
+    model = hostile_graph(tmp_path, op, explicit, pads, padding)
+    for extra in ([], ["--no-optimize"]):
+        got, stdout, stderr = run_cc(runner, model, *extra, env={"GRAPHDEF_MAX_TENSOR_BYTES": None})
+        assert got == code and stdout == "", stderr
+        assert stderr.startswith("graphrun-cc: ") and stderr.count("\n") == 1 and says in stderr, stderr
+        assert "internal error" not in stderr

@@ -20,7 +20,9 @@
 //
 // Only where nothing can tell: the Pad not fed or fetched, its output read
 // once, by the convolution's input, and no control dependants. Its control
-// inputs move to the convolution.
+// inputs move to the convolution. The filter's size must be known and each
+// folded amount narrower than the window, as oneDNN's kernels need (wider
+// padding, which only odd graphs have, would run the hand-written kernel).
 #include <algorithm>
 #include <climits>
 #include <optional>
@@ -113,47 +115,51 @@ class PadFolder {
     if (format != conv.def->attr().end() && !format->second.s().empty() && format->second.s() != "NHWC") {
       return std::nullopt;
     }
+    if (!have_shapes_) shapes_ = infer_shapes(graph_), have_shapes_ = true;
+    const StaticShape* x = static_shape(conv.inputs[0]);
+    const StaticShape* f = static_shape(conv.inputs[1]);
+    if (!f || !f->known_rank || f->dims.size() != 4 || f->dims[0] < 1 || f->dims[1] < 1) return std::nullopt;
     int64_t own[4] = {attrs.top, attrs.bottom, attrs.left, attrs.right};
     if (attrs.padding == "VALID") {
       own[0] = own[1] = own[2] = own[3] = 0;
     } else if (attrs.padding == "SAME") {
       // SAME pads the Pad's output, whose size must then be known.
-      if (!have_shapes_) shapes_ = infer_shapes(graph_), have_shapes_ = true;
-      const Endpoint& padded = conv.inputs[0];
-      const Endpoint& filter = conv.inputs[1];
-      const auto& x_shapes = shapes_[padded.node];
-      const auto& f_shapes = shapes_[filter.node];
-      if (x_shapes.size() <= static_cast<std::size_t>(padded.output) ||
-          f_shapes.size() <= static_cast<std::size_t>(filter.output)) {
-        return std::nullopt;
-      }
-      const StaticShape& x = x_shapes[padded.output];
-      const StaticShape& f = f_shapes[filter.output];
-      if (!x.known_rank || !f.known_rank || x.dims.size() != 4 || f.dims.size() != 4 || x.dims[1] < 0 ||
-          x.dims[2] < 0 || f.dims[0] < 0 || f.dims[1] < 0) {
-        return std::nullopt;
-      }
+      if (!x || !x->known_rank || x->dims.size() != 4 || x->dims[1] < 0 || x->dims[2] < 0) return std::nullopt;
       try {
-        const WindowGeometry g = window_geometry(attrs, f.dims[0], f.dims[1], x.dims[1], x.dims[2]);
+        const WindowGeometry g = window_geometry(attrs, f->dims[0], f->dims[1], x->dims[1], x->dims[2]);
         own[0] = g.rows.before, own[1] = g.rows.after, own[2] = g.cols.before, own[3] = g.cols.after;
       } catch (const std::exception&) {
         return std::nullopt;
       }
     }
+    // Padding at least as wide as the window (only odd graphs have it) is
+    // left to the Pad: oneDNN has no kernel for it, the hand-written one would run.
+    int64_t extent[2];
+    if (__builtin_mul_overflow(f->dims[0] - 1, attrs.dilation_h, &extent[0]) ||
+        __builtin_mul_overflow(f->dims[1] - 1, attrs.dilation_w, &extent[1])) {
+      return std::nullopt;
+    }
     std::vector<int64_t> explicit_paddings = {0, 0, 0, 0, 0, 0, 0, 0};
     for (int k = 0; k < 4; ++k) {
-      const int64_t sum = pads[k] + own[k];  // each at most INT32_MAX or a window's size: no overflow
-      if (sum < 0 || sum > kMaxFoldedPad) return std::nullopt;
+      int64_t sum;
+      if (__builtin_add_overflow(pads[k], own[k], &sum) || sum > kMaxFoldedPad || sum > extent[k / 2]) {
+        return std::nullopt;
+      }
       explicit_paddings[2 + k] = sum;
     }
     return explicit_paddings;
   }
 
  private:
+  const StaticShape* static_shape(const Endpoint& e) const {
+    const auto& outputs = shapes_[e.node];
+    return static_cast<std::size_t>(e.output) < outputs.size() ? &outputs[e.output] : nullptr;
+  }
+
   const Graph& graph_;
   const PassContext& context_;
   std::vector<int> data_uses_, control_uses_;
-  // Made when a SAME convolution first needs them.
+  // Made when a Pad first meets a convolution.
   mutable std::vector<std::vector<StaticShape>> shapes_;
   mutable bool have_shapes_ = false;
 };
