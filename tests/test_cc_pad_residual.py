@@ -1,5 +1,6 @@
 """graphrun-cc's Pad folding and residual-add fusion (runner/passes/fold_pads.cc,
-runner/passes/fuse_residual_add.cc) and the Pad kernel they leave for what does not fold.
+runner/passes/fuse_residual_add.cc), the Pad kernel they leave for what does not fold, and the
+reductions' row-at-a-time walk (a global average pool's Mean).
 
 fold_pads: a zero Pad of H and W read only by a convolution becomes its EXPLICIT padding.
 fuse_residual_add: Conv -> BiasAdd -> Add(other) (-> Relu) runs as one _Fused node whose oneDNN
@@ -15,7 +16,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.cc_helpers import REPO, Graph, ints_attr, ok, run_cc, str_attr, type_attr
+from tests.cc_helpers import REPO, Graph, bool_attr, ints_attr, ok, run_cc, str_attr, type_attr
 from tests.numerics_policy import assert_conforms
 from tests.op_oracle import tf_oracle  # noqa: F401 (a fixture)
 
@@ -392,3 +393,27 @@ def test_hostile_paddings_give_one_clear_line(runner, tmp_path, op, explicit, pa
         assert got == code and stdout == "", stderr
         assert stderr.startswith("graphrun-cc: ") and stderr.count("\n") == 1 and says in stderr, stderr
         assert "internal error" not in stderr
+
+
+# -- reductions walked a row at a time (a global average pool's Mean) ---------------------------
+
+@pytest.mark.parametrize("op, shape, axes, keep_dims", [
+    ("Mean", (8, 7, 7, 64), [1, 2], False),  # a global average pool: the channels are the kept run
+    ("Mean", (2, 7, 7, 5), [1, 2], True),
+    ("Sum", (3, 4, 5, 6), [0, 3], False),  # the innermost dim reduced
+    ("Max", (3, 4, 5, 6), [3], True),
+    ("Sum", (3, 0, 5), [1], False),
+    ("Prod", (2, 3, 4), [0, 1, 2], False),
+])
+def test_reductions_over_outer_and_inner_dims(runner, tmp_path, op, shape, axes, keep_dims):
+    x = RNG.uniform(0.5, 1.5, shape).astype(np.float32)
+    g = Graph()
+    g.const("x", x)
+    g.const("a", np.array(axes, np.int32))
+    g.op("r", op, ["x", "a"], np.float32, keep_dims=bool_attr(keep_dims), Tidx=type_attr(np.int32))
+    model = g.save(tmp_path / "reduce.pb")
+    (ours,) = cc_values(runner, model, tmp_path, {}, ["r"], optimize=False)
+    numpy_op = {"Mean": np.mean, "Sum": np.sum, "Max": np.max, "Prod": np.prod}[op]
+    expected = numpy_op(x.astype(np.float64), axis=tuple(axes), keepdims=keep_dims).astype(np.float32)
+    assert ours.shape == expected.shape
+    assert_conforms(ours, expected, model, "r")
