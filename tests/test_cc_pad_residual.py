@@ -46,9 +46,13 @@ def fetch_args(fetches):
     return [a for f in fetches for a in ("--fetch", f)]
 
 
-def cc_values(runner, model, tmp_path, feeds, fetches, optimize=True):
+def cc_values(runner, model, tmp_path, feeds, fetches, optimize=True, dnnl=True):
+    """The fetched values; dnnl=False runs the hand-written kernels (GRAPHRUN_CC_NO_DNNL=1)."""
     args = [model, *feed_args(tmp_path, feeds), *fetch_args(fetches), "--json"]
-    docs = json.loads(ok(runner, *args, *([] if optimize else ["--no-optimize"])))["outputs"]
+    code, stdout, stderr = run_cc(runner, *args, *([] if optimize else ["--no-optimize"]),
+                                  env={"GRAPHRUN_CC_NO_DNNL": None if dnnl else "1"})
+    assert code == 0 and stderr == "", stderr
+    docs = json.loads(stdout)["outputs"]
     return [np.array(d["values"], dtype=d["dtype"]).reshape(d["shape"]) for d in docs]
 
 
@@ -67,9 +71,9 @@ def tf_values(tf, model, feeds, fetches):
         return sess.run([f if ":" in f else f + ":0" for f in fetches], {f"{k}:0": v for k, v in feeds.items()})
 
 
-def check_values(tf, runner, model, tmp_path, feeds, fetches):
+def check_values(tf, runner, model, tmp_path, feeds, fetches, dnnl=True):
     """The optimized run agrees with TensorFlow and with the run without passes."""
-    optimized = cc_values(runner, model, tmp_path, feeds, fetches)
+    optimized = cc_values(runner, model, tmp_path, feeds, fetches, dnnl=dnnl)
     plain = cc_values(runner, model, tmp_path, feeds, fetches, optimize=False)
     for fetch, ours, unoptimized, theirs in zip(fetches, optimized, plain, tf_values(tf, model, feeds, fetches)):
         assert ours.shape == theirs.shape, fetch
@@ -120,14 +124,14 @@ FOLDED = [
 
 
 @pytest.mark.parametrize("op, padding, stride, pads, explicit", FOLDED)
-@pytest.mark.parametrize("pad_op", ["Pad", "PadV2"])
+@pytest.mark.parametrize("pad_op, dnnl", [("Pad", True), ("PadV2", True), ("Pad", False)])
 def test_a_zero_pad_folds_into_the_convolution(tf_oracle, runner, tmp_path, op, padding, stride, pads, explicit,
-                                               pad_op):
+                                               pad_op, dnnl):
     model, last = pad_conv_graph(tmp_path, op, pads, padding, stride, pad_op=pad_op, explicit=explicit)
     assert pass_counts(runner, model)["fold_pads"] == {"pads folded into convolutions": 1}
     feeds = {"x": X}
     assert op_types(runner, model, tmp_path, feeds, [last]) == [op]
-    check_values(tf_oracle, runner, model, tmp_path, feeds, [last])
+    check_values(tf_oracle, runner, model, tmp_path, feeds, [last], dnnl=dnnl)
 
 
 @pytest.mark.parametrize("op", ["Conv2D", "DepthwiseConv2dNative"])
@@ -274,20 +278,23 @@ FUSED = [  # op, add op, conv as the Add's first input, activation
 
 
 @pytest.mark.parametrize("op, add_op, conv_first, activation", FUSED)
-def test_a_residual_add_fuses_into_the_convolution(tf_oracle, runner, tmp_path, op, add_op, conv_first, activation):
+@pytest.mark.parametrize("dnnl", [True, False])
+def test_a_residual_add_fuses_into_the_convolution(tf_oracle, runner, tmp_path, op, add_op, conv_first, activation,
+                                                   dnnl):
     model, last = residual_graph(tmp_path, op, add_op, conv_first, activation)
     assert pass_counts(runner, model)["fuse_residual_add"] == {"residual adds fused into convolutions": 1}
     feeds = residual_feeds(op)
     assert op_types(runner, model, tmp_path, feeds, [last]) == ["Tanh", "_Fused" + op]
-    check_values(tf_oracle, runner, model, tmp_path, feeds, [last])
+    check_values(tf_oracle, runner, model, tmp_path, feeds, [last], dnnl=dnnl)
 
 
-def test_the_other_input_read_later_is_not_overwritten(tf_oracle, runner, tmp_path):
+@pytest.mark.parametrize("dnnl", [True, False])
+def test_the_other_input_read_later_is_not_overwritten(tf_oracle, runner, tmp_path, dnnl):
     model, last = residual_graph(tmp_path, read_later=True)
     assert pass_counts(runner, model)["fuse_residual_add"] == {"residual adds fused into convolutions": 1}
     feeds = residual_feeds()
     assert op_types(runner, model, tmp_path, feeds, [last, "yt"]) == ["Mul", "Tanh", "_FusedConv2D"]
-    check_values(tf_oracle, runner, model, tmp_path, feeds, [last, "yt"])
+    check_values(tf_oracle, runner, model, tmp_path, feeds, [last, "yt"], dnnl=dnnl)
 
 
 def test_a_fetched_add_keeps_its_activation_apart(tf_oracle, runner, tmp_path):
