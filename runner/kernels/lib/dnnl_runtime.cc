@@ -21,7 +21,9 @@ namespace {
 // passive waiting. libgomp reads its settings when it is loaded, before
 // main, so this runs from the executable's .preinit_array, which the
 // dynamic loader calls before any library's initializer. A setting the
-// user made is kept.
+// user made is kept. A shared library may not have a .preinit_array
+// (build/libgraphrun.so): there the host process sets it (runner/capi/graphrun_c.h).
+#ifndef GRAPHRUN_SHARED_LIBRARY
 void prefer_passive_openmp_waits() {
   if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
     setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
@@ -29,6 +31,7 @@ void prefer_passive_openmp_waits() {
 }
 
 __attribute__((section(".preinit_array"), used)) void (*const passive_openmp_waits)() = prefer_passive_openmp_waits;
+#endif
 
 }  // namespace
 
