@@ -13,13 +13,19 @@ PY_GEN := $(patsubst proto/%.proto,graphdef/_proto/%_pb2.py,$(PROTOS))
 SERVING_PROTOS := $(wildcard proto/serving/*.proto)
 PY_GEN += $(patsubst proto/serving/%.proto,graphdef/_proto/%_pb2.py,$(SERVING_PROTOS))
 CC_GEN := $(patsubst proto/%.proto,$(GEN_CC)/%.pb.cc,$(PROTOS))
-RUNNER_SRC := $(shell find runner -name '*.cc' 2>/dev/null)
+RUNNER_SRC := $(shell find runner -name '*.cc' -not -path 'runner/capi/*' 2>/dev/null)
+CAPI_SRC := $(wildcard runner/capi/*.cc)
 SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev libdnnl-dev graphviz
 CXXFLAGS ?= -O2 -g0
 # No contraction of a * b + c into an FMA: it would change the bits of ops the numerics policy calls exact,
 # and by compiler version; the GEMM kernel asks for its FMAs by name.
 CXXFLAGS += -std=c++17 -ffp-contract=off -Wall -Wextra -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3
+# Position-independent, so the same objects also make build/libgraphrun.so; no semantic interposition,
+# so calls inside the runner stay direct and inlinable, as in the executable (measured: no slower).
+CXXFLAGS += -fPIC -fno-semantic-interposition
 RUNNER := $(BUILD)/graphrun-cc
+# graphrun-cc as a library with a C API (runner/capi/graphrun_c.h), for graphrun serve's runtime
+LIBGRAPHRUN := $(BUILD)/libgraphrun.so
 
 .PHONY: all setup sysdeps venv proto cc demo test test-profiles bench clean tf-fixtures
 
@@ -93,26 +99,48 @@ $(GEN_CC)/%.pb.cc: proto/%.proto | $(BUILD)/.sysdeps
 # recompiles only what it touches and `make -j` uses every core.
 OBJ := $(BUILD)/obj
 RUNNER_OBJ := $(patsubst %.cc,$(OBJ)/%.o,$(RUNNER_SRC) $(CC_GEN:$(BUILD)/%=%))
+# The library: the runner's objects but main(), plus the C API. dnnl_runtime's twin leaves out the
+# executable-only start-up hook (.preinit_array, which a shared library may not have).
+DNNL_RUNTIME_OBJ := $(OBJ)/runner/kernels/lib/dnnl_runtime.o
+LIB_OBJ := $(filter-out $(OBJ)/runner/cli/main.o $(DNNL_RUNTIME_OBJ),$(RUNNER_OBJ)) \
+           $(OBJ)/shared/runner/kernels/lib/dnnl_runtime.o $(patsubst %.cc,$(OBJ)/%.o,$(CAPI_SRC))
 PROTOBUF_FLAGS = $$(pkg-config --cflags protobuf)
 
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 # Only the compile runs in parallel: the pip installs above must not race each other.
 cc: $(BUILD)/.sysdeps
-	@$(MAKE) --no-print-directory -j$(NPROC) $(RUNNER)
+	@$(MAKE) --no-print-directory -j$(NPROC) $(RUNNER) $(LIBGRAPHRUN)
 
 $(RUNNER): $(RUNNER_OBJ)
 	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) -ldnnl -lgomp -lzip -lpthread
 
-$(OBJ)/gen/%.o: $(GEN_CC)/%.cc $(CC_GEN)
+# Only graphrun_* is exported: the runner's C++ symbols stay inside, clashing with nothing a host
+# process has loaded (another protobuf, another oneDNN).
+$(LIBGRAPHRUN): $(LIB_OBJ) runner/capi/exports.map
+	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=runner/capi/exports.map -Wl,--no-undefined -o $@ $(LIB_OBJ) \
+	  $$(pkg-config --libs protobuf) -ldnnl -lgomp -lzip -lpthread
+
+# Objects are rebuilt when the compile flags change (an old non-PIC object cannot go into the library).
+CXXFLAGS_STAMP := $(OBJ)/.cxxflags
+$(CXXFLAGS_STAMP): FORCE
+	@mkdir -p $(OBJ)
+	@echo '$(CXX) $(CXXFLAGS)' | cmp -s - $@ || echo '$(CXX) $(CXXFLAGS)' > $@
+.PHONY: FORCE
+
+$(OBJ)/gen/%.o: $(GEN_CC)/%.cc $(CC_GEN) $(CXXFLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
 
-$(OBJ)/runner/%.o: runner/%.cc $(CC_GEN)
+$(OBJ)/runner/%.o: runner/%.cc $(CC_GEN) $(CXXFLAGS_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
 
--include $(RUNNER_OBJ:.o=.d)
+$(OBJ)/shared/runner/%.o: runner/%.cc $(CC_GEN) $(CXXFLAGS_STAMP)
+	@mkdir -p $(dir $@)
+	$(CXX) $(CXXFLAGS) -DGRAPHRUN_SHARED_LIBRARY $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
+
+-include $(RUNNER_OBJ:.o=.d) $(LIB_OBJ:.o=.d)
 
 # Fuzzing (fuzz/README.md): the C++ runner under ASan+UBSan and the Python runtime; short runs
 # for CI (make fuzz-cc-run, make fuzz-py-run), campaigns by hand.

@@ -1,11 +1,15 @@
-"""graphrun serve under load: N concurrent gRPC clients against a TensorFlow-made CNN, on loopback.
+"""graphrun serve under load: N concurrent gRPC clients against a real model (Keras MobileNetV2), on loopback.
 
     .venv/bin/python benchmarks/bench_serve.py [--seconds S] [--clients 1,8,64] [--max-batch-size B]
+                                               [--runtime cc|python] [--model PATH]
 
-The model is tests/tf_models/cnn/model.pb (28x28x1 image -> conv, pool, dense -> 10 probs), served
-from a repository folder (cnn/1/model.pb) with dynamic batching. Each client is a coroutine on one
-asyncio loop sending one-image ModelInfer requests (raw tensor bytes) back to back, each with a
-unique id; for every client count the run lasts --seconds and reports throughput, latency
+The model is Keras' MobileNetV2 (224x224x3 image -> 1000 class probabilities) frozen by
+benchmarks/bench_real_models.py into build/bench_models/mobilenet_v2.pb (--model picks another
+frozen graph with one batchable image input), served from a repository folder (model/1/model.pb)
+with dynamic batching by the --runtime asked for (default cc: graphrun-cc's kernels in process).
+Each client is a coroutine on one asyncio loop sending one-image ModelInfer requests back to back,
+the image as raw tensor bytes in a request encoded once (only the id changes), so the clients' own
+CPU stays small; for every client count the run lasts --seconds and reports throughput, latency
 percentiles (nearest rank) and errors.
 
 Exactly once: every request gets one outcome, and the ids the clients got answers for are the ids
@@ -16,9 +20,10 @@ was answered OK (and is in the access log) or was refused with UNAVAILABLE befor
 received it (and is not), never lost or answered twice.
 
 The ratio compares served images/s with the same runtime called in process by the same number of
-worker threads on batches of the mean size the server formed. Figures are printed, and the run
-exits 1 only when the exactly-once proof fails. The clients share the machine's cores with the
-server, so on a small machine the served figures are a lower bound.
+worker threads on batches of the mean size the server formed, measured right after each row (the
+server idle) so both see the same machine. Figures are printed, and the run exits 1 only when the
+exactly-once proof fails. The clients share the machine's cores with the server, so on a small
+machine the served figures are a lower bound.
 """
 
 import argparse
@@ -45,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 from graphdef._proto import oip_pb2  # noqa: E402
 from graphdef.serving.runtime import load_runtime  # noqa: E402
 
-MODEL = ROOT / "tests" / "tf_models" / "cnn" / "model.pb"
+MODEL = ROOT / "build" / "bench_models" / "mobilenet_v2.pb"
 INFER = "/inference.GRPCInferenceService/ModelInfer"
 # what a request sent after SIGTERM gets: refused by the draining server, never handled
 REFUSED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
@@ -62,7 +67,7 @@ def start_server(repository, log_path, args):
                "serve", str(repository), "--port-http", "0", "--port-grpc", "0",
                "--max-batch-size", str(args.max_batch_size), "--max-queue-delay-ms", str(args.delay_ms),
                "--workers", str(args.workers), "--max-queue", "1024", "--poll-interval", "0.5",
-               "--access-log", str(log_path)]
+               "--runtime", args.runtime, "--access-log", str(log_path)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                                env={**os.environ, "PYTHONPATH": str(ROOT)})
     line = process.stdout.readline()
@@ -79,38 +84,53 @@ class Run:
         self.sent = 0
 
 
-async def client_loop(channel, image, run, stop, client):
-    call = channel.unary_unary(INFER, request_serializer=oip_pb2.ModelInferRequest.SerializeToString,
-                               response_deserializer=oip_pb2.ModelInferResponse.FromString)
-    request = oip_pb2.ModelInferRequest(model_name="cnn")
-    request.inputs.add(name="image", datatype="FP32", shape=list(image.shape))
+def encoded_request(input_name, image):
+    """A ModelInferRequest for one image as bytes, with a fixed-width id (encoded before the image), so each
+    request is these bytes with its id patched in: no protobuf encoding of 600 kB per request."""
+    request = oip_pb2.ModelInferRequest(model_name=MODEL_NAME)
+    request.inputs.add(name=input_name, datatype="FP32", shape=list(image.shape))
     request.raw_input_contents.append(image.tobytes())
+    request.id = "#" * ID_WIDTH
+    data = request.SerializeToString()
+    at = data.index(b"#" * ID_WIDTH)
+    return data[:at], data[at + ID_WIDTH:]
+
+
+ID_WIDTH = 24
+MODEL_NAME = "model"
+
+
+async def client_loop(channel, encoded, run, stop, client):
+    call = channel.unary_unary(INFER, request_serializer=None,
+                               response_deserializer=oip_pb2.ModelInferResponse.FromString)
+    head, tail = encoded
     seq = 0
     while not stop.is_set():
-        request.id = f"{client}-{seq}"
+        request_id = f"{client}-{seq}".rjust(ID_WIDTH, "0")
         seq += 1
         run.sent += 1
         start = time.perf_counter()
         try:
-            response = await call(request, timeout=60)
+            response = await call(head + request_id.encode() + tail, timeout=60)
         except grpc.aio.AioRpcError as e:
-            run.errors.setdefault(e.code().name, []).append(request.id)
+            run.errors.setdefault(e.code().name, []).append(request_id)
             if e.code() in REFUSED:
                 return  # the server is shutting down (SIGTERM): this client stops
             continue
         run.latencies.append(time.perf_counter() - start)
-        if response.id != request.id:
-            run.errors.setdefault("WRONG_ID", []).append(request.id)
+        if response.id != request_id:
+            run.errors.setdefault("WRONG_ID", []).append(request_id)
             continue
         run.ok.append(response.id)
         run.versions.add(response.model_version)
 
 
-async def load(port, clients, seconds, image, tag, during=None):
+async def load(port, clients, seconds, encoded, tag, during=None):
     run = Run()
     stop = asyncio.Event()
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as channel:
-        tasks = [asyncio.create_task(client_loop(channel, image, run, stop, f"{tag}.{i}"))
+    options = [("grpc.max_send_message_length", -1), ("grpc.max_receive_message_length", -1)]
+    async with grpc.aio.insecure_channel(f"127.0.0.1:{port}", options=options) as channel:
+        tasks = [asyncio.create_task(client_loop(channel, encoded, run, stop, f"{tag}.{i}"))
                  for i in range(clients)]
         started = time.perf_counter()
         if during is not None:
@@ -134,27 +154,37 @@ def logged_ok_ids(log_path):
     return ids
 
 
-def in_process(image, batch, workers, seconds):
+def in_process(runtime, image, batch, workers, seconds):
     """Images/s of the runtime called directly by `workers` threads on batches of `batch` images."""
-    runtime = load_runtime(MODEL)
-    feeds = {"image": np.repeat(image, batch, axis=0)}
-    runtime.run(feeds, ["probs"])
+    name, fetch = runtime.inputs[0].name, runtime.outputs[0].name
+    feeds = {name: np.repeat(image, batch, axis=0)}
+    runtime.run(feeds, [fetch])
     counts = [0] * workers
     deadline = time.perf_counter() + seconds
 
     def work(i):
-        runtime.run(feeds, ["probs"])  # each thread's Session plans once, untimed
+        runtime.run(feeds, [fetch])  # each thread's Session plans once, untimed
         while time.perf_counter() < deadline:
-            runtime.run(feeds, ["probs"])
+            runtime.run(feeds, [fetch])
             counts[i] += batch
 
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     threads = [threading.Thread(target=work, args=(i,)) for i in range(workers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    return sum(counts) / (time.perf_counter() - started)
+    images = max(1, sum(counts))
+    return images / (time.perf_counter() - started), (time.process_time() - cpu) / images
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of a process, all its threads (Linux's /proc); nan elsewhere."""
+    try:
+        fields = pathlib.Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def batch_rows(http_port):
@@ -173,20 +203,33 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=10.0, help="per client count (default 10)")
     parser.add_argument("--clients", default="1,8,64", help="client counts (default 1,8,64)")
-    parser.add_argument("--max-batch-size", type=int, default=32)
-    # One inference thread: the Session is mostly Python code on a small CNN, so a second worker
-    # mostly takes the GIL from the event loop that parses requests, and batches stay small.
+    # Under the client count: while one batch runs, the next one's requests arrive and are parsed,
+    # so the cores never wait for the network; a batch of everyone would.
+    # graphrun-cc's MobileNetV2 gives the most images/s at small batches today (per image, a batch of
+    # 32 costs about twice a batch of 4: its large activations are fresh memory each run).
+    parser.add_argument("--max-batch-size", type=int, default=8)
     parser.add_argument("--delay-ms", type=float, default=10.0)
+    # One inference thread: the cc runtime runs one batch at a time on every core (more threads
+    # would only queue on its lock); the Python Session would take the GIL from the event loop.
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--runtime", choices=["cc", "python"], default="cc")
+    parser.add_argument("--model", type=pathlib.Path, default=MODEL,
+                        help="a frozen graph with one image input [?, H, W, C] (default: Keras MobileNetV2)")
     args = parser.parse_args()
+    if not args.model.is_file():
+        sys.exit(f"bench_serve: {args.model} not found; make it with .venv/bin/python benchmarks/bench_real_models.py")
     counts = [int(c) for c in args.clients.split(",")]
-    image = np.load(ROOT / "tests" / "tf_models" / "cnn" / "feed_image.npy")[:1].astype(np.float32)
+    runtime = load_runtime(args.model, args.runtime)  # the in-process reference, and the model's input
+    spec = runtime.inputs[0]
+    image = np.random.default_rng(0).random([1] + spec.shape[1:], dtype=np.float32)
+    encoded = encoded_request(spec.name, image)
 
     failures = []
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
         repository = pathlib.Path(tmp) / "models"
-        (repository / "cnn" / "1").mkdir(parents=True)
-        shutil.copy(MODEL, repository / "cnn" / "1" / "model.pb")
+        folder = repository / MODEL_NAME
+        (folder / "1").mkdir(parents=True)
+        shutil.copy(args.model, folder / "1" / "model.pb")
         log_path = pathlib.Path(tmp) / "access.log"
         process, port, http_port = start_server(repository, log_path, args)
         rows = []
@@ -194,20 +237,28 @@ def main():
         try:
             for n in counts:
                 def switch():
-                    (repository / "cnn" / "2").mkdir()
-                    shutil.copy(MODEL, repository / "cnn" / "2" / "model.pb.tmp")
-                    os.replace(repository / "cnn" / "2" / "model.pb.tmp", repository / "cnn" / "2" / "model.pb")
+                    (folder / "2").mkdir()
+                    shutil.copy(args.model, folder / "2" / "model.pb.tmp")
+                    os.replace(folder / "2" / "model.pb.tmp", folder / "2" / "model.pb")
                 before = batch_rows(http_port)
-                run = asyncio.run(load(port, n, args.seconds, image, f"c{n}",
+                server_cpu, client_cpu = cpu_seconds(process.pid), time.process_time()
+                run = asyncio.run(load(port, n, args.seconds, encoded, f"c{n}",
                                        during=switch if n == counts[-1] else None))
+                answered = max(1, len(run.ok))
+                run.server_cpu = (cpu_seconds(process.pid) - server_cpu) / answered
+                run.client_cpu = (time.process_time() - client_cpu) / answered
                 after = batch_rows(http_port)
                 run.mean_batch = (after[0] - before[0]) / max(1.0, after[1] - before[1])
+                # the reference right away, on the same machine load, while the server idles
+                run.load = os.getloadavg()[0]
+                run.reference, run.reference_cpu = in_process(runtime, image, max(1, round(run.mean_batch)),
+                                                              args.workers, min(args.seconds, 10.0))
                 rows.append((n, run))
                 all_ok += run.ok
                 if n == counts[-1] and run.versions != {"1", "2"}:
                     failures.append(f"the version switch: answers came from versions {sorted(run.versions)}")
             # the SIGTERM run: the server is told to stop half-way through
-            run = asyncio.run(load(port, counts[-1], args.seconds, image, "sigterm",
+            run = asyncio.run(load(port, counts[-1], args.seconds, encoded, "sigterm",
                                    during=lambda: process.send_signal(signal.SIGTERM)))
             all_ok += run.ok
             code = process.wait(60)
@@ -237,26 +288,23 @@ def main():
         failures.append(f"the server exited with {code} after SIGTERM")
 
     # -- figures -------------------------------------------------------------------------
-    # the in-process reference for each row: the same runtime, threads and batch size the server used
-    references = {}
-    for _, r in rows:
-        size = max(1, round(r.mean_batch))
-        if size not in references:
-            references[size] = in_process(image, size, args.workers, min(args.seconds, 10.0))
-    print(f"model {MODEL.relative_to(ROOT)}, {args.workers} inference thread(s), --max-batch-size "
+    print(f"model {args.model}, runtime {args.runtime} ({runtime.kind}), {args.workers} inference thread(s), "
+          f"--max-batch-size "
           f"{args.max_batch_size}, --max-queue-delay-ms {args.delay_ms:g}, {args.seconds:g} s per client count, "
           f"one image per request; in process = the runtime called directly by as many threads on batches of "
           f"the mean size the server formed")
     print(f"{'clients':>7} {'requests':>9} {'req/s':>9} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'errors':>7} "
-          f"{'mean batch':>10} {'in-process/s':>12} {'served/in-process':>18}")
+          f"{'mean batch':>10} {'in-process/s':>12} {'served/in-process':>18} {'load avg':>8} "
+          f"{'CPU ms/image: server':>20} {'clients':>7} {'in process':>10}")
     for n, r in rows:
         lat = sorted(r.latencies)
         rate = len(r.ok) / r.elapsed
         errors = sum(len(v) for v in r.errors.values())
-        reference = references[max(1, round(r.mean_batch))]
+        reference = r.reference
         print(f"{n:>7} {len(r.ok):>9} {rate:>9,.0f} {percentile(lat, 50) * 1e3:>8.2f} {percentile(lat, 90) * 1e3:>8.2f} "
               f"{percentile(lat, 99) * 1e3:>8.2f} {errors:>7} {r.mean_batch:>10.1f} {reference:>12,.0f} "
-              f"{rate / reference:>17.0%}")
+              f"{rate / reference:>17.0%} {r.load:>8.1f} {r.server_cpu * 1e3:>20.1f} {r.client_cpu * 1e3:>7.1f} "
+              f"{r.reference_cpu * 1e3:>10.1f}")
     refused = len(refused_ids)
     print(f"version switch during the {counts[-1]}-client run: answers from versions {sorted(rows[-1][1].versions)}")
     print(f"SIGTERM half-way through a {counts[-1]}-client run: {len(sigterm_run.ok)} answered OK, {refused} refused "

@@ -15,16 +15,33 @@ import urllib.request
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import graphdef as tf
+from graphdef.serving import libgraphrun
+from tests.numerics_policy import assert_all_conform
 
 ROOT = Path(__file__).resolve().parents[1]
 START_SECONDS = 60
+# graphrun serve's runtimes (graphdef/serving/runtime.py): graphrun-cc's kernels through
+# build/libgraphrun.so, and graphdef's Python Session
+RUNTIMES = ["cc", "python"]
+
+
+def ensure_library():
+    """build/libgraphrun.so, built with `make cc` when missing; a failed build fails the test, never skips."""
+    path = libgraphrun.library_path()
+    if not path.exists():
+        proc = subprocess.run(["make", "-s", "cc"], cwd=ROOT, capture_output=True, text=True, check=False)
+        if proc.returncode != 0 or not path.exists():
+            pytest.fail(f"`make cc` could not build {path}:\n" + (proc.stdout + proc.stderr)[-3000:])
+    return path
 
 
 class Served:
-    def __init__(self, process, http, grpc, stderr_path):
+    def __init__(self, process, http, grpc, stderr_path, runtime=None):
         self.process, self.http, self.grpc, self.stderr_path = process, http, grpc, stderr_path
+        self.runtime = runtime  # the --runtime it was started with, if any
 
     @property
     def url(self):
@@ -49,13 +66,13 @@ class Served:
         return Path(self.stderr_path).read_text()
 
 
-def start(model, tmp_path, *flags):
-    """Starts `graphrun serve MODEL FLAGS...` and waits for its ready line."""
+def start(model, tmp_path, *flags, env=None):
+    """Starts `graphrun serve MODEL FLAGS...` (with `env` added to the environment) and waits for its ready line."""
     stderr_path = tmp_path / f"serve-{time.monotonic_ns()}.log"
     command = [sys.executable, "-c", "import sys; from graphdef.graphrun.cli import main; sys.exit(main())",
                "serve", str(model), "--port-http", "0", "--port-grpc", "0", *flags]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=open(stderr_path, "w"),
-                               text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+                               text=True, env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})})
     deadline = time.monotonic() + START_SECONDS
     line = ""
     while time.monotonic() < deadline:
@@ -66,7 +83,8 @@ def start(model, tmp_path, *flags):
         process.kill()
         raise AssertionError(f"graphrun serve did not start: {stderr_path.read_text()[-2000:]}")
     fields = dict(part.split("=") for part in line.split()[3:])
-    return Served(process, int(fields["http"]), int(fields["grpc"]), stderr_path)
+    runtime = flags[flags.index("--runtime") + 1] if "--runtime" in flags else None
+    return Served(process, int(fields["http"]), int(fields["grpc"]), stderr_path, runtime)
 
 
 def http(served, method, path, body=None, headers=None, timeout=30):
@@ -86,6 +104,17 @@ def session_answer(model, feeds, fetch):
     graph = tf.load(str(model))
     with tf.Session(graph=graph) as session:
         return session.run(fetch, {f"{k}:0": v for k, v in feeds.items()})
+
+
+def assert_served_answer(served, got, model, feeds, fetch):
+    """What the server answered against the Session in process: its bits when the Python runtime
+    served, the numerics policy's tolerance for the fetch when graphrun-cc's kernels did."""
+    want = session_answer(model, feeds, fetch)
+    got = np.asarray(got).reshape(want.shape)  # JSON answers come flat; the shape is checked where it is sent
+    if served.runtime == "cc":
+        assert_all_conform([got], [want], model, [fetch], who="graphrun serve --runtime cc and the Session")
+    else:
+        np.testing.assert_array_equal(got, want)
 
 
 def write_model(path, build):

@@ -1,7 +1,8 @@
 """graphrun serve called by real clients nobody here wrote: tritonclient (HTTP and gRPC, the Open
 Inference Protocol) and tensorflow-serving-api (TF Serving's gRPC PredictionService), plus plain
-REST calls as curl makes them. Every answer is checked against graphdef's Session run in process,
-and TF Serving's Predict against TensorFlow itself."""
+REST calls as curl makes them, with each runtime serving (--runtime cc and python). Every answer is
+checked against graphdef's Session run in process (its bits when Python serves, the numerics
+policy's tolerance when graphrun-cc's kernels do), and TF Serving's Predict against TensorFlow itself."""
 
 import json
 import os
@@ -19,9 +20,10 @@ httpclient = pytest.importorskip("tritonclient.http", reason="make test installs
 grpcclient = pytest.importorskip("tritonclient.grpc", reason="make test installs tritonclient (the oracle extra)")
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    server = helpers.start(MLP, tmp_path_factory.mktemp("serve"))
+@pytest.fixture(scope="module", params=helpers.RUNTIMES)
+def served(request, tmp_path_factory):
+    helpers.ensure_library()
+    server = helpers.start(MLP, tmp_path_factory.mktemp("serve"), "--runtime", request.param)
     yield server
     assert server.stop() == 0
 
@@ -31,8 +33,14 @@ def batch():
     return np.random.default_rng(7).standard_normal((5, 16)).astype(np.float32)
 
 
-def expected(batch):
-    return helpers.session_answer(MLP, {"x": batch}, "output/score:0")
+def check(served, got, batch):
+    helpers.assert_served_answer(served, got, MLP, {"x": batch}, "output/score:0")
+
+
+def test_the_server_says_which_runtime_serves(served):
+    assert f"graphrun serve: runtime {served.runtime} (" in served.log()
+    kind = {"cc": "graphrun-cc", "python": "graphdef-python"}[served.runtime]
+    assert f"serving model mlp version 1 from {MLP} ({kind}, batching off)" in served.log()
 
 
 def test_the_protocol_messages_have_the_real_clients_field_numbers():
@@ -73,7 +81,7 @@ def test_tritonclient_http(served, batch, binary):
     tensor.set_data_from_numpy(batch, binary_data=binary)
     result = client.infer("mlp", [tensor], outputs=[httpclient.InferRequestedOutput("output/score",
                                                                                     binary_data=binary)])
-    np.testing.assert_array_equal(result.as_numpy("output/score"), expected(batch))
+    check(served, result.as_numpy("output/score"), batch)
     assert result.get_response()["model_version"] == "1"
 
 
@@ -86,7 +94,7 @@ def test_tritonclient_grpc(served, batch):
     tensor = grpcclient.InferInput("x", list(batch.shape), "FP32")
     tensor.set_data_from_numpy(batch)
     result = client.infer("mlp", [tensor])
-    np.testing.assert_array_equal(result.as_numpy("output/score"), expected(batch))
+    check(served, result.as_numpy("output/score"), batch)
     assert client.get_server_metadata().name == "graphdef"
 
 
@@ -103,7 +111,7 @@ def test_tensorflow_serving_grpc_predict_and_metadata(served, batch):
         request.inputs["x"].CopyFrom(tf.make_tensor_proto(batch))
         response = stub.Predict(request, timeout=30)
         answer = tf.make_ndarray(response.outputs["output/score"])
-        np.testing.assert_array_equal(answer, expected(batch))
+        check(served, answer, batch)
         assert response.model_spec.version.value == 1
 
         # TensorFlow itself on the same file: the numbers agree within float32 rounding
@@ -135,22 +143,21 @@ def test_tensorflow_serving_grpc_predict_and_metadata(served, batch):
 
 
 def test_rest_calls_as_curl_makes_them(served, batch):
-    want = expected(batch)
     status, _, body = helpers.http(served, "POST", "/v2/models/mlp/infer", {"inputs": [
         {"name": "x", "datatype": "FP32", "shape": list(batch.shape), "data": batch.ravel().tolist()}]})
     assert status == 200, body
     output = json.loads(body)["outputs"][0]
     assert output["name"] == "output/score" and output["shape"] == [5, 1]
-    np.testing.assert_array_equal(np.array(output["data"], np.float32).reshape(5, 1), want)
+    check(served, np.array(output["data"], np.float32).reshape(5, 1), batch)
 
     status, _, body = helpers.http(served, "POST", "/v1/models/mlp:predict", {"instances": batch.tolist()})
     assert status == 200, body
-    np.testing.assert_array_equal(np.array(json.loads(body)["predictions"], np.float32), want)
+    check(served, np.array(json.loads(body)["predictions"], np.float32), batch)
 
     status, _, body = helpers.http(served, "POST", "/v1/models/mlp/versions/1:predict",
                                    {"signature_name": "serving_default", "inputs": {"x": batch.tolist()}})
     assert status == 200, body
-    np.testing.assert_array_equal(np.array(json.loads(body)["outputs"], np.float32), want)
+    check(served, np.array(json.loads(body)["outputs"], np.float32), batch)
 
     status, _, body = helpers.http(served, "GET", "/v1/models/mlp")
     assert status == 200 and json.loads(body)["model_version_status"][0]["state"] == "AVAILABLE"
@@ -159,27 +166,29 @@ def test_rest_calls_as_curl_makes_them(served, batch):
     assert signature["inputs"]["x"]["dtype"] == "DT_FLOAT"
 
 
-def test_a_second_model_with_an_image_input(tmp_path):
+@pytest.mark.parametrize("runtime", helpers.RUNTIMES)
+def test_a_second_model_with_an_image_input(tmp_path, runtime):
     """The CNN: rank-4 input, through tritonclient's binary tensors over gRPC and HTTP."""
+    helpers.ensure_library()
     image = np.random.default_rng(3).random((2, 8, 8, 1), dtype=np.float32)
-    want = helpers.session_answer(CNN, {"x": image}, "softmax/probs:0")
-    server = helpers.start(CNN, tmp_path, "--model-name", "digits")
+    server = helpers.start(CNN, tmp_path, "--model-name", "digits", "--runtime", runtime)
     try:
         tensor = grpcclient.InferInput("x", [2, 8, 8, 1], "FP32")
         tensor.set_data_from_numpy(image)
         got = grpcclient.InferenceServerClient(server.grpc_target).infer("digits", [tensor]).as_numpy("softmax/probs")
-        np.testing.assert_array_equal(got, want)
+        helpers.assert_served_answer(server, got, CNN, {"x": image}, "softmax/probs:0")
         tensor = httpclient.InferInput("x", [2, 8, 8, 1], "FP32")
         tensor.set_data_from_numpy(image)
         got = httpclient.InferenceServerClient(f"127.0.0.1:{server.http}").infer("digits", [tensor])
-        np.testing.assert_array_equal(got.as_numpy("softmax/probs"), want)
+        helpers.assert_served_answer(server, got.as_numpy("softmax/probs"), CNN, {"x": image}, "softmax/probs:0")
     finally:
         assert server.stop() == 0
 
 
-def test_a_real_model_through_tensorflow_serving_grpc(tmp_path):
-    """MobileNetV2 (Keras-made, fixed batch of 2, so served without batching): the Session's bits, and
-    TensorFlow's recorded answer within the case's tolerance."""
+@pytest.mark.parametrize("runtime", helpers.RUNTIMES)
+def test_a_real_model_through_tensorflow_serving_grpc(tmp_path, runtime):
+    """MobileNetV2 (Keras-made, fixed batch of 2, so served without batching): the Session's answer (its
+    bits from the Python runtime), and TensorFlow's recorded answer within the case's tolerance."""
     import grpc
     import tensorflow as tf
     from tensorflow_serving.apis import predict_pb2, prediction_service_pb2_grpc
@@ -187,7 +196,9 @@ def test_a_real_model_through_tensorflow_serving_grpc(tmp_path):
     case = helpers.ROOT / "tests" / "real_models" / "mobilenet_v2"
     image = np.load(case / "feed_image.npy")
     tolerance = json.loads((case / "case.json").read_text())["tolerances"][0]
-    server = helpers.start(case / "model.pb", tmp_path, "--model-name", "mobilenet", "--max-batch-size", "8")
+    helpers.ensure_library()
+    server = helpers.start(case / "model.pb", tmp_path, "--model-name", "mobilenet", "--max-batch-size", "8",
+                           "--runtime", runtime)
     try:
         with grpc.insecure_channel(server.grpc_target) as channel:
             request = predict_pb2.PredictRequest()
@@ -197,6 +208,6 @@ def test_a_real_model_through_tensorflow_serving_grpc(tmp_path):
         answer = tf.make_ndarray(response.outputs["Identity"])
     finally:
         assert server.stop() == 0
-    np.testing.assert_array_equal(answer, helpers.session_answer(case / "model.pb", {"image": image}, "Identity:0"))
+    helpers.assert_served_answer(server, answer, case / "model.pb", {"image": image}, "Identity:0")
     np.testing.assert_allclose(answer, np.load(case / "expected_Identity_0.npy"),
                                rtol=tolerance["rtol"], atol=tolerance["atol"])

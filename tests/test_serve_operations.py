@@ -1,7 +1,9 @@
 """graphrun serve under trouble: bad requests, batching, overload, a new model version, metrics,
-the access log and SIGTERM. Plain HTTP calls (urllib) and tritonclient's gRPC client."""
+the access log and SIGTERM, with each runtime serving. Plain HTTP calls (urllib) and tritonclient's
+gRPC client."""
 
 import concurrent.futures
+import functools
 import json
 import shutil
 import time
@@ -14,6 +16,21 @@ from tests import serve_helpers as helpers
 MLP = helpers.ROOT / "tests" / "models" / "mlp.pb"
 grpcclient = pytest.importorskip("tritonclient.grpc", reason="make test installs tritonclient (the oracle extra)")
 
+# A model slow enough that requests queue behind a running one: graphrun-cc's matrix products are
+# many times faster than the Session's, so it gets larger ones.
+SLOW = {"python": helpers.slow_model, "cc": functools.partial(helpers.slow_model, n=1000)}
+
+
+@pytest.fixture(params=helpers.RUNTIMES)
+def runtime(request):
+    helpers.ensure_library()
+    return request.param
+
+
+def start_slow(tmp_path, runtime, *flags):
+    model = helpers.write_model(tmp_path / "slow.pb", SLOW[runtime])
+    return helpers.start(model, tmp_path, "--runtime", runtime, *flags)
+
 
 def infer_body(data, name="x", datatype="FP32", shape=None):
     data = np.asarray(data)
@@ -21,9 +38,10 @@ def infer_body(data, name="x", datatype="FP32", shape=None):
                         "data": data.ravel().tolist()}]}
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    server = helpers.start(MLP, tmp_path_factory.mktemp("serve"), "--max-body-mb", "0.05")
+@pytest.fixture(scope="module", params=helpers.RUNTIMES)
+def served(request, tmp_path_factory):
+    helpers.ensure_library()
+    server = helpers.start(MLP, tmp_path_factory.mktemp("serve"), "--max-body-mb", "0.05", "--runtime", request.param)
     yield server
     assert server.stop() == 0
 
@@ -73,8 +91,8 @@ def test_malformed_json_bad_tensor_bytes_and_an_oversized_body_are_400(served):
     x = np.full((1, 16), 0.5, np.float32)
     status, _, answer = helpers.http(served, "POST", "/v2/models/mlp/infer", infer_body(x))
     assert status == 200
-    want = helpers.session_answer(MLP, {"x": x}, "output/score:0")
-    np.testing.assert_array_equal(np.array(json.loads(answer)["outputs"][0]["data"], np.float32), want.ravel())
+    got = np.array(json.loads(answer)["outputs"][0]["data"], np.float32)
+    helpers.assert_served_answer(served, got, MLP, {"x": x}, "output/score:0")
 
 
 def test_a_bad_grpc_request_is_invalid_argument_naming_the_input(served):
@@ -109,9 +127,8 @@ def _post_many(served, bodies, workers):
         return list(pool.map(lambda b: helpers.http(served, "POST", "/v2/models/slow/infer", b), bodies))
 
 
-def test_dynamic_batching_stacks_requests_and_splits_the_answers(tmp_path):
-    model = helpers.write_model(tmp_path / "slow.pb", helpers.slow_model)
-    server = helpers.start(model, tmp_path, "--max-batch-size", "8", "--max-queue-delay-ms", "50", "--workers", "1")
+def test_dynamic_batching_stacks_requests_and_splits_the_answers(tmp_path, runtime):
+    server = start_slow(tmp_path, runtime, "--max-batch-size", "8", "--max-queue-delay-ms", "50", "--workers", "1")
     try:
         rows = [np.full((1, 4), i, np.float32) for i in range(16)]
         answers = _post_many(server, [infer_body(r) for r in rows], 16)
@@ -126,9 +143,8 @@ def test_dynamic_batching_stacks_requests_and_splits_the_answers(tmp_path):
         assert server.stop() == 0
 
 
-def test_a_full_queue_answers_429_and_the_rest_are_served(tmp_path):
-    model = helpers.write_model(tmp_path / "slow.pb", helpers.slow_model)
-    server = helpers.start(model, tmp_path, "--max-queue", "1", "--workers", "1")
+def test_a_full_queue_answers_429_and_the_rest_are_served(tmp_path, runtime):
+    server = start_slow(tmp_path, runtime, "--max-queue", "1", "--workers", "1")
     try:
         answers = _post_many(server, [infer_body(np.ones((1, 4), np.float32))] * 12, 12)
         statuses = sorted(status for status, _, _ in answers)
@@ -138,10 +154,10 @@ def test_a_full_queue_answers_429_and_the_rest_are_served(tmp_path):
         assert server.stop() == 0
 
 
-def test_a_new_version_in_the_repository_is_served_without_dropping_requests(tmp_path):
+def test_a_new_version_in_the_repository_is_served_without_dropping_requests(tmp_path, runtime):
     repository = tmp_path / "models"
     helpers.write_model(repository / "scale" / "1" / "model.pb", lambda: helpers.scaled_model(2.0))
-    server = helpers.start(repository, tmp_path, "--poll-interval", "0.2")
+    server = helpers.start(repository, tmp_path, "--poll-interval", "0.2", "--runtime", runtime)
     x = np.arange(4, dtype=np.float32).reshape(1, 4)
     answers = []
     try:
@@ -168,9 +184,8 @@ def test_a_new_version_in_the_repository_is_served_without_dropping_requests(tmp
         assert server.stop() == 0
 
 
-def test_sigterm_answers_every_request_already_received(tmp_path):
-    model = helpers.write_model(tmp_path / "slow.pb", helpers.slow_model)
-    server = helpers.start(model, tmp_path, "--workers", "1")
+def test_sigterm_answers_every_request_already_received(tmp_path, runtime):
+    server = start_slow(tmp_path, runtime, "--workers", "1")
     rows = [np.full((1, 4), i, np.float32) for i in range(6)]
     with concurrent.futures.ThreadPoolExecutor(6) as pool:
         futures = [pool.submit(helpers.http, server, "POST", "/v2/models/slow/infer", infer_body(r)) for r in rows]
@@ -181,3 +196,41 @@ def test_sigterm_answers_every_request_already_received(tmp_path):
         assert status == 200, body
         np.testing.assert_array_equal(np.array(json.loads(body)["outputs"][0]["data"], np.float32), row.ravel())
     assert "draining" in server.log() and "stopped" in server.log()
+
+
+def test_a_model_only_python_runs_is_served_by_python_saying_so(tmp_path):
+    """By default (cc), a model graphrun-cc refuses (float16, a dtype it has no type for) falls back
+    to the Python runtime with one line naming the model and why; --runtime cc refuses to start."""
+    helpers.ensure_library()
+    model = helpers.write_model(tmp_path / "half.pb", lambda: helpers.tf.cast(
+        helpers.tf.placeholder(helpers.tf.float32, [None, 4], name="x") * np.float32(2), helpers.tf.float16, name="y"))
+    server = helpers.start(model, tmp_path)
+    try:
+        x = np.float32([[0.5, 1, 2, 3]])
+        status, _, body = helpers.http(server, "POST", "/v2/models/half/infer", infer_body(x))
+        assert status == 200, body
+        output = json.loads(body)["outputs"][0]
+        assert output["datatype"] == "FP16"
+        np.testing.assert_array_equal(np.array(output["data"], np.float16), (x * 2).astype(np.float16).ravel())
+    finally:
+        assert server.stop() == 0
+    assert "graphrun serve: runtime cc (" in server.log()
+    assert f"{model}: served by the Python runtime: graphrun-cc cannot run it:" in server.log()
+    assert "(graphdef-python, batching off)" in server.log()
+    with pytest.raises(AssertionError, match="(?i)half|float16"):
+        helpers.start(model, tmp_path, "--runtime", "cc")
+
+
+def test_without_the_library_python_serves_saying_why(tmp_path):
+    server = helpers.start(MLP, tmp_path, env={"GRAPHDEF_LIBGRAPHRUN": str(tmp_path / "missing.so")})
+    try:
+        x = np.full((1, 16), 0.25, np.float32)
+        status, _, body = helpers.http(server, "POST", "/v2/models/mlp/infer", infer_body(x))
+        assert status == 200, body
+        server.runtime = "python"
+        helpers.assert_served_answer(server, json.loads(body)["outputs"][0]["data"], MLP, {"x": x}, "output/score:0")
+    finally:
+        assert server.stop() == 0
+    assert (f"graphrun serve: runtime python (graphdef's Session): the C++ runtime is not available: "
+            f"{tmp_path / 'missing.so'} not found") in server.log()
+    assert "(graphdef-python, batching off)" in server.log()

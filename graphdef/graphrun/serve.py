@@ -5,6 +5,7 @@ import logging
 import sys
 
 from graphdef.graphrun import cli
+from graphdef.serving import runtime as runtimes
 from graphdef.serving.server import Options, Server
 
 DESCRIPTION = ("Serve a GraphDef (or a repository of them) over the Open Inference Protocol (REST /v2 and gRPC "
@@ -25,6 +26,12 @@ endpoints (HTTP on --port-http, gRPC on --port-grpc):
   GET  /metrics                                    Prometheus metrics
   gRPC inference.GRPCInferenceService: ServerLive, ServerReady, ModelReady, ServerMetadata,
        ModelMetadata, ModelInfer;  tensorflow.serving.PredictionService: Predict, GetModelMetadata
+
+runtime:
+  --runtime cc runs the model with graphrun-cc's C++ kernels in process (build/libgraphrun.so, or
+  $GRAPHDEF_LIBGRAPHRUN), the fastest; --runtime python with graphdef's Session. By default: cc when the
+  library is built, falling back to python for a model needing an op only Python runs; one line at
+  start says which runtime serves.
 
 batching:
   with --max-batch-size B > 1, requests to a model whose inputs and outputs all have a first
@@ -69,8 +76,11 @@ def build_parser():
                         help="longest wait for a batch to fill, in ms (default 2)")
     parser.add_argument("--max-queue", type=_positive_int, default=256, metavar="Q",
                         help="waiting requests per model before 429 / RESOURCE_EXHAUSTED (default 256)")
-    parser.add_argument("--workers", type=_positive_int, default=2, metavar="N",
-                        help="inference threads (default 2)")
+    parser.add_argument("--runtime", choices=sorted(runtimes.RUNTIMES),
+                        help="what runs the model (default cc when build/libgraphrun.so is built, else python)")
+    parser.add_argument("--workers", type=_positive_int, metavar="N",
+                        help="inference threads (default 1 with the cc runtime, which runs one batch at a time on "
+                             "every core; 2 with python)")
     parser.add_argument("--max-body-mb", type=_non_negative, default=64, metavar="MB",
                         help="largest request body or gRPC message (default 64)")
     parser.add_argument("--poll-interval", type=_non_negative, default=2.0, metavar="S",
@@ -101,13 +111,34 @@ def _logging(args):
 SWITCH_INTERVAL = 0.0005
 
 
+def _choose_runtime(args):
+    """(runtime, fallback): the --runtime asked for, else the best available; says which in one line."""
+    log = logging.getLogger("graphdef.serving")
+    if args.runtime == "python":
+        log.info("%s, as asked (--runtime python)", runtimes.DESCRIPTIONS["python"])
+        return "python", False
+    choice, why_not = runtimes.default_choice()
+    if args.runtime == "cc" and choice != "cc":
+        raise cli.Failure(cli.EXIT_USAGE, f"--runtime cc: {why_not}; or serve with --runtime python")
+    if args.runtime == "cc":
+        log.info("%s, as asked (--runtime cc)", runtimes.DESCRIPTIONS["cc"])
+    elif choice == "cc":
+        log.info("%s; a model it cannot run is served by Python's", runtimes.DESCRIPTIONS["cc"])
+    else:
+        log.info("%s: %s", runtimes.DESCRIPTIONS["python"], why_not)
+    return choice, args.runtime is None
+
+
 def main(args):
     _logging(args)
     sys.setswitchinterval(SWITCH_INTERVAL)
+    runtime, fallback = _choose_runtime(args)
+    workers = args.workers or (1 if runtime == "cc" else 2)
     options = Options(host=args.host, port_http=args.port_http, port_grpc=args.port_grpc,
                       max_batch_size=args.max_batch_size, max_queue_delay_ms=args.max_queue_delay_ms,
-                      max_queue=args.max_queue, workers=args.workers, max_body_mb=args.max_body_mb,
-                      poll_interval=args.poll_interval, model_name=args.model_name)
+                      max_queue=args.max_queue, workers=workers, max_body_mb=args.max_body_mb,
+                      poll_interval=args.poll_interval, model_name=args.model_name, runtime=runtime,
+                      fallback=fallback)
     server = Server(args.model, options)
 
     def announce(s):

@@ -49,6 +49,9 @@ class Batcher:
         self._slots = asyncio.Semaphore(max(1, workers))
         self._arrived = asyncio.Event()
         self._running = set()
+        # batches between start and the release of their worker slot: a finished batch's task is
+        # still in _running for a moment after, and must not make the next batch wait to fill
+        self._busy = 0
         self._closed = False
         self._observe_batch = observe_batch or (lambda rows, requests: None)
         self._observe_queue = observe_queue or (lambda depth: None)
@@ -89,10 +92,11 @@ class Batcher:
                 await self._arrived.wait()
             # An idle server runs what it has at once: waiting would only add latency. While another
             # batch runs, more requests are likely on their way, so the batch waits to fill.
-            if self.batching and self._running and self._pending[0].rows < self.max_batch_size:
+            if self.batching and self._busy and self._pending[0].rows < self.max_batch_size:
                 await self._gather_more()
             batch = self._take()
             self._observe_queue(len(self._pending))
+            self._busy += 1
             task = asyncio.get_running_loop().create_task(self._run(batch))
             self._running.add(task)
             task.add_done_callback(self._running.discard)
@@ -152,6 +156,7 @@ class Batcher:
                     item.future.set_result({n: v[start:start + item.rows] for n, v in zip(fetches, values)})
                 start += item.rows
         finally:
+            self._busy -= 1
             self._slots.release()
 
     async def _run_one(self, item):

@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from graphdef.serving.batching import Batcher
-from graphdef.serving.runtime import load_runtime
+from graphdef.serving.runtime import loader
 from graphdef.serving.tensors import NotFound
 
 MODEL_FILES = ("model.pb", "model.pbtxt")
@@ -118,7 +118,7 @@ class Repository:
 
     async def _load_version(self, name, version, path):
         loop = asyncio.get_running_loop()
-        runtime = await loop.run_in_executor(self.executor, load_runtime, path)
+        runtime = await loop.run_in_executor(self.executor, loader(self.options.runtime, self.options.fallback), path)
         opts = self.options
         batcher = Batcher(runtime, self.executor, max_batch_size=opts.max_batch_size,
                           max_queue_delay=opts.max_queue_delay_ms / 1000.0, max_queue=opts.max_queue,

@@ -1,19 +1,30 @@
 """The model as the server sees it: named inputs and outputs with dtypes and shapes, and run().
 
 The server talks to a runtime only through this interface (load, inputs/outputs, run), so the
-in-process Python Session used here can be replaced by another runtime (a binding of the C++
-runner) without touching the protocols, batching or the repository.
+protocols, batching and the repository do not know which one runs the model:
+
+    CcRuntime       graphrun-cc's C++ kernels in process, through build/libgraphrun.so (libgraphrun.py):
+                    the fastest runtime there is (oneDNN convolutions and matrix products, the C++
+                    graph passes), so the default whenever the library is built and runs the model
+    SessionRuntime  graphdef's Python Session: every op graphdef has, so the fallback for a model
+                    needing an op only Python runs, or when the library is not built
 
 Session is not shared between threads: each worker thread gets its own Session on the one loaded
-(read-only) Graph, so concurrent batches never share a plan's scratch state.
+(read-only) Graph, so concurrent batches never share a plan's scratch state. The library runs one
+batch at a time on every core, whatever the number of worker threads.
 """
 
+import functools
+import logging
 import threading
 
 import numpy as np
 
 from graphdef.client.session import Session
+from graphdef.framework.errors import InvalidArgumentError, OpError
+from graphdef.serving import libgraphrun
 from graphdef.wire.model_file import is_lowering_residue, output_names
+from graphdef.wire.serialize import load
 from graphdef.optimize.at_load import load_with_graph_def  # optimized at load, as graphrun runs it
 
 PLACEHOLDERS = ("Placeholder", "PlaceholderWithDefault")
@@ -47,7 +58,26 @@ def _request_name(tensor_name):
     return tensor_name[:-2] if tensor_name.endswith(":0") else tensor_name
 
 
-class SessionRuntime:
+class _Specs:
+    """Looking inputs and outputs up by name, and whether rows can be stacked: the same for every runtime."""
+
+    inputs = outputs = ()
+
+    def input(self, name):
+        return next((s for s in self.inputs if s.name == name), None)
+
+    def output(self, name):
+        return next((s for s in self.outputs if s.name == name or s.tensor_name == name), None)
+
+    @property
+    def batchable(self):
+        """True when every input and output has a first dimension of any size: rows can be stacked."""
+        specs = self.inputs + self.outputs
+        return bool(self.inputs) and all(s.shape is not None and len(s.shape) >= 1 and s.shape[0] is None
+                                         for s in specs)
+
+
+class SessionRuntime(_Specs):
     """graphdef's Python Session on a frozen graph loaded once."""
 
     kind = "graphdef-python"
@@ -69,19 +99,6 @@ class SessionRuntime:
             self.outputs.append(TensorSpec(_request_name(name), name, tensor.dtype.as_numpy_dtype, _shape_of(tensor)))
         self._local = threading.local()
 
-    def input(self, name):
-        return next((s for s in self.inputs if s.name == name), None)
-
-    def output(self, name):
-        return next((s for s in self.outputs if s.name == name or s.tensor_name == name), None)
-
-    @property
-    def batchable(self):
-        """True when every input and output has a first dimension of any size: rows can be stacked."""
-        specs = self.inputs + self.outputs
-        return bool(self.inputs) and all(s.shape is not None and len(s.shape) >= 1 and s.shape[0] is None
-                                         for s in specs)
-
     def run(self, feeds, fetches):
         """feeds {input name: ndarray}, fetches [output name] -> [ndarray] in fetch order (on a worker thread)."""
         session = getattr(self._local, "session", None)
@@ -92,5 +109,87 @@ class SessionRuntime:
         return [np.asarray(v) for v in values]
 
 
-def load_runtime(path):
-    return SessionRuntime(path)
+def _tensor_name(name):
+    return name if ":" in name else name + ":0"
+
+
+def _fully_known(shape):
+    return shape is not None and None not in shape
+
+
+def _merged(ours, theirs):
+    """Two static shapes of one tensor: each dim known in either is known."""
+    if ours is None or theirs is None:
+        return theirs if ours is None else ours
+    if len(ours) != len(theirs):
+        raise ValueError(f"graphrun-cc and graphdef disagree on a rank: {ours} and {theirs}")
+    return [a if a is not None else b for a, b in zip(ours, theirs)]
+
+
+class CcRuntime(_Specs):
+    """graphrun-cc's runtime in process (build/libgraphrun.so): the model loaded and optimized once, in C++."""
+
+    kind = "graphrun-cc"
+
+    def __init__(self, path):
+        self.path = str(path)
+        self.model = libgraphrun.CcModel(self.path)
+        self.inputs = [TensorSpec(name, _tensor_name(name), dtype, shape, required)
+                       for name, dtype, shape, required in self.model.inputs]
+        self.outputs = [TensorSpec(name, _tensor_name(name), dtype, shape) for name, dtype, shape, _ in self.model.outputs]
+        self._complete_output_shapes()
+
+    def _complete_output_shapes(self):
+        """graphrun-cc's static shape rules cover fewer ops than graphdef's shape inference (none for a
+        convolution yet), and an output of unknown shape would turn batching off: what they leave
+        unknown is taken from graphdef's own inference on the file as written (no kernel runs)."""
+        if all(_fully_known(s.shape) for s in self.outputs):
+            return
+        graph = load(self.path)
+        for spec in self.outputs:
+            if not _fully_known(spec.shape):
+                spec.shape = _merged(spec.shape, _shape_of(graph.get_tensor_by_name(spec.tensor_name)))
+
+    def run(self, feeds, fetches):
+        """feeds {input name: ndarray}, fetches [output name] -> [ndarray] in fetch order (on a worker thread)."""
+        try:
+            return self.model.run(feeds, fetches)
+        except libgraphrun.GraphrunError as e:
+            # a bad value fails a kernel as it fails the Session's: the request's fault (400)
+            kind = InvalidArgumentError if e.code in (libgraphrun.USAGE, libgraphrun.RUN) else OpError
+            raise kind(str(e)) from None
+
+
+RUNTIMES = {"cc": CcRuntime, "python": SessionRuntime}
+log = logging.getLogger("graphdef.serving")
+
+
+def default_choice():
+    """("cc", None) when libgraphrun.so loads, else ("python", why not)."""
+    try:
+        libgraphrun.load_library()
+    except libgraphrun.LibraryMissing as e:
+        return "python", f"the C++ runtime is not available: {e}"
+    return "cc", None
+
+
+DESCRIPTIONS = {"cc": "runtime cc (graphrun-cc's C++ kernels in process, libgraphrun.so)",
+                "python": "runtime python (graphdef's Session)"}
+
+
+def load_runtime(path, choice="python", fallback=False):
+    """The model at `path` in the chosen runtime. With `fallback`, a model the C++ runtime refuses (an op
+    only Python runs, a graph it does not accept) is loaded in Python's instead, saying so in one line."""
+    if choice != "cc" or not fallback:
+        return RUNTIMES[choice](path)
+    try:
+        return CcRuntime(path)
+    except libgraphrun.GraphrunError as e:
+        runtime = SessionRuntime(path)
+        log.warning("%s: served by the Python runtime: graphrun-cc cannot run it: %s", path, e)
+        return runtime
+
+
+def loader(choice, fallback):
+    """load_runtime(path) with the choice made once for the whole server."""
+    return functools.partial(load_runtime, choice=choice, fallback=fallback)

@@ -27,7 +27,7 @@ class Options:
 
     def __init__(self, host="127.0.0.1", port_http=8000, port_grpc=8001, max_batch_size=1,
                  max_queue_delay_ms=0.0, max_queue=256, workers=2, max_body_mb=64, poll_interval=2.0,
-                 model_name=None, drain_seconds=30.0):
+                 model_name=None, drain_seconds=30.0, runtime="python", fallback=False):
         self.host = host
         self.port_http = port_http
         self.port_grpc = port_grpc
@@ -39,6 +39,8 @@ class Options:
         self.poll_interval = poll_interval
         self.model_name = model_name
         self.drain_seconds = drain_seconds
+        self.runtime = runtime      # "cc" or "python" (graphdef/serving/runtime.py)
+        self.fallback = fallback    # a model the C++ runtime cannot run goes to Python's
 
 
 class _State:

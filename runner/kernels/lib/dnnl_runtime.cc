@@ -29,7 +29,10 @@ namespace {
 // neither setting is given, the executable starts itself again, before any
 // library is initialized, with OMP_WAIT_POLICY=PASSIVE added (a run under
 // a tool that should follow the process, valgrind say, sets
-// OMP_WAIT_POLICY itself). A setting the user made is kept.
+// OMP_WAIT_POLICY itself). A setting the user made is kept. A shared
+// library may not have a .preinit_array (build/libgraphrun.so): there the
+// host process sets it (runner/capi/graphrun_c.h).
+#ifndef GRAPHRUN_SHARED_LIBRARY
 bool names_variable(const char* entry, const char* name) {
   const std::size_t length = std::strlen(name);
   return std::strncmp(entry, name, length) == 0 && entry[length] == '=';
@@ -53,6 +56,7 @@ void prefer_passive_openmp_waits(int, char** argv, char** envp) {
 
 __attribute__((section(".preinit_array"), used)) void (*const passive_openmp_waits)(int, char**, char**) =
     prefer_passive_openmp_waits;
+#endif
 
 }  // namespace
 

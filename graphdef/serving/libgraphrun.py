@@ -1,0 +1,187 @@
+"""The C++ runtime (graphrun-cc) in process: a ctypes binding of build/libgraphrun.so (runner/capi/graphrun_c.h).
+
+The library is found through the environment variable GRAPHDEF_LIBGRAPHRUN (a path to the .so), else
+in the build/ folder of the source tree this package sits in (`make cc` builds it there). Inputs are
+handed to the library in place (a C-contiguous array of the input's dtype is never copied); each
+output is copied once, out of the library's result into a numpy array the caller owns.
+
+Runs may come from any thread; the library runs them one at a time, each on every core (see the
+header's "Threads"), and ctypes releases the GIL for the call, so Python threads (an event loop)
+keep going meanwhile.
+"""
+
+import ctypes
+import os
+from pathlib import Path
+
+import numpy as np
+
+ENV_PATH = "GRAPHDEF_LIBGRAPHRUN"
+LIBRARY_NAME = "libgraphrun.so"
+
+# graphrun_c.h's status codes
+OK, USAGE, MODEL, RUN, UNSUPPORTED, INTERNAL = 0, 2, 3, 4, 5, 6
+
+
+class LibraryMissing(OSError):
+    """libgraphrun.so is not there (not built) or does not load."""
+
+
+class GraphrunError(RuntimeError):
+    """A call the library refused or failed; `code` is graphrun_c.h's status, the message its one line."""
+
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+    @property
+    def unsupported(self):
+        """The model needs an op or dtype graphrun-cc cannot run (Python's runtime may)."""
+        return self.code == UNSUPPORTED
+
+
+def library_path():
+    """Where the library is looked for: $GRAPHDEF_LIBGRAPHRUN, else <source tree>/build/libgraphrun.so."""
+    given = os.environ.get(ENV_PATH)
+    if given:
+        return Path(given)
+    return Path(__file__).resolve().parents[2] / "build" / LIBRARY_NAME
+
+
+_library = None
+
+
+def _declare(lib):
+    c_char_pp = ctypes.POINTER(ctypes.c_char_p)
+    i64p = ctypes.POINTER(ctypes.c_int64)
+    model, result = ctypes.c_void_p, ctypes.c_void_p
+    signatures = {
+        "graphrun_version": ([], ctypes.c_char_p),
+        "graphrun_model_load": ([ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(model),
+                                 ctypes.POINTER(ctypes.c_void_p)], ctypes.c_int),
+        "graphrun_model_num_inputs": ([model], ctypes.c_int),
+        "graphrun_model_num_outputs": ([model], ctypes.c_int),
+        "graphrun_model_optimize_summary": ([model], ctypes.c_char_p),
+        "graphrun_model_run": ([model, ctypes.c_int, c_char_pp, c_char_pp, ctypes.POINTER(ctypes.c_int), i64p,
+                                ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, c_char_pp, ctypes.POINTER(result),
+                                ctypes.POINTER(ctypes.c_void_p)], ctypes.c_int),
+        "graphrun_result_count": ([result], ctypes.c_int),
+        "graphrun_result_dtype": ([result, ctypes.c_int], ctypes.c_char_p),
+        "graphrun_result_rank": ([result, ctypes.c_int], ctypes.c_int),
+        "graphrun_result_shape": ([result, ctypes.c_int], i64p),
+        "graphrun_result_data": ([result, ctypes.c_int], ctypes.c_void_p),
+        "graphrun_result_nbytes": ([result, ctypes.c_int], ctypes.c_size_t),
+        "graphrun_free_model": ([model], None),
+        "graphrun_free_result": ([result], None),
+        "graphrun_free_string": ([ctypes.c_void_p], None),
+    }
+    for side in ("input", "output"):
+        signatures[f"graphrun_model_{side}_name"] = ([model, ctypes.c_int], ctypes.c_char_p)
+        signatures[f"graphrun_model_{side}_dtype"] = ([model, ctypes.c_int], ctypes.c_char_p)
+        signatures[f"graphrun_model_{side}_rank"] = ([model, ctypes.c_int], ctypes.c_int)
+        signatures[f"graphrun_model_{side}_shape"] = ([model, ctypes.c_int], i64p)
+    signatures["graphrun_model_input_required"] = ([model, ctypes.c_int], ctypes.c_int)
+    for name, (argtypes, restype) in signatures.items():
+        function = getattr(lib, name)
+        function.argtypes = argtypes
+        function.restype = restype
+
+
+def load_library():
+    """The loaded library (once per process); raises LibraryMissing saying where it was looked for."""
+    global _library
+    if _library is None:
+        path = library_path()
+        if not path.is_file():
+            how = f"${ENV_PATH}" if os.environ.get(ENV_PATH) else "`make cc` builds it"
+            raise LibraryMissing(f"{path} not found ({how})")
+        # oneDNN's OpenMP threads would spin at every barrier, taking the cores the server's threads
+        # need; graphrun-cc sets this before libgomp starts, and so must a process loading the library.
+        if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+            os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+        # Its own libprotobuf and oneDNN before anything loaded into the global scope: TensorFlow puts
+        # its copies (other versions) there, and a protobuf call reaching theirs aborts the process.
+        mode = os.RTLD_LOCAL | getattr(os, "RTLD_DEEPBIND", 0)
+        try:
+            lib = ctypes.CDLL(str(path), mode=mode)
+            _declare(lib)
+        except (OSError, AttributeError) as e:
+            raise LibraryMissing(f"{path} does not load: {e}") from None
+        _library = lib
+    return _library
+
+
+def _check(lib, status, error):
+    if status == OK:
+        return
+    message = ctypes.cast(error, ctypes.c_char_p).value.decode("utf-8", "replace") if error.value else \
+        f"graphrun-cc failed (status {status}) without a message"
+    lib.graphrun_free_string(error)
+    raise GraphrunError(status, message)
+
+
+def _shape(rank, dims):
+    if rank < 0:
+        return None
+    return [None if dims[i] < 0 else int(dims[i]) for i in range(rank)]
+
+
+class CcModel:
+    """A model loaded into the library: inputs/outputs as (name, numpy dtype, shape, required), and run()."""
+
+    def __init__(self, path, signature=None, optimize=True):
+        self._lib = lib = load_library()
+        handle, error = ctypes.c_void_p(), ctypes.c_void_p()
+        status = lib.graphrun_model_load(os.fsencode(str(path)), signature.encode() if signature else None,
+                                         int(bool(optimize)), ctypes.byref(handle), ctypes.byref(error))
+        _check(lib, status, error)
+        self._handle = handle
+        self.inputs = [(lib.graphrun_model_input_name(handle, i).decode(),
+                        np.dtype(lib.graphrun_model_input_dtype(handle, i).decode()),
+                        _shape(lib.graphrun_model_input_rank(handle, i), lib.graphrun_model_input_shape(handle, i)),
+                        bool(lib.graphrun_model_input_required(handle, i)))
+                       for i in range(lib.graphrun_model_num_inputs(handle))]
+        self.outputs = [(lib.graphrun_model_output_name(handle, i).decode(),
+                         np.dtype(lib.graphrun_model_output_dtype(handle, i).decode()),
+                         _shape(lib.graphrun_model_output_rank(handle, i), lib.graphrun_model_output_shape(handle, i)),
+                         True)
+                        for i in range(lib.graphrun_model_num_outputs(handle))]
+        self.optimize_summary = lib.graphrun_model_optimize_summary(handle).decode()
+
+    def run(self, feeds, fetches):
+        """feeds {input name: array}, fetches [output name] -> [ndarray] in fetch order; raises GraphrunError."""
+        lib = self._lib
+        arrays = [np.asarray(v, order="C") for v in feeds.values()]  # no copy for an array already in C order
+        count = len(arrays)
+        names = (ctypes.c_char_p * count)(*(str(n).encode() for n in feeds))
+        dtypes = (ctypes.c_char_p * count)(*(a.dtype.name.encode() for a in arrays))
+        ranks = (ctypes.c_int * count)(*(a.ndim for a in arrays))
+        dims = (ctypes.c_int64 * max(1, sum(a.ndim for a in arrays)))(*(d for a in arrays for d in a.shape))
+        data = (ctypes.c_void_p * count)(*(a.ctypes.data for a in arrays))
+        wanted = (ctypes.c_char_p * len(fetches))(*(str(f).encode() for f in fetches))
+        result, error = ctypes.c_void_p(), ctypes.c_void_p()
+        status = lib.graphrun_model_run(self._handle, count, names, dtypes, ranks, dims, data, len(fetches), wanted,
+                                        ctypes.byref(result), ctypes.byref(error))
+        _check(lib, status, error)
+        try:
+            values = []
+            for k in range(lib.graphrun_result_count(result)):
+                shape = tuple(lib.graphrun_result_shape(result, k)[i] for i in range(lib.graphrun_result_rank(result, k)))
+                value = np.empty(shape, np.dtype(lib.graphrun_result_dtype(result, k).decode()))
+                if value.nbytes != lib.graphrun_result_nbytes(result, k):
+                    raise GraphrunError(INTERNAL, f"output {fetches[k]}: {lib.graphrun_result_nbytes(result, k)} "
+                                                  f"bytes for {value.nbytes} expected")
+                if value.nbytes:
+                    ctypes.memmove(value.ctypes.data, lib.graphrun_result_data(result, k), value.nbytes)
+                values.append(value)
+            return values
+        finally:
+            lib.graphrun_free_result(result)
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            self._lib.graphrun_free_model(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()

@@ -1,0 +1,122 @@
+/* graphrun-cc as a library: load a model once, run it many times, from C or
+ * through any foreign-function interface (graphdef/serving/libgraphrun.py is
+ * the Python binding). Built as build/libgraphrun.so from the objects that
+ * make build/graphrun-cc, so a model runs here exactly as `graphrun-cc`
+ * runs it, optimized at load by the same graph passes.
+ *
+ * Errors: every function that can fail returns a status (GRAPHRUN_OK, or the
+ * kind of failure) and, when `error` is not NULL, stores one line saying
+ * what went wrong, to be released with graphrun_free_string. No C++
+ * exception and no abort crosses this boundary for bad input: a missing
+ * file, a malformed graph, an unknown input name, a wrong dtype or shape, an
+ * op graphrun-cc has no kernel for.
+ *
+ * Dtypes are numpy's names: "float32", "float64", "int8", "int16", "int32",
+ * "int64", "uint8", "uint16", "uint32", "uint64", "bool" (one byte, 0 or 1).
+ * Shapes are int64 dims; -1 is a dim of any size, and a rank of -1 means any
+ * rank. Tensors are dense, row-major (C order), in the host's byte order.
+ *
+ * Threads: any thread may call any function. Runs of one model, or of
+ * different models, may be started concurrently; they are executed one at a
+ * time (a process-wide lock), because each run already spreads its kernels
+ * over every core (graphrun-cc's thread pool and oneDNN's OpenMP threads are
+ * shared by the whole process). A model must not be freed while a run of it
+ * is under way. Results are independent of the model and of each other.
+ *
+ * OpenMP: oneDNN's threads (libgomp) spin at every barrier unless told
+ * otherwise, which on a machine with busy cores takes the core the other
+ * threads need; graphrun-cc sets OMP_WAIT_POLICY=PASSIVE before libgomp
+ * starts. A library cannot, so a process should set it in its environment
+ * before loading this library (the Python binding does, unless the user did).
+ */
+#ifndef GRAPHRUN_C_H_
+#define GRAPHRUN_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct graphrun_model graphrun_model;
+typedef struct graphrun_result graphrun_result;
+
+enum {
+  GRAPHRUN_OK = 0,
+  GRAPHRUN_USAGE = 2,        /* bad call: unknown input or output, wrong dtype or shape, missing input */
+  GRAPHRUN_MODEL = 3,        /* the model file is unreadable or invalid */
+  GRAPHRUN_RUN = 4,          /* a kernel failed while running */
+  GRAPHRUN_UNSUPPORTED = 5,  /* the model needs an op (or dtype) graphrun-cc cannot run; Python's runtime may */
+  GRAPHRUN_INTERNAL = 6      /* anything else (a bug): the message says what */
+};
+
+/* The library's version, "graphrun-cc X.Y.Z". */
+const char* graphrun_version(void);
+
+/* Loads a frozen GraphDef (.pb, or text format when the path ends in
+ * .pbtxt) or a SavedModel directory (`signature`: NULL or "" for
+ * serving_default; it must be NULL or "" for a GraphDef). The model's
+ * inputs are its Placeholders and PlaceholderWithDefaults, in file order;
+ * its outputs are what no node reads, in file order (graphrun-cc's default
+ * fetches). With `optimize` nonzero (and GRAPHRUN_CC_OPTIMIZE not "0"), the
+ * graph passes run once here, keeping every input and output. A model any
+ * of whose outputs needs an op graphrun-cc cannot run is refused
+ * (GRAPHRUN_UNSUPPORTED). On success *model is set; free it with
+ * graphrun_free_model. */
+int graphrun_model_load(const char* path, const char* signature, int optimize, graphrun_model** model,
+                        char** error);
+
+/* What the model takes and gives. Indexes run from 0 to the count - 1; the
+ * strings and arrays returned live as long as the model. A name is how a
+ * run refers to the tensor: an input's node name; an output's node name for
+ * output 0 of its node, "node:k" for output k. Shapes of outputs are what
+ * graphrun-cc's static shape rules infer (-1 where they cannot tell).
+ * `required` is 0 for a PlaceholderWithDefault. */
+int graphrun_model_num_inputs(const graphrun_model* model);
+int graphrun_model_num_outputs(const graphrun_model* model);
+const char* graphrun_model_input_name(const graphrun_model* model, int index);
+const char* graphrun_model_input_dtype(const graphrun_model* model, int index);
+int graphrun_model_input_rank(const graphrun_model* model, int index);
+const int64_t* graphrun_model_input_shape(const graphrun_model* model, int index);
+int graphrun_model_input_required(const graphrun_model* model, int index);
+const char* graphrun_model_output_name(const graphrun_model* model, int index);
+const char* graphrun_model_output_dtype(const graphrun_model* model, int index);
+int graphrun_model_output_rank(const graphrun_model* model, int index);
+const int64_t* graphrun_model_output_shape(const graphrun_model* model, int index);
+/* "optimize: 812 nodes -> 312 (...)", or "optimize: off": what the graph passes did at load. */
+const char* graphrun_model_optimize_summary(const graphrun_model* model);
+
+/* Runs the model: feed k is input `names[k]` with dtype `dtypes[k]`, rank
+ * `ranks[k]` and the next ranks[k] entries of `dims` (the feeds' dims one
+ * after the other), its elements at `data[k]`: exactly the product of its
+ * dims times the dtype's size in bytes, read in place (never copied, never
+ * written) until the call returns. The dtype must be the input's own (no
+ * conversion happens here) and the shape must fit the input's. Inputs not
+ * fed take their default (PlaceholderWithDefault) or, if a fetch needs
+ * them, fail the call. Fetches name outputs (see above; "node:0" is
+ * accepted for "node"); a model loaded without optimizing also lets any
+ * other tensor ("node" or "node:k") be fetched. On success *result holds one tensor per fetch, in
+ * fetch order; free it with graphrun_free_result. */
+int graphrun_model_run(graphrun_model* model, int num_feeds, const char* const* names, const char* const* dtypes,
+                       const int* ranks, const int64_t* dims, const void* const* data, int num_fetches,
+                       const char* const* fetches, graphrun_result** result, char** error);
+
+/* A run's tensors, owned by the result: valid until graphrun_free_result. */
+int graphrun_result_count(const graphrun_result* result);
+const char* graphrun_result_dtype(const graphrun_result* result, int index);
+int graphrun_result_rank(const graphrun_result* result, int index);
+const int64_t* graphrun_result_shape(const graphrun_result* result, int index);
+const void* graphrun_result_data(const graphrun_result* result, int index);
+size_t graphrun_result_nbytes(const graphrun_result* result, int index);
+
+/* Each accepts NULL. */
+void graphrun_free_model(graphrun_model* model);
+void graphrun_free_result(graphrun_result* result);
+void graphrun_free_string(char* text);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* GRAPHRUN_C_H_ */
