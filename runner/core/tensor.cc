@@ -4,6 +4,7 @@
 #include <new>
 
 #include "core/tensor_limit.h"
+#include "core/tensor_memory.h"
 
 namespace graphrun {
 
@@ -65,15 +66,16 @@ Tensor Tensor::uninitialized(DataType dtype, Shape shape) { return Tensor(dtype,
 
 Tensor::Tensor(DataType dtype, Shape shape, bool zeroed)
     : dtype_(dtype), shape_(std::move(shape)), num_elements_(checked_num_elements(shape_, dtype)) {
-  // calloc: zeroed memory, aligned for every element type, and large
-  // allocations come as untouched pages until written. malloc's memory is
-  // equally aligned.
+  // checked_num_elements bounded the product, so it cannot overflow.
   const std::size_t count = num_elements_ > 0 ? static_cast<std::size_t>(num_elements_) : 1;
-  void* memory = zeroed ? std::calloc(count, dtype_size(dtype_)) : std::malloc(count * dtype_size(dtype_));
+  const std::size_t bytes = count * dtype_size(dtype_);
+  void* memory = allocate_tensor_memory(bytes, zeroed);
   if (memory == nullptr) throw std::bad_alloc();
-  buffer_.reset(memory);
+  buffer_ = std::unique_ptr<void, BufferDeleter>(memory, BufferDeleter{bytes});
   data_ = memory;
 }
+
+void Tensor::BufferDeleter::operator()(void* p) const noexcept { free_tensor_memory(p, bytes); }
 
 Tensor::Tensor(Tensor&& other) noexcept
     : dtype_(other.dtype_), shape_(std::move(other.shape_)), num_elements_(other.num_elements_),

@@ -98,8 +98,10 @@ class Tensor {
   Tensor reshaped(Shape shape) const;
 
  private:
-  struct FreeDeleter {
-    void operator()(void* p) const { std::free(p); }
+  // Gives the buffer back to core/tensor_memory.h, which needs its size.
+  struct BufferDeleter {
+    std::size_t bytes;
+    void operator()(void* p) const noexcept;
   };
   Tensor(DataType dtype, Shape shape, bool zeroed);
   explicit Tensor(std::shared_ptr<const VariantValue> value);
@@ -110,7 +112,7 @@ class Tensor {
   DataType dtype_;
   Shape shape_;
   int64_t num_elements_;
-  std::unique_ptr<void, FreeDeleter> buffer_;  // owned elements (none when borrowed)
+  std::unique_ptr<void, BufferDeleter> buffer_;  // owned elements (none when borrowed)
   void* data_ = nullptr;                        // the elements: buffer_'s, or borrowed memory
   std::shared_ptr<const void> owner_;           // what keeps borrowed memory alive
   std::shared_ptr<const VariantValue> variant_;  // DT_VARIANT only

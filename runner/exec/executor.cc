@@ -181,6 +181,10 @@ TensorPtr Executor::value_of(Endpoint endpoint, const std::vector<std::vector<Te
 }
 
 std::vector<TensorPtr> Executor::run(const FeedMap& feeds, VariableStore& variables) const {
+  struct RunScope {
+    RunScope() { tensor_memory_run_started(); }
+    ~RunScope() { tensor_memory_run_ended(); }
+  } scope;
   if (frames_) return frames_->run(feeds, variables);
   std::vector<std::vector<TensorPtr>> values(graph_.size());
   std::vector<int> remaining = uses_;

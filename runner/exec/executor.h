@@ -8,6 +8,7 @@
 #include "graph/graph.h"
 #include "exec/kernel_context.h"
 #include "core/tensor.h"
+#include "core/tensor_memory.h"
 #include "exec/variable_store.h"
 
 namespace graphrun {
@@ -53,6 +54,15 @@ class Executor {
   TensorPtr value_of(Endpoint endpoint, const std::vector<std::vector<TensorPtr>>& values,
                      VariableStore& variables) const;
 
+  // While an Executor (or a copy) lives, large freed tensor buffers are kept
+  // for the next run (core/tensor_memory.h); the last one to go empties that cache.
+  struct TensorMemoryUser {
+    TensorMemoryUser() { add_tensor_memory_user(); }
+    TensorMemoryUser(const TensorMemoryUser&) { add_tensor_memory_user(); }
+    TensorMemoryUser& operator=(const TensorMemoryUser&) = default;
+    ~TensorMemoryUser() { remove_tensor_memory_user(); }
+  };
+  TensorMemoryUser memory_user_;
   const Graph& graph_;
   std::vector<Endpoint> fetches_;
   std::vector<int> targets_;

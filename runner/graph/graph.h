@@ -101,7 +101,7 @@ class Graph {
   [[noreturn]] void fail(const std::string& reason) const;
 
   std::string source_;
-  std::unique_ptr<graphdef::GraphDef> proto_;
+  std::shared_ptr<graphdef::GraphDef> proto_;  // shared with the large Consts' values (graph_validation.cc)
   bool internal_ops_ = false;
   std::vector<GraphNode> nodes_;
   std::unordered_map<std::string, int> index_;

@@ -2,6 +2,8 @@
 // model fails fast with exit code 3 and never half-way through a computation.
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
+#include <cstdint>
 #include <map>
 #include <new>
 
@@ -11,6 +13,42 @@
 #include "io/external_weights.h"
 
 namespace graphrun {
+namespace {
+
+// A large Const's value is the tensor_content bytes of the graph's own
+// GraphDef, shared instead of copied (they are the same bytes for these
+// dtypes on a little-endian machine): a graph then holds its weights once,
+// not twice. ResNet50's 98 MiB of weights were held by the GraphDef and
+// again decoded, in every graph the load-time passes make. The value keeps
+// the GraphDef alive, so it may outlive the Graph (a fetched constant).
+// Bools are decoded (their bytes are made 0 or 1), small values too.
+void share_const_content(GraphNode& node, const std::shared_ptr<graphdef::GraphDef>& proto) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  constexpr std::size_t kMinSharedBytes = 64 << 10;
+  const TensorPtr* decoded = std::any_cast<TensorPtr>(&node.state);
+  if (decoded == nullptr || *decoded == nullptr || node.def->op() != "Const") return;
+  const Tensor& value = **decoded;
+  const DataType dtype = value.dtype();
+  if (dtype != graphdef::DT_FLOAT && dtype != graphdef::DT_DOUBLE && dtype != graphdef::DT_INT32 &&
+      dtype != graphdef::DT_INT64) {
+    return;
+  }
+  auto attr = node.def->attr().find("value");
+  if (attr == node.def->attr().end()) return;
+  const std::string& content = attr->second.tensor().tensor_content();
+  if (content.size() < kMinSharedBytes || content.size() != value.byte_size() ||
+      reinterpret_cast<std::uintptr_t>(content.data()) % alignof(std::max_align_t) != 0) {
+    return;
+  }
+  node.state = TensorPtr(std::make_shared<const Tensor>(Tensor::borrowed(
+      dtype, value.shape(), value.num_elements(), content.data(), std::shared_ptr<const void>(proto, content.data()))));
+#else
+  (void)node;
+  (void)proto;
+#endif
+}
+
+}  // namespace
 
 void Graph::validate() {
   nodes_.resize(proto_->node_size());
@@ -104,6 +142,7 @@ void Graph::check_attrs() {
       node.state = node.kernel->prepare_node(*node.def);
       // An external Const's value is the mapped weights file beside the model.
       if (has_external_value(*node.def)) node.state = load_external_value(*node.def, model_directory(source_));
+      else share_const_content(node, proto_);
     } catch (const Error& error) {
       // A kernel that refuses a dtype graphrun-cc cannot hold (string,
       // resource...) leaves the node unsupported; any other refusal is a

@@ -204,8 +204,33 @@ struct ConvNode {
   std::shared_ptr<DnnlConvolution> dnnl;
 };
 
-// Conv2D, or with a bias a _FusedConv2D. float32 goes to oneDNN when it has
-// a primitive for the shapes; the hand-written kernels serve the rest.
+// The hand-written kernels, for every dtype, with a fused node's epilogue
+// (bias and activation) for float32.
+void compute_hand_written(const Tensor& input, const Tensor& filter, int64_t groups, const ConvShape& s,
+                          const Tensor* bias, const Epilogue& epilogue, Tensor& output) {
+  const int64_t out_channels = filter.shape()[3];
+  if (groups != 1) {
+    compute_grouped(input, filter, groups, s, output);
+    if (bias) {
+      apply_epilogue(output.data<float>(), output.num_elements() / std::max<int64_t>(out_channels, 1), out_channels,
+                     bias->data<float>(), epilogue);
+    }
+    return;
+  }
+  dispatch(ConvTypes{}, input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, float>) {
+      convolve_f32(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>(),
+                   bias ? bias->data<float>() : nullptr, epilogue);
+    } else {
+      convolve<T>(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>());
+    }
+  });
+}
+
+// Conv2D, or with a bias a _FusedConv2D (and a residual added, when the
+// residual pass made it). float32 goes to oneDNN when it has a primitive for
+// the shapes; the hand-written kernels serve the rest.
 void compute_conv_node(KernelContext& context) {
   const ConvNode& node = context.state<ConvNode>();
   const Tensor& input = context.input(0);
@@ -223,32 +248,23 @@ void compute_conv_node(KernelContext& context) {
     throw Error("bias " + shape_string(bias->shape()) + " must be 1-D and match the last dim of value " +
                 shape_string(out_shape) + " (at least 2-D)");
   }
-  Tensor output = Tensor::uninitialized(input.dtype(), out_shape);
-  if (input.dtype() == graphdef::DT_FLOAT) {
-    ConvShape whole = s;
-    whole.c = in[3];
-    if (node.dnnl->run(whole, groups, out_channels, input.data<float>(), filter.data<float>(),
-                       context.input_is_constant(1), bias ? bias->data<float>() : nullptr, output.data<float>())) {
-      context.set_output(0, std::move(output));
-      return;
-    }
-  }
-  if (grouped) {
-    compute_grouped(input, filter, groups, s, output);
-    if (bias) {
-      apply_epilogue(output.data<float>(), output.num_elements() / std::max<int64_t>(out_channels, 1), out_channels,
-                     bias->data<float>(), node.epilogue);
-    }
-  } else {
-    dispatch(ConvTypes{}, input.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (std::is_same_v<T, float>) {
-        convolve_f32(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>(),
-                     bias ? bias->data<float>() : nullptr, node.epilogue);
-      } else {
-        convolve<T>(s, input.data<T>(), filter.data<T>(), out_channels, output.data<T>());
-      }
+  ConvShape whole = s;
+  whole.c = in[3];
+  auto dnnl = [&](float* y) {
+    return node.dnnl->run(whole, groups, out_channels, input.data<float>(), filter.data<float>(),
+                          context.input_is_constant(1), bias ? bias->data<float>() : nullptr, y);
+  };
+  if (node.epilogue.residual) {
+    Epilogue bias_only;
+    bias_only.bias = true;
+    run_residual_conv(context, 3, out_shape, node.epilogue, dnnl, [&](Tensor& output) {
+      compute_hand_written(input, filter, groups, s, bias, bias_only, output);
     });
+    return;
+  }
+  Tensor output = Tensor::uninitialized(input.dtype(), out_shape);
+  if (input.dtype() != graphdef::DT_FLOAT || !dnnl(output.data<float>())) {
+    compute_hand_written(input, filter, groups, s, bias, node.epilogue, output);
   }
   context.set_output(0, std::move(output));
 }
@@ -274,7 +290,7 @@ REGISTER_KERNEL(declare_conv_attrs(declare_fused_epilogue(Kernel("_FusedConv2D")
                                                               .type_attr("T", {graphdef::DT_FLOAT})),
                                    true)
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
-                      const Epilogue epilogue = read_fused_ops(kernel, node);
+                      const Epilogue epilogue = read_fused_ops(kernel, node, true);
                       return ConvNode{read_window_attrs(kernel, node, true, true), epilogue,
                                       std::make_shared<DnnlConvolution>(epilogue)};
                     })

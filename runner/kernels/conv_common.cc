@@ -1,5 +1,10 @@
 #include "kernels/conv_common.h"
 
+#include <cstring>
+
+#include "core/parallel.h"
+#include "kernels/lib/broadcast.h"
+
 namespace graphrun {
 
 Kernel& declare_conv_attrs(Kernel& kernel, bool cudnn) {
@@ -27,6 +32,49 @@ ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs&
   s.c = input[3];
   s.window = window_geometry(attrs, filter[0], filter[1], s.h, s.w);
   return s;
+}
+
+void run_residual_conv(KernelContext& context, int residual_input, const Shape& out_shape, const Epilogue& epilogue,
+                       const std::function<bool(float*)>& accumulate, const std::function<void(Tensor&)>& product) {
+  const Tensor& residual = context.input(residual_input);
+  Epilogue activation_only;
+  activation_only.activation = epilogue.activation;
+  activation_only.alpha = epilogue.alpha;
+  auto activate = [&](Tensor& y) {
+    if (epilogue.activation == Activation::kNone) return;
+    float* values = y.data<float>();
+    parallel_for(y.num_elements(), static_cast<double>(y.num_elements()), [&](int64_t begin, int64_t end) {
+      apply_epilogue(values + begin, end - begin, 1, nullptr, activation_only);
+    });
+  };
+  if (residual.shape() == out_shape) {
+    // The residual's buffer becomes the output when nobody else can see it:
+    // each element is read (by the sum) before it is written.
+    Tensor* reused = context.reusable_input(residual_input);
+    Tensor fresh = reused ? Tensor(graphdef::DT_FLOAT, {0}) : Tensor::uninitialized(graphdef::DT_FLOAT, out_shape);
+    Tensor& output = reused ? *reused : fresh;
+    if (!reused && residual.byte_size()) std::memcpy(output.raw_data(), residual.raw_data(), residual.byte_size());
+    if (!accumulate(output.data<float>())) {
+      Tensor sum = Tensor::uninitialized(graphdef::DT_FLOAT, out_shape);
+      product(sum);
+      float* y = output.data<float>();
+      const float* p = sum.data<float>();
+      // As AddV2: (conv + bias) + residual.
+      for (int64_t i = 0; i < output.num_elements(); ++i) y[i] = p[i] + y[i];
+      activate(output);
+    }
+    if (reused) context.set_output(0, context.input_ptr(residual_input));
+    else context.set_output(0, std::move(fresh));
+    return;
+  }
+  Tensor sum = Tensor::uninitialized(graphdef::DT_FLOAT, out_shape);
+  product(sum);
+  const BroadcastPlan plan = plan_broadcast(out_shape, residual.shape());
+  Tensor output = Tensor::uninitialized(graphdef::DT_FLOAT, plan.out);
+  broadcast_apply(plan, sum.data<float>(), residual.data<float>(), output.data<float>(),
+                  [](float a, float b) { return a + b; });
+  activate(output);
+  context.set_output(0, std::move(output));
 }
 
 Shape read_sizes(const Tensor& sizes, const std::string& what) {

@@ -1,12 +1,15 @@
 // What Conv2D, its two backprops and DepthwiseConv2dNative share: their
-// declaration, the load-time check of their window attrs, and the shapes of
-// an input and a filter checked against each other.
+// declaration, the load-time check of their window attrs, the shapes of an
+// input and a filter checked against each other, and the fused forms'
+// residual add.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "kernels/lib/dnnl_runtime.h"
 #include "kernels/lib/im2col.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
@@ -26,6 +29,18 @@ const WindowAttrs& conv_window_attrs(const KernelContext& context);
 // the input's channels), with the window placed: Python's _check_depth.
 ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs& attrs,
                      const std::string& filter_what = "filter");
+
+// A fused convolution whose epilogue adds a residual (fused_ops [BiasAdd,
+// Add(, act)], the residual its input `residual_input`), run as TF's
+// Add(conv + bias, residual) then the activation. When the residual has the
+// output's shape, the output is its buffer (taken over when nothing else
+// holds it, else a copy) and `accumulate(y)` runs the oneDNN primitive,
+// whose sum post-op adds into y; it returns false, having written nothing,
+// when oneDNN has no primitive. Otherwise, and for shapes that broadcast (an
+// unknown batch dim may differ at run time), `product(y)` writes conv + bias
+// alone into a fresh tensor and the sum is added here.
+void run_residual_conv(KernelContext& context, int residual_input, const Shape& out_shape, const Epilogue& epilogue,
+                       const std::function<bool(float*)>& accumulate, const std::function<void(Tensor&)>& product);
 
 // A backprop's int32 size vector: 4 non-negative sizes.
 Shape read_sizes(const Tensor& sizes, const std::string& what);

@@ -80,20 +80,27 @@ void compute_depthwise(KernelContext& context) {
     throw Error("bias " + shape_string(bias->shape()) + " must be 1-D and match the last dim of value " +
                 shape_string(out_shape) + " (at least 2-D)");
   }
-  Tensor output = Tensor::uninitialized(input.dtype(), out_shape);
-  if (input.dtype() == graphdef::DT_FLOAT &&
-      node.dnnl->run(s, s.c, s.c * multiplier, input.data<float>(), filter.data<float>(),
-                     context.input_is_constant(1), bias ? bias->data<float>() : nullptr, output.data<float>())) {
-    context.set_output(0, std::move(output));
+  auto dnnl = [&](float* y) {
+    return node.dnnl->run(s, s.c, s.c * multiplier, input.data<float>(), filter.data<float>(),
+                          context.input_is_constant(1), bias ? bias->data<float>() : nullptr, y);
+  };
+  // The hand-written kernel, then the epilogue `e` of a fused node.
+  auto hand_written = [&](Tensor& output, const Epilogue& e) {
+    dispatch(FloatTypes{}, input.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      depthwise<T>(s, input.data<T>(), filter.data<T>(), multiplier, output.data<T>());
+    });
+    if (bias) apply_epilogue(output.data<float>(), s.pixels(), out_shape[3], bias->data<float>(), e);
+  };
+  if (node.epilogue.residual) {
+    Epilogue bias_only;
+    bias_only.bias = true;
+    run_residual_conv(context, 3, out_shape, node.epilogue, dnnl,
+                      [&](Tensor& output) { hand_written(output, bias_only); });
     return;
   }
-  dispatch(FloatTypes{}, input.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    depthwise<T>(s, input.data<T>(), filter.data<T>(), multiplier, output.data<T>());
-  });
-  if (bias) {
-    apply_epilogue(output.data<float>(), s.pixels(), out_shape[3], bias->data<float>(), node.epilogue);
-  }
+  Tensor output = Tensor::uninitialized(input.dtype(), out_shape);
+  if (input.dtype() != graphdef::DT_FLOAT || !dnnl(output.data<float>())) hand_written(output, node.epilogue);
   context.set_output(0, std::move(output));
 }
 
@@ -117,7 +124,7 @@ REGISTER_KERNEL(declare_conv_attrs(declare_fused_epilogue(Kernel("_FusedDepthwis
                                                               .type_attr("T", {graphdef::DT_FLOAT})),
                                    false)
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
-                      const Epilogue epilogue = read_fused_ops(kernel, node);
+                      const Epilogue epilogue = read_fused_ops(kernel, node, true);
                       return DepthwiseNode{read_window_attrs(kernel, node, true, true), epilogue,
                                            std::make_shared<DnnlConvolution>(epilogue)};
                     })

@@ -50,6 +50,10 @@ ReductionPlan plan_reduction(const Shape& in, const std::vector<int>& axes, bool
 }
 
 // Calls combine(out[j], in[i]) for every input element i, in row-major order.
+// The innermost dim is walked as one run (a kept one adds a row of inputs
+// to a row of outputs, which vectorizes: a global average pool's channels),
+// the odometer steps only over the outer dims; each output still takes its
+// inputs in the same order.
 template <class T, class Acc, class Combine>
 void accumulate(const Tensor& input, const ReductionPlan& plan, Acc* out, Combine combine) {
   const int rank = static_cast<int>(input.rank());
@@ -59,12 +63,21 @@ void accumulate(const Tensor& input, const ReductionPlan& plan, Acc* out, Combin
     if (total > 0) combine(out[0], in[0]);
     return;
   }
+  if (total == 0) return;
   const Shape& shape = input.shape();
+  const int64_t inner = shape[rank - 1];
+  const bool inner_kept = plan.out_strides[rank - 1] != 0;  // then its stride is 1
   std::vector<int64_t> index(rank, 0);
   int64_t out_offset = 0;
-  for (int64_t i = 0; i < total; ++i) {
-    combine(out[out_offset], in[i]);
-    for (int d = rank - 1; d >= 0; --d) {
+  for (int64_t i = 0; i < total; i += inner) {
+    Acc* o = out + out_offset;
+    const T* x = in + i;
+    if (inner_kept) {
+      for (int64_t k = 0; k < inner; ++k) combine(o[k], x[k]);
+    } else {
+      for (int64_t k = 0; k < inner; ++k) combine(o[0], x[k]);
+    }
+    for (int d = rank - 2; d >= 0; --d) {
       out_offset += plan.out_strides[d];
       if (++index[d] < shape[d]) break;
       out_offset -= plan.out_strides[d] * shape[d];

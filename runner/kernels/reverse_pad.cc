@@ -1,5 +1,5 @@
-// ReverseV2, PadV2 (any constant) and MirrorPad (REFLECT leaves the edge out,
-// SYMMETRIC repeats it). Pure data movement, done on element bytes, so one
+// ReverseV2 and MirrorPad (REFLECT leaves the edge out, SYMMETRIC repeats it;
+// Pad and PadV2 are in pad.cc). Pure data movement, done on element bytes, so one
 // kernel serves every dtype.
 #include <cstring>
 #include <string>
@@ -77,42 +77,6 @@ std::vector<int64_t> read_paddings(const Tensor& x, const Tensor& paddings, Shap
   }
   return p;
 }
-
-void compute_pad_v2(KernelContext& context) {
-  const Tensor& x = context.input(0);
-  const Tensor& value = context.input(2);
-  if (value.rank() != 0) throw Error("constant_values must be a scalar, got shape " + shape_string(value.shape()));
-  Shape padded;
-  const std::vector<int64_t> p = read_paddings(x, context.input(1), padded);
-  Tensor out = Tensor::uninitialized(x.dtype(), padded);
-  const std::size_t size = dtype_size(x.dtype());
-  char* to = static_cast<char*>(out.raw_data());
-  for (int64_t e = 0; e < out.num_elements(); ++e) std::memcpy(to + e * size, value.raw_data(), size);
-  // the input's elements, each moved by the before-paddings
-  const std::size_t rank = x.shape().size();
-  std::vector<int64_t> position(rank, 0);
-  const char* from = static_cast<const char*>(x.raw_data());
-  for (int64_t e = 0; e < x.num_elements(); ++e) {
-    int64_t target = 0;
-    for (std::size_t d = 0; d < rank; ++d) target = target * padded[d] + position[d] + p[2 * d];
-    std::memcpy(to + target * size, from + e * size, size);
-    for (std::size_t d = rank; d-- > 0;) {
-      if (++position[d] < x.shape()[d]) break;
-      position[d] = 0;
-    }
-  }
-  context.set_output(0, std::move(out));
-}
-
-REGISTER_KERNEL(Kernel("PadV2")
-                    .input("input", "T")
-                    .input("paddings", "Tpaddings")
-                    .input("constant_values", "T")
-                    .output("T")
-                    .type_attr("T")
-                    .type_attr("Tpaddings", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
-                    .shape(padded_shape(false))
-                    .compute(compute_pad_v2));
 
 void compute_mirror_pad(KernelContext& context) {
   const Tensor& x = context.input(0);

@@ -1,5 +1,5 @@
-// Slice, Pad and Tile. Out-of-range begins and sizes are errors, never
-// clamped, as in TF (numpy would clip them).
+// Slice and Tile (Pad is in pad.cc). Out-of-range begins and sizes are
+// errors, never clamped, as in TF (numpy would clip them).
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
@@ -30,30 +30,6 @@ void compute_slice(KernelContext& context) {
   }
   Tensor out = Tensor::uninitialized(input.dtype(), box);
   gather_box(input, begin, std::vector<int64_t>(shape.size(), 1), box, out.raw_data());
-  context.set_output(0, std::move(out));
-}
-
-void compute_pad(KernelContext& context) {
-  const Tensor& input = context.input(0);
-  const std::vector<int64_t> paddings = read_ints(context.input(1));
-  const int64_t rank = input.rank();
-  bool valid = static_cast<int64_t>(paddings.size()) == 2 * rank;
-  for (int64_t p : paddings) valid = valid && p >= 0;
-  if (!valid) {
-    throw Error("paddings " + shape_string(paddings) + " must be " + std::to_string(rank) +
-                " non-negative [before, after] pairs");
-  }
-  Shape shape = input.shape();
-  std::vector<int64_t> before(rank);
-  for (int64_t d = 0; d < rank; ++d) {
-    before[d] = paddings[2 * d];
-    if (__builtin_add_overflow(shape[d], paddings[2 * d], &shape[d]) ||
-        __builtin_add_overflow(shape[d], paddings[2 * d + 1], &shape[d])) {
-      throw Error("paddings " + shape_string(paddings) + " are too large");
-    }
-  }
-  Tensor out(input.dtype(), shape);  // zeros around
-  scatter_box(input.raw_data(), before, std::vector<int64_t>(rank, 1), input.shape(), out);
   context.set_output(0, std::move(out));
 }
 
@@ -181,15 +157,6 @@ REGISTER_KERNEL(Kernel("Slice")
                     .type_attr("Index", dtypes_of(IndexTypes{}))
                     .shape(slice_shape)
                     .compute(compute_slice));
-
-REGISTER_KERNEL(Kernel("Pad")
-                    .input("input", "T")
-                    .input("paddings", "Tpaddings")
-                    .output("T")
-                    .type_attr("T")
-                    .type_attr("Tpaddings", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
-                    .shape(padded_shape(false))
-                    .compute(compute_pad));
 
 REGISTER_KERNEL(Kernel("Tile")
                     .input("input", "T")

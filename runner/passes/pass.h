@@ -8,10 +8,13 @@
 //   rank 10   remove_identities    Identity/Snapshot/StopGradient/NoOp nobody can tell apart
 //   rank 20   fold_constants       all-constant subgraphs evaluated once, as Consts
 //   rank 30   fold_batch_norms     inference batch norms into Conv2D/Depthwise/MatMul weights
+//   rank 32   fold_pads            zero Pads into the next convolution's EXPLICIT padding
 //   rank 35   prune_folded         the same, for what the folding passes left unread
 //   rank 40   eliminate_common_subexpressions
 //   rank 100  fuse_conv_bias_activation  Conv2D / DepthwiseConv2dNative / MatMul -> BiasAdd
 //             (-> Relu, Relu6, Elu, LeakyRelu or x * Sigmoid(x)) as one _Fused* node
+//   rank 110  fuse_residual_add    such a convolution -> Add (-> activation): the Add as
+//             a oneDNN sum post-op
 //
 // They are the C++ form of graphdef/optimize (the Python runtime's passes).
 // GRAPHRUN_CC_OPTIMIZE=0 in the environment, or --no-optimize, turns every

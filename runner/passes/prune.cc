@@ -8,6 +8,14 @@
 namespace graphrun {
 namespace {
 
+// A Const that waits for nothing: a control edge from it orders nothing (it
+// has no effect and cannot fail at run time), so it keeps nothing needed.
+// Keras' frozen graphs hang every weight on a NoOp by such edges, which
+// kept ResNet50's unfolded filters (94 MiB) alive beside the folded ones.
+bool is_free_const(const GraphNode& node) {
+  return node.op() == "Const" && node.inputs.empty() && node.control_inputs.empty();
+}
+
 std::unique_ptr<graphdef::GraphDef> prune(const Graph& graph, const PassContext& context) {
   // Without fetches nothing says what is needed; with control flow the
   // executor's own frame rules decide.
@@ -23,7 +31,9 @@ std::unique_ptr<graphdef::GraphDef> prune(const Graph& graph, const PassContext&
     if (needed[i]) continue;
     needed[i] = 1;
     for (const Endpoint& input : graph.node(i).inputs) stack.push_back(input.node);
-    for (int control : graph.node(i).control_inputs) stack.push_back(control);
+    for (int control : graph.node(i).control_inputs) {
+      if (!is_free_const(graph.node(control))) stack.push_back(control);
+    }
   }
   GraphEdit edit(graph);
   int64_t removed = 0;
@@ -31,6 +41,18 @@ std::unique_ptr<graphdef::GraphDef> prune(const Graph& graph, const PassContext&
     if (!needed[i]) {
       edit.remove(i);
       ++removed;
+      continue;
+    }
+    bool drops = false;
+    for (int control : graph.node(i).control_inputs) drops = drops || !needed[control];
+    if (!drops) continue;
+    // Control inputs come last, as "^name"; drop those on removed Consts.
+    auto* inputs = edit.node(i).mutable_input();
+    for (int k = inputs->size(); k-- > 0;) {
+      const std::string& input = inputs->Get(k);
+      if (input.empty() || input[0] != '^') break;
+      const int control = graph.find(input.substr(1));
+      if (control >= 0 && !needed[control]) inputs->DeleteSubrange(k, 1);
     }
   }
   if (!removed) return nullptr;

@@ -21,7 +21,8 @@ class DnnlConvolution {
 
   // y [N, OH, OW, out] = x [N, H, W, C] convolved with the TF filter
   // [KH, KW, C / groups, out] over the placed window of `s` (s.c is C), then
-  // the epilogue (bias [out] when it has one). Returns false, having written
+  // the epilogue (bias [out] when it has one; with a residual, y holds it on
+  // entry and the result is added to it). Returns false, having written
   // nothing, when oneDNN has no primitive for the problem (empty or
   // degenerate shapes): the caller then runs its own kernel. Throws Error
   // when oneDNN fails while running.

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <thread>
 
+#include <unistd.h>
+
 #include "core/errors.h"
 #include "kernels/lib/min_max.h"
 
@@ -17,20 +19,43 @@ namespace {
 // region. On a machine whose cores are busy with other work, or while our
 // own thread pool (core/parallel.h) runs the elementwise ops between two
 // convolutions, a spinning thread takes the core the thread it waits for
-// needs: measured on 2 loaded cores, MobileNetV2 took ~8x longer than with
-// passive waiting. libgomp reads its settings when it is loaded, before
-// main, so this runs from the executable's .preinit_array, which the
-// dynamic loader calls before any library's initializer. A setting the
-// user made is kept. A shared library may not have a .preinit_array
-// (build/libgraphrun.so): there the host process sets it (runner/capi/graphrun_c.h).
+// needs: measured on 2 cores under a load of 10, MobileNetV2 at batch 1 took
+// 1050 ms per run with libgomp's default and 23-27 ms with passive waits
+// (GOMP_SPINCOUNT=3000: 41-50 ms). libgomp reads its settings once, in its
+// initializer, from the environment. Setting the variable from this
+// process is too late for that: glibc's own initializer, which runs after
+// the executable's .preinit_array and before libgomp's, resets `environ` to
+// the one the process started with, dropping anything setenv added. So when
+// neither setting is given, the executable starts itself again, before any
+// library is initialized, with OMP_WAIT_POLICY=PASSIVE added (a run under
+// a tool that should follow the process, valgrind say, sets
+// OMP_WAIT_POLICY itself). A setting the user made is kept. A shared
+// library may not have a .preinit_array (build/libgraphrun.so): there the
+// host process sets it (runner/capi/graphrun_c.h).
 #ifndef GRAPHRUN_SHARED_LIBRARY
-void prefer_passive_openmp_waits() {
-  if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr) {
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
-  }
+bool names_variable(const char* entry, const char* name) {
+  const std::size_t length = std::strlen(name);
+  return std::strncmp(entry, name, length) == 0 && entry[length] == '=';
 }
 
-__attribute__((section(".preinit_array"), used)) void (*const passive_openmp_waits)() = prefer_passive_openmp_waits;
+void prefer_passive_openmp_waits(int, char** argv, char** envp) {
+  if (argv == nullptr || argv[0] == nullptr || envp == nullptr) return;
+  std::size_t count = 0;
+  for (; envp[count] != nullptr; ++count) {
+    if (names_variable(envp[count], "OMP_WAIT_POLICY") || names_variable(envp[count], "GOMP_SPINCOUNT")) return;
+  }
+  static char passive[] = "OMP_WAIT_POLICY=PASSIVE";
+  char** environment = static_cast<char**>(std::malloc((count + 2) * sizeof(char*)));
+  if (environment == nullptr) return;
+  std::memcpy(environment, envp, count * sizeof(char*));
+  environment[count] = passive;
+  environment[count + 1] = nullptr;
+  execve("/proc/self/exe", argv, environment);
+  std::free(environment);  // not restarted (no /proc): libgomp's default waits then
+}
+
+__attribute__((section(".preinit_array"), used)) void (*const passive_openmp_waits)(int, char**, char**) =
+    prefer_passive_openmp_waits;
 #endif
 
 }  // namespace
@@ -55,14 +80,17 @@ dnnl::stream& dnnl_stream() {
   return stream;
 }
 
-Epilogue parse_fused_ops(const std::vector<std::string>& ops, float leakyrelu_alpha) {
+Epilogue parse_fused_ops(const std::vector<std::string>& ops, float leakyrelu_alpha, bool residual_allowed) {
   Epilogue epilogue;
-  if (ops.empty() || ops.size() > 2 || ops[0] != "BiasAdd") {
-    throw Error("attr 'fused_ops' must be [BiasAdd] or [BiasAdd, <activation>]");
+  epilogue.residual = residual_allowed && ops.size() >= 2 && ops[1] == "Add";
+  const std::size_t first_activation = epilogue.residual ? 2 : 1;
+  if (ops.empty() || ops.size() > first_activation + 1 || ops[0] != "BiasAdd") {
+    throw Error(residual_allowed ? "attr 'fused_ops' must be [BiasAdd], [BiasAdd, Add] or either with an activation"
+                                 : "attr 'fused_ops' must be [BiasAdd] or [BiasAdd, <activation>]");
   }
   epilogue.bias = true;
-  if (ops.size() == 1) return epilogue;
-  const std::string& name = ops[1];
+  if (ops.size() == first_activation) return epilogue;
+  const std::string& name = ops[first_activation];
   if (name == "Relu") epilogue.activation = Activation::kRelu;
   else if (name == "Relu6") epilogue.activation = Activation::kRelu6;
   else if (name == "Elu") epilogue.activation = Activation::kElu;
@@ -81,10 +109,15 @@ Kernel& declare_fused_epilogue(Kernel& kernel) {
       .float_attr("leakyrelu_alpha", 0.2f);
 }
 
-Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node) {
-  if (kernel.get_int(node, "num_args") != 1) throw Error("attr 'num_args' must be 1");
+Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node, bool residual_allowed) {
   const auto& list = kernel.attr(node, "fused_ops").list().s();
-  return parse_fused_ops(std::vector<std::string>(list.begin(), list.end()), kernel.get_float(node, "leakyrelu_alpha"));
+  const Epilogue epilogue = parse_fused_ops(std::vector<std::string>(list.begin(), list.end()),
+                                            kernel.get_float(node, "leakyrelu_alpha"), residual_allowed);
+  const int64_t args = epilogue.residual ? 2 : 1;
+  if (kernel.get_int(node, "num_args") != args) {
+    throw Error("attr 'num_args' must be " + std::to_string(args) + " for these fused_ops");
+  }
+  return epilogue;
 }
 
 dnnl::primitive_attr strict_attr(const Epilogue& epilogue) {
@@ -92,6 +125,8 @@ dnnl::primitive_attr strict_attr(const Epilogue& epilogue) {
   // No implicit down-conversion to bf16/f16: float32 stays float32 throughout.
   attr.set_fpmath_mode(dnnl::fpmath_mode::strict);
   dnnl::post_ops ops;
+  // dst = 1.0 * dst + (product + bias): the residual the output buffer holds.
+  if (epilogue.residual) ops.append_sum(1.0f);
   using A = dnnl::algorithm;
   switch (epilogue.activation) {
     case Activation::kNone: break;

@@ -28,13 +28,18 @@ enum class Activation { kNone, kRelu, kRelu6, kElu, kLeakyRelu, kSwish };
 
 struct Epilogue {
   bool bias = false;
+  // A second tensor of the output's shape added after the bias, before the
+  // activation (a residual connection): oneDNN's sum post-op, accumulating
+  // into an output buffer that already holds it.
+  bool residual = false;
   Activation activation = Activation::kNone;
   float alpha = 0.0f;  // LeakyRelu's
 };
 
-// fused_ops as the fusion pass writes them: ["BiasAdd"] plus optionally one of
-// Relu, Relu6, Elu, LeakyRelu, _Swish. Throws Error otherwise.
-Epilogue parse_fused_ops(const std::vector<std::string>& ops, float leakyrelu_alpha);
+// fused_ops as the fusion passes write them: ["BiasAdd"], then "Add" where
+// `residual_allowed` (convolutions), then optionally one of Relu, Relu6, Elu,
+// LeakyRelu, _Swish. Throws Error otherwise.
+Epilogue parse_fused_ops(const std::vector<std::string>& ops, float leakyrelu_alpha, bool residual_allowed = false);
 
 // What TensorFlow's remapper ops (_FusedConv2D, _FusedDepthwiseConv2dNative,
 // _FusedMatMul) add to their base op: the bias as the one `args` input,
@@ -42,11 +47,12 @@ Epilogue parse_fused_ops(const std::vector<std::string>& ops, float leakyrelu_al
 // too: graphdef's optimizer writes them (graphdef/ops/fused.py defines them).
 Kernel& declare_fused_epilogue(Kernel& kernel);
 
-// Such a node's num_args (1), fused_ops and leakyrelu_alpha, checked (at load).
-Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node);
+// Such a node's num_args (1, or 2 with a residual: the bias, then the
+// tensor added), fused_ops and leakyrelu_alpha, checked (at load).
+Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node, bool residual_allowed = false);
 
-// Strict float32 (no bf16 or tf32 down-conversion), the activation as a
-// post-op, scratchpad owned by the primitive.
+// Strict float32 (no bf16 or tf32 down-conversion), the residual (a sum
+// post-op) and the activation as post-ops, scratchpad owned by the primitive.
 dnnl::primitive_attr strict_attr(const Epilogue& epilogue);
 
 // y[rows, channels] += bias, then the activation: the hand-written kernels'
