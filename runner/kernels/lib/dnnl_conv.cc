@@ -118,6 +118,7 @@ bool DnnlConvolution::run(const ConvShape& s, int64_t groups, int64_t out_channe
     memory dst(p->pd.dst_desc(), dnnl_engine(), y);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
     if (epilogue_.bias) args.emplace(DNNL_ARG_BIAS, memory(p->pd.bias_desc(), dnnl_engine(), const_cast<float*>(bias)));
+    args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_for(p->pd.scratchpad_desc()));
     p->primitive.execute(stream, args);
     stream.wait();
   });

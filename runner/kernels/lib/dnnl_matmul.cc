@@ -116,6 +116,7 @@ bool DnnlMatMul::run(const std::vector<int64_t>& a_dims, const std::vector<int64
                                          {DNNL_ARG_WEIGHTS, weights},
                                          {DNNL_ARG_DST, memory(p->c_md, dnnl_engine(), c)}};
     if (epilogue_.bias) args.emplace(DNNL_ARG_BIAS, memory(p->bias_md, dnnl_engine(), const_cast<float*>(bias)));
+    args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_for(p->pd.scratchpad_desc()));
     p->primitive.execute(stream, args);
     stream.wait();
   });

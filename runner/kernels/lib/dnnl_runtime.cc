@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <unistd.h>
+#include <vector>
 
 #include "core/errors.h"
 #include "kernels/lib/min_max.h"
@@ -120,10 +121,27 @@ Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node, boo
   return epilogue;
 }
 
+dnnl::memory scratchpad_for(const dnnl::memory::desc& desc) {
+  // One growing buffer per calling thread: runs on a thread are sequential, and a buffer
+  // per primitive would keep every node's scratch alive at once.
+  // Over-allocated by one cache line so the start can be 64-byte aligned, as oneDNN's own is.
+  constexpr size_t kAlign = 64;
+  thread_local std::vector<unsigned char> buffer;
+  const size_t bytes = desc.get_size();
+  if (bytes == 0) return dnnl::memory(desc, dnnl_engine(), nullptr);
+  if (buffer.size() < bytes + kAlign) buffer.resize(bytes + kAlign);
+  const auto address = reinterpret_cast<uintptr_t>(buffer.data());
+  return dnnl::memory(desc, dnnl_engine(), buffer.data() + (kAlign - address % kAlign) % kAlign);
+}
+
 dnnl::primitive_attr strict_attr(const Epilogue& epilogue) {
   dnnl::primitive_attr attr;
   // No implicit down-conversion to bf16/f16: float32 stays float32 throughout.
   attr.set_fpmath_mode(dnnl::fpmath_mode::strict);
+  // The caller passes the scratchpad (scratchpad_for): in oneDNN's library mode it is a
+  // per-thread buffer sized when the primitive is created, so a cached primitive run from
+  // another thread (libgraphrun's callers) could overrun that thread's smaller one.
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::post_ops ops;
   // dst = 1.0 * dst + (product + bias): the residual the output buffer holds.
   if (epilogue.residual) ops.append_sum(1.0f);

@@ -54,6 +54,8 @@ Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node, boo
 // Strict float32 (no bf16 or tf32 down-conversion), the residual (a sum
 // post-op) and the activation as post-ops, scratchpad owned by the primitive.
 dnnl::primitive_attr strict_attr(const Epilogue& epilogue);
+// The scratchpad memory for one execution of a primitive made with strict_attr (user mode).
+dnnl::memory scratchpad_for(const dnnl::memory::desc& desc);
 
 // y[rows, channels] += bias, then the activation: the hand-written kernels'
 // epilogue, with the element rules of the BiasAdd and activation kernels.
