@@ -23,6 +23,7 @@
 #include <map>
 
 #include "graph/shape_inference.h"
+#include "passes/graph_edit.h"
 #include "passes/pass.h"
 
 namespace graphrun {
@@ -151,13 +152,6 @@ class ChainFinder {
   std::vector<int> control_uses_;
   std::vector<std::vector<int>> consumers_;
 };
-
-void add_control_inputs(const graphdef::NodeDef& from, graphdef::NodeDef& to) {
-  for (const std::string& input : from.input()) {
-    if (input.empty() || input[0] != '^') continue;
-    if (std::find(to.input().begin(), to.input().end(), input) == to.input().end()) to.add_input(input);
-  }
-}
 
 graphdef::NodeDef fused_node(const Graph& graph, const Chain& chain) {
   const graphdef::NodeDef& product = *graph.node(chain.product).def;

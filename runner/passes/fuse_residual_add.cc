@@ -161,13 +161,6 @@ class ResidualFinder {
   std::vector<std::vector<int>> consumers_;
 };
 
-void add_control_inputs(const graphdef::NodeDef& from, graphdef::NodeDef& to) {
-  for (const std::string& input : from.input()) {
-    if (input.empty() || input[0] != '^') continue;
-    if (std::find(to.input().begin(), to.input().end(), input) == to.input().end()) to.add_input(input);
-  }
-}
-
 graphdef::NodeDef fused_node(const Graph& graph, const Residual& r) {
   const graphdef::NodeDef& conv = *graph.node(r.conv).def;
   const graphdef::NodeDef& add = *graph.node(r.add).def;

@@ -65,6 +65,13 @@ graphdef::NodeDef const_node(const std::string& name, const Tensor& value) {
   return node;
 }
 
+void add_control_inputs(const graphdef::NodeDef& from, graphdef::NodeDef& to) {
+  for (const std::string& input : from.input()) {
+    if (input.empty() || input[0] != '^') continue;
+    if (std::find(to.input().begin(), to.input().end(), input) == to.input().end()) to.add_input(input);
+  }
+}
+
 std::string input_text(const std::string& node, int output) {
   return output == 0 ? node : node + ":" + std::to_string(output);
 }

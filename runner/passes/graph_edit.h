@@ -28,6 +28,10 @@ bool has_control_flow(const Graph& graph);
 // A Const NodeDef holding `value` (tensor_content form).
 graphdef::NodeDef const_node(const std::string& name, const Tensor& value);
 
+// Appends to `to` each control input of `from` that `to` does not have yet
+// (a fused node keeps the ordering every node it replaces had).
+void add_control_inputs(const graphdef::NodeDef& from, graphdef::NodeDef& to);
+
 // A node reference as a NodeDef input: "node" for output 0, else "node:k".
 std::string input_text(const std::string& node, int output);
 
