@@ -439,3 +439,17 @@ def test_conv2d_backprop_input_with_a_filter_of_the_wrong_rank(runner, tmp_path)
     code, stdout, stderr = run(runner, save(g, tmp_path), "--no-optimize")
     assert code == 4 and stdout == "" and len(stderr.splitlines()) == 1, (code, stderr)
     assert "'dx'" in stderr and "filter [2]" in stderr, stderr
+
+
+def test_half_const_without_a_value_read_as_a_shape(runner, tmp_path):
+    # Fuzzer finding (CI): a Const of a dtype graphrun-cc cannot hold is unsupported and
+    # may lack attr 'value'; inspect's shape inference still read it as RandomUniform's
+    # shape operand ("internal error: key not found: value").
+    g = Graph()
+    g.node("c", "Const", dtype=graph_pb2.AttrValue(type=graph_pb2.DT_HALF))
+    g.node("r", "RandomUniform", ["c"], dtype=type_attr(np.float32), T=type_attr(np.int32))
+    model = save(g, tmp_path)
+    code, stdout, stderr = run(runner, "inspect", model)
+    assert code == 0 and stderr == "", stderr
+    assert "r:0  ?  ?" in stdout, stdout  # it reads an unsupported node: dtype unknown
+    refused(runner, 3, model, mentions=["half", "'c' (Const)"])

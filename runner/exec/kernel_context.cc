@@ -33,7 +33,7 @@ bool KernelContext::input_is_constant(int i) const {
   for (int hops = 0; producer->op() == "Identity" && !producer->inputs.empty() && hops < 64; ++hops) {
     producer = &graph_.node(producer->inputs[0].node);
   }
-  return producer->op() == "Const";
+  return producer->is_valid_const();
 }
 
 const std::string& KernelContext::ref_variable(int i) const {

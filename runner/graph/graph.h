@@ -39,6 +39,9 @@ struct GraphNode {
   std::string foreign_dtype;  // kForeignDtype: the dtype's name
   bool runnable() const { return support == Support::kRunnable; }
   bool unsupported_itself() const { return support == Support::kMissingOp || support == Support::kForeignDtype; }
+  // A Const whose attr 'value' passed validation. A Const of a foreign dtype
+  // is unsupported and may lack 'value' altogether: never read it.
+  bool is_valid_const() const { return runnable() && op() == "Const"; }
 
   const InputSpec& input_spec(int i) const { return *input_specs[i]; }
   const std::string& name() const { return def->name(); }

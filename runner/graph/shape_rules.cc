@@ -38,7 +38,7 @@ StaticShape ShapeContext::input(int k) const {
 
 bool ShapeContext::const_ints(int k, std::vector<int64_t>& values) const {
   const GraphNode& node = graph_.node(node_.inputs.at(k).node);
-  if (node.op() != "Const") return false;
+  if (!node.is_valid_const()) return false;
   const auto& tensor = node.def->attr().at("value").tensor();
   values.clear();
   // Load-time checks have bounded the Const's size; shape operands are small,

@@ -80,8 +80,10 @@ class Folder {
   std::optional<Tensor> const_value(const std::string& text) const {
     const int node = data_node(text);
     if (node < 0 || edit_.node(node).op() != "Const" || context_.pinned(edit_.node(node).name())) return std::nullopt;
+    const auto value = edit_.node(node).attr().find("value");
+    if (value == edit_.node(node).attr().end()) return std::nullopt;
     try {
-      return tensor_from_proto(edit_.node(node).attr().at("value").tensor());
+      return tensor_from_proto(value->second.tensor());
     } catch (const std::exception&) {
       return std::nullopt;
     }

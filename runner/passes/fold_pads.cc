@@ -49,7 +49,7 @@ bool is_conv(const std::string& op) {
 
 std::optional<Tensor> const_value(const Graph& graph, const Endpoint& input, const PassContext& context) {
   const GraphNode& node = graph.node(input.node);
-  if (node.op() != "Const" || input.output != 0 || context.fed.count(node.name())) return std::nullopt;
+  if (!node.is_valid_const() || input.output != 0 || context.fed.count(node.name())) return std::nullopt;
   try {
     return tensor_from_proto(node.def->attr().at("value").tensor());
   } catch (const std::exception&) {
