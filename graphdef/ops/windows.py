@@ -227,43 +227,52 @@ def depthwise_einsum(xp, fw, window, out):
     np.einsum("nriqjc,ijc->nrqc", windows, fw[..., 0], out=out)
 
 
-DEPTHWISE_BLOCK_BYTES = 1 << 16  # output rows worked at a time: the block and a product stay in cache
+# Output bytes worked at a time: a block and its product stay in the 1 MB L2 cache, and blocks
+# are large enough that numpy's per-call cost (2 calls per window offset per block) stays small;
+# an image smaller than this goes in one block with the next images of the batch.
+DEPTHWISE_BLOCK_BYTES = 1 << 18
 
 
 def depthwise_sum(xp, fw, window, acc):
     """acc[n, r, q, c, m] = the sum of xp's samples times fw, offset by offset in (i, j) order (the order,
-    so the rounding, of one pass per offset over the whole output), a block of output rows at a
-    time, products in one reused buffer, in the input's dtype.
+    so the rounding, of one pass per offset over the whole output), a block of images or of one
+    image's output rows at a time, products in one reused buffer, in the input's dtype.
 
     With one multiplier, an output row's samples for one offset are OW x C values in a row of
     the input, contiguous when the stride along W is 1 (with stride s, they are in one of s
-    column phases, each copied contiguous once per image): each row is then one long run for
-    numpy's inner loop, against a filter row tiled OW times. Else the runs are C long."""
-    _, oh, ow, c, m = acc.shape
+    column phases, each copied contiguous once): each row is then one long run for numpy's inner
+    loop, against a filter row tiled OW times. Else the runs are C long."""
+    n, oh, ow, c, m = acc.shape
     flat = m == 1
-    if flat:
-        acc = acc.reshape(acc.shape[0], oh, ow * c)
-        fw = np.tile(fw[..., 0], (1, 1, ow))  # [KH, KW, OW * C]
-    rows_per_block = max(1, min(oh, DEPTHWISE_BLOCK_BYTES // max(1, ow * c * m * acc.itemsize)))
-    product = np.empty((rows_per_block,) + acc.shape[2:], acc.dtype)
-    offsets = [(i, j, cols) for i, j, _, cols in window.offsets(oh, ow)]
     sw = window.sw
-    for image, out in zip(xp, acc):
-        if flat:  # phase p holds columns p, p + sw, ...: as [H, columns * C]
-            phases = [image] if sw == 1 else [np.ascontiguousarray(image[:, p::sw]) for p in range(sw)]
-            phases = [phase.reshape(phase.shape[0], -1) for phase in phases]
+    if flat:
+        acc = acc.reshape(n, oh, ow * c)
+        fw = np.tile(fw[..., 0], (1, 1, ow))  # [KH, KW, OW * C]
+        # phase p holds columns p, p + sw, ... of every image: as [N, H, columns * C]
+        phases = [xp] if sw == 1 else [np.ascontiguousarray(xp[:, :, p::sw]) for p in range(sw)]
+        phases = [phase.reshape(n, phase.shape[1], -1) for phase in phases]
+    row_bytes = max(1, ow * c * m * acc.itemsize)
+    if row_bytes * oh <= DEPTHWISE_BLOCK_BYTES:
+        images_per_block, rows_per_block = max(1, DEPTHWISE_BLOCK_BYTES // (row_bytes * oh)), oh
+    else:
+        images_per_block, rows_per_block = 1, max(1, DEPTHWISE_BLOCK_BYTES // row_bytes)
+    product = np.empty((min(n, images_per_block), rows_per_block) + acc.shape[2:], acc.dtype)
+    offsets = [(i, j, cols) for i, j, _, cols in window.offsets(oh, ow)]
+    for n0 in range(0, n, images_per_block):
+        images = slice(n0, min(n, n0 + images_per_block))
         for r0 in range(0, oh, rows_per_block):
             r1 = min(oh, r0 + rows_per_block)
-            block, tmp = out[r0:r1], product[:r1 - r0]
+            block = acc[images, r0:r1]
+            tmp = product[:block.shape[0], :r1 - r0]
             for k, (i, j, cols) in enumerate(offsets):
                 start = i * window.dh + r0 * window.sh
                 rows = slice(start, start + (r1 - r0 - 1) * window.sh + 1, window.sh)
                 if flat:
                     column = j * window.dw
                     first = (column // sw) * c
-                    samples = phases[column % sw][rows, first:first + ow * c]
+                    samples = phases[column % sw][images, rows, first:first + ow * c]
                 else:
-                    samples = image[rows, cols, :, None]
+                    samples = xp[images, rows, cols, :, None]
                 if k == 0:  # the first product is the sum so far (acc needs no zeros)
                     np.multiply(samples, fw[i, j], out=block)
                 else:
