@@ -191,6 +191,35 @@ def test_in_place_steps_never_overwrite_a_value_still_read():
             np.testing.assert_array_equal(xv, kept)
 
 
+def test_add_in_place_only_where_the_sum_fits_its_first_input():
+    """AddV2 may write into its first input when nothing reads it afterwards and the sum has its
+    shape and dtype; a broadcast to a larger shape, a viewed value or a fed one gets a new array."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2, 3], name="x")
+        row = tf.placeholder(tf.float32, [1, 3], name="row")
+        doubled = x * 2.0
+        summed = doubled + x                         # doubled dead after this: may be overwritten
+        widened = (row * 3.0) + x                    # [1, 3] + [2, 3]: the sum does not fit row * 3
+        tripled = x * 3.0
+        view = tf.reshape(tripled, [3, 2])           # shares tripled's memory
+        viewed = tripled + 1.0
+        on_feed = x + row                            # x is fed: never overwritten
+    xv = np.array([[-1.0, 0.5, 4.0], [2.0, -3.0, 0.25]], np.float32)
+    rv = np.array([[10.0, -20.0, 0.5]], np.float32)
+    kept, kept_row = xv.copy(), rv.copy()
+    with tf.Session(graph=g) as sess:
+        for _ in range(2):
+            got = sess.run([summed, widened, view, viewed, on_feed], {x: xv, row: rv})
+            np.testing.assert_array_equal(got[0], kept * 2 + kept)
+            np.testing.assert_array_equal(got[1], kept_row * 3 + kept)
+            np.testing.assert_array_equal(got[2], (kept * 3).reshape(3, 2))
+            np.testing.assert_array_equal(got[3], kept * 3 + 1)
+            np.testing.assert_array_equal(got[4], kept + kept_row)
+            np.testing.assert_array_equal(xv, kept)
+            np.testing.assert_array_equal(rv, kept_row)
+
+
 def test_kernels_taking_out_still_take_scalars():
     """Relu6 works its second pass in place on its first's result: a 0-d input gives a scalar there."""
     g = tf.Graph()
