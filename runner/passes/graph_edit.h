@@ -25,6 +25,11 @@ bool is_stateful(const GraphNode& node);
 // or into function bodies needs the frame-aware rules those runtimes have).
 bool has_control_flow(const Graph& graph);
 
+// The nodes in an order where each comes after its data and control inputs
+// (Kahn's, ready nodes in file order). For graphs without control flow: a
+// loop's back edge would keep its nodes out of the order.
+std::vector<int> topological_order(const Graph& graph);
+
 // A Const NodeDef holding `value` (tensor_content form).
 graphdef::NodeDef const_node(const std::string& name, const Tensor& value);
 
