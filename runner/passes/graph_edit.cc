@@ -61,6 +61,18 @@ std::vector<int> topological_order(const Graph& graph) {
   return order;
 }
 
+GraphReaders::GraphReaders(const Graph& graph) : graph_(graph), data_(graph.size()), control_(graph.size(), 0) {
+  for (int i = 0; i < graph.size(); ++i) {
+    for (const Endpoint& input : graph.node(i).inputs) data_[input.node].push_back(i);
+    for (int control : graph.node(i).control_inputs) ++control_[control];
+  }
+}
+
+std::vector<int> GraphReaders::private_uses(int producer, const PassContext& context) const {
+  if (control_[producer] != 0 || context.fetched.count(graph_.node(producer).name())) return {};
+  return data_[producer];
+}
+
 bool has_control_flow(const Graph& graph) {
   if (graph.def().has_library() && graph.def().library().function_size() > 0) return true;
   for (int i = 0; i < graph.size(); ++i) {

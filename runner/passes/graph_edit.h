@@ -12,6 +12,7 @@
 #include "core/tensor.h"
 #include "graph.pb.h"
 #include "graph/graph.h"
+#include "passes/pass.h"
 
 namespace graphrun {
 
@@ -74,6 +75,26 @@ class GraphEdit {
 };
 
 // Data and control uses of each node of a GraphEdit (by node index).
+// Who reads each node of a validated Graph, for the fusion passes' "may this
+// node disappear into its reader" test.
+class GraphReaders {
+ public:
+  explicit GraphReaders(const Graph& graph);
+
+  // The nodes reading `node`'s outputs, one entry per input that reads it.
+  const std::vector<int>& data(int node) const { return data_[node]; }
+  int control(int node) const { return control_[node]; }
+
+  // data(producer) when nothing else can see its value (not fetched, no
+  // control dependants); empty otherwise.
+  std::vector<int> private_uses(int producer, const PassContext& context) const;
+
+ private:
+  const Graph& graph_;
+  std::vector<std::vector<int>> data_;
+  std::vector<int> control_;
+};
+
 struct Uses {
   std::vector<int> data, control;
   std::vector<char> other_outputs;  // some reader takes an output other than 0
