@@ -24,7 +24,7 @@ FUZZ_SECONDS ?= 60
 FUZZ_CORPUS  ?= $(FUZZ_DIR)/corpus
 FUZZ_FLAGS   ?= -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -max_len=1000000
 FUZZ_SEEDS    = $(wildcard tests/models/*.pb tests/conformance/cases/*/*.pb tests/tf_models/*/*.pb tests/tf_models/*.pb \
-                           fuzz/seeds/*.pb)
+                           fuzz/seeds/*.pb fuzz/regressions/*.pb)
 
 .PHONY: fuzz-cc fuzz-cc-run fuzz-sysdeps fuzz-corpus
 
@@ -51,7 +51,8 @@ $(FUZZ_DIR)/obj/%.o: %.cc $(CC_GEN)
 
 -include $(FUZZ_OBJ:.o=.d)
 
-# The seeds are the committed test models, copied in at run time; the corpus
+# The seeds are the committed test models and fuzz/regressions/ (every input a
+# finding was fixed for: each run replays them first), copied in at run time; the corpus
 # itself (what the fuzzer adds) stays out of git.
 fuzz-corpus:
 	@mkdir -p $(FUZZ_CORPUS)

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from graphdef._proto import graph_pb2
-from tests.cc_helpers import Graph, ints_attr, run_cc, str_attr, tensor_proto, type_attr
+from tests.cc_helpers import Graph, ints_attr, output, run_cc, str_attr, tensor_proto, type_attr
 
 TB = "TiB"  # what a terabyte-scale refusal prints
 
@@ -453,3 +453,15 @@ def test_half_const_without_a_value_read_as_a_shape(runner, tmp_path):
     assert code == 0 and stderr == "", stderr
     assert "r:0  ?  ?" in stdout, stdout  # it reads an unsupported node: dtype unknown
     refused(runner, 3, model, mentions=["half", "'c' (Const)"])
+
+
+def test_strided_slice_whose_ellipsis_mask_is_int64_min(runner, tmp_path):
+    # Fuzzer finding (UBSan): the one-ellipsis check computed mask - 1 in signed arithmetic.
+    # Bit 63 is past any dim TF allows, so the mask names no ellipsis: x[0:1].
+    g = Graph()
+    g.const("x", np.arange(6, dtype=np.float32).reshape(2, 3))
+    for name in ("b", "e", "s"):
+        int_const(g, name, {"b": [0], "e": [1], "s": [1]}[name], np.int32)
+    g.op("y", "StridedSlice", ["x", "b", "e", "s"], np.float32, Index=type_attr(np.int32),
+         ellipsis_mask=graph_pb2.AttrValue(i=-2**63))
+    np.testing.assert_array_equal(output(runner, save(g, tmp_path), "--fetch", "y"), [[0.0, 1.0, 2.0]])

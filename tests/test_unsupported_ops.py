@@ -106,6 +106,14 @@ def test_a_fetch_needing_a_missing_op_is_refused_naming_it(runtime, tmp_path, re
     assert "Neg" not in line, f"only the missing op type is named, not what reads it: {line}"
 
 
+@pytest.mark.parametrize("runtime", ["graphrun", "graphrun-cc"])
+def test_an_op_name_holding_a_newline_is_refused_on_one_line(runtime, tmp_path, request):
+    # Fuzzer finding: the op type is the file's text; printed raw, it split the refusal in two lines.
+    text = node("x", "Placeholder", dtype=FLOAT) + node("y", "Foo\\nBar", ["x"], T=FLOAT)
+    line = refused(*run(runtime, write(tmp_path, text), ["y"], [("x", [1.0])], request))
+    assert "no kernel for Foo Bar (y)" in line, line
+
+
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_a_queue_is_refused_as_a_tensorflow_resource(runtime, tmp_path, request):
     path = write(tmp_path, QUEUE)

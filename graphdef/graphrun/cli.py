@@ -409,7 +409,8 @@ def run(graph, targets, feed_dict, runs=(), steps=1):
 
 
 def _fail(code, message):
-    sys.stderr.write(f"graphrun: {message}\n")
+    # The one choke point of every refusal: a node or op name from the file may hold a newline.
+    sys.stderr.write(f"graphrun: {one_line(message)}\n")
     sys.stderr.flush()
     return code
 

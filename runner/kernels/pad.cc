@@ -16,6 +16,7 @@
 #include "graph/shape_rules.h"
 #include "kernels/axis.h"
 #include "kernels/lib/broadcast.h"
+#include "kernels/paddings.h"
 
 namespace graphrun {
 namespace {
@@ -95,30 +96,11 @@ void pad_into(const Tensor& x, const std::vector<int64_t>& p, const void* value,
   });
 }
 
-// The padded shape, overflow-checked (the Tensor constructor then checks it
-// against the size limit).
-Shape padded_shape_of(const Shape& shape, const std::vector<int64_t>& paddings) {
-  Shape padded = shape;
-  for (std::size_t d = 0; d < shape.size(); ++d) {
-    if (__builtin_add_overflow(padded[d], paddings[2 * d], &padded[d]) ||
-        __builtin_add_overflow(padded[d], paddings[2 * d + 1], &padded[d])) {
-      throw Error("paddings " + shape_string(paddings) + " are too large");
-    }
-  }
-  return padded;
-}
-
 void compute_pad(KernelContext& context) {
   const Tensor& input = context.input(0);
-  const std::vector<int64_t> paddings = read_ints(context.input(1));
-  const int64_t rank = input.rank();
-  bool valid = static_cast<int64_t>(paddings.size()) == 2 * rank;
-  for (int64_t p : paddings) valid = valid && p >= 0;
-  if (!valid) {
-    throw Error("paddings " + shape_string(paddings) + " must be " + std::to_string(rank) +
-                " non-negative [before, after] pairs");
-  }
-  Tensor out = Tensor::uninitialized(input.dtype(), padded_shape_of(input.shape(), paddings));
+  Shape padded;
+  const std::vector<int64_t> paddings = read_paddings(input, context.input(1), padded);
+  Tensor out = Tensor::uninitialized(input.dtype(), padded);
   const unsigned char zero[16] = {};  // the widest dtype's bytes (complex128)
   pad_into(input, paddings, zero, out);
   context.set_output(0, std::move(out));
@@ -129,16 +111,9 @@ void compute_pad_v2(KernelContext& context) {
   const Tensor& paddings = context.input(1);
   const Tensor& value = context.input(2);
   if (value.rank() != 0) throw Error("constant_values must be a scalar, got shape " + shape_string(value.shape()));
-  const int64_t rank = x.rank();
-  if (paddings.rank() != 2 || paddings.shape()[0] != rank || paddings.shape()[1] != 2) {
-    throw Error("paddings must have shape [" + std::to_string(rank) + ", 2] for input " + shape_string(x.shape()) +
-                ", got " + shape_string(paddings.shape()));
-  }
-  const std::vector<int64_t> p = read_ints(paddings);
-  for (int64_t amount : p) {
-    if (amount < 0) throw Error("paddings " + shape_string(p) + " must not be negative");
-  }
-  Tensor out = Tensor::uninitialized(x.dtype(), padded_shape_of(x.shape(), p));
+  Shape padded;
+  const std::vector<int64_t> p = read_paddings(x, paddings, padded);
+  Tensor out = Tensor::uninitialized(x.dtype(), padded);
   pad_into(x, p, value.raw_data(), out);
   context.set_output(0, std::move(out));
 }

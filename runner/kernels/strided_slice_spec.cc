@@ -21,7 +21,8 @@ void expand(int64_t rank, const std::vector<int64_t>& begin, const std::vector<i
             const std::vector<int64_t>& strides, SliceMasks masks, std::vector<DenseDim>& dense,
             std::vector<int64_t>& gather) {
   const int64_t n = static_cast<int64_t>(strides.size());
-  if (masks.ellipsis & (masks.ellipsis - 1)) throw Error("a slice may hold at most one ellipsis (...)");
+  const uint64_t ellipsis_bits = static_cast<uint64_t>(masks.ellipsis);  // unsigned: the mask may be INT64_MIN
+  if (ellipsis_bits & (ellipsis_bits - 1)) throw Error("a slice may hold at most one ellipsis (...)");
   bool seen = false;
   int64_t new_after = 0;
   for (int64_t i = 0; i < n; ++i) {

@@ -14,30 +14,12 @@
 namespace graphrun {
 namespace {
 
-std::vector<int> dependency_order(const Graph& graph) {
-  const int n = graph.size();
-  std::vector<int> pending(n, 0), order;
-  std::vector<std::vector<int>> readers(n);
-  for (int i = 0; i < n; ++i) {
-    for (const Endpoint& input : graph.node(i).inputs) readers[input.node].push_back(i);
-    for (int control : graph.node(i).control_inputs) readers[control].push_back(i);
-    pending[i] = static_cast<int>(graph.node(i).inputs.size() + graph.node(i).control_inputs.size());
-    if (!pending[i]) order.push_back(i);
-  }
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    for (int reader : readers[order[k]]) {
-      if (--pending[reader] == 0) order.push_back(reader);
-    }
-  }
-  return order;
-}
-
 std::unique_ptr<graphdef::GraphDef> eliminate_common_subexpressions(const Graph& graph, const PassContext& context) {
   if (has_control_flow(graph)) return nullptr;
   GraphEdit edit(graph);
   std::unordered_map<std::string, GraphEdit::Move> moves;
   std::unordered_map<std::string, std::string> first_with_key;
-  for (int i : dependency_order(graph)) {
+  for (int i : topological_order(graph)) {
     const GraphNode& node = graph.node(i);
     if (node.output_dtypes.empty() || context.fed.count(node.name()) ||
         (node.op() != "Const" && is_stateful(node))) {

@@ -24,27 +24,6 @@ namespace {
 
 constexpr int64_t kMaxBytes = int64_t{10} << 20;
 
-// Nodes in an order where each comes after its data and control inputs.
-std::vector<int> topological_order(const Graph& graph) {
-  const int n = graph.size();
-  std::vector<int> pending(n, 0), order;
-  std::vector<std::vector<int>> readers(n);
-  for (int i = 0; i < n; ++i) {
-    for (const Endpoint& input : graph.node(i).inputs) readers[input.node].push_back(i);
-    for (int control : graph.node(i).control_inputs) readers[control].push_back(i);
-    pending[i] = static_cast<int>(graph.node(i).inputs.size() + graph.node(i).control_inputs.size());
-  }
-  for (int i = 0; i < n; ++i) {
-    if (!pending[i]) order.push_back(i);
-  }
-  for (std::size_t k = 0; k < order.size(); ++k) {
-    for (int reader : readers[order[k]]) {
-      if (--pending[reader] == 0) order.push_back(reader);
-    }
-  }
-  return order;  // the graph is acyclic (validated), so every node is in it
-}
-
 // Fully known static output shapes, each within the cap.
 bool small_known_outputs(const GraphNode& node, const std::vector<StaticShape>& shapes) {
   if (shapes.size() != node.output_dtypes.size() || shapes.empty()) return false;

@@ -68,18 +68,13 @@ bool all_bytes_zero(const Tensor& value) {
 class PadFolder {
  public:
   PadFolder(const Graph& graph, const PassContext& context)
-      : graph_(graph), context_(context), data_uses_(graph.size(), 0), control_uses_(graph.size(), 0) {
-    for (int i = 0; i < graph.size(); ++i) {
-      for (const Endpoint& input : graph.node(i).inputs) ++data_uses_[input.node];
-      for (int control : graph.node(i).control_inputs) ++control_uses_[control];
-    }
-  }
+      : graph_(graph), context_(context), readers_(graph) {}
 
   // [top, bottom, left, right] of the zero Pad node `pad`, when it pads only H and W.
   std::optional<std::vector<int64_t>> spatial_zero_pads(int pad) const {
     const GraphNode& node = graph_.node(pad);
     if (node.op() != "Pad" && node.op() != "PadV2") return std::nullopt;
-    if (!node.runnable() || context_.pinned(node.name()) || data_uses_[pad] != 1 || control_uses_[pad]) {
+    if (!node.runnable() || context_.pinned(node.name()) || readers_.data(pad).size() != 1 || readers_.control(pad)) {
       return std::nullopt;
     }
     if (node.op() == "PadV2") {
@@ -158,7 +153,7 @@ class PadFolder {
 
   const Graph& graph_;
   const PassContext& context_;
-  std::vector<int> data_uses_, control_uses_;
+  GraphReaders readers_;
   // Made when a Pad first meets a convolution.
   mutable std::vector<std::vector<StaticShape>> shapes_;
   mutable bool have_shapes_ = false;

@@ -47,13 +47,7 @@ struct Chain {
 class ChainFinder {
  public:
   ChainFinder(const Graph& graph, const PassContext& context)
-      : graph_(graph), context_(context), shapes_(infer_shapes(graph)), control_uses_(graph.size(), 0),
-        consumers_(graph.size()) {
-    for (int i = 0; i < graph.size(); ++i) {
-      for (const Endpoint& input : graph.node(i).inputs) consumers_[input.node].push_back(i);
-      for (int control : graph.node(i).control_inputs) ++control_uses_[control];
-    }
-  }
+      : graph_(graph), context_(context), shapes_(infer_shapes(graph)), readers_(graph) {}
 
   // The chain starting at node i, or one with bias_add -1.
   Chain chain_at(int i) const {
@@ -109,12 +103,7 @@ class ChainFinder {
     }
   }
 
-  // The nodes reading `producer` (one entry per input), when nothing else can
-  // see its value (not fetched, no control dependants); empty otherwise.
-  std::vector<int> private_uses(int producer) const {
-    if (control_uses_[producer] != 0 || context_.fetched.count(graph_.node(producer).name())) return {};
-    return consumers_[producer];
-  }
+  std::vector<int> private_uses(int producer) const { return readers_.private_uses(producer, context_); }
 
   // Whether `consumer` is an unfed `op` node reading `producer`'s output 0 as its input 0.
   bool reads_as_input0(int consumer, int producer, const char* op) const {
@@ -149,8 +138,7 @@ class ChainFinder {
   const Graph& graph_;
   const PassContext& context_;
   const std::vector<std::vector<StaticShape>> shapes_;
-  std::vector<int> control_uses_;
-  std::vector<std::vector<int>> consumers_;
+  GraphReaders readers_;
 };
 
 graphdef::NodeDef fused_node(const Graph& graph, const Chain& chain) {

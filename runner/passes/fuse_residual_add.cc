@@ -46,13 +46,7 @@ struct Residual {
 class ResidualFinder {
  public:
   ResidualFinder(const Graph& graph, const PassContext& context)
-      : graph_(graph), context_(context), shapes_(infer_shapes(graph)), control_uses_(graph.size(), 0),
-        consumers_(graph.size()) {
-    for (int i = 0; i < graph.size(); ++i) {
-      for (const Endpoint& input : graph.node(i).inputs) consumers_[input.node].push_back(i);
-      for (int control : graph.node(i).control_inputs) ++control_uses_[control];
-    }
-  }
+      : graph_(graph), context_(context), shapes_(infer_shapes(graph)), readers_(graph) {}
 
   // The pattern whose Add is node i, or one with conv -1.
   Residual at(int i) const {
@@ -101,12 +95,7 @@ class ResidualFinder {
     return uses.size() == 1 && uses[0] == reader;
   }
 
-  // The nodes reading `producer` (one entry per input), when nothing else can
-  // see its value (not fetched, no control dependants); empty otherwise.
-  std::vector<int> private_uses(int producer) const {
-    if (control_uses_[producer] != 0 || context_.fetched.count(graph_.node(producer).name())) return {};
-    return consumers_[producer];
-  }
+  std::vector<int> private_uses(int producer) const { return readers_.private_uses(producer, context_); }
 
   const StaticShape* shape_of(const Endpoint& e) const {
     const auto& outputs = shapes_[e.node];
@@ -157,8 +146,7 @@ class ResidualFinder {
   const Graph& graph_;
   const PassContext& context_;
   const std::vector<std::vector<StaticShape>> shapes_;
-  std::vector<int> control_uses_;
-  std::vector<std::vector<int>> consumers_;
+  GraphReaders readers_;
 };
 
 graphdef::NodeDef fused_node(const Graph& graph, const Residual& r) {

@@ -43,6 +43,36 @@ bool is_stateful(const GraphNode& node) {
   return false;
 }
 
+std::vector<int> topological_order(const Graph& graph) {
+  const int n = graph.size();
+  std::vector<int> pending(n, 0), order;
+  std::vector<std::vector<int>> readers(n);
+  for (int i = 0; i < n; ++i) {
+    for (const Endpoint& input : graph.node(i).inputs) readers[input.node].push_back(i);
+    for (int control : graph.node(i).control_inputs) readers[control].push_back(i);
+    pending[i] = static_cast<int>(graph.node(i).inputs.size() + graph.node(i).control_inputs.size());
+    if (!pending[i]) order.push_back(i);
+  }
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    for (int reader : readers[order[k]]) {
+      if (--pending[reader] == 0) order.push_back(reader);
+    }
+  }
+  return order;
+}
+
+GraphReaders::GraphReaders(const Graph& graph) : graph_(graph), data_(graph.size()), control_(graph.size(), 0) {
+  for (int i = 0; i < graph.size(); ++i) {
+    for (const Endpoint& input : graph.node(i).inputs) data_[input.node].push_back(i);
+    for (int control : graph.node(i).control_inputs) ++control_[control];
+  }
+}
+
+std::vector<int> GraphReaders::private_uses(int producer, const PassContext& context) const {
+  if (control_[producer] != 0 || context.fetched.count(graph_.node(producer).name())) return {};
+  return data_[producer];
+}
+
 bool has_control_flow(const Graph& graph) {
   if (graph.def().has_library() && graph.def().library().function_size() > 0) return true;
   for (int i = 0; i < graph.size(); ++i) {

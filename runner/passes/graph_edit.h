@@ -12,6 +12,7 @@
 #include "core/tensor.h"
 #include "graph.pb.h"
 #include "graph/graph.h"
+#include "passes/pass.h"
 
 namespace graphrun {
 
@@ -24,6 +25,11 @@ bool is_stateful(const GraphNode& node);
 // leave such graphs alone, as graphdef/optimize does (folding across frames
 // or into function bodies needs the frame-aware rules those runtimes have).
 bool has_control_flow(const Graph& graph);
+
+// The nodes in an order where each comes after its data and control inputs
+// (Kahn's, ready nodes in file order). For graphs without control flow: a
+// loop's back edge would keep its nodes out of the order.
+std::vector<int> topological_order(const Graph& graph);
 
 // A Const NodeDef holding `value` (tensor_content form).
 graphdef::NodeDef const_node(const std::string& name, const Tensor& value);
@@ -69,6 +75,26 @@ class GraphEdit {
 };
 
 // Data and control uses of each node of a GraphEdit (by node index).
+// Who reads each node of a validated Graph, for the fusion passes' "may this
+// node disappear into its reader" test.
+class GraphReaders {
+ public:
+  explicit GraphReaders(const Graph& graph);
+
+  // The nodes reading `node`'s outputs, one entry per input that reads it.
+  const std::vector<int>& data(int node) const { return data_[node]; }
+  int control(int node) const { return control_[node]; }
+
+  // data(producer) when nothing else can see its value (not fetched, no
+  // control dependants); empty otherwise.
+  std::vector<int> private_uses(int producer, const PassContext& context) const;
+
+ private:
+  const Graph& graph_;
+  std::vector<std::vector<int>> data_;
+  std::vector<int> control_;
+};
+
 struct Uses {
   std::vector<int> data, control;
   std::vector<char> other_outputs;  // some reader takes an output other than 0
