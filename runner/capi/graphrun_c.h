@@ -19,15 +19,20 @@
  * Threads: any thread may call any function. Runs of one model, or of
  * different models, may be started concurrently; they are executed one at a
  * time (a process-wide lock), because each run already spreads its kernels
- * over every core (graphrun-cc's thread pool and oneDNN's OpenMP threads are
- * shared by the whole process). A model must not be freed while a run of it
+ * over every core (OpenMP's threads, on which both oneDNN and graphrun-cc's
+ * own kernels run, are shared by the whole process). A model must not be freed while a run of it
  * is under way. Results are independent of the model and of each other.
  *
- * OpenMP: oneDNN's threads (libgomp) spin at every barrier unless told
+ * OpenMP: the threads (libgomp) spin at every barrier unless told
  * otherwise, which on a machine with busy cores takes the core the other
  * threads need; graphrun-cc sets OMP_WAIT_POLICY=PASSIVE before libgomp
  * starts. A library cannot, so a process should set it in its environment
- * before loading this library (the Python binding does, unless the user did).
+ * before loading this library (the Python binding does, unless the user
+ * did). In a server process passive waits matter more than in graphrun-cc:
+ * each calling thread that runs a model gets its own OpenMP team, so the
+ * team of the previous caller would still be spinning when the next starts,
+ * and the server's own threads (its network loop, the Python interpreter)
+ * need the cores between runs.
  */
 #ifndef GRAPHRUN_C_H_
 #define GRAPHRUN_C_H_

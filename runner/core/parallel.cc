@@ -1,11 +1,21 @@
 #include "core/parallel.h"
 
 #include <algorithm>
-#include <condition_variable>
 #include <exception>
 #include <mutex>
-#include <thread>
-#include <vector>
+
+// libgomp, the OpenMP runtime Debian's oneDNN runs on. Its entry points are
+// called directly rather than through `#pragma omp parallel`: the fuzzer's
+// clang would compile the pragma against another runtime (libomp), a second
+// pool again. GOMP_parallel is the stable entry point g++ compiles the pragma
+// into (libgomp's GOMP_4.0 ABI); the omp_* functions are OpenMP's own API.
+extern "C" {
+void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
+int omp_get_max_threads(void);
+int omp_get_level(void);
+int omp_get_num_threads(void);
+int omp_get_thread_num(void);
+}
 
 namespace graphrun {
 namespace {
@@ -14,104 +24,47 @@ namespace {
 // worker's wake-up and the hand-back cost more than they would save.
 constexpr double kMinParallelWork = 2e5;
 
-thread_local bool inside_parallel_body = false;
-
-class Pool {
- public:
-  Pool() {
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    for (unsigned i = 1; i < cores; ++i) workers_.emplace_back([this, i] { work(i); });
-  }
-
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stopping_ = true;
-    }
-    wake_.notify_all();
-    for (std::thread& worker : workers_) worker.join();
-  }
-
-  int shares() const { return static_cast<int>(workers_.size()) + 1; }
-
-  void run(int64_t count, const std::function<void(int64_t, int64_t)>& body) {
-    const int shares_used = static_cast<int>(std::min<int64_t>(shares(), count));
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      body_ = &body;
-      count_ = count;
-      shares_used_ = shares_used;
-      pending_ = shares_used - 1;
-      error_ = nullptr;
-      ++generation_;
-    }
-    wake_.notify_all();
-    run_share(0);
-    std::unique_lock<std::mutex> lock(mutex_);
-    done_.wait(lock, [this] { return pending_ == 0; });
-    body_ = nullptr;
-    if (error_) std::rethrow_exception(error_);
-  }
-
- private:
-  void run_share(int share) {
-    const int64_t begin = count_ * share / shares_used_;
-    const int64_t end = count_ * (share + 1) / shares_used_;
-    inside_parallel_body = true;
-    try {
-      if (begin < end) (*body_)(begin, end);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (!error_) error_ = std::current_exception();
-    }
-    inside_parallel_body = false;
-  }
-
-  void work(int share) {
-    uint64_t seen = 0;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        wake_.wait(lock, [&] { return stopping_ || generation_ != seen; });
-        if (stopping_) return;
-        seen = generation_;
-        if (share >= shares_used_) continue;
-      }
-      run_share(share);
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (--pending_ == 0) done_.notify_one();
-    }
-  }
-
-  std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  std::condition_variable done_;
-  const std::function<void(int64_t, int64_t)>* body_ = nullptr;
-  int64_t count_ = 0;
-  int shares_used_ = 1;
-  int pending_ = 0;
-  uint64_t generation_ = 0;
-  bool stopping_ = false;
-  std::exception_ptr error_;
+struct Region {
+  int64_t count;
+  const std::function<void(int64_t, int64_t)>* body;
+  std::mutex error_mutex;
+  std::exception_ptr error;
 };
 
-Pool& pool() {
-  // Made on first use, so a process that never runs a large kernel (most
-  // runs) never starts a thread.
-  static Pool instance;
-  return instance;
+// One team thread's share. The team may be smaller than asked for
+// (OMP_DYNAMIC, OMP_THREAD_LIMIT): the range is split over those that came.
+void run_share(void* data) {
+  Region& region = *static_cast<Region*>(data);
+  const int64_t team = omp_get_num_threads();
+  const int64_t share = omp_get_thread_num();
+  const int64_t begin = region.count * share / team;
+  const int64_t end = region.count * (share + 1) / team;
+  try {
+    if (begin < end) (*region.body)(begin, end);
+  } catch (...) {
+    // An exception may not leave an OpenMP region: the first is kept and rethrown by the caller.
+    std::lock_guard<std::mutex> lock(region.error_mutex);
+    if (!region.error) region.error = std::current_exception();
+  }
 }
 
 }  // namespace
 
+// The shares run on libgomp's threads, the ones oneDNN runs its convolutions
+// and matmuls on: with a pool of our own beside them, each pool's waiting
+// threads took the cores the other's working threads needed.
 void parallel_for(int64_t count, double work, const std::function<void(int64_t, int64_t)>& body) {
   if (count <= 0) return;
-  if (count == 1 || work < kMinParallelWork || inside_parallel_body || pool().shares() == 1) {
+  // omp_get_level counts every enclosing region, a one-thread one included: a body
+  // that calls parallel_for runs it inline instead of starting a nested team.
+  const int threads = omp_get_max_threads();
+  if (count == 1 || work < kMinParallelWork || threads <= 1 || omp_get_level() > 0) {
     body(0, count);
     return;
   }
-  pool().run(count, body);
+  Region region{count, &body, {}, nullptr};
+  GOMP_parallel(run_share, &region, static_cast<unsigned>(std::min<int64_t>(threads, count)), 0);
+  if (region.error) std::rethrow_exception(region.error);
 }
 
 }  // namespace graphrun

@@ -1,8 +1,9 @@
 // Splitting a kernel's work over the machine's cores. A kernel hands over
 // a range of independent items (pixels, rows) and a body that processes a
-// sub-range; the calling thread takes the first share and one pooled worker
-// per further core takes each of the others, so a run starts no threads.
-// Small ranges run inline: waking a worker costs microseconds.
+// sub-range; the calling thread takes the first share and one of OpenMP's
+// (libgomp's) pooled threads per further core takes each of the others: the
+// threads oneDNN's primitives run on, so the process has one pool. Small
+// ranges run inline: waking a worker costs microseconds.
 #pragma once
 
 #include <cstdint>

@@ -15,15 +15,17 @@
 namespace graphrun {
 namespace {
 
-// Debian's oneDNN runs its threads with OpenMP (libgomp), whose threads by
-// default spin for a while at every barrier and after every parallel
-// region. On a machine whose cores are busy with other work, or while our
-// own thread pool (core/parallel.h) runs the elementwise ops between two
-// convolutions, a spinning thread takes the core the thread it waits for
-// needs: measured on 2 cores under a load of 10, MobileNetV2 at batch 1 took
-// 1050 ms per run with libgomp's default and 23-27 ms with passive waits
-// (GOMP_SPINCOUNT=3000: 41-50 ms). libgomp reads its settings once, in its
-// initializer, from the environment. Setting the variable from this
+// Debian's oneDNN runs its threads with OpenMP (libgomp), and so do our own
+// kernels (core/parallel.h): one pool, whose threads by default spin for a
+// while at every barrier and after every parallel region. On a machine
+// whose cores are busy with other work a spinning thread takes the core the
+// thread it waits for needs: measured on 2 cores under a load of 10,
+// MobileNetV2 at batch 1 took 1050 ms per run with libgomp's default and
+// 23-27 ms with passive waits (GOMP_SPINCOUNT=3000: 41-50 ms); under a load
+// of 8, 12 ms passive, 24-52 ms at GOMP_SPINCOUNT=3000, 1100 ms at libgomp's
+// default. On an idle machine spinning saves about a fifth (6.5 -> 5 ms), so
+// passive is the default that is never far off. libgomp reads its settings
+// once, in its initializer, from the environment. Setting the variable from this
 // process is too late for that: glibc's own initializer, which runs after
 // the executable's .preinit_array and before libgomp's, resets `environ` to
 // the one the process started with, dropping anything setenv added. So when
