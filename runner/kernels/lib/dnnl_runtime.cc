@@ -5,9 +5,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <vector>
 
 #include <unistd.h>
-#include <vector>
 
 #include "core/errors.h"
 #include "kernels/lib/min_max.h"

@@ -52,7 +52,8 @@ Kernel& declare_fused_epilogue(Kernel& kernel);
 Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node, bool residual_allowed = false);
 
 // Strict float32 (no bf16 or tf32 down-conversion), the residual (a sum
-// post-op) and the activation as post-ops, scratchpad owned by the primitive.
+// post-op) and the activation as post-ops, scratchpad passed by the caller
+// (scratchpad_for) at each execution.
 dnnl::primitive_attr strict_attr(const Epilogue& epilogue);
 // The scratchpad memory for one execution of a primitive made with strict_attr (user mode).
 dnnl::memory scratchpad_for(const dnnl::memory::desc& desc);
