@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import graphdef as tf
+from graphdef._proto import graph_pb2
 from tests.cc_helpers import REPO, run_cc
 from tests.graphrun_helpers import CNN, MLP, graphrun, save_model
 
@@ -131,6 +132,20 @@ def test_unknown_rank_hint_and_npz_source(capsys, runner, every_dtype, tmp_path)
     assert py == c
     assert py[2] == f"--shape p1/float64: the placeholder is fed by --feeds {tmp_path / 'f.npz'}; " \
                     "--shape applies to --random values only\n"
+
+
+def test_random_refuses_a_variant_placeholder(capsys, runner, tmp_path):
+    # A variant (a TensorList handle) has no elements to draw; found by the Python fuzzer.
+    graph = graph_pb2.GraphDef()
+    handle = graph.node.add(name="h", op="Placeholder")
+    handle.attr["dtype"].type = graph_pb2.DT_VARIANT
+    handle.attr["shape"].shape.SetInParent()
+    graph.node.add(name="length", op="TensorListLength", input=["h"])
+    path = tmp_path / "variant.pb"
+    path.write_bytes(graph.SerializeToString())
+    py, c = both(capsys, runner, path, "--random", "--fetch", "length")
+    assert py == c == (2, "", "--random: placeholder h (variant, []): random values are made for float, integer "
+                              "and bool placeholders only; fetch a tensor that does not need this one\n")
 
 
 def test_bad_seeds_exit_2(capsys, runner):

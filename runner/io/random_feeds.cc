@@ -194,6 +194,11 @@ void add_random_feeds(const Graph& graph, const Options& options, const std::vec
                          node.name() + "=" + (pattern.unknown_rank() ? "D,D,..." : hint));
       }
     }
+    if (!is_supported_dtype(node.output_dtypes[0])) {  // a variant: the only other dtype a placeholder here has
+      throw UsageError("--random: placeholder " + describe(node) +
+                       ": random values are made for float, integer and bool placeholders only; "
+                       "fetch a tensor that does not need this one");
+    }
     try {
       feeds[i] = std::make_shared<const Tensor>(random_tensor(options.seed, node.name(), node.output_dtypes[0], shape));
     } catch (const Error& error) {
