@@ -5,6 +5,7 @@
 #   make fuzz-cc                          build build/fuzz/fuzz-graph
 #   make fuzz-cc-run FUZZ_SECONDS=60      a short run; prints the outcome counts
 #                                         and fails on any finding
+#   make fuzz-cc-run FUZZ_RUNS=6000       the same, a fixed count of inputs from FUZZ_SEED (CI's)
 #   make fuzz-cc-campaign                 the long campaign (FUZZ_CAMPAIGN_SECONDS=2400)
 #
 # Included from the Makefile; uses its BUILD, GEN_CC, CC_GEN and RUNNER_SRC.
@@ -21,6 +22,11 @@ FUZZ_RUNNER_SRC := $(filter-out runner/cli/main.cc,$(RUNNER_SRC))
 FUZZ_OBJ := $(patsubst %.cc,$(FUZZ_DIR)/obj/%.o,$(FUZZ_RUNNER_SRC) $(FUZZ_HARNESS) $(CC_GEN:$(BUILD)/%=%))
 
 FUZZ_SECONDS ?= 60
+# FUZZ_RUNS=N runs N inputs from seed FUZZ_SEED instead of FUZZ_SECONDS: the same inputs on any
+# machine at any speed, which is how CI runs it (a gate judges the change, not the luck of the draw)
+FUZZ_RUNS    ?=
+FUZZ_SEED    ?= 1
+FUZZ_LENGTH   = $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS) -seed=$(FUZZ_SEED),-max_total_time=$(FUZZ_SECONDS))
 FUZZ_CORPUS  ?= $(FUZZ_DIR)/corpus
 FUZZ_FLAGS   ?= -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -max_len=1000000
 FUZZ_SEEDS    = $(wildcard tests/models/*.pb tests/conformance/cases/*/*.pb tests/tf_models/*/*.pb tests/tf_models/*.pb \
@@ -62,7 +68,7 @@ fuzz-corpus:
 # build/fuzz/crash-*, timeout-* or oom-*); the outcome counts come last.
 fuzz-cc-run: fuzz-cc fuzz-corpus
 	@rm -f $(FUZZ_DIR)/counts.txt
-	GRAPHRUN_FUZZ_COUNTS=$(FUZZ_DIR)/counts.txt $(FUZZ_BIN) $(FUZZ_FLAGS) -max_total_time=$(FUZZ_SECONDS) \
+	GRAPHRUN_FUZZ_COUNTS=$(FUZZ_DIR)/counts.txt $(FUZZ_BIN) $(FUZZ_FLAGS) $(FUZZ_LENGTH) \
 	  -artifact_prefix=$(FUZZ_DIR)/ -print_final_stats=1 $(FUZZ_CORPUS)
 	@cat $(FUZZ_DIR)/counts.txt
 

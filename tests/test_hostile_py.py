@@ -330,3 +330,23 @@ def test_npy_check_reads_only_the_header():
     from graphdef.framework import npy_check
     buf = io.BytesIO(_npy_header("<i4", [3]) + np.arange(3, dtype="<i4").tobytes())
     assert npy_check.check(buf, len(buf.getvalue()), "a.npy")[0] == (3,)
+
+
+def test_an_npy_header_that_is_not_a_literal(tmp_path, capsys, feed_model):
+    """Found making the fuzzer's runs repeatable: Python's literal parser named the offending node by its
+    address ("<ast.Call object at 0x7f..>"), so the same bad file gave a different message every run."""
+    text = b"{'descr': print(), 'fortran_order': False, 'shape': (1,)}"
+    text += b" " * (64 - (10 + len(text) + 1) % 64) + b"\n"
+    path = tmp_path / "x.npy"
+    path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text + bytes(4))
+    err = fails(capsys, 2, feed_model, "--feed", f"x=@{path}", mentions=["not an .npy header", "ast.Call"])
+    assert " at 0x" not in err
+
+
+def test_of_two_bad_attrs_the_first_by_name_is_named(tmp_path, capsys):
+    """protobuf's map order differs from process to process; the message must not."""
+    text = "\n".join([const("x", "DT_FLOAT", (1, 1, 1, 1), (1.0,), "float_val"),
+                      const("w", "DT_FLOAT", (1, 1, 1, 1), (1.0,), "float_val"),
+                      node("y", "Conv2D", ["x", "w"], T="type: DT_FLOAT", strides="i: 1", padding="i: 0",
+                           data_format="i: 0", dilations="s: 'x'")])
+    load_fails(tmp_path, capsys, text, "node 'y' (Conv2D): attr 'data_format' should hold a string but holds an int")

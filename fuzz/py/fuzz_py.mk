@@ -1,14 +1,19 @@
 # The Python runtime's fuzzer (fuzz/py). Included by the top-level Makefile.
 #   make fuzz-py-run FUZZ_SECONDS=60    short run: counts per class, exit 1 on any finding
+#   make fuzz-py-run FUZZ_RUNS=40000    the same, a fixed count of cases from FUZZ_SEED (CI's: a seed and
+#                                       a count replay the same cases on any machine)
 #   make fuzz-py-replay                 rerun every saved finding against the current code
 FUZZ_SECONDS ?= 60
-FUZZ_SEED ?= 0
+# one seed for both fuzzers; fuzz.mk sets it first (libFuzzer reads -seed=0 as "pick one")
+FUZZ_SEED ?= 1
+FUZZ_RUNS ?=
 FUZZ_PY_OUT ?= build/fuzz-py
 
 .PHONY: fuzz-py-run fuzz-py-replay
 
 fuzz-py-run: $(VENV)/.installed $(PY_GEN)
-	$(VPY) fuzz/py/run_fuzz.py --seconds $(FUZZ_SECONDS) --seed $(FUZZ_SEED) --out $(FUZZ_PY_OUT)
+	$(VPY) fuzz/py/run_fuzz.py $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS),--seconds $(FUZZ_SECONDS)) --seed $(FUZZ_SEED) \
+	  --out $(FUZZ_PY_OUT)
 
 fuzz-py-replay: $(VENV)/.installed $(PY_GEN)
 	@ls $(FUZZ_PY_OUT)/crashes/*.case >/dev/null 2>&1 || { echo "no saved findings in $(FUZZ_PY_OUT)/crashes"; exit 0; }

@@ -8,6 +8,8 @@ reads the header alone and refuses all three, so np.load only ever runs on a fil
 data is there, numeric, and within the tensor size limit.
 """
 
+import re
+
 from numpy.lib import format as npy_format
 
 from graphdef.framework import limits
@@ -30,7 +32,9 @@ def read_header(f):
     except NpyHeaderError:
         raise
     except Exception as e:  # noqa: BLE001 - numpy raises several kinds; all mean "not an .npy"
-        raise NpyHeaderError(f"not an .npy header ({' '.join(str(e).split())})") from None
+        # ast's messages name objects by address ("<ast.Call object at 0x7f..>"): keep the type only
+        reason = re.sub(r"<([\w.]+) object at 0x[0-9a-fA-F]+>", r"\1", " ".join(str(e).split()))
+        raise NpyHeaderError(f"not an .npy header ({reason})") from None
     return shape, dtype
 
 

@@ -267,7 +267,7 @@ def _arg_dtypes(fdef, arg, values, role):
 
 def _fill_placeholders(node, values, function):
     """A body node's attrs written "$N" (AttrValue.placeholder) take the signature attr's value."""
-    for key, value in node.attr.items():
+    for key, value in sorted(node.attr.items()):  # sorted, so the error names the same attr every run
         if value.WhichOneof("value") == "placeholder":
             if value.placeholder not in values:
                 raise FunctionError(f"function '{function}': node '{node.name}' attr '{key}' is "

@@ -190,7 +190,7 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
             continue
         opdef = REGISTRY[node.op]
         attrs = {}
-        for key, value in node.attr.items():
+        for key, value in sorted(node.attr.items()):  # sorted: the same error every run
             attr = opdef.attrs.get(key)
             if key == _external_module.ATTR:
                 continue  # the value it locates becomes attr `value`
@@ -272,7 +272,7 @@ def _is_back_edge(node, source):
 
 def _foreign_dtype(node):
     """The name of a dtype graphdef cannot carry that an attr of `node` holds, else None."""
-    for value in node.attr.values():
+    for _, value in sorted(node.attr.items()):  # in name order, as graphrun-cc: the same answer every run
         kind = value.WhichOneof("value")
         if kind == "type":
             enums = [value.type]

@@ -85,7 +85,11 @@ const Kernel& unsupported_kernel() {
 // The name of a dtype an attr of `node` holds that graphrun-cc has no type
 // for, or "" when there is none.
 std::string foreign_dtype(const graphdef::NodeDef& node) {
-  for (const auto& [name, value] : node.attr()) {
+  // In name order: protobuf's map order changes from run to run, and the message must not.
+  std::map<std::string, const graphdef::AttrValue*> attrs;
+  for (const auto& [name, value] : node.attr()) attrs[name] = &value;
+  for (const auto& [name, attr] : attrs) {
+    const graphdef::AttrValue& value = *attr;
     std::vector<DataType> dtypes;
     if (value.value_case() == graphdef::AttrValue::kType) dtypes.push_back(value.type());
     if (value.value_case() == graphdef::AttrValue::kTensor) dtypes.push_back(value.tensor().dtype());
