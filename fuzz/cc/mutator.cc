@@ -4,12 +4,16 @@
 // graph validation and the kernels. Otherwise (or when the input does not
 // parse) libFuzzer's byte-level mutation runs, which keeps the parser and
 // the odd half-valid encodings covered too.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "graph.pb.h"
 #include "exec/kernel.h"
@@ -227,6 +231,15 @@ void mutate_tensor(TensorProto& tensor, Random& random) {
   }
 }
 
+// A node's attr names in sorted order: protobuf's map order changes from
+// process to process, and a seed must pick the same attr every time.
+std::vector<std::string> attr_names(const graphdef::NodeDef& node) {
+  std::vector<std::string> names;
+  for (const auto& entry : node.attr()) names.push_back(entry.first);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 void mutate_graph(GraphDef& graph, Random& random) {
   NodeDef* node = some_node(graph, random);
   if (node == nullptr) {
@@ -241,20 +254,18 @@ void mutate_graph(GraphDef& graph, Random& random) {
   switch (choice) {
     case 0: {  // an attr of the wrong kind
       if (node->attr().empty()) break;
-      auto it = node->mutable_attr()->begin();
-      std::advance(it, random.below(node->attr_size()));
-      make_attr(it->second, static_cast<graphrun::AttrKind>(random.below(9)), nullptr, random);
+      const std::string name = attr_names(*node)[random.below(node->attr_size())];
+      make_attr((*node->mutable_attr())[name], static_cast<graphrun::AttrKind>(random.below(9)), nullptr, random);
       break;
     }
     case 1: {  // an attr missing
       if (node->attr().empty()) break;
-      auto it = node->mutable_attr()->begin();
-      std::advance(it, random.below(node->attr_size()));
-      node->mutable_attr()->erase(it);
+      node->mutable_attr()->erase(attr_names(*node)[random.below(node->attr_size())]);
       break;
     }
     case 2: {  // an int, float or list value at an extreme
-      for (auto& [name, value] : *node->mutable_attr()) {
+      for (const std::string& name : attr_names(*node)) {
+        AttrValue& value = (*node->mutable_attr())[name];
         if (!random.chance(50)) continue;
         if (value.value_case() == AttrValue::kI) value.set_i(interesting_int(random));
         else if (value.value_case() == AttrValue::kF) value.set_f(static_cast<float>(interesting_float(random)));
@@ -271,7 +282,8 @@ void mutate_graph(GraphDef& graph, Random& random) {
       break;
     }
     case 3: {  // a tensor attr (Const's value) changed
-      for (auto& [name, value] : *node->mutable_attr()) {
+      for (const std::string& name : attr_names(*node)) {
+        AttrValue& value = (*node->mutable_attr())[name];
         if (value.value_case() == AttrValue::kTensor) {
           mutate_tensor(*value.mutable_tensor(), random);
           // Usually keep a Const's dtype attr in step, so the new value
@@ -337,7 +349,14 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
     const int mutations = 1 + static_cast<int>(random.below(3));
     for (int i = 0; i < mutations; ++i) mutate_graph(graph, random);
     std::string bytes;
-    if (graph.SerializeToString(&bytes) && bytes.size() <= max_size) {
+    bool serialized = false;
+    {
+      google::protobuf::io::StringOutputStream stream(&bytes);
+      google::protobuf::io::CodedOutputStream coded(&stream);
+      coded.SetSerializationDeterministic(true);  // attrs in key order, not the map's
+      serialized = graph.SerializeToCodedStream(&coded);
+    }
+    if (serialized && bytes.size() <= max_size) {
       std::memcpy(data, bytes.data(), bytes.size());
       return bytes.size();
     }
