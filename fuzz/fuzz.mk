@@ -25,6 +25,7 @@ FUZZ_SECONDS ?= 60
 # FUZZ_RUNS=N runs N inputs from seed FUZZ_SEED instead of FUZZ_SECONDS: nearly the same inputs on any
 # machine at any speed (fuzz/README.md says why not exactly), which is how CI runs it
 FUZZ_RUNS    ?=
+# not 0: libFuzzer reads -seed=0 as "pick one"
 FUZZ_SEED    ?= 1
 FUZZ_LENGTH   = $(if $(FUZZ_RUNS),-runs=$(FUZZ_RUNS) -seed=$(FUZZ_SEED),-max_total_time=$(FUZZ_SECONDS))
 FUZZ_CORPUS  ?= $(FUZZ_DIR)/corpus

@@ -250,8 +250,9 @@ def feed_model(tmp_path):
     return write_pbtxt(tmp_path, text)
 
 
-def _npy_header(descr, shape):
-    text = repr({"descr": descr, "fortran_order": False, "shape": tuple(shape)}).encode()
+def _npy_header(descr, shape, text=None):
+    """A version 1.0 .npy header of that dtype and shape, or holding `text` as its dict."""
+    text = text or repr({"descr": descr, "fortran_order": False, "shape": tuple(shape)}).encode()
     text += b" " * (64 - (10 + len(text) + 1) % 64) + b"\n"
     return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text
 
@@ -335,10 +336,8 @@ def test_npy_check_reads_only_the_header():
 def test_an_npy_header_that_is_not_a_literal(tmp_path, capsys, feed_model):
     """Found making the fuzzer's runs repeatable: Python's literal parser named the offending node by its
     address ("<ast.Call object at 0x7f..>"), so the same bad file gave a different message every run."""
-    text = b"{'descr': print(), 'fortran_order': False, 'shape': (1,)}"
-    text += b" " * (64 - (10 + len(text) + 1) % 64) + b"\n"
     path = tmp_path / "x.npy"
-    path.write_bytes(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(text)) + text + bytes(4))
+    path.write_bytes(_npy_header(None, None, b"{'descr': print(), 'fortran_order': False, 'shape': (1,)}") + bytes(4))
     err = fails(capsys, 2, feed_model, "--feed", f"x=@{path}", mentions=["not an .npy header", "ast.Call"])
     assert " at 0x" not in err
 

@@ -3,10 +3,7 @@
 #   make fuzz-py-run FUZZ_RUNS=40000    the same, a fixed count of cases from FUZZ_SEED (CI's: a seed and
 #                                       a count replay the same cases on any machine)
 #   make fuzz-py-replay                 rerun every saved finding against the current code
-FUZZ_SECONDS ?= 60
-# one seed for both fuzzers; fuzz.mk sets it first (libFuzzer reads -seed=0 as "pick one")
-FUZZ_SEED ?= 1
-FUZZ_RUNS ?=
+# FUZZ_SECONDS, FUZZ_RUNS and FUZZ_SEED are fuzz/fuzz.mk's, included before this: one set for both fuzzers
 FUZZ_PY_OUT ?= build/fuzz-py
 
 .PHONY: fuzz-py-run fuzz-py-replay

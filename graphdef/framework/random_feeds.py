@@ -54,11 +54,16 @@ def words(seed, name, count, first=0):
         return _mix(steps + np.uint64(stream))
 
 
+def drawable(dtype):
+    """Whether the rule above gives values of `dtype` (numpy): floats, integers and bool."""
+    return np.dtype(dtype).kind in "fiub"
+
+
 def random_value(seed, name, dtype, shape):
     """An ndarray of `dtype` (numpy) and `shape` for placeholder `name`, by the rule above."""
     dtype = np.dtype(dtype)
     shape = tuple(int(d) for d in shape)
-    if dtype.kind not in "fiub":
+    if not drawable(dtype):
         raise TypeError(f"cannot make random values of dtype {dtype}")
     count = int(np.prod(shape, dtype=np.int64))
     values = np.empty(count, dtype)

@@ -6,12 +6,10 @@ reported first), then `complete_feeds` adds random values for every needed place
 that is still unfed, with its static shape and the --shape overrides.
 """
 
-import numpy as np
-
 from graphdef.client import feeds as feeding
 from graphdef.framework import limits
 from graphdef.client.feeds import FeedError
-from graphdef.framework.random_feeds import random_value
+from graphdef.framework.random_feeds import drawable, random_value
 from graphdef.framework.shapes import show
 
 # what --random says of a placeholder it cannot fill (a variant or a string); graphrun-cc says the same
@@ -104,7 +102,7 @@ def complete_feeds(graph, file_order, targets, fed, args):
         tensor = op.outputs[0]
         shape = shapes[tensor] if tensor in shapes else _known_shape(tensor)
         flag = f"--shape {op.name}" if tensor in shapes else f"--random {op.name}"
-        if np.dtype(tensor.dtype.np).kind not in "fiub":
+        if not drawable(tensor.dtype.np):
             raise FeedError(f"--random: placeholder {feeding.describe(op)}: {NO_RANDOM_VALUES}")
         limits.check(shape, tensor.dtype.np, what="random value", where=flag)
         fed.values[tensor] = random_value(args.seed, op.name, tensor.dtype.np, shape)
