@@ -78,7 +78,7 @@ Tensor::Tensor(DataType dtype, Shape shape, bool zeroed)
 void Tensor::BufferDeleter::operator()(void* p) const noexcept { free_tensor_memory(p, bytes); }
 
 Tensor::Tensor(Tensor&& other) noexcept
-    : dtype_(other.dtype_), shape_(std::move(other.shape_)), num_elements_(other.num_elements_),
+    : dtype_(other.dtype_), layout_(other.layout_), shape_(std::move(other.shape_)), num_elements_(other.num_elements_),
       buffer_(std::move(other.buffer_)), data_(other.data_), owner_(std::move(other.owner_)),
       variant_(std::move(other.variant_)) {
   other.data_ = nullptr;
@@ -86,6 +86,7 @@ Tensor::Tensor(Tensor&& other) noexcept
 
 Tensor& Tensor::operator=(Tensor&& other) noexcept {
   dtype_ = other.dtype_;
+  layout_ = other.layout_;
   shape_ = std::move(other.shape_);
   num_elements_ = other.num_elements_;
   buffer_ = std::move(other.buffer_);
@@ -120,8 +121,17 @@ const VariantValue& Tensor::variant_value() const {
   return *variant_;
 }
 
+void Tensor::set_layout(Layout layout) {
+  if (layout == Layout::kChannelBlocks8 &&
+      (dtype_ != graphdef::DT_FLOAT || shape_.size() != 4 || shape_[3] % 8 != 0)) {
+    throw Error("internal error: channel blocks of 8 for a " + dtype_name(dtype_) + " " + shape_string(shape_));
+  }
+  layout_ = layout;
+}
+
 Tensor Tensor::reshaped(Shape shape) const {
   if (variant_) throw Error("a variant (" + variant_->type_name() + ") cannot be reshaped");
+  if (layout_ != Layout::kPlain) throw Error("internal error: a tensor in channel blocks reshaped");
   if (owner_) {  // borrowed memory is shared under the new shape, not copied
     int64_t count = 1;
     for (int64_t dim : shape) {

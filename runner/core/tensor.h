@@ -17,6 +17,16 @@ namespace graphrun {
 
 using Shape = std::vector<int64_t>;
 
+// How a tensor's elements lie in its buffer. kPlain is row-major, as the
+// shape reads, for every tensor a kernel sees unless it asked otherwise.
+// kChannelBlocks8 is oneDNN's nChw8c for a float32 [N, H, W, C] with C a
+// multiple of 8: [N][C/8][H][W][8], eight channels of a pixel side by side.
+// oneDNN's depthwise and pointwise convolutions run much faster on it than
+// on NHWC at larger batches. Only the convolution kernels ever read or write
+// it (the executor hands every other kernel, and every fetch, a plain copy:
+// core/channel_blocks.h); the element count and buffer size are the same.
+enum class Layout : unsigned char { kPlain, kChannelBlocks8 };
+
 // What a DT_VARIANT scalar holds (a TensorList, core/tensor_list.h). Only the
 // kernels that made it know its type; everything else (printing, saving,
 // feeding, arithmetic) refuses a variant with a clear error instead of
@@ -72,6 +82,10 @@ class Tensor {
   int64_t num_elements() const { return num_elements_; }
   std::size_t byte_size() const { return variant_ ? 0 : static_cast<std::size_t>(num_elements_) * dtype_size(dtype_); }
   bool is_variant() const { return dtype_ == graphdef::DT_VARIANT; }
+  Layout layout() const { return layout_; }
+  // For the kernel that wrote the elements in `layout` (kChannelBlocks8 only
+  // for a float32 [N, H, W, C] with C % 8 == 0), before it shares the tensor.
+  void set_layout(Layout layout);
   // Its elements are memory it does not own (Tensor::borrowed), maybe read-only.
   bool is_borrowed() const { return owner_ != nullptr; }
   // The value of a variant scalar; throws Error for any other tensor.
@@ -110,6 +124,7 @@ class Tensor {
   void check_type(DataType requested) const;
 
   DataType dtype_;
+  Layout layout_ = Layout::kPlain;
   Shape shape_;
   int64_t num_elements_;
   std::unique_ptr<void, BufferDeleter> buffer_;  // owned elements (none when borrowed)

@@ -5,6 +5,7 @@
 #include <new>
 #include <queue>
 
+#include "core/channel_blocks.h"
 #include "exec/frame_executor.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_pattern.h"
@@ -41,6 +42,7 @@ Executor::Executor(const Graph& graph, std::vector<Endpoint> fetches, std::vecto
     return;
   }
   plan_order(needed, feeds);
+  plan_channel_blocks(needed, feeds);
 }
 
 void Executor::release_inputs(int i, std::vector<std::vector<TensorPtr>>& values, std::vector<int>& remaining) const {
@@ -125,6 +127,25 @@ void Executor::plan_order(const std::vector<char>& needed, const FeedMap& feeds)
   }
 }
 
+void Executor::plan_channel_blocks(const std::vector<char>& needed, const FeedMap& feeds) {
+  // A node's output may stay in channel blocks when its kernel can write
+  // them, nothing fetches it, and every consumer reads them at that input.
+  // Control-flow plans (FrameExecutor) keep every value plain.
+  const int n = graph_.size();
+  channel_blocks_.assign(n, 0);
+  for (int i = 0; i < n; ++i) {
+    channel_blocks_[i] = needed[i] && !feeds.count(i) && graph_.node(i).kernel->reads_channel_blocks();
+  }
+  for (const Endpoint& fetch : fetches_) channel_blocks_[fetch.node] = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!needed[i] || feeds.count(i)) continue;
+    const GraphNode& node = graph_.node(i);
+    for (int k = 0; k < static_cast<int>(node.inputs.size()); ++k) {
+      if (!node.kernel->reads_channel_blocks(k)) channel_blocks_[node.inputs[k].node] = 0;
+    }
+  }
+}
+
 std::vector<TensorPtr> Executor::gather_inputs(int i, const std::vector<std::vector<TensorPtr>>& values,
                                                VariableStore& variables) const {
   const GraphNode& node = graph_.node(i);
@@ -132,6 +153,8 @@ std::vector<TensorPtr> Executor::gather_inputs(int i, const std::vector<std::vec
   for (std::size_t k = 0; k < node.inputs.size(); ++k) {
     if (node.input_spec(static_cast<int>(k)).is_ref) continue;
     inputs[k] = value_of(node.inputs[k], values, variables);
+    // The plan keeps blocks from kernels that cannot read them; this is the guard.
+    if (!node.kernel->reads_channel_blocks(static_cast<int>(k))) inputs[k] = plain(std::move(inputs[k]));
   }
   return inputs;
 }
@@ -144,6 +167,7 @@ std::vector<TensorPtr> Executor::run_node(int i, const std::vector<std::vector<T
 std::vector<TensorPtr> Executor::execute(int i, std::vector<TensorPtr> inputs, VariableStore& variables) const {
   const GraphNode& node = graph_.node(i);
   KernelContext context(graph_, i, std::move(inputs), variables);
+  if (!channel_blocks_.empty() && channel_blocks_[i]) context.allow_channel_blocks();
   const auto start = node_seconds_ ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   try {
     node.kernel->run(context);
@@ -210,7 +234,7 @@ std::vector<TensorPtr> Executor::run(const FeedMap& feeds, VariableStore& variab
   }
   std::vector<TensorPtr> results;
   results.reserve(fetches_.size());
-  for (const Endpoint& fetch : fetches_) results.push_back(value_of(fetch, values, variables));
+  for (const Endpoint& fetch : fetches_) results.push_back(plain(value_of(fetch, values, variables)));
   return results;
 }
 

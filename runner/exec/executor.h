@@ -44,6 +44,7 @@ class Executor {
   std::vector<char> mark_needed(const FeedMap& feeds) const;
   void check_fed(const std::vector<char>& needed, const FeedMap& feeds) const;
   void plan_order(const std::vector<char>& needed, const FeedMap& feeds);
+  void plan_channel_blocks(const std::vector<char>& needed, const FeedMap& feeds);
   std::vector<TensorPtr> gather_inputs(int node, const std::vector<std::vector<TensorPtr>>& values,
                                        VariableStore& variables) const;
   std::vector<TensorPtr> run_node(int node, const std::vector<std::vector<TensorPtr>>& values,
@@ -68,6 +69,7 @@ class Executor {
   std::vector<int> targets_;
   std::vector<int> order_;
   std::vector<int> uses_;  // per node: data uses within the plan + fetches of it
+  std::vector<char> channel_blocks_;  // per node: its output may stay in channel blocks
   std::vector<double>* node_seconds_ = nullptr;  // see time_nodes
   // Set when the plan holds control-flow ops: then it runs the plan instead.
   std::shared_ptr<const FrameExecutor> frames_;

@@ -297,6 +297,15 @@ Kernel& Kernel::internal() {
   return *this;
 }
 
+Kernel& Kernel::channel_block_inputs(std::vector<int> inputs) {
+  channel_block_inputs_ = std::move(inputs);
+  return *this;
+}
+
+bool Kernel::reads_channel_blocks(int input) const {
+  return std::find(channel_block_inputs_.begin(), channel_block_inputs_.end(), input) != channel_block_inputs_.end();
+}
+
 Kernel& Kernel::check(CheckFn fn) {
   check_ = std::move(fn);
   return *this;

@@ -114,6 +114,11 @@ class Kernel {
   // model file naming it is refused as an unknown op, and --list-kernels
   // leaves it out, since the Python runtime has no definition of it.
   Kernel& internal();
+  // A convolution that takes these data inputs in channel blocks as they
+  // come (core/tensor.h, Layout) and may write its output in them when the
+  // executor allows (KernelContext::may_write_channel_blocks). Every other
+  // input, of this kernel or any other, reaches it plain.
+  Kernel& channel_block_inputs(std::vector<int> inputs);
   Kernel& check(CheckFn fn);
   Kernel& shape(ShapeFn fn);  // without one, inspect shows unknown shapes
   Kernel& prepare(PrepareFn fn);  // optional; see PrepareFn
@@ -136,6 +141,8 @@ class Kernel {
   bool must_be_fed() const { return must_be_fed_; }
   bool is_variable() const { return holds_variable_; }
   bool is_internal() const { return internal_; }
+  bool reads_channel_blocks(int input) const;
+  bool reads_channel_blocks() const { return !channel_block_inputs_.empty(); }
 
   // Throws Error naming the attr at fault. Unknown attrs are ignored, as
   // TensorFlow 2.x does.
@@ -190,6 +197,7 @@ class Kernel {
   bool must_be_fed_ = false;
   bool holds_variable_ = false;
   bool internal_ = false;
+  std::vector<int> channel_block_inputs_;
   CheckFn check_;
   ShapeFn shape_;
   PrepareFn prepare_;

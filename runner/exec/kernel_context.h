@@ -62,6 +62,12 @@ class KernelContext {
   // The graph the node belongs to (functional ops reach its function library).
   const Graph& graph() const { return graph_; }
 
+  // True when every consumer of this node's output in the run reads channel
+  // blocks (Kernel::reads_channel_blocks) and nothing fetches it: a
+  // convolution may then leave its output in them.
+  bool may_write_channel_blocks() const { return may_write_channel_blocks_; }
+  void allow_channel_blocks() { may_write_channel_blocks_ = true; }
+
   void set_output(int i, TensorPtr value);
   void set_output(int i, Tensor&& value);
   std::vector<TensorPtr>& outputs() { return outputs_; }
@@ -72,6 +78,7 @@ class KernelContext {
   std::vector<TensorPtr> inputs_;
   VariableStore& variables_;
   std::vector<TensorPtr> outputs_;
+  bool may_write_channel_blocks_ = false;
 };
 
 }  // namespace graphrun

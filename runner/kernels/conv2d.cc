@@ -233,11 +233,11 @@ void compute_hand_written(const Tensor& input, const Tensor& filter, int64_t gro
 // the shapes; the hand-written kernels serve the rest.
 void compute_conv_node(KernelContext& context) {
   const ConvNode& node = context.state<ConvNode>();
-  const Tensor& input = context.input(0);
+  const Tensor& given = context.input(0);  // maybe in channel blocks; its shape is the same
   const Tensor& filter = context.input(1);
-  const bool grouped = input.rank() == 4 && filter.rank() == 4 && input.shape()[3] != filter.shape()[2];
-  const int64_t groups = grouped ? conv_groups(input, filter) : 1;
-  const Shape& in = input.shape();
+  const bool grouped = given.rank() == 4 && filter.rank() == 4 && given.shape()[3] != filter.shape()[2];
+  const int64_t groups = grouped ? conv_groups(given, filter) : 1;
+  const Shape& in = given.shape();
   ConvShape s = grouped ? conv_shape({in[0], in[1], in[2], filter.shape()[2]}, filter.shape(), node.window)
                         : conv_shape(in, filter.shape(), node.window);
   const int64_t out_channels = filter.shape()[3];
@@ -250,22 +250,33 @@ void compute_conv_node(KernelContext& context) {
   }
   ConvShape whole = s;
   whole.c = in[3];
+  const bool residual_fits = !node.epilogue.residual || context.input(3).shape() == out_shape;
+  const Layout layout =
+      residual_fits ? conv_layout(context, given, out_channels, false, [&] {
+        return node.dnnl->ready(whole, groups, out_channels, true, filter.data<float>(), context.input_is_constant(1));
+      })
+                    : Layout::kPlain;
+  TensorPtr converted;
+  const Tensor& input = input_in_layout(context, 0, layout, converted);
   auto dnnl = [&](float* y) {
     return node.dnnl->run(whole, groups, out_channels, input.data<float>(), filter.data<float>(),
-                          context.input_is_constant(1), bias ? bias->data<float>() : nullptr, y);
+                          context.input_is_constant(1), bias ? bias->data<float>() : nullptr, y,
+                          layout == Layout::kChannelBlocks8);
   };
   if (node.epilogue.residual) {
     Epilogue bias_only;
     bias_only.bias = true;
-    run_residual_conv(context, 3, out_shape, node.epilogue, dnnl, [&](Tensor& output) {
+    run_residual_conv(context, 3, out_shape, layout, node.epilogue, dnnl, [&](Tensor& output) {
       compute_hand_written(input, filter, groups, s, bias, bias_only, output);
     });
     return;
   }
   Tensor output = Tensor::uninitialized(input.dtype(), out_shape);
   if (input.dtype() != graphdef::DT_FLOAT || !dnnl(output.data<float>())) {
+    if (layout != Layout::kPlain) throw Error("internal error: oneDNN refused a convolution it had prepared");
     compute_hand_written(input, filter, groups, s, bias, node.epilogue, output);
   }
+  output.set_layout(layout);
   context.set_output(0, std::move(output));
 }
 
@@ -273,7 +284,8 @@ REGISTER_KERNEL(declare_conv_attrs(Kernel("Conv2D")
                                        .input("input", "T")
                                        .input("filter", "T")
                                        .output("T")
-                                       .type_attr("T", dtypes_of(ConvTypes{})),
+                                       .type_attr("T", dtypes_of(ConvTypes{}))
+                                       .channel_block_inputs({0}),
                                    true)
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
                       return ConvNode{read_window_attrs(kernel, node, true, true), Epilogue{},
@@ -287,7 +299,8 @@ REGISTER_KERNEL(declare_conv_attrs(declare_fused_epilogue(Kernel("_FusedConv2D")
                                                               .input("input", "T")
                                                               .input("filter", "T")
                                                               .output("T")
-                                                              .type_attr("T", {graphdef::DT_FLOAT})),
+                                                              .type_attr("T", {graphdef::DT_FLOAT})
+                                                              .channel_block_inputs({0, 3})),
                                    true)
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
                       const Epilogue epilogue = read_fused_ops(kernel, node, true);

@@ -1,7 +1,9 @@
 #include "kernels/conv_common.h"
 
+#include <cstdlib>
 #include <cstring>
 
+#include "core/channel_blocks.h"
 #include "core/parallel.h"
 #include "kernels/lib/broadcast.h"
 
@@ -34,8 +36,39 @@ ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs&
   return s;
 }
 
-void run_residual_conv(KernelContext& context, int residual_input, const Shape& out_shape, const Epilogue& epilogue,
-                       const std::function<bool(float*)>& accumulate, const std::function<void(Tensor&)>& product) {
+namespace {
+
+bool channel_blocks_enabled() {
+  static const bool enabled = [] {
+    const char* setting = std::getenv("GRAPHRUN_CC_CHANNEL_BLOCKS");
+    return !(setting != nullptr && std::strcmp(setting, "0") == 0);
+  }();
+  return enabled;
+}
+
+}  // namespace
+
+Layout conv_layout(const KernelContext& context, const Tensor& input, int64_t out_channels, bool depthwise,
+                   const std::function<bool()>& ready_in_blocks) {
+  const bool wanted = context.may_write_channel_blocks() && channel_blocks_enabled() &&
+                      input.dtype() == graphdef::DT_FLOAT && input.rank() == 4 && input.shape()[3] % 8 == 0 &&
+                      out_channels % 8 == 0 && (depthwise || input.layout() == Layout::kChannelBlocks8);
+  return wanted && ready_in_blocks() ? Layout::kChannelBlocks8 : Layout::kPlain;
+}
+
+const Tensor& input_in_layout(const KernelContext& context, int i, Layout layout, TensorPtr& holder) {
+  const Tensor& input = context.input(i);
+  if (input.layout() == layout) return input;
+  holder = std::make_shared<const Tensor>(to_layout(input, layout));
+  return *holder;
+}
+
+void run_residual_conv(KernelContext& context, int residual_input, const Shape& out_shape, Layout layout,
+                       const Epilogue& epilogue, const std::function<bool(float*)>& accumulate,
+                       const std::function<void(Tensor&)>& product) {
+  if (layout != Layout::kPlain && context.input(residual_input).shape() != out_shape) {
+    throw Error("internal error: a residual that broadcasts, in channel blocks");
+  }
   const Tensor& residual = context.input(residual_input);
   Epilogue activation_only;
   activation_only.activation = epilogue.activation;
@@ -50,11 +83,12 @@ void run_residual_conv(KernelContext& context, int residual_input, const Shape& 
   if (residual.shape() == out_shape) {
     // The residual's buffer becomes the output when nobody else can see it:
     // each element is read (by the sum) before it is written.
-    Tensor* reused = context.reusable_input(residual_input);
-    Tensor fresh = reused ? Tensor(graphdef::DT_FLOAT, {0}) : Tensor::uninitialized(graphdef::DT_FLOAT, out_shape);
+    Tensor* reused = residual.layout() == layout ? context.reusable_input(residual_input) : nullptr;
+    // A copy in `layout` (to_layout copies even when the layout is the same).
+    Tensor fresh = reused ? Tensor(graphdef::DT_FLOAT, {0}) : to_layout(residual, layout);
     Tensor& output = reused ? *reused : fresh;
-    if (!reused && residual.byte_size()) std::memcpy(output.raw_data(), residual.raw_data(), residual.byte_size());
     if (!accumulate(output.data<float>())) {
+      if (layout != Layout::kPlain) throw Error("internal error: oneDNN refused a convolution it had prepared");
       Tensor sum = Tensor::uninitialized(graphdef::DT_FLOAT, out_shape);
       product(sum);
       float* y = output.data<float>();
@@ -69,9 +103,11 @@ void run_residual_conv(KernelContext& context, int residual_input, const Shape& 
   }
   Tensor sum = Tensor::uninitialized(graphdef::DT_FLOAT, out_shape);
   product(sum);
-  const BroadcastPlan plan = plan_broadcast(out_shape, residual.shape());
+  TensorPtr holder;
+  const Tensor& plain_residual = input_in_layout(context, residual_input, Layout::kPlain, holder);
+  const BroadcastPlan plan = plan_broadcast(out_shape, plain_residual.shape());
   Tensor output = Tensor::uninitialized(graphdef::DT_FLOAT, plan.out);
-  broadcast_apply(plan, sum.data<float>(), residual.data<float>(), output.data<float>(),
+  broadcast_apply(plan, sum.data<float>(), plain_residual.data<float>(), output.data<float>(),
                   [](float a, float b) { return a + b; });
   activate(output);
   context.set_output(0, std::move(output));

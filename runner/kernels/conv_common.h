@@ -30,16 +30,34 @@ const WindowAttrs& conv_window_attrs(const KernelContext& context);
 ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs& attrs,
                      const std::string& filter_what = "filter");
 
+// The layout a float32 convolution node runs in this time (core/tensor.h):
+// channel blocks of 8 when the executor lets its output stay in them, both
+// channel counts are whole blocks, the input already is in blocks or the
+// node is depthwise, and `ready_in_blocks()` says oneDNN has a primitive in
+// blocks for it. Depthwise convolutions start a run of blocks: oneDNN's
+// depthwise kernel on blocks takes about half the time of its NHWC one at
+// batch 8 (MobileNetV2), and the pointwise convolutions around them gain
+// too. Elsewhere (ResNet50's dense convolutions) NHWC is as fast or faster,
+// so a run of blocks never starts there. GRAPHRUN_CC_CHANNEL_BLOCKS=0 keeps
+// everything plain.
+Layout conv_layout(const KernelContext& context, const Tensor& input, int64_t out_channels, bool depthwise,
+                   const std::function<bool()>& ready_in_blocks);
+
+// Data input i in `layout`: the input itself, or a converted copy that
+// `holder` keeps.
+const Tensor& input_in_layout(const KernelContext& context, int i, Layout layout, TensorPtr& holder);
+
 // A fused convolution whose epilogue adds a residual (fused_ops [BiasAdd,
 // Add(, act)], the residual its input `residual_input`), run as TF's
 // Add(conv + bias, residual) then the activation. When the residual has the
-// output's shape, the output is its buffer (taken over when nothing else
-// holds it, else a copy) and `accumulate(y)` runs the oneDNN primitive,
+// output's shape, the output is its buffer in `layout` (taken over when
+// nothing else holds it and it is in that layout, else a copy) and `accumulate(y)` runs the oneDNN primitive,
 // whose sum post-op adds into y; it returns false, having written nothing,
 // when oneDNN has no primitive. Otherwise, and for shapes that broadcast (an
 // unknown batch dim may differ at run time), `product(y)` writes conv + bias
 // alone into a fresh tensor and the sum is added here.
-void run_residual_conv(KernelContext& context, int residual_input, const Shape& out_shape, const Epilogue& epilogue,
+void run_residual_conv(KernelContext& context, int residual_input, const Shape& out_shape, Layout layout,
+                       const Epilogue& epilogue,
                        const std::function<bool(float*)>& accumulate, const std::function<void(Tensor&)>& product);
 
 // A backprop's int32 size vector: 4 non-negative sizes.

@@ -69,9 +69,9 @@ struct DepthwiseNode {
 
 void compute_depthwise(KernelContext& context) {
   const DepthwiseNode& node = context.state<DepthwiseNode>();
-  const Tensor& input = context.input(0);
+  const Tensor& given = context.input(0);  // maybe in channel blocks; its shape is the same
   const Tensor& filter = context.input(1);
-  const ConvShape s = conv_shape(input.shape(), filter.shape(), node.window);
+  const ConvShape s = conv_shape(given.shape(), filter.shape(), node.window);
   const int64_t multiplier = filter.shape()[3];
   const Shape out_shape = {s.n, s.window.rows.out, s.window.cols.out, s.c * multiplier};
   const Tensor* bias = node.epilogue.bias ? &context.input(2) : nullptr;
@@ -80,9 +80,18 @@ void compute_depthwise(KernelContext& context) {
     throw Error("bias " + shape_string(bias->shape()) + " must be 1-D and match the last dim of value " +
                 shape_string(out_shape) + " (at least 2-D)");
   }
+  const bool residual_fits = !node.epilogue.residual || context.input(3).shape() == out_shape;
+  const Layout layout =
+      residual_fits ? conv_layout(context, given, out_shape[3], true, [&] {
+        return node.dnnl->ready(s, s.c, out_shape[3], true, filter.data<float>(), context.input_is_constant(1));
+      })
+                    : Layout::kPlain;
+  TensorPtr converted;
+  const Tensor& input = input_in_layout(context, 0, layout, converted);
   auto dnnl = [&](float* y) {
     return node.dnnl->run(s, s.c, s.c * multiplier, input.data<float>(), filter.data<float>(),
-                          context.input_is_constant(1), bias ? bias->data<float>() : nullptr, y);
+                          context.input_is_constant(1), bias ? bias->data<float>() : nullptr, y,
+                          layout == Layout::kChannelBlocks8);
   };
   // The hand-written kernel, then the epilogue `e` of a fused node.
   auto hand_written = [&](Tensor& output, const Epilogue& e) {
@@ -95,12 +104,16 @@ void compute_depthwise(KernelContext& context) {
   if (node.epilogue.residual) {
     Epilogue bias_only;
     bias_only.bias = true;
-    run_residual_conv(context, 3, out_shape, node.epilogue, dnnl,
+    run_residual_conv(context, 3, out_shape, layout, node.epilogue, dnnl,
                       [&](Tensor& output) { hand_written(output, bias_only); });
     return;
   }
   Tensor output = Tensor::uninitialized(input.dtype(), out_shape);
-  if (input.dtype() != graphdef::DT_FLOAT || !dnnl(output.data<float>())) hand_written(output, node.epilogue);
+  if (input.dtype() != graphdef::DT_FLOAT || !dnnl(output.data<float>())) {
+    if (layout != Layout::kPlain) throw Error("internal error: oneDNN refused a convolution it had prepared");
+    hand_written(output, node.epilogue);
+  }
+  output.set_layout(layout);
   context.set_output(0, std::move(output));
 }
 
@@ -108,7 +121,8 @@ REGISTER_KERNEL(declare_conv_attrs(Kernel("DepthwiseConv2dNative")
                                        .input("input", "T")
                                        .input("filter", "T")
                                        .output("T")
-                                       .type_attr("T", dtypes_of(FloatTypes{})),
+                                       .type_attr("T", dtypes_of(FloatTypes{}))
+                                       .channel_block_inputs({0}),
                                    false)
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
                       return DepthwiseNode{read_window_attrs(kernel, node, true, true), Epilogue{},
@@ -121,7 +135,8 @@ REGISTER_KERNEL(declare_conv_attrs(declare_fused_epilogue(Kernel("_FusedDepthwis
                                                               .input("input", "T")
                                                               .input("filter", "T")
                                                               .output("T")
-                                                              .type_attr("T", {graphdef::DT_FLOAT})),
+                                                              .type_attr("T", {graphdef::DT_FLOAT})
+                                                              .channel_block_inputs({0, 3})),
                                    false)
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
                       const Epilogue epilogue = read_fused_ops(kernel, node, true);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -25,10 +26,10 @@ struct DnnlConvolution::Prepared {
 
 namespace {
 
-std::vector<int64_t> problem_key(const ConvShape& s, int64_t groups, int64_t out_channels) {
+std::vector<int64_t> problem_key(const ConvShape& s, int64_t groups, int64_t out_channels, bool blocked) {
   const WindowGeometry& g = s.window;
   return {s.n, s.h, s.w, s.c, groups, out_channels, g.kh, g.kw, g.stride_h, g.stride_w, g.dilation_h,
-          g.dilation_w, g.rows.before, g.rows.after, g.cols.before, g.cols.after, g.rows.out, g.cols.out};
+          g.dilation_w, g.rows.before, g.rows.after, g.cols.before, g.cols.after, g.rows.out, g.cols.out, blocked};
 }
 
 // Shapes oneDNN's kernels are meant for; the rest (empty tensors, padding as
@@ -47,16 +48,19 @@ bool fits_dnnl(const ConvShape& s, int64_t groups, int64_t out_channels) {
 DnnlConvolution::DnnlConvolution(const Epilogue& epilogue) : epilogue_(epilogue) {}
 DnnlConvolution::~DnnlConvolution() = default;
 
-DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t groups, int64_t out_channels) {
-  std::vector<int64_t> key = problem_key(s, groups, out_channels);
-  if (prepared_ && prepared_->key == key) return prepared_.get();
+DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t groups, int64_t out_channels,
+                                                     bool blocked) {
+  std::vector<int64_t> key = problem_key(s, groups, out_channels, blocked);
+  std::unique_ptr<Prepared>& slot = prepared_[blocked ? 1 : 0];
+  if (slot && slot->key == key) return slot.get();
   auto p = std::make_unique<Prepared>();
   p->key = std::move(key);
   p->pads = s.window.rows.before || s.window.rows.after || s.window.cols.before || s.window.cols.after;
-  if (fits_dnnl(s, groups, out_channels)) {
+  if (fits_dnnl(s, groups, out_channels) && (!blocked || (s.c % 8 == 0 && out_channels % 8 == 0))) {
     const WindowGeometry& g = s.window;
-    const memory::desc src({s.n, s.c, s.h, s.w}, kF32, Tag::nhwc);
-    const memory::desc dst({s.n, out_channels, g.rows.out, g.cols.out}, kF32, Tag::nhwc);
+    const Tag layout = blocked ? Tag::nChw8c : Tag::nhwc;
+    const memory::desc src({s.n, s.c, s.h, s.w}, kF32, layout);
+    const memory::desc dst({s.n, out_channels, g.rows.out, g.cols.out}, kF32, layout);
     const memory::dims weight_dims =
         groups == 1 ? memory::dims{out_channels, s.c, g.kh, g.kw}
                     : memory::dims{groups, out_channels / groups, s.c / groups, g.kh, g.kw};
@@ -73,23 +77,27 @@ DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t 
                                                  {g.dilation_h - 1, g.dilation_w - 1},
                                                  {g.rows.before, g.cols.before}, {g.rows.after, g.cols.after});
       p->pd = dnnl::convolution_forward::primitive_desc(desc, strict_attr(epilogue_), dnnl_engine());
-      p->primitive = dnnl::convolution_forward(p->pd);
-      p->weights = memory(p->pd.weights_desc(), dnnl_engine());
-      p->usable = true;
+      // In blocks, oneDNN's reference kernel is the only one for some rare
+      // windows: far slower than staying plain, so those stay plain.
+      const bool reference = std::string(p->pd.impl_info_str()).rfind("ref", 0) == 0;
+      if (!(blocked && reference)) {
+        p->primitive = dnnl::convolution_forward(p->pd);
+        p->weights = memory(p->pd.weights_desc(), dnnl_engine());
+        p->usable = true;
+      }
     } catch (const dnnl::error&) {
       p->usable = false;  // no implementation for this problem: the caller's kernel serves it
     }
   }
-  prepared_ = std::move(p);
-  return prepared_.get();
+  slot = std::move(p);
+  return slot.get();
 }
 
-bool DnnlConvolution::run(const ConvShape& s, int64_t groups, int64_t out_channels, const float* x,
-                          const float* filter, bool constant_filter, const float* bias, float* y) {
-  if (!dnnl_enabled()) return false;
-  std::lock_guard<std::mutex> lock(mutex_);
-  Prepared* p = prepare(s, groups, out_channels);
-  if (!p->usable) return false;
+DnnlConvolution::Prepared* DnnlConvolution::ready_locked(const ConvShape& s, int64_t groups, int64_t out_channels,
+                                                          bool blocked, const float* filter, bool constant_filter) {
+  if (!dnnl_enabled()) return nullptr;
+  Prepared* p = prepare(s, groups, out_channels, blocked);
+  if (!p->usable) return nullptr;
   // oneDNN skips padding taps; TF multiplies them, so a padding tap of an
   // inf or NaN weight makes NaN. Such a filter goes to the caller's kernel.
   if (p->pads) {
@@ -98,8 +106,22 @@ bool DnnlConvolution::run(const ConvShape& s, int64_t groups, int64_t out_channe
       const int64_t count = g.kh * g.kw * (s.c / groups) * out_channels;
       p->filter_finite = std::all_of(filter, filter + count, [](float w) { return std::isfinite(w); });
     }
-    if (!p->filter_finite) return false;
+    if (!p->filter_finite) return nullptr;
   }
+  return p;
+}
+
+bool DnnlConvolution::ready(const ConvShape& s, int64_t groups, int64_t out_channels, bool blocked,
+                            const float* filter, bool constant_filter) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return ready_locked(s, groups, out_channels, blocked, filter, constant_filter) != nullptr;
+}
+
+bool DnnlConvolution::run(const ConvShape& s, int64_t groups, int64_t out_channels, const float* x,
+                          const float* filter, bool constant_filter, const float* bias, float* y, bool blocked) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  Prepared* p = ready_locked(s, groups, out_channels, blocked, filter, constant_filter);
+  if (p == nullptr) return false;
   dnnl_call("run a convolution", [&] {
     dnnl::stream& stream = dnnl_stream();
     if (!constant_filter || !p->weights_filled) {
