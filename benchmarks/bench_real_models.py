@@ -198,8 +198,10 @@ class CcEngine:
             saved = out / (fetch.replace("/", "_").replace(":", "_") + ".npy")
             np.save(CACHE / f"{self.name}.graphrun-cc.b{batch}.out.npy", np.load(saved))
             return {}
+        # A fresh process a turn: five untimed runs warm its allocator and caches as the other
+        # engines' workers stay warm between turns (the first also reorders the weights).
         report = json.loads(self.run("bench", model, "--feeds", self.feeds(batch), "--fetch", fetch,
-                                     "--warmup", "1", "--runs", words[2], "--json"))
+                                     "--warmup", "5", "--runs", words[2], "--json"))
         # bench reports percentiles, not each run: its median stands for this turn's runs.
         seconds = [report["latency_seconds"]["p50"]] * report["runs"]
         return {"seconds": seconds, "maxrss_mb": self.maxrss_mb}
