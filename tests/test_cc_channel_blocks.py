@@ -2,6 +2,9 @@
 depthwise one keep their values in oneDNN's nChw8c layout between them, and every other reader (a
 kernel without blocks, a fetch, a convolution the layout does not suit) gets a plain copy.
 
+Blocks are on by default only where oneDNN's kernels stop below AVX-512 (where they win); the
+tests turn them on (GRAPHRUN_CC_CHANNEL_BLOCKS=1) so the blocked path is checked on every CPU.
+
 Each graph is a MobileNetV2-like chain with channel counts that are whole blocks of 8. The oracle is
 TensorFlow running the same file; the same runner with GRAPHRUN_CC_CHANNEL_BLOCKS=0 (every value
 plain) must agree too. oneDNN's verbose log (DNNL_VERBOSE=1, on stdout) names the memory formats
@@ -67,7 +70,7 @@ def inverted_residual_graph(tmp_path, channels=16, expand=24, dw_filter=None, ex
 def verbose_formats(runner, model, tmp_path, feeds, fetches, blocks=True):
     """oneDNN's verbose lines of one run."""
     code, stdout, stderr = run_cc(runner, model, *feed_args(tmp_path, feeds), *fetch_args(fetches),
-                                  env={"DNNL_VERBOSE": "1", "GRAPHRUN_CC_CHANNEL_BLOCKS": None if blocks else "0"})
+                                  env={"DNNL_VERBOSE": "1", "GRAPHRUN_CC_CHANNEL_BLOCKS": "1" if blocks else "0"})
     assert code == 0, stderr
     return [line for line in stdout.splitlines() if line.startswith("onednn_verbose,exec") or
             line.startswith("dnnl_verbose,exec")]
@@ -75,7 +78,7 @@ def verbose_formats(runner, model, tmp_path, feeds, fetches, blocks=True):
 
 def cc_values(runner, model, tmp_path, feeds, fetches, blocks):
     args = [model, *feed_args(tmp_path, feeds), *fetch_args(fetches), "--json"]
-    code, stdout, stderr = run_cc(runner, *args, env={"GRAPHRUN_CC_CHANNEL_BLOCKS": None if blocks else "0"})
+    code, stdout, stderr = run_cc(runner, *args, env={"GRAPHRUN_CC_CHANNEL_BLOCKS": "1" if blocks else "0"})
     assert code == 0 and stderr == "", stderr
     return [np.array(d["values"], dtype=d["dtype"]).reshape(d["shape"]) for d in json.loads(stdout)["outputs"]]
 
@@ -106,6 +109,23 @@ def test_a_chain_from_a_depthwise_convolution_runs_in_blocks(tf_oracle, runner, 
     assert [BLOCKED in line for line in convolutions] == [True, True, True, True, False], convolutions
     assert not any(BLOCKED in line for line in verbose_formats(runner, model, tmp_path, feeds, [last], blocks=False))
     check(tf_oracle, runner, model, tmp_path, feeds, [last])
+
+
+@pytest.mark.parametrize("isa_cap", ["as the machine has it", "AVX2"])
+def test_by_default_blocks_follow_onednn_isa(runner, tmp_path, isa_cap):
+    # oneDNN's verbose log names the instruction set its kernels use: with AVX-512 (NHWC's brgconv
+    # kernels are faster there) the chain stays plain, below it the depthwise chain runs in blocks.
+    model, last = inverted_residual_graph(tmp_path)
+    env = {"DNNL_VERBOSE": "1", "GRAPHRUN_CC_CHANNEL_BLOCKS": None}
+    if isa_cap != "as the machine has it":
+        env["ONEDNN_MAX_CPU_ISA"] = isa_cap
+    code, stdout, stderr = run_cc(runner, model, *feed_args(tmp_path, feeds_for()), *fetch_args([last]), env=env)
+    assert code == 0, stderr
+    isa = [line for line in stdout.splitlines() if ",info,cpu,isa:" in line]
+    assert len(isa) == 1, stdout[:2000]
+    convolutions = [line for line in stdout.splitlines() if ",exec," in line and ",convolution," in line]
+    assert convolutions
+    assert any(BLOCKED in line for line in convolutions) == ("AVX-512" not in isa[0]), (isa, convolutions)
 
 
 def test_fetched_values_inside_the_chain_are_plain(tf_oracle, runner, tmp_path):

@@ -34,12 +34,13 @@ ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs&
 // channel blocks of 8 when the executor lets its output stay in them, both
 // channel counts are whole blocks, the input already is in blocks or the
 // node is depthwise, and `ready_in_blocks()` says oneDNN has a primitive in
-// blocks for it. Depthwise convolutions start a run of blocks: oneDNN's
-// depthwise kernel on blocks takes about half the time of its NHWC one at
-// batch 8 (MobileNetV2), and the pointwise convolutions around them gain
-// too. Elsewhere (ResNet50's dense convolutions) NHWC is as fast or faster,
-// so a run of blocks never starts there. GRAPHRUN_CC_CHANNEL_BLOCKS=0 keeps
-// everything plain.
+// blocks for it. Depthwise convolutions start a run of blocks: where oneDNN
+// runs AVX2's kernels, its depthwise kernel on blocks takes about half the
+// time of its NHWC one at batch 8 (MobileNetV2), and the pointwise
+// convolutions around them gain too. Elsewhere (ResNet50's dense
+// convolutions) NHWC is as fast or faster, so a run of blocks never starts
+// there; with AVX-512, NHWC wins everywhere and blocks are off
+// (conv_common.cc). GRAPHRUN_CC_CHANNEL_BLOCKS=1 or 0 turns them on or off.
 Layout conv_layout(const KernelContext& context, const Tensor& input, int64_t out_channels, bool depthwise,
                    const std::function<bool()>& ready_in_blocks);
 
