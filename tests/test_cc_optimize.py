@@ -211,6 +211,35 @@ def test_common_subexpressions_merge(runner, tmp_path):
     assert_same(out, np.zeros_like(X))
 
 
+def test_constants_merge_only_when_their_bytes_are_equal(runner, tmp_path):
+    # The pass keys nodes by each attr's size and hash and confirms a hit byte for byte: equal weights
+    # merge, weights that differ only in the sign of one zero (equal as numbers, same size) stay apart.
+    a = RNG.standard_normal((64, 96)).astype(np.float32)
+    a[3, 5] = 0.0
+    signed = a.copy()
+    signed[3, 5] = -0.0
+    g = Graph()
+    g.placeholder("x", np.float32, [-1, 64, 96])
+    for name, value in (("c1", a), ("c2", a.copy()), ("c3", signed), ("z1", np.float32(0.0)), ("z2", np.float32(-0.0))):
+        g.const(name, value)
+        g.op("p" + name, "Mul", ["x", name], np.float32)
+    model = g.save(tmp_path / "consts.pb")
+    counts, _ = passes(runner, model)
+    assert counts["eliminate_common_subexpressions"]["duplicates merged"] == 1  # c2 into c1
+    x = -np.abs(RNG.standard_normal((2, 64, 96))).astype(np.float32)
+    docs = json.loads(ok(runner, model, "--feed", f"x=@{_save(tmp_path, x)}", "--json",
+                         *[a for name in ("pc1", "pc2", "pc3", "pz1", "pz2") for a in ("--fetch", name)]))["outputs"]
+    got = [np.array(d["values"], d["dtype"]).reshape(d["shape"]) for d in docs]
+    for value, expected in zip(got, (x * a, x * a, x * signed, x * np.float32(0.0), x * np.float32(-0.0))):
+        assert_same(value, expected)
+        assert np.array_equal(np.signbit(value), np.signbit(expected))
+
+
+def _save(tmp_path, x):
+    np.save(tmp_path / "x.npy", x)
+    return tmp_path / "x.npy"
+
+
 def test_folding_leaves_random_ops_and_oversized_values(runner, tmp_path):
     g = Graph()
     g.placeholder("x", np.float32, [-1, 5, 4, 3])

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <unordered_set>
+#include <utility>
 
 #include "graph/input_name.h"
 
@@ -170,13 +171,17 @@ void GraphEdit::redirect(const std::unordered_map<std::string, Move>& moves) {
   }
 }
 
-std::unique_ptr<graphdef::GraphDef> GraphEdit::finish() const {
+std::unique_ptr<graphdef::GraphDef> GraphEdit::finish() {
   auto def = std::make_unique<graphdef::GraphDef>();
   if (original_.has_library()) *def->mutable_library() = original_.library();
   if (original_.has_versions()) *def->mutable_versions() = original_.versions();
+  def->mutable_node()->Reserve(size());
   for (int i = 0; i < size(); ++i) {
-    if (!removed_[i]) *def->add_node() = nodes_[i];
+    if (!removed_[i]) *def->add_node() = std::move(nodes_[i]);
   }
+  nodes_.clear();
+  removed_.clear();
+  index_.clear();
   return def;
 }
 
