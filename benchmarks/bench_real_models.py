@@ -1,7 +1,7 @@
 """Real models, every engine side by side: Keras MobileNetV2 and ResNet50 at 224x224, batch 1 and 8.
 
     .venv/bin/python benchmarks/bench_real_models.py [--models mobilenet_v2,resnet50] [--batches 1,8]
-                                                     [--rounds 7] [--runs 5]
+                                                     [--rounds 7] [--runs 5] [--settle 0.3]
 
 TensorFlow makes each model with random seeded weights and freezes it the standard way
 (convert_variables_to_constants_v2), once, into build/bench_models/; tf2onnx converts the
@@ -15,7 +15,9 @@ same frozen graph for ONNX Runtime. Engines:
 Each engine lives in its own worker process for the whole run, so one's threads, caches and
 memory do not disturb another's and its peak memory (ru_maxrss) is its own. The workers take
 turns, round by round (`--rounds`), each doing `--runs` timed runs a turn, so a burst of load
-elsewhere on the machine hits them alike; the figure is the median over all timed runs.
+elsewhere on the machine hits them alike; the figure is the median over all timed runs. Each
+turn starts after `--settle` seconds of idle machine, so no engine's turn begins while the
+previous engine's threads still spin.
 graphrun-cc is started once per turn; its figure is its own in-process timing of the runs,
 not the process. Before timing, every engine's output is checked against TensorFlow's
 within a relative tolerance of 1e-3 of the output's range (deep float32 networks differ by
@@ -198,10 +200,12 @@ class CcEngine:
             saved = out / (fetch.replace("/", "_").replace(":", "_") + ".npy")
             np.save(CACHE / f"{self.name}.graphrun-cc.b{batch}.out.npy", np.load(saved))
             return {}
-        # A fresh process a turn: five untimed runs warm its allocator and caches as the other
-        # engines' workers stay warm between turns (the first also reorders the weights).
+        # A fresh process a turn: untimed runs warm its allocator and caches as the other engines'
+        # workers stay warm between turns (the first also reorders the weights). Measured on
+        # MobileNetV2 at batch 1: the median of the next 5 runs was 2.5 ms after 5 warm-up runs,
+        # 1.9-2.2 ms after 20 or 50.
         report = json.loads(self.run("bench", model, "--feeds", self.feeds(batch), "--fetch", fetch,
-                                     "--warmup", "5", "--runs", words[2], "--json"))
+                                     "--warmup", "20", "--runs", words[2], "--json"))
         # bench reports percentiles, not each run: its median stands for this turn's runs.
         seconds = [report["latency_seconds"]["p50"]] * report["runs"]
         return {"seconds": seconds, "maxrss_mb": self.maxrss_mb}
@@ -230,6 +234,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--engines", default=",".join(ENGINES))
+    parser.add_argument("--settle", type=float, default=0.3,
+                        help="seconds of idle machine before each engine's turn (default 0.3)")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--make", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -257,6 +263,9 @@ def main(argv=None):
                 memory = {}
                 for _ in range(args.rounds):
                     for engine, w in workers.items():
+                        # The engine before may still spin its idle threads (OpenBLAS, ONNX Runtime
+                        # and TensorFlow all do for a while after a run): let them sleep first.
+                        time.sleep(args.settle)
                         answer = w.ask(f"time {batch} {args.runs}")
                         seconds[engine] += answer["seconds"]
                         memory[engine] = answer["maxrss_mb"]
