@@ -5,7 +5,6 @@
 // 0, as Python's do.
 #include <vector>
 
-#include "core/parallel.h"
 #include "kernels/pool_common.h"
 #include "kernels/lib/vec4.h"
 
@@ -42,31 +41,13 @@ void add_channels(const T* in, int64_t channels, T* out) {
 
 template <class T>
 void avg_pool(const ConvShape& s, const T* x, T* y) {
-  const WindowGeometry& g = s.window;
   const std::vector<int64_t> counts = window_counts(s);
-  // Every output pixel is its own: pixel ranges go to the cores.
-  const double work = static_cast<double>(s.pixels()) * s.c * g.kh * g.kw;
-  parallel_for(s.pixels(), work, [&](int64_t begin, int64_t end) {
-    for_each_output_row(s, begin, end - begin, [&](int64_t n, int64_t oy, int64_t ox0, int64_t pixels, int64_t done) {
-      for (int64_t i = 0; i < pixels; ++i) {
-        const int64_t ox = ox0 + i;
-        T* out = y + (begin + done + i) * s.c;
-        std::fill(out, out + s.c, T(0));
-        const TapRange rows = taps_inside(g.rows, oy, g.kh, g.stride_h, g.dilation_h, s.h);
-        const TapRange cols = taps_inside(g.cols, ox, g.kw, g.stride_w, g.dilation_w, s.w);
-        for (int64_t a = rows.first; a < rows.last; ++a) {
-          const int64_t r = oy * g.stride_h - g.rows.before + a * g.dilation_h;
-          if (r < 0 || r >= s.h) continue;
-          for (int64_t b = cols.first; b < cols.last; ++b) {
-            const int64_t col = ox * g.stride_w - g.cols.before + b * g.dilation_w;
-            if (col < 0 || col >= s.w) continue;
-            add_channels(x + ((n * s.h + r) * s.w + col) * s.c, s.c, out);
-          }
-        }
-        const T count = static_cast<T>(counts[oy * g.cols.out + ox]);
-        for (int64_t c = 0; c < s.c; ++c) out[c] /= count;
-      }
-    });
+  for_each_output_pixel(s, [&](int64_t n, int64_t oy, int64_t ox, int64_t pixel) {
+    T* out = y + pixel * s.c;
+    std::fill(out, out + s.c, T(0));
+    for_each_real_tap(s, n, oy, ox, [&](int64_t, int64_t, int64_t in) { add_channels(x + in * s.c, s.c, out); });
+    const T count = static_cast<T>(counts[oy * s.window.cols.out + ox]);
+    for (int64_t c = 0; c < s.c; ++c) out[c] /= count;
   });
 }
 

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "core/int_arith.h"
-#include "core/parallel.h"
 #include "kernels/pool_common.h"
 #include "kernels/lib/vec4.h"
 
@@ -34,28 +33,10 @@ void keep_greater(const T* in, int64_t channels, T* out) {
 
 template <class T>
 void max_pool(const ConvShape& s, const T* x, T* y) {
-  const WindowGeometry& g = s.window;
-  // Every output pixel is its own: pixel ranges go to the cores.
-  const double work = static_cast<double>(s.pixels()) * s.c * g.kh * g.kw;
-  parallel_for(s.pixels(), work, [&](int64_t begin, int64_t end) {
-    for_each_output_row(s, begin, end - begin, [&](int64_t n, int64_t oy, int64_t ox0, int64_t pixels, int64_t done) {
-      for (int64_t i = 0; i < pixels; ++i) {
-        const int64_t ox = ox0 + i;
-        T* out = y + (begin + done + i) * s.c;
-        std::fill(out, out + s.c, std::numeric_limits<T>::lowest());
-        const TapRange rows = taps_inside(g.rows, oy, g.kh, g.stride_h, g.dilation_h, s.h);
-        const TapRange cols = taps_inside(g.cols, ox, g.kw, g.stride_w, g.dilation_w, s.w);
-        for (int64_t a = rows.first; a < rows.last; ++a) {
-          const int64_t r = oy * g.stride_h - g.rows.before + a * g.dilation_h;
-          if (r < 0 || r >= s.h) continue;
-          for (int64_t b = cols.first; b < cols.last; ++b) {
-            const int64_t col = ox * g.stride_w - g.cols.before + b * g.dilation_w;
-            if (col < 0 || col >= s.w) continue;
-            keep_greater(x + ((n * s.h + r) * s.w + col) * s.c, s.c, out);
-          }
-        }
-      }
-    });
+  for_each_output_pixel(s, [&](int64_t n, int64_t oy, int64_t ox, int64_t pixel) {
+    T* out = y + pixel * s.c;
+    std::fill(out, out + s.c, std::numeric_limits<T>::lowest());
+    for_each_real_tap(s, n, oy, ox, [&](int64_t, int64_t, int64_t in) { keep_greater(x + in * s.c, s.c, out); });
   });
 }
 
@@ -80,24 +61,16 @@ std::vector<int32_t> argmax_taps(const ConvShape& s, const T* x) {
   for_each_output_row(s, 0, s.pixels(), [&](int64_t n, int64_t oy, int64_t, int64_t pixels, int64_t done) {
     for (int64_t ox = 0; ox < pixels; ++ox) {
       int32_t* tap = taps.data() + (done + ox) * s.c;
-      const TapRange rows = taps_inside(g.rows, oy, g.kh, g.stride_h, g.dilation_h, s.h);
-      const TapRange cols = taps_inside(g.cols, ox, g.kw, g.stride_w, g.dilation_w, s.w);
-      for (int64_t a = rows.first; a < rows.last; ++a) {
-        const int64_t r = oy * g.stride_h - g.rows.before + a * g.dilation_h;
-        if (r < 0 || r >= s.h) continue;
-        for (int64_t b = cols.first; b < cols.last; ++b) {
-          const int64_t col = ox * g.stride_w - g.cols.before + b * g.dilation_w;
-          if (col < 0 || col >= s.w) continue;
-          const T* in = x + ((n * s.h + r) * s.w + col) * s.c;
-          const int32_t k = static_cast<int32_t>(a * g.kw + b);
-          for (int64_t c = 0; c < s.c; ++c) {
-            if (tap[c] < 0 || best[c] < in[c]) {
-              best[c] = in[c];
-              tap[c] = k;
-            }
+      for_each_real_tap(s, n, oy, ox, [&](int64_t a, int64_t b, int64_t pixel) {
+        const T* in = x + pixel * s.c;
+        const int32_t k = static_cast<int32_t>(a * g.kw + b);
+        for (int64_t c = 0; c < s.c; ++c) {
+          if (tap[c] < 0 || best[c] < in[c]) {
+            best[c] = in[c];
+            tap[c] = k;
           }
         }
-      }
+      });
     }
   });
   return taps;
