@@ -227,17 +227,10 @@ def test_constants_merge_only_when_their_bytes_are_equal(runner, tmp_path):
     counts, _ = passes(runner, model)
     assert counts["eliminate_common_subexpressions"]["duplicates merged"] == 1  # c2 into c1
     x = -np.abs(RNG.standard_normal((2, 64, 96))).astype(np.float32)
-    docs = json.loads(ok(runner, model, "--feed", f"x=@{_save(tmp_path, x)}", "--json",
-                         *[a for name in ("pc1", "pc2", "pc3", "pz1", "pz2") for a in ("--fetch", name)]))["outputs"]
-    got = [np.array(d["values"], d["dtype"]).reshape(d["shape"]) for d in docs]
+    got = run(runner, model, tmp_path, "pc1", "pc2", "pc3", "pz1", "pz2", x=x)
     for value, expected in zip(got, (x * a, x * a, x * signed, x * np.float32(0.0), x * np.float32(-0.0))):
         assert_same(value, expected)
         assert np.array_equal(np.signbit(value), np.signbit(expected))
-
-
-def _save(tmp_path, x):
-    np.save(tmp_path / "x.npy", x)
-    return tmp_path / "x.npy"
 
 
 def test_folding_leaves_random_ops_and_oversized_values(runner, tmp_path):
