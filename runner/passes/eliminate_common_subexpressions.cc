@@ -8,6 +8,7 @@
 #include <map>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "graph/input_name.h"
@@ -17,41 +18,31 @@
 namespace graphrun {
 namespace {
 
-using SortedAttrs = std::map<std::string, const graphdef::AttrValue*>;
+// A node's attrs in name order, each with its bytes (so -0.0 and 0.0, or
+// two NaNs' payloads, stay apart, as in cse.py); a value that cannot
+// serialize gets bytes no other node's can have.
+using AttrBytes = std::vector<std::pair<std::string, std::string>>;
 
-SortedAttrs sorted_attrs(const graphdef::NodeDef& node) {
-  SortedAttrs attrs;
-  for (const auto& [name, value] : node.attr()) attrs.emplace(name, &value);
-  return attrs;
-}
-
-// An attr's bytes, to compare (so -0.0 and 0.0, or two NaNs' payloads,
-// stay apart, as in cse.py); a value that cannot serialize gets bytes no
-// other node's can have.
-std::string attr_bytes(const graphdef::AttrValue& value, const std::string& node) {
-  std::string bytes;
-  if (!value.SerializeToString(&bytes)) bytes = "?" + node;
-  return bytes;
-}
-
-// Whether two nodes of one key have the same attrs, byte for byte. The key
-// holds only each attr's size and hash (holding the bytes would keep a
-// second copy of every weight for the whole pass), so a hit is confirmed
-// here, one attr at a time.
-bool same_attrs(const graphdef::NodeDef& a, const graphdef::NodeDef& b) {
-  const SortedAttrs x = sorted_attrs(a), y = sorted_attrs(b);
-  if (x.size() != y.size()) return false;
-  for (auto i = x.begin(), j = y.begin(); i != x.end(); ++i, ++j) {
-    if (i->first != j->first || attr_bytes(*i->second, a.name()) != attr_bytes(*j->second, b.name())) return false;
+AttrBytes attr_bytes(const graphdef::NodeDef& node) {
+  std::map<std::string, const graphdef::AttrValue*> sorted;
+  for (const auto& [name, value] : node.attr()) sorted.emplace(name, &value);
+  AttrBytes out;
+  for (const auto& [name, value] : sorted) {
+    std::string bytes;
+    if (!value->SerializeToString(&bytes)) bytes = "?" + node.name();
+    out.emplace_back(name, std::move(bytes));
   }
-  return true;
+  return out;
 }
 
 std::unique_ptr<graphdef::GraphDef> eliminate_common_subexpressions(const Graph& graph, const PassContext& context) {
   if (has_control_flow(graph)) return nullptr;
   GraphEdit edit(graph);
   std::unordered_map<std::string, GraphEdit::Move> moves;
-  std::unordered_map<std::string, std::vector<int>> first_with_key;  // the nodes kept, by key
+  // The nodes kept, by key. The key holds each attr's size and hash, not its
+  // bytes (that would keep a second copy of every weight for the whole
+  // pass), so a hit is confirmed byte for byte against the kept node.
+  std::unordered_map<std::string, std::vector<int>> kept_by_key;
   for (int i : topological_order(graph)) {
     const GraphNode& node = graph.node(i);
     if (node.output_dtypes.empty() || context.fed.count(node.name()) ||
@@ -69,15 +60,15 @@ std::unique_ptr<graphdef::GraphDef> eliminate_common_subexpressions(const Graph&
       key += name.is_control ? "^" + name.node : input_text(name.node, name.output);
       key += '\0';
     }
-    for (const auto& [attr, value] : sorted_attrs(*node.def)) {
-      const std::string bytes = attr_bytes(*value, node.name());
+    const AttrBytes attrs = attr_bytes(*node.def);
+    for (const auto& [attr, bytes] : attrs) {
       key += attr + '\0' + std::to_string(bytes.size()) + '\0' +
              std::to_string(std::hash<std::string_view>{}(bytes)) + '\0';
     }
-    std::vector<int>& kept = first_with_key[key];
+    std::vector<int>& kept = kept_by_key[key];
     int same = -1;
     for (int k : kept) {
-      if (same_attrs(*graph.node(k).def, *node.def)) {
+      if (attr_bytes(*graph.node(k).def) == attrs) {
         same = k;
         break;
       }
