@@ -15,15 +15,22 @@ PY_GEN += $(patsubst proto/serving/%.proto,graphdef/_proto/%_pb2.py,$(SERVING_PR
 CC_GEN := $(patsubst proto/%.proto,$(GEN_CC)/%.pb.cc,$(PROTOS))
 RUNNER_SRC := $(shell find runner -name '*.cc' -not -path 'runner/capi/*' 2>/dev/null)
 CAPI_SRC := $(wildcard runner/capi/*.cc)
-SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev libdnnl-dev graphviz
+SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev graphviz
 CXXFLAGS ?= -O2 -g0
 # No contraction of a * b + c into an FMA: it would change the bits of ops the numerics policy calls exact,
 # and by compiler version; the GEMM kernel asks for its FMAs by name.
-CXXFLAGS += -std=c++17 -ffp-contract=off -Wall -Wextra -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3
+CXXFLAGS += -std=c++17 -ffp-contract=off -Wall -Wextra -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3 \
+            -isystem $(ONEDNN)/include
 # Position-independent, so the same objects also make build/libgraphrun.so; no semantic interposition,
 # so calls inside the runner stay direct and inlinable, as in the executable (measured: no slower).
 CXXFLAGS += -fPIC -fno-semantic-interposition
 RUNNER := $(BUILD)/graphrun-cc
+# oneDNN, from PyPI (runner/third_party/onednn.txt): headers and libdnnl.so.3 in build/onednn/. The
+# binaries find the library beside them ($$ORIGIN), so build/ can be copied elsewhere whole. Every
+# object depends on it: its headers are system headers to the compiler, which -MMD does not track.
+ONEDNN := $(BUILD)/onednn
+ONEDNN_STAMP := $(ONEDNN)/.installed
+DNNL_LIBS = -L$(ONEDNN)/lib -l:libdnnl.so.3 -lgomp
 # graphrun-cc as a library with a C API (runner/capi/graphrun_c.h), for graphrun serve's runtime
 LIBGRAPHRUN := $(BUILD)/libgraphrun.so
 
@@ -48,12 +55,20 @@ if [ -n "$$missing" ]; then \
 fi
 endef
 
-# The C++ runner's build needs protoc, libprotobuf, Eigen, nlohmann-json, libzip and oneDNN (libdnnl, with
-# its OpenMP runtime libgomp).
+# The C++ runner's build needs protoc, libprotobuf, Eigen, nlohmann-json and libzip from Debian, and oneDNN
+# (with its OpenMP runtime, gcc's libgomp) from PyPI.
 sysdeps: $(BUILD)/.sysdeps
 $(BUILD)/.sysdeps: Makefile
 	@mkdir -p $(BUILD)
 	$(call install_packages,the C++ runner,$(SYS_PKGS))
+	@touch $@
+
+$(ONEDNN_STAMP): runner/third_party/onednn.txt runner/third_party/unpack_onednn.py | $(VENV)/.installed
+	rm -rf $(ONEDNN) && mkdir -p $(ONEDNN)/wheels
+	$(VPY) -m pip download -q --no-deps --only-binary=:all: --require-hashes -r runner/third_party/onednn.txt \
+	  -d $(ONEDNN)/wheels
+	$(VPY) runner/third_party/unpack_onednn.py $(ONEDNN)/wheels $(ONEDNN)
+	rm -rf $(ONEDNN)/wheels
 	@touch $@
 
 venv: $(VENV)/.installed
@@ -109,17 +124,18 @@ PROTOBUF_FLAGS = $$(pkg-config --cflags protobuf)
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 # Only the compile runs in parallel: the pip installs above must not race each other.
-cc: $(BUILD)/.sysdeps
+cc: $(BUILD)/.sysdeps $(ONEDNN_STAMP)
 	@$(MAKE) --no-print-directory -j$(NPROC) $(RUNNER) $(LIBGRAPHRUN)
 
 $(RUNNER): $(RUNNER_OBJ)
-	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) -ldnnl -lgomp -lzip -lpthread
+	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) $(DNNL_LIBS) -lzip -lpthread \
+	  -Wl,-rpath,'$$ORIGIN/onednn/lib'
 
 # Only graphrun_* is exported: the runner's C++ symbols stay inside, clashing with nothing a host
 # process has loaded (another protobuf, another oneDNN).
 $(LIBGRAPHRUN): $(LIB_OBJ) runner/capi/exports.map
 	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=runner/capi/exports.map -Wl,--no-undefined -o $@ $(LIB_OBJ) \
-	  $$(pkg-config --libs protobuf) -ldnnl -lgomp -lzip -lpthread
+	  $$(pkg-config --libs protobuf) $(DNNL_LIBS) -lzip -lpthread -Wl,-rpath,'$$ORIGIN/onednn/lib'
 
 # Objects are rebuilt when the compile flags change (an old non-PIC object cannot go into the library).
 CXXFLAGS_STAMP := $(OBJ)/.cxxflags
@@ -128,15 +144,15 @@ $(CXXFLAGS_STAMP): FORCE
 	@echo '$(CXX) $(CXXFLAGS)' | cmp -s - $@ || echo '$(CXX) $(CXXFLAGS)' > $@
 .PHONY: FORCE
 
-$(OBJ)/gen/%.o: $(GEN_CC)/%.cc $(CC_GEN) $(CXXFLAGS_STAMP)
+$(OBJ)/gen/%.o: $(GEN_CC)/%.cc $(CC_GEN) $(CXXFLAGS_STAMP) $(ONEDNN_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
 
-$(OBJ)/runner/%.o: runner/%.cc $(CC_GEN) $(CXXFLAGS_STAMP)
+$(OBJ)/runner/%.o: runner/%.cc $(CC_GEN) $(CXXFLAGS_STAMP) $(ONEDNN_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
 
-$(OBJ)/shared/runner/%.o: runner/%.cc $(CC_GEN) $(CXXFLAGS_STAMP)
+$(OBJ)/shared/runner/%.o: runner/%.cc $(CC_GEN) $(CXXFLAGS_STAMP) $(ONEDNN_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) -DGRAPHRUN_SHARED_LIBRARY $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
 

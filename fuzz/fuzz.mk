@@ -15,7 +15,8 @@ FUZZ_CXX     ?= clang++
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_BIN     := $(FUZZ_DIR)/fuzz-graph
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CXXFLAGS := -std=c++17 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3
+FUZZ_CXXFLAGS := -std=c++17 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3 \
+                 -isystem $(ONEDNN)/include
 FUZZ_HARNESS := $(wildcard fuzz/cc/*.cc)
 # Everything graphrun-cc is made of except its main().
 FUZZ_RUNNER_SRC := $(filter-out runner/cli/main.cc,$(RUNNER_SRC))
@@ -42,17 +43,18 @@ $(FUZZ_DIR)/.sysdeps: fuzz/fuzz.mk
 	$(call install_packages,the fuzzer,$(FUZZ_PKGS))
 	@touch $@
 
-fuzz-cc: $(BUILD)/.sysdeps $(FUZZ_DIR)/.sysdeps
+fuzz-cc: $(BUILD)/.sysdeps $(FUZZ_DIR)/.sysdeps $(ONEDNN_STAMP)
 	@$(MAKE) --no-print-directory -j$(NPROC) $(FUZZ_BIN)
 
 $(FUZZ_BIN): $(FUZZ_OBJ)
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_OBJ) $$(pkg-config --libs protobuf) -ldnnl -lgomp -lzip -lpthread
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $(FUZZ_OBJ) $$(pkg-config --libs protobuf) $(DNNL_LIBS) -lzip -lpthread \
+	  -Wl,-rpath,'$$ORIGIN/../onednn/lib'
 
-$(FUZZ_DIR)/obj/gen/%.o: $(GEN_CC)/%.cc
+$(FUZZ_DIR)/obj/gen/%.o: $(GEN_CC)/%.cc $(ONEDNN_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
 
-$(FUZZ_DIR)/obj/%.o: %.cc $(CC_GEN)
+$(FUZZ_DIR)/obj/%.o: %.cc $(CC_GEN) $(ONEDNN_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
 

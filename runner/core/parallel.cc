@@ -4,7 +4,7 @@
 #include <exception>
 #include <mutex>
 
-// libgomp, the OpenMP runtime Debian's oneDNN runs on. Its entry points are
+// libgomp, the OpenMP runtime our oneDNN build runs on. Its entry points are
 // called directly rather than through `#pragma omp parallel`: the fuzzer's
 // clang would compile the pragma against another runtime (libomp), a second
 // pool again. GOMP_parallel is the stable entry point g++ compiles the pragma

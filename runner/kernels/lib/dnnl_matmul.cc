@@ -62,9 +62,9 @@ DnnlMatMul::Prepared* DnnlMatMul::prepare(const std::vector<int64_t>& a_dims, co
     p->b_md = operand_desc(b_dims, transpose_b);
     memory::dims c_dims(r);
     for (std::size_t i = 0; i + 2 < r; ++i) c_dims[i] = std::max(a_dims[i], b_dims[i]);
-    c_dims[r - 2] = p->a_md.dims()[r - 2];
-    c_dims[r - 1] = p->b_md.dims()[r - 1];
-    const bool inner_fits = p->a_md.dims()[r - 1] == p->b_md.dims()[r - 2];
+    c_dims[r - 2] = p->a_md.get_dims()[r - 2];
+    c_dims[r - 1] = p->b_md.get_dims()[r - 1];
+    const bool inner_fits = p->a_md.get_dims()[r - 1] == p->b_md.get_dims()[r - 2];
     memory::dims c_strides(r);
     int64_t stride = 1;
     for (std::size_t i = r; i-- > 0;) {
@@ -80,11 +80,11 @@ DnnlMatMul::Prepared* DnnlMatMul::prepare(const std::vector<int64_t>& a_dims, co
       p->bias_md = memory::desc(bias_dims, kF32, bias_strides);
     }
     // A constant b in whatever layout oneDNN prefers ("any"); else as stored.
-    const memory::desc b_any(p->b_md.dims(), kF32, memory::format_tag::any);
+    const memory::desc b_any(p->b_md.get_dims(), kF32, memory::format_tag::any);
     try {
       if (inner_fits) {
-        const dnnl::matmul::desc desc(p->a_md, constant_b ? b_any : p->b_md, p->bias_md, p->c_md);
-        p->pd = dnnl::matmul::primitive_desc(desc, strict_attr(epilogue_), dnnl_engine());
+        p->pd = dnnl::matmul::primitive_desc(dnnl_engine(), p->a_md, constant_b ? b_any : p->b_md, p->bias_md,
+                                             p->c_md, strict_attr(epilogue_));
         p->primitive = dnnl::matmul(p->pd);
         p->usable = true;
       }

@@ -15,7 +15,8 @@
 namespace graphrun {
 namespace {
 
-// Debian's oneDNN runs its threads with OpenMP (libgomp), and so do our own
+// oneDNN (the build runner/third_party/onednn.txt names) runs its threads with
+// OpenMP (libgomp), and so do our own
 // kernels (core/parallel.h): one pool. How its threads wait between parallel
 // regions decides much of a small model's time. Waking a sleeping thread
 // costs tens of microseconds here, once per region: MobileNetV2 at batch 1
@@ -153,12 +154,12 @@ dnnl::primitive_attr strict_attr(const Epilogue& epilogue) {
   using A = dnnl::algorithm;
   switch (epilogue.activation) {
     case Activation::kNone: break;
-    case Activation::kRelu: ops.append_eltwise(1.0f, A::eltwise_relu, 0.0f, 0.0f); break;
+    case Activation::kRelu: ops.append_eltwise(A::eltwise_relu, 0.0f, 0.0f); break;
     // clip_v2 lets NaN through (clip would turn it into 0), as Relu6 does.
-    case Activation::kRelu6: ops.append_eltwise(1.0f, A::eltwise_clip_v2, 0.0f, 6.0f); break;
-    case Activation::kElu: ops.append_eltwise(1.0f, A::eltwise_elu, 1.0f, 0.0f); break;
-    case Activation::kLeakyRelu: ops.append_eltwise(1.0f, A::eltwise_relu, epilogue.alpha, 0.0f); break;
-    case Activation::kSwish: ops.append_eltwise(1.0f, A::eltwise_swish, 1.0f, 0.0f); break;
+    case Activation::kRelu6: ops.append_eltwise(A::eltwise_clip_v2, 0.0f, 6.0f); break;
+    case Activation::kElu: ops.append_eltwise(A::eltwise_elu, 1.0f, 0.0f); break;
+    case Activation::kLeakyRelu: ops.append_eltwise(A::eltwise_relu, epilogue.alpha, 0.0f); break;
+    case Activation::kSwish: ops.append_eltwise(A::eltwise_swish, 1.0f, 0.0f); break;
   }
   attr.set_post_ops(ops);
   return attr;

@@ -1,4 +1,4 @@
-// oneDNN (Debian's libdnnl) for the float32 convolutions and matrix products:
+// oneDNN 3 (runner/third_party/onednn.txt) for the float32 convolutions and matrix products:
 // one CPU engine and stream for the process, the attributes every primitive
 // is made with, and the activations a fused kernel applies as oneDNN
 // post-ops. The hand-written kernels stay the fallback (other dtypes, shapes
