@@ -15,9 +15,9 @@
 namespace graphrun {
 namespace {
 
-// oneDNN (the build runner/third_party/onednn.txt names) runs its threads with
-// OpenMP (libgomp), and so do our own
-// kernels (core/parallel.h): one pool. How its threads wait between parallel
+// oneDNN (the build runner/third_party/onednn.txt names) runs its threads
+// with OpenMP (libgomp), and so do our own kernels (core/parallel.h): one
+// pool. How its threads wait between parallel
 // regions decides much of a small model's time. Waking a sleeping thread
 // costs tens of microseconds here, once per region: MobileNetV2 at batch 1
 // (53 regions) took 6.7 ms with passive waits against 4.2 with spinning on
