@@ -1,11 +1,14 @@
-"""Real models, every engine side by side: Keras MobileNetV2 and ResNet50 at 224x224, batch 1 and 8.
+"""Real models, every engine side by side: Keras MobileNetV2 and ResNet50 at 224x224, and a
+Transformer encoder, at batch 1 and 8.
 
-    .venv/bin/python benchmarks/bench_real_models.py [--models mobilenet_v2,resnet50] [--batches 1,8]
-                                                     [--rounds 7] [--runs 5] [--settle 0.3]
+    .venv/bin/python benchmarks/bench_real_models.py [--models mobilenet_v2,resnet50,transformer_encoder]
+                                                     [--batches 1,8] [--rounds 7] [--runs 5] [--settle 0.3]
 
 TensorFlow makes each model with random seeded weights and freezes it the standard way
 (convert_variables_to_constants_v2), once, into build/bench_models/; tf2onnx converts the
-same frozen graph for ONNX Runtime. Engines:
+same frozen graph for ONNX Runtime. The encoder is BERT-small's shape: 4 layers of Keras'
+MultiHeadAttention (8 heads, width 512), residual adds, LayerNormalization and a 2048-wide
+feed-forward with (tanh) GELU, over 128 positions of float inputs (the embeddings). Engines:
   onnxruntime   the converted model, default session options and threads
   tf-session    TensorFlow's tf.compat.v1 Session on the frozen graph, default threads
   graphdef      graphdef's Session on the same file (tf.load: optimized at load by default)
@@ -43,24 +46,50 @@ ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / "build" / "bench_models"
 RUNNER = ROOT / "build" / "graphrun-cc"
 ENGINES = ("onnxruntime", "tf-session", "graphdef", "graphrun-cc")
-MODELS = {"mobilenet_v2": "MobileNetV2", "resnet50": "ResNet50"}
+# The Keras applications, and the model name of the encoder built here
+APPLICATIONS = {"mobilenet_v2": "MobileNetV2", "resnet50": "ResNet50"}
+MODELS = (*APPLICATIONS, "transformer_encoder")
+ENCODER = {"layers": 4, "width": 512, "heads": 8, "ffn": 2048, "positions": 128}
 
 
 # -- making the models (TensorFlow, once) -------------------------------------------------------
 
+def keras_model(name):
+    """(the Keras model, the shape of one input example)."""
+    import tensorflow as tf
+    if name in APPLICATIONS:
+        model = getattr(tf.keras.applications, APPLICATIONS[name])(weights=None, input_shape=(224, 224, 3),
+                                                                   classifier_activation=None)
+        return model, [224, 224, 3]
+    import keras
+    layers = keras.layers
+    shape = [ENCODER["positions"], ENCODER["width"]]
+    inputs = keras.Input(shape)
+    x = inputs
+    for _ in range(ENCODER["layers"]):
+        attended = layers.MultiHeadAttention(num_heads=ENCODER["heads"],
+                                             key_dim=ENCODER["width"] // ENCODER["heads"])(x, x)
+        x = layers.LayerNormalization(epsilon=1e-6)(layers.Add()([x, attended]))
+        # tanh GELU, BERT's own: tf2onnx cannot convert the exact form's Erfc
+        y = layers.Dense(ENCODER["ffn"], activation=lambda t: keras.activations.gelu(t, approximate=True))(x)
+        y = layers.Dense(ENCODER["width"])(y)
+        x = layers.LayerNormalization(epsilon=1e-6)(layers.Add()([x, y]))
+    return keras.Model(inputs, x), shape
+
+
 def make_model(name):
-    """build/bench_models/NAME.pb (batch dim free) and NAME.onnx, with input/output names in NAME.json."""
+    """build/bench_models/NAME.pb (batch dim free) and NAME.onnx, with input/output names and the
+    input's example shape in NAME.json."""
     pb, onnx_path, meta = CACHE / f"{name}.pb", CACHE / f"{name}.onnx", CACHE / f"{name}.json"
-    if pb.exists() and onnx_path.exists() and meta.exists():
+    if pb.exists() and onnx_path.exists() and meta.exists() and "shape" in json.loads(meta.read_text()):
         return json.loads(meta.read_text())
     import tensorflow as tf
     import tf2onnx
     from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
 
     tf.keras.utils.set_random_seed(0)
-    model = getattr(tf.keras.applications, MODELS[name])(weights=None, input_shape=(224, 224, 3),
-                                                            classifier_activation=None)
-    spec = tf.TensorSpec([None, 224, 224, 3], tf.float32, name="images")
+    model, shape = keras_model(name)
+    spec = tf.TensorSpec([None, *shape], tf.float32, name="images" if name in APPLICATIONS else "inputs")
     frozen = convert_variables_to_constants_v2(tf.function(model).get_concrete_function(spec))
     graph_def = frozen.graph.as_graph_def()
     inputs = [t.name for t in frozen.inputs]
@@ -70,7 +99,7 @@ def make_model(name):
     model_proto, _ = tf2onnx.convert.from_graph_def(graph_def, input_names=inputs, output_names=outputs,
                                                     opset=17)
     onnx_path.write_bytes(model_proto.SerializeToString())
-    info = {"inputs": inputs, "outputs": outputs}
+    info = {"inputs": inputs, "outputs": outputs, "shape": shape}
     meta.write_text(json.dumps(info))
     return info
 
@@ -78,7 +107,7 @@ def make_model(name):
 # -- workers: one engine each, driven over stdin/stdout ----------------------------------------
 
 def load_engine(engine, name, info):
-    """A function images -> output array for `engine`."""
+    """A function input batch -> output array for `engine`."""
     pb, onnx_path = CACHE / f"{name}.pb", CACHE / f"{name}.onnx"
     if engine == "onnxruntime":
         import onnxruntime as ort
@@ -117,7 +146,7 @@ def worker(engine, name):
         words = line.split()
         if words[0] == "quit":
             break
-        x = images(int(words[1]))
+        x = examples(info, int(words[1]))
         if words[0] == "check":
             np.save(CACHE / f"{name}.{engine}.b{words[1]}.out.npy", run(x))
             answer = {}
@@ -140,9 +169,10 @@ def peak_memory_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def images(batch):
+def examples(info, batch):
+    """The input batch every engine gets: uniform in [-1, 1), seeded by the batch size."""
     import numpy as np
-    return np.random.default_rng(batch).uniform(-1, 1, (batch, 224, 224, 3)).astype(np.float32)
+    return np.random.default_rng(batch).uniform(-1, 1, (batch, *info["shape"])).astype(np.float32)
 
 
 class Worker:
@@ -173,9 +203,9 @@ class CcEngine:
 
     def feeds(self, batch):
         import numpy as np
-        path = CACHE / f"feeds.b{batch}.npz"
+        path = CACHE / f"{self.name}.feeds.b{batch}.npz"
         if not path.exists():
-            np.savez(path, **{self.info["inputs"][0].split(":")[0]: images(batch)})
+            np.savez(path, **{self.info["inputs"][0].split(":")[0]: examples(self.info, batch)})
         return path
 
     def run(self, *args):
@@ -281,14 +311,14 @@ def print_table(rows, engines):
     base = "onnxruntime" if "onnxruntime" in engines else engines[0]
     print()
     print("median ms per run (ratio to %s) and peak memory MB" % base)
-    header = f"{'model':14s} {'batch':>5s} " + " ".join(f"{e:>22s}" for e in engines)
+    header = f"{'model':20s} {'batch':>5s} " + " ".join(f"{e:>22s}" for e in engines)
     print(header)
     for name, batch, medians, memory in rows:
         cells = []
         for e in engines:
             ratio = medians[e] / medians[base]
             cells.append(f"{medians[e] * 1e3:8.1f} ({ratio:4.2f}x) {memory.get(e, 0):5.0f}M")
-        print(f"{name:14s} {batch:5d} " + " ".join(f"{c:>22s}" for c in cells))
+        print(f"{name:20s} {batch:5d} " + " ".join(f"{c:>22s}" for c in cells))
     if "tf-session" in engines:  # the issue's other bar: graphdef's Session against TensorFlow's
         for name, batch, medians, _ in rows:
             print(f"{name} batch {batch}: " + ", ".join(
