@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "kernels/lib/broadcast.h"
+#include "kernels/lib/permute.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/index_input.h"
@@ -63,30 +64,10 @@ void compute_transpose(KernelContext& context) {
     throw Error("perm " + shape_string(perm) + " is not a permutation of the " + std::to_string(rank) +
                 " dims of " + shape_string(input.shape()));
   }
-  Shape out_shape(rank);
-  const std::vector<int64_t> in_strides = row_major_strides(input.shape());
-  std::vector<int64_t> strides(rank);  // input stride for each output dim
-  for (int d = 0; d < rank; ++d) {
-    out_shape[d] = input.shape()[perm[d]];
-    strides[d] = in_strides[perm[d]];
-  }
-  Tensor output(input.dtype(), out_shape);
-  const int64_t total = output.num_elements();
-  const std::size_t item = dtype_size(input.dtype());
-  const auto* in = static_cast<const unsigned char*>(input.raw_data());
-  auto* out = static_cast<unsigned char*>(output.raw_data());
-  // Walk the output in order with an odometer, tracking the input offset.
-  std::vector<int64_t> index(rank, 0);
-  int64_t offset = 0;
-  for (int64_t i = 0; i < total; ++i) {
-    std::memcpy(out + i * item, in + offset * item, item);
-    for (int d = rank - 1; d >= 0; --d) {
-      offset += strides[d];
-      if (++index[d] < out_shape[d]) break;
-      offset -= strides[d] * out_shape[d];
-      index[d] = 0;
-    }
-  }
+  bool identity = true;  // Keras' Tensordot transposes by [0, 1, 2]: the input itself, shared
+  for (int d = 0; d < rank; ++d) identity = identity && perm[d] == d;
+  Tensor output = identity && !input.is_variant() ? input.reshaped(input.shape())
+                                                  : permuted(input, std::vector<int>(perm.begin(), perm.end()));
   context.set_output(0, std::move(output));
 }
 

@@ -34,6 +34,12 @@ bool multiply_dnnl(const KernelContext& context, const Tensor& x, const Tensor& 
   std::vector<int64_t> a(rank - x.shape().size(), 1), b(rank - y.shape().size(), 1);
   a.insert(a.end(), x.shape().begin(), x.shape().end());
   b.insert(b.end(), y.shape().begin(), y.shape().end());
+  if (y.rank() == 2 && x.rank() > 2 && !node.adj_x && x.shape().back() > 0) {
+    // One matrix for every batch (a Dense layer on a sequence): x's rows of
+    // all batches are one matrix, so the product is one large GEMM.
+    a = {x.num_elements() / x.shape().back(), x.shape().back()};
+    b = {y.shape()[0], y.shape()[1]};
+  }
   return node.dnnl->run(a, b, node.adj_x, node.adj_y, x.data<float>(), y.data<float>(), context.input_is_constant(1),
                         nullptr, out.data<float>());
 }
@@ -47,8 +53,12 @@ void compute(KernelContext& context, bool broadcasting) {
   }
   const BatchMatMulNode& node = context.state<BatchMatMulNode>();
   const bool adj_x = node.adj_x, adj_y = node.adj_y;
-  Tensor out(x.dtype(), batch_matmul_shape(x.shape(), y.shape(), adj_x, adj_y, broadcasting));
-  if (!multiply_dnnl(context, x, y, out)) batch_matmul(x, y, adj_x, adj_y, out);
+  const Shape shape = batch_matmul_shape(x.shape(), y.shape(), adj_x, adj_y, broadcasting);
+  Tensor out = Tensor::uninitialized(x.dtype(), shape);
+  if (!multiply_dnnl(context, x, y, out)) {
+    out = Tensor(x.dtype(), shape);  // zeros: batch_matmul leaves an empty contraction's sums as they are
+    batch_matmul(x, y, adj_x, adj_y, out);
+  }
   context.set_output(0, std::move(out));
 }
 

@@ -7,12 +7,15 @@
 // permuted to the output's order.
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "core/int_arith.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/batch_gemm.h"
+#include "kernels/lib/dnnl_matmul.h"
+#include "kernels/lib/permute.h"
 
 namespace graphrun {
 namespace {
@@ -129,10 +132,22 @@ Tensor sum_labels(const Tensor& x, std::string& labels, const std::string& keep)
   return out;
 }
 
+// The oneDNN product kept with the node (float32 operands).
+struct EinsumNode {
+  std::shared_ptr<DnnlMatMul> dnnl;
+};
+
 std::vector<int> order_of(const std::string& from, const std::string& to) {
   std::vector<int> perm;
   for (char c : to) perm.push_back(static_cast<int>(from.find(c)));
   return perm;
+}
+
+// x (dims labelled `from`) with its dims in the order `to`, as `shape`:
+// shared, not copied, when the order is already that.
+Tensor arranged(const Tensor& x, const std::string& from, const std::string& to, const Shape& shape) {
+  if (from == to) return x.reshaped(shape);
+  return permuted(x, order_of(from, to)).reshaped(shape);
 }
 
 void compute_einsum(KernelContext& context) {
@@ -184,14 +199,27 @@ void compute_einsum(KernelContext& context) {
     return s;
   };
   const int64_t nb = size(batch), m = size(free_a), k = size(contract), nn = size(free_b);
-  const Tensor a3 = permuted(a, order_of(la, batch + free_a + contract)).reshaped({nb, m, k});
-  const Tensor b3 = permuted(b, order_of(lb, batch + contract + free_b)).reshaped({nb, k, nn});
-  Tensor product(a.dtype(), {nb, m, nn});
-  batch_matmul(a3, b3, false, false, product);
+  // Each operand as a batch of matrices, stored transposed (an adjoint) when
+  // that keeps its innermost dim innermost: the copy then moves whole runs
+  // (an attention head's H values), or nothing at all.
+  const bool adj_a = !la.empty() && has(free_a, la.back()) && !has(contract, la.back());
+  const bool adj_b = !lb.empty() && has(contract, lb.back());
+  const Tensor a3 = arranged(a, la, adj_a ? batch + contract + free_a : batch + free_a + contract,
+                             adj_a ? Shape{nb, k, m} : Shape{nb, m, k});
+  const Tensor b3 = arranged(b, lb, adj_b ? batch + free_b + contract : batch + contract + free_b,
+                             adj_b ? Shape{nb, nn, k} : Shape{nb, k, nn});
   const std::string order = batch + free_a + free_b;
   Shape order_shape;
   for (char c : order) order_shape.push_back(sizes[c]);
-  context.set_output(0, permuted(product.reshaped(order_shape), order_of(order, eq.output)));
+  const EinsumNode& node = context.state<EinsumNode>();
+  Tensor product = Tensor::uninitialized(a.dtype(), {nb, m, nn});
+  if (a.dtype() != graphdef::DT_FLOAT ||
+      !node.dnnl->run(a3.shape(), b3.shape(), adj_a, adj_b, a3.data<float>(), b3.data<float>(), false, nullptr,
+                      product.data<float>())) {
+    product = Tensor(a.dtype(), {nb, m, nn});  // zeros: an empty contraction sums to 0
+    batch_matmul(a3, b3, adj_a, adj_b, product);
+  }
+  context.set_output(0, arranged(product.reshaped(order_shape), order, eq.output, out_shape));
 }
 
 REGISTER_KERNEL(Kernel("Einsum")
@@ -202,6 +230,9 @@ REGISTER_KERNEL(Kernel("Einsum")
                     .type_attr("T", dtypes_of(TypeList<float, double, int32_t, int64_t>{}))
                     .check([](const Kernel& kernel, const graphdef::NodeDef& node) {
                       parse(kernel.get_string(node, "equation"), kernel.get_int(node, "N"));
+                    })
+                    .prepare([](const Kernel&, const graphdef::NodeDef&) -> std::any {
+                      return EinsumNode{std::make_shared<DnnlMatMul>(Epilogue{})};
                     })
                     .compute(compute_einsum));
 

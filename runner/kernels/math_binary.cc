@@ -148,10 +148,42 @@ Tensor* reusable_operand(KernelContext& context, const Shape& out) {
   return nullptr;
 }
 
+// x ** 2 and x ** 3 as x * x and (x * x) * x when the exponent is one
+// floating value (GELU's cube, a squared error): the same order as the
+// Python runtime's, within Pow's 4 ulps of pow() for every input (inf, NaN
+// and signed zeros come out as pow's), and pow() costs ~15 ns an element.
+template <class T>
+bool small_integer_power(KernelContext& context) {
+  const Tensor& x = context.input(0);
+  const Tensor& y = context.input(1);
+  if (y.num_elements() != 1 || y.rank() > x.rank()) return false;
+  const T exponent = y.data<T>()[0];
+  if (exponent != T(2) && exponent != T(3)) return false;
+  Shape shape = x.shape();  // y of one element, of rank <= x's: the result has x's shape
+  Tensor* reused = context.reusable_input(0);
+  Tensor fresh = reused ? Tensor(x.dtype(), {0}) : Tensor::uninitialized(x.dtype(), shape);
+  const T* in = x.data<T>();
+  T* out = reused ? reused->data<T>() : fresh.data<T>();
+  const bool cube = exponent == T(3);
+  parallel_for(x.num_elements(), static_cast<double>(x.num_elements()), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const T square = in[i] * in[i];
+      out[i] = cube ? square * in[i] : square;
+    }
+  });
+  if (reused) context.set_output(0, context.input_ptr(0));
+  else context.set_output(0, std::move(fresh));
+  return true;
+}
+
 template <class Op>
 void compute_binary(KernelContext& context) {
   const Tensor& x = context.input(0);
   const Tensor& y = context.input(1);
+  if constexpr (std::is_same_v<Op, PowOp>) {
+    if (x.dtype() == graphdef::DT_FLOAT && y.dtype() == x.dtype() && small_integer_power<float>(context)) return;
+    if (x.dtype() == graphdef::DT_DOUBLE && y.dtype() == x.dtype() && small_integer_power<double>(context)) return;
+  }
   const BroadcastPlan plan = plan_broadcast(x.shape(), y.shape());
   dispatch(typename Op::Types{}, x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

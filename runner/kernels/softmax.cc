@@ -1,4 +1,5 @@
 // Softmax and LogSoftmax over the last axis of a tensor of rank >= 1.
+#include "core/parallel.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/softmax_rows.h"
@@ -15,14 +16,18 @@ void compute_softmax(KernelContext& context) {
   const int64_t rows = classes == 0 ? 0 : logits.num_elements() / classes;
   dispatch(FloatTypes{}, logits.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    Tensor out(logits.dtype(), logits.shape());
+    Tensor out = Tensor::uninitialized(logits.dtype(), logits.shape());
     const T* in = logits.data<T>();
     T* result = out.data<T>();
-    std::vector<T> scratch;
-    for (int64_t r = 0; r < rows; ++r) {
-      if constexpr (kLog) log_softmax_row(in + r * classes, classes, result + r * classes, scratch);
-      else softmax_row(in + r * classes, classes, result + r * classes);
-    }
+    // Rows are independent: an attention's rows are split over the cores
+    // (an exp, a max and a sum an element, about 20 operations).
+    parallel_for(rows, static_cast<double>(logits.num_elements()) * 20, [&](int64_t begin, int64_t end) {
+      std::vector<T> scratch;
+      for (int64_t r = begin; r < end; ++r) {
+        if constexpr (kLog) log_softmax_row(in + r * classes, classes, result + r * classes, scratch);
+        else softmax_row(in + r * classes, classes, result + r * classes);
+      }
+    });
     context.set_output(0, std::move(out));
   });
 }

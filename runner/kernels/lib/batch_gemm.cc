@@ -131,31 +131,4 @@ void batch_matmul(const Tensor& x, const Tensor& y, bool adj_x, bool adj_y, Tens
   });
 }
 
-Tensor permuted(const Tensor& in, const std::vector<int>& perm) {
-  const int rank = static_cast<int>(in.rank());
-  Shape shape(rank);
-  const std::vector<int64_t> in_strides = row_major_strides(in.shape());
-  std::vector<int64_t> strides(rank);
-  for (int d = 0; d < rank; ++d) {
-    shape[d] = in.shape()[perm[d]];
-    strides[d] = in_strides[perm[d]];
-  }
-  Tensor out = Tensor::uninitialized(in.dtype(), shape);
-  const std::size_t item = dtype_size(in.dtype());
-  const auto* src = static_cast<const unsigned char*>(in.raw_data());
-  auto* dst = static_cast<unsigned char*>(out.raw_data());
-  std::vector<int64_t> index(rank, 0);
-  int64_t offset = 0;
-  for (int64_t i = 0; i < out.num_elements(); ++i) {
-    std::memcpy(dst + i * item, src + offset * item, item);
-    for (int d = rank - 1; d >= 0; --d) {
-      offset += strides[d];
-      if (++index[d] < shape[d]) break;
-      offset -= strides[d] * shape[d];
-      index[d] = 0;
-    }
-  }
-  return out;
-}
-
 }  // namespace graphrun

@@ -1,5 +1,5 @@
-// Batched matrix products and dim permutations, shared by BatchMatMul (V1-V3)
-// and Einsum, which reduces every equation it runs to one batched product.
+// Batched matrix products, shared by BatchMatMul (V1-V3) and Einsum, which
+// reduces every equation it runs to one batched product.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +19,5 @@ Shape batch_matmul_shape(const Shape& x, const Shape& y, bool adj_x, bool adj_y,
 // dtype). float32 runs gemm_f32 per batch; other dtypes accumulate each dot
 // product in k order, integers wrapping.
 void batch_matmul(const Tensor& x, const Tensor& y, bool adj_x, bool adj_y, Tensor& out);
-
-// `in` with its dims reordered: output dim d is input dim perm[d].
-Tensor permuted(const Tensor& in, const std::vector<int>& perm);
 
 }  // namespace graphrun
