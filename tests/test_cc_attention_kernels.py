@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from graphdef._proto import graph_pb2
-from tests.cc_helpers import Graph, bool_attr, fed_graph, output, type_attr
+from tests.cc_helpers import Graph, bool_attr, fed_graph, output, outputs, type_attr
 from tests.numerics_policy import assert_conforms, assert_same
 
 
@@ -154,3 +154,22 @@ def test_softmax_rows_split_over_the_cores(runner, tmp_path):
         e = np.exp(x64 - x64.max(axis=1, keepdims=True))
         expected = (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
     assert_conforms(y, expected, model, "z:0")
+
+
+def test_reshape_shares_its_input_without_letting_a_reader_overwrite_it(runner, tmp_path):
+    # Reshape hands on Neg's buffer under a new shape; Relu and Square may overwrite a dead input in
+    # place, which must not reach the buffer Neg's other reader (Abs) still sees.
+    x = np.random.default_rng(6).normal(size=(4, 6)).astype(np.float32)
+    g = Graph()
+    g.placeholder("a", np.float32)
+    g.op("n", "Neg", ["a"], np.float32)
+    g.const("shape", np.array([2, 12], np.int32))
+    g.op("r", "Reshape", ["n", "shape"], np.float32, Tshape=type_attr(np.int32))
+    g.op("z", "Relu", ["r"], np.float32)
+    g.op("s", "Square", ["z"], np.float32)
+    g.op("k", "Abs", ["n"], np.float32)
+    model = g.save(tmp_path / "model.pb")
+    values = outputs(runner, model, *fed(tmp_path, a=x), "--fetch", "s", "--fetch", "k", "--fetch", "r")
+    assert_same(values["s:0"], np.square(np.maximum(-x, 0)).reshape(2, 12))
+    assert_same(values["k:0"], np.abs(x))
+    assert_same(values["r:0"], (-x).reshape(2, 12))

@@ -46,6 +46,13 @@ void compute_reshape(KernelContext& context) {
   } else if (known != input.num_elements()) {
     throw Error(cannot);
   }
+  // The input's elements under the new shape, not a copy: the output holds
+  // the input alive (and, being borrowed, is never overwritten in place).
+  const TensorPtr& held = context.input_ptr(0);
+  if (!input.is_variant() && input.layout() == Layout::kPlain && input.num_elements() > 0) {
+    context.set_output(0, Tensor::borrowed(input.dtype(), std::move(shape), input.num_elements(), input.raw_data(), held));
+    return;
+  }
   context.set_output(0, input.reshaped(std::move(shape)));
 }
 
