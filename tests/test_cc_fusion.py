@@ -143,7 +143,8 @@ def test_a_swish_whose_sigmoid_is_fetched_is_not_fused_away(runner, tmp_path):
 
 
 def test_a_mul_of_two_other_values_is_no_swish(runner, tmp_path):
-    # x * Sigmoid(y) with y not x: only the product and the bias fuse.
+    # x * Sigmoid(y) with y not x: only the product and the bias fuse into the MatMul (the three
+    # elementwise ops after it, all on the MatMul's value, run as one fuse_elementwise chain).
     g = Graph()
     g.placeholder("x", np.float32, [-1, 24])
     g.const("w", MM_W)
@@ -155,4 +156,4 @@ def test_a_mul_of_two_other_values_is_no_swish(runner, tmp_path):
     g.op("act", "Mul", ["bias", "sig"], np.float32)
     model = g.save(tmp_path / "model.pb")
     np.save(tmp_path / "x.npy", X.reshape(2, -1)[:, :24])
-    assert op_types(runner, model, tmp_path, "act:0") == ["Mul", "Neg", "Sigmoid", "_FusedMatMul"]
+    assert op_types(runner, model, tmp_path, "act:0") == ["_FusedElementwise", "_FusedMatMul"]

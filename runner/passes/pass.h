@@ -15,6 +15,8 @@
 //             (-> Relu, Relu6, Elu, LeakyRelu or x * Sigmoid(x)) as one _Fused* node
 //   rank 110  fuse_residual_add    such a convolution -> Add (-> activation): the Add as
 //             a oneDNN sum post-op
+//   rank 120  fuse_elementwise     chains of float32 elementwise ops on one tensor and
+//             scalars as one _FusedElementwise node, run a cache-sized block at a time
 //
 // They are the C++ form of graphdef/optimize (the Python runtime's passes).
 // GRAPHRUN_CC_OPTIMIZE=0 in the environment, or --no-optimize, turns every
