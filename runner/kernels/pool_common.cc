@@ -39,10 +39,15 @@ bool pool_static(const ShapeContext& context, const StaticShape& x, StaticShape&
   const auto* pool = std::any_cast<PoolAttrs>(&context.node().state);
   if (pool == nullptr) return false;
   const std::vector<int64_t> d = x.known_rank ? x.dims : std::vector<int64_t>(4, -1);
+  // The window sees H and W with _ZeroPadMaxPool's zeros added. An unknown
+  // axis is given the window's own size, which always fits; its output stays unknown.
+  int64_t h = pool->kh, w = pool->kw;
+  if ((d[1] >= 0 && __builtin_add_overflow(d[1], pool->zero_top + pool->zero_bottom, &h)) ||
+      (d[2] >= 0 && __builtin_add_overflow(d[2], pool->zero_left + pool->zero_right, &w))) {
+    return false;
+  }
   try {
-    // an unknown axis is given the window's own size, which always fits; its output stays unknown
-    const WindowGeometry g = window_geometry(pool->window, pool->kh, pool->kw, d[1] < 0 ? pool->kh : d[1],
-                                             d[2] < 0 ? pool->kw : d[2]);
+    const WindowGeometry g = window_geometry(pool->window, pool->kh, pool->kw, h, w);
     pooled = known_shape({d[0], d[1] < 0 ? -1 : g.rows.out, d[2] < 0 ? -1 : g.cols.out, d[3]});
     return true;
   } catch (const Error&) {

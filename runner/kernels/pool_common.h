@@ -14,6 +14,9 @@ namespace graphrun {
 struct PoolAttrs {
   int64_t kh = 1, kw = 1;
   WindowAttrs window;
+  // _ZeroPadMaxPool's folded Pad: the zeros it adds above, below, left and
+  // right of the input; the window is placed over the padded input.
+  int64_t zero_top = 0, zero_bottom = 0, zero_left = 0, zero_right = 0;
 };
 
 // ksize, strides, padding (SAME, VALID and, with `explicit_paddings`, also

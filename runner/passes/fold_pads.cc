@@ -23,46 +23,20 @@
 // inputs move to the convolution. The filter's size must be known and each
 // folded amount narrower than the window, as oneDNN's kernels need (wider
 // padding, which only odd graphs have, would run the hand-written kernel).
-#include <algorithm>
-#include <climits>
 #include <optional>
 
 #include "graph/shape_inference.h"
-#include "graph/tensor_proto.h"
-#include "kernels/axis.h"
 #include "kernels/lib/window.h"
 #include "passes/graph_edit.h"
 #include "passes/pass.h"
+#include "passes/zero_pads.h"
 
 namespace graphrun {
 namespace {
 
-// Larger pads are left to the Pad node, which checks them against the
-// tensor size limit; a folded amount must stay far from overflow in the
-// window arithmetic and in oneDNN's int64 dims.
-constexpr int64_t kMaxFoldedPad = INT32_MAX;
-
 bool is_conv(const std::string& op) {
   return op == "Conv2D" || op == "DepthwiseConv2dNative" || op == "_FusedConv2D" ||
          op == "_FusedDepthwiseConv2dNative";
-}
-
-std::optional<Tensor> const_value(const Graph& graph, const Endpoint& input, const PassContext& context) {
-  const GraphNode& node = graph.node(input.node);
-  if (!node.is_valid_const() || input.output != 0 || context.fed.count(node.name())) return std::nullopt;
-  try {
-    return tensor_from_proto(node.def->attr().at("value").tensor());
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
-bool all_bytes_zero(const Tensor& value) {
-  const auto* bytes = static_cast<const unsigned char*>(value.raw_data());
-  for (std::size_t i = 0; i < value.byte_size(); ++i) {
-    if (bytes[i]) return false;
-  }
-  return true;
 }
 
 class PadFolder {
@@ -70,35 +44,14 @@ class PadFolder {
   PadFolder(const Graph& graph, const PassContext& context)
       : graph_(graph), context_(context), readers_(graph) {}
 
-  // [top, bottom, left, right] of the zero Pad node `pad`, when it pads only H and W.
-  std::optional<std::vector<int64_t>> spatial_zero_pads(int pad) const {
-    const GraphNode& node = graph_.node(pad);
-    if (node.op() != "Pad" && node.op() != "PadV2") return std::nullopt;
-    if (!node.runnable() || context_.pinned(node.name()) || readers_.data(pad).size() != 1 || readers_.control(pad)) {
-      return std::nullopt;
-    }
-    if (node.op() == "PadV2") {
-      const std::optional<Tensor> value = const_value(graph_, node.inputs[2], context_);
-      if (!value || value->num_elements() != 1 || !all_bytes_zero(*value)) return std::nullopt;
-    }
-    const std::optional<Tensor> paddings = const_value(graph_, node.inputs[1], context_);
-    if (!paddings || paddings->shape() != Shape{4, 2}) return std::nullopt;
-    std::vector<int64_t> p;
-    try {
-      p = read_ints(*paddings);
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-    if (p[0] || p[1] || p[6] || p[7]) return std::nullopt;  // batch or channels padded
-    for (int k = 2; k < 6; ++k) {
-      if (p[k] < 0 || p[k] > kMaxFoldedPad) return std::nullopt;
-    }
-    return std::vector<int64_t>{p[2], p[3], p[4], p[5]};
+  // [top, bottom, left, right] of the zero Pad node `pad`, when it may fold.
+  std::optional<std::array<int64_t, 4>> spatial_zero_pads(int pad) const {
+    return foldable_zero_pad(graph_, pad, context_, readers_);
   }
 
   // The explicit_paddings conv `i` needs to read the Pad's input instead of
   // its output, or nothing when it cannot say.
-  std::optional<std::vector<int64_t>> folded_paddings(int i, const std::vector<int64_t>& pads) const {
+  std::optional<std::vector<int64_t>> folded_paddings(int i, const std::array<int64_t, 4>& pads) const {
     const GraphNode& conv = graph_.node(i);
     WindowAttrs attrs;
     try {
@@ -170,18 +123,12 @@ std::unique_ptr<graphdef::GraphDef> fold_pads(const Graph& graph, const PassCont
     const Endpoint& input = conv.inputs[0];
     if (input.output != 0 || input.node == conv.inputs[1].node) continue;
     const int pad = input.node;
-    const std::optional<std::vector<int64_t>> pads = folder.spatial_zero_pads(pad);
+    const std::optional<std::array<int64_t, 4>> pads = folder.spatial_zero_pads(pad);
     if (!pads) continue;
     const std::optional<std::vector<int64_t>> explicit_paddings = folder.folded_paddings(i, *pads);
     if (!explicit_paddings) continue;
-    const graphdef::NodeDef& pad_def = *graph.node(pad).def;
     graphdef::NodeDef& def = edit.node(i);
-    // Data inputs come first, so input 0 is the padded tensor.
-    def.set_input(0, pad_def.input(0));
-    for (const std::string& text : pad_def.input()) {
-      if (text.empty() || text[0] != '^') continue;
-      if (std::find(def.input().begin(), def.input().end(), text) == def.input().end()) def.add_input(text);
-    }
+    bypass_pad(*graph.node(pad).def, def);
     auto& attrs = *def.mutable_attr();
     attrs["padding"].set_s("EXPLICIT");
     auto* list = attrs["explicit_paddings"].mutable_list();

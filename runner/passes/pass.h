@@ -9,6 +9,7 @@
 //   rank 20   fold_constants       all-constant subgraphs evaluated once, as Consts
 //   rank 30   fold_batch_norms     inference batch norms into Conv2D/Depthwise/MatMul weights
 //   rank 32   fold_pads            zero Pads into the next convolution's EXPLICIT padding
+//   rank 33   fold_pads_into_max_pools  zero Pads and the MaxPool after them as one _ZeroPadMaxPool
 //   rank 35   prune_folded         the same, for what the folding passes left unread
 //   rank 40   eliminate_common_subexpressions
 //   rank 100  fuse_conv_bias_activation  Conv2D / DepthwiseConv2dNative / MatMul -> BiasAdd
