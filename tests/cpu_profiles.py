@@ -7,8 +7,10 @@ off what this CPU has and another may lack:
     NPY_DISABLE_CPU_FEATURES   numpy's dispatched SIMD paths (only those this CPU has)
     OPENBLAS_CORETYPE          OpenBLAS's kernels for an older core
     TF_ENABLE_ONEDNN_OPTS      TensorFlow's oneDNN kernels (1) or Eigen's (0)
-    GRAPHRUN_CC_NO_AVX2        graphrun-cc's portable GEMM instead of its AVX2/FMA one (its fallback and
-                               the kernels oneDNN does not serve)
+    GRAPHRUN_CC_NO_AVX2        graphrun-cc's own kernels in their SSE form (runner/kernels/lib/cpu_isa.h):
+                               the portable GEMM instead of the AVX2/FMA one (its fallback and the kernels
+                               oneDNN does not serve), two-lane tanh, SSE max pooling
+    GRAPHRUN_CC_NO_AVX512      the same kernels at most in their AVX2 form
     ONEDNN_MAX_CPU_ISA         the newest instruction set oneDNN's kernels may use (graphrun-cc's float32
                                convolutions and products; TensorFlow's own oneDNN reads it too)
 
@@ -39,7 +41,7 @@ PROFILES = {
     "no-avx512": ("an AVX2 machine (Zen 3, Haswell): no AVX-512 in numpy, OpenBLAS's Haswell kernels, "
                   "TensorFlow's Eigen kernels",
                   {"NPY_DISABLE_CPU_FEATURES": _dispatched("X86_V4", "AVX512"), "OPENBLAS_CORETYPE": "Haswell",
-                   "TF_ENABLE_ONEDNN_OPTS": "0", "ONEDNN_MAX_CPU_ISA": "AVX2"}),
+                   "TF_ENABLE_ONEDNN_OPTS": "0", "ONEDNN_MAX_CPU_ISA": "AVX2", "GRAPHRUN_CC_NO_AVX512": "1"}),
     "no-avx2": ("an AVX machine (Sandy Bridge): numpy at its SSE4.2 baseline, OpenBLAS's Sandybridge kernels, "
                 "TensorFlow's oneDNN kernels, graphrun-cc's portable GEMM and oneDNN's AVX kernels",
                 {"NPY_DISABLE_CPU_FEATURES": _dispatched("X86_V3", "X86_V4", "AVX512"),

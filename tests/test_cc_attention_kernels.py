@@ -5,11 +5,13 @@ layouts, BatchMatMulV2 of a sequence by one matrix, and Softmax's rows split ove
 Inputs are fed as .npy files, so the load-time constant folding cannot compute them first.
 """
 
+import json
+
 import numpy as np
 import pytest
 
 from graphdef._proto import graph_pb2
-from tests.cc_helpers import Graph, bool_attr, fed_graph, output, outputs, type_attr
+from tests.cc_helpers import Graph, bool_attr, fed_graph, from_json_output, output, outputs, run_cc, type_attr
 from tests.numerics_policy import assert_conforms, assert_same
 
 
@@ -173,3 +175,17 @@ def test_reshape_shares_its_input_without_letting_a_reader_overwrite_it(runner, 
     assert_same(values["s:0"], np.square(np.maximum(-x, 0)).reshape(2, 12))
     assert_same(values["k:0"], np.abs(x))
     assert_same(values["r:0"], (-x).reshape(2, 12))
+
+
+def test_tanh_without_avx2_gives_the_same_bits(runner, tmp_path):
+    # The SSE form (two lanes) and the AVX2 form (four) compute the same operations on each lane.
+    x = np.concatenate([np.arange(0, 2**32, 1000003, dtype=np.uint64).astype(np.uint32).view(np.float32), SPECIALS32,
+                        np.random.default_rng(8).normal(0, 3, 1001).astype(np.float32)])
+    model = fed_graph(tmp_path, "Tanh", [np.float32])
+    args = [model, *fed(tmp_path, a=x), "--json"]
+    answers = []
+    for env in ({"GRAPHRUN_CC_NO_AVX2": None}, {"GRAPHRUN_CC_NO_AVX2": "1"}):
+        code, stdout, stderr = run_cc(runner, *args, env=env)
+        assert code == 0, stderr
+        answers.append(from_json_output(json.loads(stdout)["outputs"][0])[1])
+    assert_same(answers[0], answers[1])

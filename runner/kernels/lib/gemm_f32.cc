@@ -1,8 +1,8 @@
 #include "kernels/lib/gemm_f32.h"
 
 #include <Eigen/Core>
-#include <cstdlib>
-#include <cstring>
+
+#include "kernels/lib/cpu_isa.h"
 
 namespace graphrun {
 
@@ -179,14 +179,8 @@ void conv_gemm_avx2(const float* const* pixels, int64_t m, const int64_t* offset
 
 namespace {
 
-// GRAPHRUN_CC_NO_AVX2 set to anything but "" or "0" takes the portable Eigen path on any CPU, so a
-// machine with AVX2 can test what one without it computes (tests/cpu_profiles.py).
-bool avx2_allowed() {
-  const char* off = std::getenv("GRAPHRUN_CC_NO_AVX2");
-  return off == nullptr || off[0] == '\0' || std::strcmp(off, "0") == 0;
-}
-
-const bool kVectorized = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && avx2_allowed();
+// AVX2 and FMA, unless GRAPHRUN_CC_NO_AVX2 asks for the portable Eigen path (cpu_isa.h).
+const bool kVectorized = own_kernel_isa() != CpuIsa::kSse;
 
 using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 using Strided = Eigen::OuterStride<Eigen::Dynamic>;

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "kernels/lib/cpu_isa.h"
+
 namespace graphrun {
 namespace {
 
@@ -82,7 +84,7 @@ void tanh_sse2(const float* in, int64_t n, float* out) { tanh_groups<F32x2, F64x
 }  // namespace
 
 void tanh_f32(const float* in, int64_t n, float* out) {
-  static const bool avx2 = __builtin_cpu_supports("avx2");
+  static const bool avx2 = own_kernel_isa() != CpuIsa::kSse;
   if (avx2) tanh_avx2(in, n, out);
   else tanh_sse2(in, n, out);
 }
