@@ -131,7 +131,50 @@ MAXIMUM = _binary("Maximum", np.maximum, "Elementwise max; NaN propagates.", _ch
 MINIMUM = _binary("Minimum", np.minimum, "Elementwise min; NaN propagates.", _choose(_le), numerics=EXACT_BUT_ZERO_SIGN)
 SQUARED_DIFFERENCE = _binary("SquaredDifference", lambda x, y: np.square(x - y), "(x - y) ** 2 with broadcasting.",
                               lambda op, g, x, y: (g * (2 * (x - y)), g * (2 * (y - x))), SIGNED, numerics=EXACT)
-POW = _binary("Pow", operator.pow, "x ** y; integer x to a negative integer power is an error.",
+
+
+_FAST_POW_TYPES = (np.dtype(np.float32), np.dtype(np.float64))
+_ARRAY_TYPES = (np.ndarray, np.generic)
+
+
+def _pow(x, y):
+    """x ** y. numpy's float pow is a slow general routine (about 80 ns an element in float32,
+    against 3 for a multiply), and models raise to a constant 2 or 3 (the tanh GELU's x**3). For
+    a float32/64 x and a one-element exponent equal to 2.0 or 3.0 this is x*x or (x*x)*x: x*x is
+    the correctly rounded square, so equal to pow's; the cube rounds twice (under 2 ulps from the
+    true cube, inside Pow's 4), and the signs of zeros and infinities and NaN come out as pow's
+    ((-0)**3 is -0, (-inf)**2 is inf). Not x**0.5 as sqrt: pow(-0, 0.5) is +0, pow(-inf, 0.5) +inf."""
+    # either side may be a numpy scalar (a Const's or a 0-d result's value)
+    if (isinstance(x, _ARRAY_TYPES) and isinstance(y, _ARRAY_TYPES) and y.size == 1
+            and x.dtype in _FAST_POW_TYPES and y.dtype == x.dtype):
+        e = y.item()
+        if e == 2.0 or e == 3.0:
+            z = x * x
+            if e == 3:
+                z = _cube_from_square(x, z, y.reshape(()))
+            # a higher-rank exponent adds leading 1s to the shape, as broadcasting would
+            return z.reshape((1,) * (y.ndim - x.ndim) + x.shape) if y.ndim > x.ndim else z
+    return operator.pow(x, y)
+
+
+def _cube_from_square(x, z, three):
+    if x.dtype != np.float32:  # no float64 cube overflows where (x*x)*x does not
+        return np.multiply(z, x, out=z) if type(z) is np.ndarray else z * x
+    # A float32 cube less than half an ulp above FLT_MAX rounds down to it, but (x*x)*x overflows
+    # where the square rounded up: x = +-6.9814636e12 (every float32 near cbrt(FLT_MAX) checked
+    # exactly). The processor's overflow flag, which numpy reads after the loop, says whether any
+    # product overflowed, at no cost; then pow answers where a finite x gave inf.
+    with np.errstate(over="raise"):
+        try:
+            return np.multiply(z, x, out=z) if type(z) is np.ndarray else z * x
+        except FloatingPointError:
+            pass
+    with np.errstate(over="ignore"):
+        z = (x * x) * x
+        return np.where(np.isinf(z) & np.isfinite(x), np.power(x, three), z)
+
+
+POW = _binary("Pow", _pow, "x ** y; integer x to a negative integer power is an error.",
               lambda op, g, x, y: (g * y * pow(x, y - 1), None), numerics=elementwise_ulps(4))
 
 
