@@ -136,16 +136,42 @@ def _einsum(*inputs, equation):
     (a, la), (b, lb) = (_reduce(arrays[0], eq.inputs[0], _summed_alone(eq.inputs[0], eq.inputs[1], eq.output)),
                         _reduce(arrays[1], eq.inputs[1], _summed_alone(eq.inputs[1], eq.inputs[0], eq.output)))
     batch, free_a, contract, free_b = Equation((la, lb), eq.output).plan()
-
-    def size(group):
-        return int(np.prod([sizes[c] for c in group], dtype=np.int64))
-    a3 = np.transpose(a, [la.index(c) for c in batch + free_a + contract]).reshape(
-        size(batch), size(free_a), size(contract))
-    b3 = np.transpose(b, [lb.index(c) for c in batch + contract + free_b]).reshape(
-        size(batch), size(contract), size(free_b))
+    a3 = _matrices(a, la, batch, free_a, contract, sizes)
+    b3 = _matrices(b, lb, batch, contract, free_b, sizes)
     product = np.matmul(a3, b3).reshape([sizes[c] for c in batch + free_a + free_b])
     order = "".join(batch + free_a + free_b)
     return np.transpose(product, [order.index(c) for c in eq.output]).astype(dtype, copy=False)
+
+
+def _matrices(x, labels, batch, rows, cols, sizes):
+    """x's dims as batch + [rows, cols], each of rows and cols merged into one dim, for np.matmul.
+
+    A transposed view where the strides allow, not a copy: np.matmul hands BLAS any matrix with
+    one unit stride (attention's 'BTNH,BSNH->BNTS' reads T x H matrices straight out of BTNH),
+    and loops over the batch dims itself, so they need not be merged. Copying the operands into
+    one [batch, rows, cols] block first cost more than the products they feed."""
+    view = np.transpose(x, [labels.index(c) for c in batch + rows + cols])
+    shape = [sizes[c] for c in batch] + [_size(rows, sizes), _size(cols, sizes)]
+    try:
+        view = np.reshape(view, shape, copy=False)
+    except ValueError:  # merging those labels' dims needs a copy
+        return np.reshape(np.ascontiguousarray(view), shape)
+    return view if _blas_can_read(view) else np.ascontiguousarray(view)
+
+
+def _size(group, sizes):
+    return int(np.prod([sizes[c] for c in group], dtype=np.int64))
+
+
+def _blas_can_read(m):
+    """numpy's own test (is_blasable2d) for handing a matrix to BLAS in place, as it is or
+    transposed: one stride of one element, the other a whole number of elements at least a row
+    long. Elsewhere np.matmul takes a loop of its own, several times slower than a copy."""
+    item = m.itemsize
+    rows, cols = m.shape[-2:]
+    s_rows, s_cols = m.strides[-2:]
+    return ((s_cols == item and s_rows % item == 0 and s_rows // item >= cols)
+            or (s_rows == item and s_cols % item == 0 and s_cols // item >= rows))
 
 
 def _grad(op, g):

@@ -78,8 +78,26 @@ def batch_matmul_values(x, y, adj_x, adj_y, out_dtype, broadcasting=True):
                          "together") from None
     out_dtype = np.dtype(out_dtype)
     work = np.float32 if out_dtype == np.float16 else out_dtype
-    check_size(tuple(batch) + (x.shape[-2], y.shape[-1]), work)
-    return np.matmul(x.astype(work, copy=False), y.astype(work, copy=False)).astype(out_dtype, copy=False)
+    out_shape = tuple(batch) + (x.shape[-2], y.shape[-1])
+    check_size(out_shape, work)
+    x, y = x.astype(work, copy=False), y.astype(work, copy=False)
+    if y.ndim == 2 and x.ndim > 2:
+        # a batch of matrices times one matrix (Keras' Dense and attention projections on
+        # [batch, T, features]) is one matrix product of all the rows: one BLAS call instead of
+        # one per batch entry, each of which starts and joins BLAS's threads
+        rows = _as_rows(x)
+        if rows is not None:
+            return np.matmul(rows, y).reshape(out_shape).astype(out_dtype, copy=False)
+    return np.matmul(x, y).astype(out_dtype, copy=False)
+
+
+def _as_rows(x):
+    """x's matrices stacked into one [rows, k] matrix, as a view (None where that needs a copy,
+    as for an adjoint's transposed view, where the per-matrix product reads it in place)."""
+    try:
+        return np.reshape(x, (-1, x.shape[-1]), copy=False)
+    except ValueError:
+        return None
 
 
 def _kernel_v1(x, y, *, adj_x, adj_y):
