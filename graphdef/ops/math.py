@@ -90,26 +90,33 @@ def unbroadcast(g, x):
     return g
 
 
-def _add_v2(x, y, *, out=None):
-    """x + y; with out= (the Session donating x, which nothing reads afterwards) the sum is written
-    into it when it has the result's shape and dtype: a residual add of two activations then
-    costs no new array (a fresh one is page-faulted in, about twice the time of the sum)."""
-    if (out is None or getattr(y, "dtype", None) != out.dtype
-            or np.broadcast_shapes(out.shape, np.shape(y)) != out.shape):
-        return x + y
-    return np.add(x, y, out=out)
+def _into_first(ufunc, plain):
+    """A binary kernel that, given out= (the Session donating x, which nothing reads afterwards),
+    writes its result there when the result has x's shape and dtype: a residual add or a scaling
+    of an activation then costs no new array (a fresh one is page-faulted in, about twice the
+    time of the arithmetic). The same ufunc either way, so the same bits."""
+    def kernel(x, y, *, out=None):
+        if (out is None or getattr(y, "dtype", None) != out.dtype
+                or np.broadcast_shapes(out.shape, np.shape(y)) != out.shape):
+            return plain(x, y)
+        return ufunc(x, y, out=out)
+    kernel.__name__ = f"_{ufunc.__name__}"
+    return kernel
 
 
 # operator.* rather than np.* ufuncs: same numpy semantics, far less call overhead on scalars.
 ADD = _binary("Add", operator.add, "x + y with numpy broadcasting (TF 1.x graphs).",
                lambda op, g, x, y: (g, g), numerics=EXACT)
-ADD_V2 = _binary("AddV2", _add_v2, "x + y with numpy broadcasting.", lambda op, g, x, y: (g, g), numerics=EXACT)
-SUB = _binary("Sub", operator.sub, "x - y with numpy broadcasting.", lambda op, g, x, y: (g, negative(g)),
-              numerics=EXACT)
-MUL = _binary("Mul", operator.mul, "x * y with numpy broadcasting.",
+ADD_V2 = _binary("AddV2", _into_first(np.add, operator.add), "x + y with numpy broadcasting.",
+                 lambda op, g, x, y: (g, g), numerics=EXACT)
+SUB = _binary("Sub", _into_first(np.subtract, operator.sub), "x - y with numpy broadcasting.",
+              lambda op, g, x, y: (g, negative(g)), numerics=EXACT)
+MUL = _binary("Mul", _into_first(np.multiply, operator.mul), "x * y with numpy broadcasting.",
                lambda op, g, x, y: (multiply(g, y), multiply(x, g)), numerics=EXACT)
 REAL_DIV = _binary("RealDiv", operator.truediv, "x / y for floats, with numpy broadcasting.",
                    lambda op, g, x, y: (g / y, negative(g) * x / square(y)), FLOATS, numerics=EXACT)
+
+
 def _choose(pick_x):
     """Maximum/Minimum send the gradient to the side that won (x on ties, as TF does)."""
     def grad(op, g, x, y):
@@ -129,7 +136,16 @@ def _le(x, y):
 
 MAXIMUM = _binary("Maximum", np.maximum, "Elementwise max; NaN propagates.", _choose(_ge), numerics=EXACT_BUT_ZERO_SIGN)
 MINIMUM = _binary("Minimum", np.minimum, "Elementwise min; NaN propagates.", _choose(_le), numerics=EXACT_BUT_ZERO_SIGN)
-SQUARED_DIFFERENCE = _binary("SquaredDifference", lambda x, y: np.square(x - y), "(x - y) ** 2 with broadcasting.",
+
+
+def _squared_difference(x, y):
+    d = x - y
+    # squared where it is: the difference is a fresh array of its own, and a second fresh one
+    # would be page-faulted in
+    return np.square(d, out=d) if type(d) is np.ndarray else np.square(d)
+
+
+SQUARED_DIFFERENCE = _binary("SquaredDifference", _squared_difference, "(x - y) ** 2 with broadcasting.",
                               lambda op, g, x, y: (g * (2 * (x - y)), g * (2 * (y - x))), SIGNED, numerics=EXACT)
 
 

@@ -39,7 +39,15 @@ SIGN = _unary("Sign", np.sign, "-1, 0 or 1 by the sign of x (0 for 0).", NOT_DIF
 ABS = _unary("Abs", np.abs, "|x|.", lambda op, g: [g * sign(op.inputs[0])], SIGNED, numerics=EXACT)
 SIGMOID = _unary("Sigmoid", lambda x: 1 / (1 + np.exp(-x)), "1 / (1 + exp(-x)).",
                  lambda op, g: [g * op.outputs[0] * (1 - op.outputs[0])], FLOATS, numerics=elementwise_ulps(4))
-TANH = _unary("Tanh", np.tanh, "Hyperbolic tangent.",
+
+
+def _tanh(x, *, out=None):
+    """np.tanh, into the donated input's array when the Session gives one (it does when nothing
+    reads x afterwards, as in the tanh GELU): numpy's tanh gives the same bits in place."""
+    return np.tanh(x, out=out)
+
+
+TANH = _unary("Tanh", _tanh, "Hyperbolic tangent.",
               lambda op, g: [g * (1 - square(op.outputs[0]))], FLOATS, numerics=elementwise_ulps(4))
 RSQRT = _unary("Rsqrt", lambda x: 1 / np.sqrt(x), "1 / sqrt(x); inf at 0, NaN below zero.",
                lambda op, g: [g * op.outputs[0] * op.outputs[0] * op.outputs[0] * -0.5], FLOATS,

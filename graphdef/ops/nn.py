@@ -25,18 +25,25 @@ def _over_rows(ufunc, x):
     return ufunc.reduce(x, axis=-1, keepdims=True)
 
 
-def _shifted(x):
+def _shifted(x, out=None):
     x = np.asarray(x)
     if x.ndim == 0:
         raise ValueError("logits must have at least one dim (the classes), got a scalar")
     if x.shape[-1] == 0:  # no classes: nothing to normalise, and max() of nothing is an error
         return x
-    return x - _over_rows(np.maximum, x)
+    return np.subtract(x, _over_rows(np.maximum, x), out=out)
 
 
-def _softmax(x):
-    e = np.exp(_shifted(x))
-    return e / _over_rows(np.add, e)
+def _softmax(x, *, out=None):
+    """exp(x - max) / sum, each step written over the one before: into the logits' own array
+    when the Session donates it (out=, nothing reads them afterwards), else into one new array.
+    Attention's softmax runs over [batch, heads, T, T] scores, where every fresh array of that
+    size costs more in page faults than the arithmetic; the same ufuncs, so the same bits."""
+    e = _shifted(x, out)
+    if e.size == 0:  # nothing to compute, and with no classes e is x itself, maybe a constant
+        return e / _over_rows(np.add, e)
+    np.exp(e, out=e)
+    return np.divide(e, _over_rows(np.add, e), out=e)
 
 
 def _log_softmax(x):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from graphdef.optimize.passes.batch_norm import fold_batch_norms
 from graphdef.optimize.passes.constant_folding import fold_constants
+from graphdef.optimize.passes.constants_second import constants_second
 from graphdef.optimize.passes.cse import eliminate_common_subexpressions
 from graphdef.optimize.passes.fusion import fuse_bias_activations
 from graphdef.optimize.passes.identity import remove_identities
@@ -16,8 +17,9 @@ from graphdef.optimize.passes.prune import prune
 PASSES = (prune, remove_identities, fold_constants, fold_batch_norms, eliminate_common_subexpressions)
 # fusion before Pad folding: TF's fused depthwise op has no EXPLICIT padding; prune drops the Pads' amounts
 FINAL_PASSES = (fuse_bias_activations, fold_pads, prune)
-# for a copy only graphdef's Session runs: also Pads before TF's fused depthwise op (no EXPLICIT in TF)
-SESSION_FINAL_PASSES = (fuse_bias_activations, fold_pads_for_session, prune)
+# for a copy only graphdef's Session runs: also Pads before TF's fused depthwise op (no EXPLICIT in TF),
+# and Consts read second by Mul/Add, so the Session may write the product into the other input
+SESSION_FINAL_PASSES = (fuse_bias_activations, fold_pads_for_session, prune, constants_second)
 
 
 @dataclass
