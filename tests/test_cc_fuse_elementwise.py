@@ -15,7 +15,8 @@ from tests.cc_helpers import Graph, ok, run_cc
 from tests.numerics_policy import assert_same
 from tests.test_cc_optimize import run
 
-SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -3.0, 2.5, 1e20, -1e20, 9.5, -0.25], np.float32)
+SPECIAL = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-40, -3.0, 2.5, 1e20, -1e20, 9.5, -0.25, 6.9814636e12],
+                   np.float32)
 
 
 def fused_count(runner, model, tmp_path, *fetches):

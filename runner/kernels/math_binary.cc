@@ -151,7 +151,8 @@ Tensor* reusable_operand(KernelContext& context, const Shape& out) {
 // x ** 2 and x ** 3 as x * x and (x * x) * x when the exponent is one
 // floating value (GELU's cube, a squared error): the same order as the
 // Python runtime's, within Pow's 4 ulps of pow() for every input (inf, NaN
-// and signed zeros come out as pow's), and pow() costs ~15 ns an element.
+// and signed zeros come out as pow's; an overflow of a finite x is pow's
+// own), and pow() costs ~15 ns an element.
 template <class T>
 bool small_integer_power(KernelContext& context) {
   const Tensor& x = context.input(0);
@@ -168,7 +169,10 @@ bool small_integer_power(KernelContext& context) {
   parallel_for(x.num_elements(), static_cast<double>(x.num_elements()), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const T square = in[i] * in[i];
-      out[i] = cube ? square * in[i] : square;
+      const T product = cube ? square * in[i] : square;
+      // A finite cube can round to the largest finite value while (x * x) * x
+      // overflows (float32's +-6.9814636e12): there pow's answer.
+      out[i] = std::isinf(product) && std::isfinite(in[i]) ? std::pow(in[i], exponent) : product;
     }
   });
   if (reused) context.set_output(0, context.input_ptr(0));
