@@ -11,8 +11,10 @@ off what this CPU has and another may lack:
                                the portable GEMM instead of the AVX2/FMA one (its fallback and the kernels
                                oneDNN does not serve), two-lane tanh, SSE max pooling
     GRAPHRUN_CC_NO_AVX512      the same kernels at most in their AVX2 form
-    ONEDNN_MAX_CPU_ISA         the newest instruction set oneDNN's kernels may use (graphrun-cc's float32
-                               convolutions and products; TensorFlow's own oneDNN reads it too)
+    GRAPHRUN_CC_MAX_CPU_ISA    the newest instruction set graphrun-cc's oneDNN kernels may use (its float32
+                               convolutions and products); oneDNN's own ONEDNN_MAX_CPU_ISA would cap the
+                               oracle TensorFlow's too, whose depthwise and float16 kernels then fail on a
+                               CPU with AVX512-FP16
 
     .venv/bin/python -m tests.cpu_profiles                  # every profile, the whole suite
     .venv/bin/python -m tests.cpu_profiles no-avx2 -- -x    # one profile, pytest flags after --
@@ -41,19 +43,18 @@ PROFILES = {
     "no-avx512": ("an AVX2 machine (Zen 3, Haswell): no AVX-512 in numpy, OpenBLAS's Haswell kernels, "
                   "TensorFlow's Eigen kernels",
                   {"NPY_DISABLE_CPU_FEATURES": _dispatched("X86_V4", "AVX512"), "OPENBLAS_CORETYPE": "Haswell",
-                   "TF_ENABLE_ONEDNN_OPTS": "0", "ONEDNN_MAX_CPU_ISA": "AVX2", "GRAPHRUN_CC_NO_AVX512": "1"}),
-    # TensorFlow runs Eigen's kernels here: its own oneDNN ones abort the process when oneDNN is capped
-    # below a CPU with AVX512-FP16 (a float16 BatchMatMul finds no matmul primitive; TF 2.21, Sapphire Rapids).
+                   "TF_ENABLE_ONEDNN_OPTS": "0", "GRAPHRUN_CC_MAX_CPU_ISA": "AVX2", "GRAPHRUN_CC_NO_AVX512": "1"}),
+    # TensorFlow, the oracle, runs Eigen's kernels in every profile.
     "no-avx2": ("an AVX machine (Sandy Bridge): numpy at its SSE4.2 baseline, OpenBLAS's Sandybridge kernels, "
                 "TensorFlow's Eigen kernels, graphrun-cc's portable GEMM and oneDNN's AVX kernels",
                 {"NPY_DISABLE_CPU_FEATURES": _dispatched("X86_V3", "X86_V4", "AVX512"),
                  "OPENBLAS_CORETYPE": "Sandybridge", "TF_ENABLE_ONEDNN_OPTS": "0", "GRAPHRUN_CC_NO_AVX2": "1",
-                 "ONEDNN_MAX_CPU_ISA": "AVX"}),
+                 "GRAPHRUN_CC_MAX_CPU_ISA": "AVX"}),
     "sse-only": ("an SSE4.2 machine (Nehalem): numpy's baseline, OpenBLAS's Nehalem kernels, TensorFlow's Eigen "
                  "kernels, graphrun-cc's portable GEMM",
                  {"NPY_DISABLE_CPU_FEATURES": _dispatched("X86_V3", "X86_V4", "AVX512"),
                   "OPENBLAS_CORETYPE": "Nehalem", "TF_ENABLE_ONEDNN_OPTS": "0", "GRAPHRUN_CC_NO_AVX2": "1",
-                  "ONEDNN_MAX_CPU_ISA": "SSE41"}),
+                  "GRAPHRUN_CC_MAX_CPU_ISA": "SSE41"}),
 }
 
 

@@ -43,12 +43,14 @@ namespace {
 // batch 8). With AVX-512 its NHWC kernels (brgconv) beat blocks of either
 // size: MobileNetV2 at batch 8 on a Zen 5 took 18.2 ms plain, 21-22 ms in
 // nChw16c and 30 ms in nChw8c, which runs AVX2's kernels. So by default
-// blocks follow oneDNN's effective ISA (ONEDNN_MAX_CPU_ISA caps it);
+// blocks follow oneDNN's effective ISA (ONEDNN_MAX_CPU_ISA or
+// GRAPHRUN_CC_MAX_CPU_ISA caps it);
 // GRAPHRUN_CC_CHANNEL_BLOCKS=1 or 0 decides instead.
 bool channel_blocks_enabled() {
   static const bool enabled = [] {
     const char* setting = std::getenv("GRAPHRUN_CC_CHANNEL_BLOCKS");
     if (setting != nullptr && *setting != '\0') return std::strcmp(setting, "0") != 0;
+    cap_dnnl_isa();
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
     const auto avx512 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
     return (isa & avx512) != avx512;

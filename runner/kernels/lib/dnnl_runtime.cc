@@ -75,8 +75,35 @@ bool dnnl_enabled() {
   return enabled;
 }
 
+void cap_dnnl_isa() {
+  // Before oneDNN first looks at the CPU: a cap is refused after that.
+  static const bool capped = [] {
+    const char* cap = std::getenv("GRAPHRUN_CC_MAX_CPU_ISA");
+    if (cap == nullptr || *cap == '\0') return false;
+    static const std::pair<const char*, dnnl::cpu_isa> kIsas[] = {
+        {"SSE41", dnnl::cpu_isa::sse41},           {"AVX", dnnl::cpu_isa::avx},
+        {"AVX2", dnnl::cpu_isa::avx2},             {"AVX2_VNNI", dnnl::cpu_isa::avx2_vnni},
+        {"AVX512_CORE", dnnl::cpu_isa::avx512_core}, {"AVX512_CORE_VNNI", dnnl::cpu_isa::avx512_core_vnni},
+        {"AVX512_CORE_BF16", dnnl::cpu_isa::avx512_core_bf16},
+        {"AVX512_CORE_FP16", dnnl::cpu_isa::avx512_core_fp16}, {"AVX512_CORE_AMX", dnnl::cpu_isa::avx512_core_amx}};
+    for (const auto& [name, isa] : kIsas) {
+      if (std::strcmp(cap, name) == 0) {
+        try {
+          dnnl::set_max_cpu_isa(isa);
+        } catch (const dnnl::error&) {
+          return false;  // oneDNN had already fixed its ISA (ONEDNN_MAX_CPU_ISA still applies)
+        }
+        return true;
+      }
+    }
+    return false;  // an unknown name caps nothing, as oneDNN treats its own variable
+  }();
+  (void)capped;
+}
+
 dnnl::engine& dnnl_engine() {
   static dnnl::engine engine = [] {
+    cap_dnnl_isa();
     return dnnl::engine(dnnl::engine::kind::cpu, 0);
   }();
   return engine;
