@@ -13,8 +13,8 @@ off what this CPU has and another may lack:
     GRAPHRUN_CC_NO_AVX512      the same kernels at most in their AVX2 form
     GRAPHRUN_CC_MAX_CPU_ISA    the newest instruction set graphrun-cc's oneDNN kernels may use (its float32
                                convolutions and products); oneDNN's own ONEDNN_MAX_CPU_ISA would cap the
-                               oracle TensorFlow's too, whose depthwise and float16 kernels then fail on a
-                               CPU with AVX512-FP16
+                               oracle TensorFlow's too, whose float16 matmul then aborts on a CPU with
+                               AVX512-FP16
 
     .venv/bin/python -m tests.cpu_profiles                  # every profile, the whole suite
     .venv/bin/python -m tests.cpu_profiles no-avx2 -- -x    # one profile, pytest flags after --
@@ -44,11 +44,10 @@ PROFILES = {
                   "TensorFlow's Eigen kernels",
                   {"NPY_DISABLE_CPU_FEATURES": _dispatched("X86_V4", "AVX512"), "OPENBLAS_CORETYPE": "Haswell",
                    "TF_ENABLE_ONEDNN_OPTS": "0", "GRAPHRUN_CC_MAX_CPU_ISA": "AVX2", "GRAPHRUN_CC_NO_AVX512": "1"}),
-    # TensorFlow, the oracle, runs Eigen's kernels in every profile.
     "no-avx2": ("an AVX machine (Sandy Bridge): numpy at its SSE4.2 baseline, OpenBLAS's Sandybridge kernels, "
-                "TensorFlow's Eigen kernels, graphrun-cc's portable GEMM and oneDNN's AVX kernels",
+                "TensorFlow's oneDNN kernels, graphrun-cc's portable GEMM and oneDNN's AVX kernels",
                 {"NPY_DISABLE_CPU_FEATURES": _dispatched("X86_V3", "X86_V4", "AVX512"),
-                 "OPENBLAS_CORETYPE": "Sandybridge", "TF_ENABLE_ONEDNN_OPTS": "0", "GRAPHRUN_CC_NO_AVX2": "1",
+                 "OPENBLAS_CORETYPE": "Sandybridge", "TF_ENABLE_ONEDNN_OPTS": "1", "GRAPHRUN_CC_NO_AVX2": "1",
                  "GRAPHRUN_CC_MAX_CPU_ISA": "AVX"}),
     "sse-only": ("an SSE4.2 machine (Nehalem): numpy's baseline, OpenBLAS's Nehalem kernels, TensorFlow's Eigen "
                  "kernels, graphrun-cc's portable GEMM",
