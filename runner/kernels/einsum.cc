@@ -202,7 +202,7 @@ void compute_einsum(KernelContext& context) {
   // Each operand as a batch of matrices, stored transposed (an adjoint) when
   // that keeps its innermost dim innermost: the copy then moves whole runs
   // (an attention head's H values), or nothing at all.
-  const bool adj_a = !la.empty() && has(free_a, la.back()) && !has(contract, la.back());
+  const bool adj_a = !la.empty() && has(free_a, la.back());
   const bool adj_b = !lb.empty() && has(contract, lb.back());
   const Tensor a3 = arranged(a, la, adj_a ? batch + contract + free_a : batch + free_a + contract,
                              adj_a ? Shape{nb, k, m} : Shape{nb, m, k});
