@@ -16,6 +16,8 @@
 //             (-> Relu, Relu6, Elu, LeakyRelu or x * Sigmoid(x)) as one _Fused* node
 //   rank 110  fuse_residual_add    such a convolution -> Add (-> activation): the Add as
 //             a oneDNN sum post-op
+//   rank 115  fuse_layer_norm      Keras' and tf.nn's layer norm over the last axis (Mean,
+//             SquaredDifference, Mean, Rsqrt, Muls, Adds) as one _FusedLayerNorm node
 //   rank 120  fuse_elementwise     chains of float32 elementwise ops on one tensor and
 //             scalars as one _FusedElementwise node, run a cache-sized block at a time
 //
