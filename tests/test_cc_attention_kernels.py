@@ -1,5 +1,5 @@
-"""graphrun-cc's kernels on a Transformer's path, against numpy oracles worked out in the test: Tanh
-(computed without libm), Pow's small integer exponents (GELU's cube), Transpose, Einsum's operand
+"""graphrun-cc's kernels on a Transformer's path, against numpy oracles worked out in the test: Tanh and
+Exp (computed in float32 lanes without libm), Pow's small integer exponents (GELU's cube), Transpose, Einsum's operand
 layouts, BatchMatMulV2 of a sequence by one matrix, and Softmax's rows split over the cores.
 
 Inputs are fed as .npy files, so the load-time constant folding cannot compute them first.
@@ -33,28 +33,41 @@ def ulps_apart(actual, expected64):
 
 SPECIALS32 = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 1.1754942e-38, 2.0**-13, -(2.0**-13),
                        np.nextafter(np.float32(2.0**-13), np.float32(0)), 10.0, -10.0, np.nextafter(np.float32(10), 0),
-                       0.5, 0.34657359, 0.34657362, 3.4e38, -3.4e38], np.float32)
+                       0.5, 0.34657359, 0.34657362, 3.4e38, -3.4e38, 0.625, -0.625,
+                       np.nextafter(np.float32(0.625), np.float32(0))], np.float32)
+# exp's edges: the largest finite result and the first overflow, results going denormal and to 0
+EXP_SPECIALS32 = np.array([88.72283935546875, np.nextafter(np.float32(88.72283935546875), np.float32(100)), 88.7, -87.3,
+                           -87.4, -100.0, -103.2789, -103.9720840, -103.9720841, -104.0, -104.1, -150.0, 1e-8, -1e-8,
+                           0.34657359, -0.34657359], np.float32)
 
 
-def test_tanh_float32_is_within_an_ulp_on_a_sweep_of_every_magnitude(runner, tmp_path):
-    # every 65521st bit pattern (both signs, denormals to NaNs) and the branch points of the kernel
-    x = np.concatenate([np.arange(0, 2**32, 65521, dtype=np.uint64).astype(np.uint32).view(np.float32), SPECIALS32])
-    model = fed_graph(tmp_path, "Tanh", [np.float32])
+def sweep():
+    """Every 65521st float32 bit pattern, both signs, denormals to NaNs, and SPECIALS32."""
+    return np.concatenate([np.arange(0, 2**32, 65521, dtype=np.uint64).astype(np.uint32).view(np.float32), SPECIALS32])
+
+
+@pytest.mark.parametrize("op, reference, steps", [("Tanh", np.tanh, 2), ("Exp", np.exp, 1)])
+def test_float32_lanes_are_within_their_steps_on_a_sweep_of_every_magnitude(runner, tmp_path, op, reference, steps):
+    # the kernels' error bounds, measured over every third bit pattern: 2 float steps from the
+    # correctly rounded tanh, 1 from exp; the ops' numerics allow 4 ulps
+    x = np.concatenate([sweep(), EXP_SPECIALS32]) if op == "Exp" else sweep()
+    model = fed_graph(tmp_path, op, [np.float32])
     y = output(runner, model, *fed(tmp_path, a=x))
-    with np.errstate(invalid="ignore"):  # NaN patterns in the sweep
-        reference = np.tanh(x.astype(np.float64))
+    with np.errstate(invalid="ignore", over="ignore"):  # NaN patterns and exp's overflow in the sweep
+        expected = reference(x.astype(np.float64))
     nan = np.isnan(x)
     assert np.array_equal(np.isnan(y), nan)
-    assert np.array_equal(np.signbit(y[~nan]), np.signbit(reference[~nan]))  # -0.0 stays -0.0
-    assert ulps_apart(y[~nan], reference[~nan]).max() <= 1
-    assert_conforms(y, reference.astype(np.float32), model, "z:0")
+    assert np.array_equal(np.signbit(y[~nan]), np.signbit(expected[~nan]))  # -0.0 stays -0.0
+    with np.errstate(over="ignore"):  # exp's reference beyond float32's range rounds to inf
+        assert ulps_apart(y[~nan], expected[~nan]).max() <= steps
+        assert_conforms(y, expected.astype(np.float32), model, "z:0")
 
 
 def test_tanh_splits_a_large_tensor_over_the_cores_alike(runner, tmp_path):
     # 300001 elements: parallel shares and a tail group that is not full
     x = np.random.default_rng(3).normal(0, 3, 300001).astype(np.float32)
     y = output(runner, fed_graph(tmp_path, "Tanh", [np.float32]), *fed(tmp_path, a=x))
-    assert ulps_apart(y, np.tanh(x.astype(np.float64))).max() <= 1
+    assert ulps_apart(y, np.tanh(x.astype(np.float64))).max() <= 2
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -182,15 +195,20 @@ def test_reshape_shares_its_input_without_letting_a_reader_overwrite_it(runner, 
     assert_same(values["r:0"], (-x).reshape(2, 12))
 
 
-def test_tanh_without_avx2_gives_the_same_bits(runner, tmp_path):
-    # The SSE form (two lanes) and the AVX2 form (four) compute the same operations on each lane.
+@pytest.mark.parametrize("op", ["Tanh", "Exp"])
+def test_every_cpu_form_gives_the_same_bits(runner, tmp_path, op):
+    # The AVX-512 form (16 lanes), the AVX2 form (8) and the SSE form (4) compute the same operations
+    # on each lane, without FMA.
     x = np.concatenate([np.arange(0, 2**32, 1000003, dtype=np.uint64).astype(np.uint32).view(np.float32), SPECIALS32,
-                        np.random.default_rng(8).normal(0, 3, 1001).astype(np.float32)])
-    model = fed_graph(tmp_path, "Tanh", [np.float32])
+                        EXP_SPECIALS32, np.random.default_rng(8).normal(0, 3, 1001).astype(np.float32)])
+    model = fed_graph(tmp_path, op, [np.float32])
     args = [model, *fed(tmp_path, a=x), "--json"]
     answers = []
-    for env in ({"GRAPHRUN_CC_NO_AVX2": None}, {"GRAPHRUN_CC_NO_AVX2": "1"}):
+    for env in ({"GRAPHRUN_CC_NO_AVX2": None, "GRAPHRUN_CC_NO_AVX512": None},
+                {"GRAPHRUN_CC_NO_AVX2": None, "GRAPHRUN_CC_NO_AVX512": "1"},
+                {"GRAPHRUN_CC_NO_AVX2": "1", "GRAPHRUN_CC_NO_AVX512": None}):
         code, stdout, stderr = run_cc(runner, *args, env=env)
         assert code == 0, stderr
         answers.append(from_json_output(json.loads(stdout)["outputs"][0])[1])
     assert_same(answers[0], answers[1])
+    assert_same(answers[0], answers[2])

@@ -9,7 +9,7 @@
 // count names an input, above it the result of an earlier step (input count
 // + step index); a unary step's second is -1. The last step is the output.
 // Each step computes what the op's own kernel computes for an element (the
-// same IEEE operation, tanh_f32, x * x for Pow by 2), so fusing changes no
+// same IEEE operation, exp_f32 and tanh_f32, x * x for Pow by 2), so fusing changes no
 // bit of the result.
 #include <cmath>
 #include <string>
@@ -22,7 +22,7 @@
 #include "graph/shape_rules.h"
 #include "kernels/fused_elementwise.h"
 #include "kernels/lib/min_max.h"
-#include "kernels/lib/tanh_f32.h"
+#include "kernels/lib/exp_tanh_f32.h"
 #include "kernels/lib/vec4.h"
 
 namespace graphrun {
@@ -138,6 +138,16 @@ void run_step(const Program::Op& op, const float* a, bool a_moves, const float* 
       for (; i < n; ++i) out[i] = r;
     }
   };
+  // exp_tanh_f32.h's functions, as the Exp and Tanh kernels call them
+  auto vector_math = [&](void (*f)(const float*, int64_t, float*)) {
+    if (a_moves) {
+      f(a, n, out);
+    } else {
+      float r;
+      f(a, 1, &r);
+      for (int64_t i = 0; i < n; ++i) out[i] = r;
+    }
+  };
   switch (op.step) {
     case Step::kAdd: binary([](auto p, auto q) { return p + q; }, kLanes); break;
     case Step::kSub: binary([](auto p, auto q) { return p - q; }, kLanes); break;
@@ -161,22 +171,10 @@ void run_step(const Program::Op& op, const float* a, bool a_moves, const float* 
       break;
     case Step::kNeg: unary([](auto p) { return -p; }, kLanes); break;
     case Step::kSquare: unary([](auto p) { return p * p; }, kLanes); break;
-    case Step::kTanh:
-      if (a_moves) {
-        tanh_f32(a, n, out);
-      } else {
-        unary(
-            [](float p) {
-              float t;
-              tanh_f32(&p, 1, &t);
-              return t;
-            },
-            kScalar);
-      }
-      break;
+    case Step::kTanh: vector_math(tanh_f32); break;
     case Step::kRelu: unary([](float p) { return maximum(p, 0.0f); }, kScalar); break;
     case Step::kSigmoid: unary([](float p) { return 1.0f / (1.0f + std::exp(-p)); }, kScalar); break;
-    case Step::kExp: unary([](float p) { return std::exp(p); }, kScalar); break;
+    case Step::kExp: vector_math(exp_f32); break;
     case Step::kSqrt: unary([](float p) { return std::sqrt(p); }, kScalar); break;
     case Step::kRsqrt: unary([](float p) { return 1.0f / std::sqrt(p); }, kScalar); break;
   }

@@ -3,7 +3,7 @@
 
 #include "core/int_arith.h"
 #include "kernels/lib/min_max.h"
-#include "kernels/lib/tanh_f32.h"
+#include "kernels/lib/exp_tanh_f32.h"
 #include "exec/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/vec4.h"
@@ -131,6 +131,12 @@ template <>
 struct UnaryBlock<ReluOp, float> {
   static constexpr bool kHas = true;
   static void run(const float* in, int64_t n, float* out) { relu_f32(in, n, out); }
+};
+
+template <>
+struct UnaryBlock<ExpOp, float> {
+  static constexpr bool kHas = true;
+  static void run(const float* in, int64_t n, float* out) { exp_f32(in, n, out); }
 };
 
 template <>
