@@ -195,6 +195,25 @@ def test_reshape_shares_its_input_without_letting_a_reader_overwrite_it(runner, 
     assert_same(values["r:0"], (-x).reshape(2, 12))
 
 
+def test_an_identity_transpose_shares_its_input_without_letting_a_reader_overwrite_it(runner, tmp_path):
+    # Keras' Tensordot transposes by [0, 1, 2]: the output borrows Neg's buffer, which Relu and Square
+    # may not overwrite in place while Abs still reads it.
+    x = np.random.default_rng(7).normal(size=(2, 3, 4)).astype(np.float32)
+    g = Graph()
+    g.placeholder("a", np.float32)
+    g.op("n", "Neg", ["a"], np.float32)
+    g.const("perm", np.array([0, 1, 2], np.int32))
+    g.op("t", "Transpose", ["n", "perm"], np.float32, Tperm=type_attr(np.int32))
+    g.op("z", "Relu", ["t"], np.float32)
+    g.op("s", "Square", ["z"], np.float32)
+    g.op("k", "Abs", ["n"], np.float32)
+    model = g.save(tmp_path / "model.pb")
+    values = outputs(runner, model, *fed(tmp_path, a=x), "--fetch", "s", "--fetch", "k", "--fetch", "t")
+    assert_same(values["s:0"], np.square(np.maximum(-x, 0)))
+    assert_same(values["k:0"], np.abs(x))
+    assert_same(values["t:0"], -x)
+
+
 @pytest.mark.parametrize("op", ["Tanh", "Exp"])
 def test_every_cpu_form_gives_the_same_bits(runner, tmp_path, op):
     # The AVX-512 form (16 lanes), the AVX2 form (8) and the SSE form (4) compute the same operations

@@ -129,15 +129,34 @@ void Tensor::set_layout(Layout layout) {
   layout_ = layout;
 }
 
-Tensor Tensor::reshaped(Shape shape) const {
+namespace {
+
+// The element count of `shape`, or -1 if a dim is negative or it overflows.
+int64_t count_of(const Shape& shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0 || __builtin_mul_overflow(count, dim, &count)) return -1;
+  }
+  return count;
+}
+
+}  // namespace
+
+Tensor Tensor::reshaped(Shape shape) && {
+  if (variant_ || layout_ != Layout::kPlain || owner_) return static_cast<const Tensor&>(*this).reshaped(shape);
+  if (count_of(shape) != num_elements_) {
+    throw Error("cannot reshape " + shape_string(shape_) + " into " + shape_string(shape));
+  }
+  Tensor out = std::move(*this);
+  out.shape_ = std::move(shape);
+  return out;
+}
+
+Tensor Tensor::reshaped(Shape shape) const& {
   if (variant_) throw Error("a variant (" + variant_->type_name() + ") cannot be reshaped");
   if (layout_ != Layout::kPlain) throw Error("internal error: a tensor in channel blocks reshaped");
   if (owner_) {  // borrowed memory is shared under the new shape, not copied
-    int64_t count = 1;
-    for (int64_t dim : shape) {
-      if (dim < 0 || __builtin_mul_overflow(count, dim, &count)) count = -1;
-      if (count < 0) break;
-    }
+    const int64_t count = count_of(shape);
     if (count != num_elements_) {
       throw Error("cannot reshape " + shape_string(shape_) + " into " + shape_string(shape));
     }

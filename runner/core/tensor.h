@@ -108,8 +108,11 @@ class Tensor {
   const void* raw_data() const { return data_; }
 
   // A same-dtype tensor with the same elements under another shape with the
-  // same element count (Reshape).
-  Tensor reshaped(Shape shape) const;
+  // same element count (Reshape): a copy of owned elements, borrowed ones
+  // shared.
+  Tensor reshaped(Shape shape) const&;
+  // The same, taking this tensor's elements over: never a copy.
+  Tensor reshaped(Shape shape) &&;
 
  private:
   // Gives the buffer back to core/tensor_memory.h, which needs its size.

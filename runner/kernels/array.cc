@@ -73,6 +73,12 @@ void compute_transpose(KernelContext& context) {
   }
   bool identity = true;  // Keras' Tensordot transposes by [0, 1, 2]: the input itself, shared
   for (int d = 0; d < rank; ++d) identity = identity && perm[d] == d;
+  if (identity && !input.is_variant() && input.layout() == Layout::kPlain && input.num_elements() > 0) {
+    // borrowed, as Reshape's output: nothing overwrites it in place
+    context.set_output(0, Tensor::borrowed(input.dtype(), input.shape(), input.num_elements(), input.raw_data(),
+                                           context.input_ptr(0)));
+    return;
+  }
   Tensor output = identity && !input.is_variant() ? input.reshaped(input.shape())
                                                   : permuted(input, std::vector<int>(perm.begin(), perm.end()));
   context.set_output(0, std::move(output));

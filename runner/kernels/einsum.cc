@@ -96,7 +96,9 @@ Equation parse(const std::string& equation, int64_t n_inputs) {
 bool has(const std::string& s, char c) { return s.find(c) != std::string::npos; }
 
 // `x` (labelled `labels`) with the labels outside `keep` summed away; `labels` is updated.
-Tensor sum_labels(const Tensor& x, std::string& labels, const std::string& keep) {
+// x itself when every label is kept.
+TensorPtr sum_labels(const TensorPtr& held, std::string& labels, const std::string& keep) {
+  const Tensor& x = *held;
   std::vector<int> perm;
   std::string kept;
   int64_t outer = 1, inner = 1;
@@ -107,7 +109,7 @@ Tensor sum_labels(const Tensor& x, std::string& labels, const std::string& keep)
       outer *= x.shape()[i];
     }
   }
-  if (kept.size() == labels.size()) return x.reshaped(x.shape());
+  if (kept.size() == labels.size()) return held;
   Shape out_shape;
   for (int d : perm) out_shape.push_back(x.shape()[d]);
   for (std::size_t i = 0; i < labels.size(); ++i) {
@@ -129,7 +131,7 @@ Tensor sum_labels(const Tensor& x, std::string& labels, const std::string& keep)
     }
   });
   labels = kept;
-  return out;
+  return std::make_shared<const Tensor>(std::move(out));
 }
 
 // The oneDNN product kept with the node (float32 operands).
@@ -144,10 +146,12 @@ std::vector<int> order_of(const std::string& from, const std::string& to) {
 }
 
 // x (dims labelled `from`) with its dims in the order `to`, as `shape`:
-// shared, not copied, when the order is already that.
-Tensor arranged(const Tensor& x, const std::string& from, const std::string& to, const Shape& shape) {
-  if (from == to) return x.reshaped(shape);
-  return permuted(x, order_of(from, to)).reshaped(shape);
+// shared, not copied, when the order is already that (the result borrows
+// x's elements, so nothing overwrites them in place).
+Tensor arranged(const TensorPtr& x, const std::string& from, const std::string& to, const Shape& shape) {
+  if (from != to) return permuted(*x, order_of(from, to)).reshaped(shape);
+  if (x->layout() != Layout::kPlain || x->num_elements() == 0) return x->reshaped(shape);
+  return Tensor::borrowed(x->dtype(), shape, x->num_elements(), x->raw_data(), x);
 }
 
 void compute_einsum(KernelContext& context) {
@@ -175,13 +179,13 @@ void compute_einsum(KernelContext& context) {
   checked_num_elements(out_shape, context.input(0).dtype());  // before any intermediate is made
   if (n == 1) {
     std::string labels = eq.inputs[0];
-    const Tensor reduced = sum_labels(context.input(0), labels, eq.output);
-    context.set_output(0, permuted(reduced, order_of(labels, eq.output)));
+    const TensorPtr reduced = sum_labels(context.input_ptr(0), labels, eq.output);
+    context.set_output(0, permuted(*reduced, order_of(labels, eq.output)));
     return;
   }
   std::string la = eq.inputs[0], lb = eq.inputs[1];
-  const Tensor a = sum_labels(context.input(0), la, lb + eq.output);
-  const Tensor b = sum_labels(context.input(1), lb, la + eq.output);
+  const TensorPtr a = sum_labels(context.input_ptr(0), la, lb + eq.output);
+  const TensorPtr b = sum_labels(context.input_ptr(1), lb, la + eq.output);
   std::string batch, free_a, contract, free_b;
   for (char c : eq.output) {
     if (has(la, c) && has(lb, c)) batch += c;
@@ -212,14 +216,19 @@ void compute_einsum(KernelContext& context) {
   Shape order_shape;
   for (char c : order) order_shape.push_back(sizes[c]);
   const EinsumNode& node = context.state<EinsumNode>();
-  Tensor product = Tensor::uninitialized(a.dtype(), {nb, m, nn});
-  if (a.dtype() != graphdef::DT_FLOAT ||
+  Tensor product = Tensor::uninitialized(a->dtype(), {nb, m, nn});
+  if (a->dtype() != graphdef::DT_FLOAT ||
       !node.dnnl->run(a3.shape(), b3.shape(), adj_a, adj_b, a3.data<float>(), b3.data<float>(), false, nullptr,
                       product.data<float>())) {
-    product = Tensor(a.dtype(), {nb, m, nn});  // zeros: an empty contraction sums to 0
+    product = Tensor(a->dtype(), {nb, m, nn});  // zeros: an empty contraction sums to 0
     batch_matmul(a3, b3, adj_a, adj_b, product);
   }
-  context.set_output(0, arranged(product.reshaped(order_shape), order, eq.output, out_shape));
+  if (order == eq.output) {
+    context.set_output(0, std::move(product).reshaped(out_shape));
+  } else {
+    const Tensor ordered = std::move(product).reshaped(order_shape);
+    context.set_output(0, permuted(ordered, order_of(order, eq.output)).reshaped(out_shape));
+  }
 }
 
 REGISTER_KERNEL(Kernel("Einsum")
