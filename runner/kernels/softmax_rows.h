@@ -11,6 +11,7 @@
 #include "kernels/lib/exp_tanh_f32.h"
 #include "kernels/lib/min_max.h"
 #include "kernels/lib/pairwise_sum.h"
+#include "kernels/lib/vec4.h"
 
 namespace graphrun {
 
@@ -18,8 +19,45 @@ namespace graphrun {
 template <class T>
 T row_max(const T* x, int64_t n) {
   T m = x[0];
-  for (int64_t i = 1; i < n; ++i) m = maximum(m, x[i]);
+  int64_t i = 1;
+  if constexpr (std::is_same_v<T, float>) {
+    // four running maxima (which of 0.0 and -0.0 wins may differ from the
+    // scalar order: x - max and its exp are the same either way)
+    if (n >= 8) {
+      F32x4 m4 = load4(x);
+      I32x4 nan = {0, 0, 0, 0};
+      for (i = 4; i + 4 <= n; i += 4) {
+        const F32x4 v = load4(x + i);
+        m4 = v > m4 ? v : m4;
+        nan |= v != v;
+      }
+      if (nan[0] | nan[1] | nan[2] | nan[3]) return std::nanf("");
+      m = maximum(maximum(m4[0], m4[1]), maximum(m4[2], m4[3]));
+    }
+  }
+  for (; i < n; ++i) m = maximum(m, x[i]);
   return m;
+}
+
+// out[i] = x[i] - m, then out[i] / sum: four lanes at a time for float32.
+template <class T>
+void subtract_row(const T* x, T m, int64_t n, T* out) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    const F32x4 m4 = {m, m, m, m};
+    for (; i + 4 <= n; i += 4) store4(out + i, load4(x + i) - m4);
+  }
+  for (; i < n; ++i) out[i] = x[i] - m;
+}
+
+template <class T>
+void divide_row(T* out, int64_t n, T sum) {
+  int64_t i = 0;
+  if constexpr (std::is_same_v<T, float>) {
+    const F32x4 s4 = {sum, sum, sum, sum};
+    for (; i + 4 <= n; i += 4) store4(out + i, load4(out + i) / s4);
+  }
+  for (; i < n; ++i) out[i] = out[i] / sum;
 }
 
 // out[i] = exp(in[i]) for the row; float32 rows in vector lanes (exp_tanh_f32.h).
@@ -37,10 +75,9 @@ template <class T>
 void softmax_row(const T* x, int64_t n, T* out) {
   if (n == 0) return;
   const T m = row_max(x, n);
-  for (int64_t i = 0; i < n; ++i) out[i] = x[i] - m;
+  subtract_row(x, m, n, out);
   exp_row(out, n, out);
-  const T sum = numpy_sum(out, n);
-  for (int64_t i = 0; i < n; ++i) out[i] = out[i] / sum;
+  divide_row(out, n, numpy_sum(out, n));
 }
 
 // out = (x - max) - log(sum(exp(x - max))). `scratch` is reused between rows.
@@ -49,7 +86,7 @@ void log_softmax_row(const T* x, int64_t n, T* out, std::vector<T>& scratch) {
   if (n == 0) return;
   const T m = row_max(x, n);
   scratch.resize(static_cast<std::size_t>(n));
-  for (int64_t i = 0; i < n; ++i) out[i] = x[i] - m;
+  subtract_row(x, m, n, out);
   exp_row(out, n, scratch.data());
   const T log_sum = std::log(numpy_sum(scratch.data(), n));
   for (int64_t i = 0; i < n; ++i) out[i] = out[i] - log_sum;
