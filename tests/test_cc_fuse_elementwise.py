@@ -142,3 +142,20 @@ def test_the_fused_op_is_not_a_model_op(runner, tmp_path):
     g.op("z", "_FusedElementwise", ["x"], np.float32)
     code, _, stderr = run_cc(runner, g.save(tmp_path / "m.pb"))
     assert code == 3 and "_FusedElementwise" in stderr
+
+
+def test_every_cpu_form_gives_the_unfused_bits(runner, tmp_path):
+    # The steps run 16 lanes at a time with AVX-512, 8 with AVX2 and 4 with SSE; the special values
+    # include 6.9814636e12, whose cube overflows and is then pow's.
+    model = gelu_graph(tmp_path)
+    x = inputs(4, size=5000 + 50 * 3)
+    np.save(tmp_path / "x.npy", x)
+    (plain,) = run(runner, model, tmp_path, "gelu", x=x, optimize=False)
+    for env in ({"GRAPHRUN_CC_NO_AVX2": None, "GRAPHRUN_CC_NO_AVX512": None},
+                {"GRAPHRUN_CC_NO_AVX2": None, "GRAPHRUN_CC_NO_AVX512": "1"},
+                {"GRAPHRUN_CC_NO_AVX2": "1", "GRAPHRUN_CC_NO_AVX512": None}):
+        code, stdout, stderr = run_cc(runner, model, "--feed", f"x=@{tmp_path / 'x.npy'}", "--json", "--fetch", "gelu",
+                                      env=env)
+        assert code == 0, stderr
+        (doc,) = json.loads(stdout)["outputs"]
+        assert_same(np.array(doc["values"], dtype=doc["dtype"]).reshape(doc["shape"]), plain)

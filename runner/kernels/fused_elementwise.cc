@@ -9,9 +9,11 @@
 // count names an input, above it the result of an earlier step (input count
 // + step index); a unary step's second is -1. The last step is the output.
 // Each step computes what the op's own kernel computes for an element (the
-// same IEEE operation, exp_f32 and tanh_f32, x * x for Pow by 2), so fusing changes no
-// bit of the result.
+// same IEEE operation, exp_f32 and tanh_f32, x * x for Pow by 2), so fusing
+// changes no bit of the result; the steps run in the widest vector lanes the
+// CPU has (fused_elementwise_steps.inc), which changes none either.
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -23,7 +25,7 @@
 #include "kernels/fused_elementwise.h"
 #include "kernels/lib/min_max.h"
 #include "kernels/lib/exp_tanh_f32.h"
-#include "kernels/lib/vec4.h"
+#include "kernels/lib/cpu_isa.h"
 
 namespace graphrun {
 namespace {
@@ -97,87 +99,37 @@ Program read_program(const Kernel& kernel, const graphdef::NodeDef& node) {
   return program;
 }
 
-constexpr std::true_type kLanes{};
-constexpr std::false_type kScalar{};
+// run_step in three lane widths (fused_elementwise_steps.inc).
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+namespace lanes16 {
+typedef float V __attribute__((vector_size(64)));
+#include "kernels/fused_elementwise_steps.inc"
+}  // namespace lanes16
+#pragma GCC pop_options
 
-// out[i] = step(a[i], b[i]); a or b fixed at element 0 when it does not move.
-void run_step(const Program::Op& op, const float* a, bool a_moves, const float* b, bool b_moves, float* out,
-              int64_t n) {
-  // A loop for each way the operands move. Ops that are one IEEE operation
-  // also run four lanes at a time (`f` then takes F32x4 as well as float):
-  // the same operation on each lane, so the same bits.
-  auto binary = [&](auto f, auto lanes) {
-    int64_t i = 0;
-    const float p = a[0], q = b[0];
-    if constexpr (decltype(lanes)::value) {
-      const F32x4 p4 = {p, p, p, p}, q4 = {q, q, q, q};
-      for (; i + 4 <= n; i += 4) store4(out + i, f(a_moves ? load4(a + i) : p4, b_moves ? load4(b + i) : q4));
-    }
-    if (a_moves && b_moves) {
-      for (; i < n; ++i) out[i] = f(a[i], b[i]);
-    } else if (a_moves) {
-      for (; i < n; ++i) out[i] = f(a[i], q);
-    } else if (b_moves) {
-      for (; i < n; ++i) out[i] = f(p, b[i]);
-    } else {
-      const float r = f(p, q);
-      for (; i < n; ++i) out[i] = r;
-    }
-  };
-  auto unary = [&](auto f, auto lanes) {
-    int64_t i = 0;
-    if constexpr (decltype(lanes)::value) {
-      if (a_moves) {
-        for (; i + 4 <= n; i += 4) store4(out + i, f(load4(a + i)));
-      }
-    }
-    if (a_moves) {
-      for (; i < n; ++i) out[i] = f(a[i]);
-    } else {
-      const float r = f(a[0]);
-      for (; i < n; ++i) out[i] = r;
-    }
-  };
-  // exp_tanh_f32.h's functions, as the Exp and Tanh kernels call them
-  auto vector_math = [&](void (*f)(const float*, int64_t, float*)) {
-    if (a_moves) {
-      f(a, n, out);
-    } else {
-      float r;
-      f(a, 1, &r);
-      for (int64_t i = 0; i < n; ++i) out[i] = r;
-    }
-  };
-  switch (op.step) {
-    case Step::kAdd: binary([](auto p, auto q) { return p + q; }, kLanes); break;
-    case Step::kSub: binary([](auto p, auto q) { return p - q; }, kLanes); break;
-    case Step::kMul: binary([](auto p, auto q) { return p * q; }, kLanes); break;
-    case Step::kDiv: binary([](auto p, auto q) { return p / q; }, kLanes); break;
-    case Step::kMaximum: binary([](float p, float q) { return maximum(p, q); }, kScalar); break;
-    case Step::kMinimum: binary([](float p, float q) { return minimum(p, q); }, kScalar); break;
-    case Step::kPow:
-      // Pow's kernel: a single exponent of 2 or 3 multiplies (math_binary.cc)
-      if (!b_moves && (b[0] == 2.0f || b[0] == 3.0f)) {
-        const bool cube = b[0] == 3.0f;
-        if (cube) unary([](auto p) { return (p * p) * p; }, kLanes);
-        else unary([](auto p) { return p * p; }, kLanes);
-        for (int64_t i = 0; i < n; ++i) {  // an overflow of a finite x is pow's own, as in the kernel
-          const float p = a[a_moves ? i : 0];
-          if (std::isinf(out[i]) && std::isfinite(p)) out[i] = std::pow(p, b[0]);
-        }
-      } else {
-        binary([](float p, float q) { return std::pow(p, q); }, kScalar);
-      }
-      break;
-    case Step::kNeg: unary([](auto p) { return -p; }, kLanes); break;
-    case Step::kSquare: unary([](auto p) { return p * p; }, kLanes); break;
-    case Step::kTanh: vector_math(tanh_f32); break;
-    case Step::kRelu: unary([](float p) { return maximum(p, 0.0f); }, kScalar); break;
-    case Step::kSigmoid: unary([](float p) { return 1.0f / (1.0f + std::exp(-p)); }, kScalar); break;
-    case Step::kExp: vector_math(exp_f32); break;
-    case Step::kSqrt: unary([](float p) { return std::sqrt(p); }, kScalar); break;
-    case Step::kRsqrt: unary([](float p) { return 1.0f / std::sqrt(p); }, kScalar); break;
+#pragma GCC push_options
+#pragma GCC target("avx2")
+namespace lanes8 {
+typedef float V __attribute__((vector_size(32)));
+#include "kernels/fused_elementwise_steps.inc"
+}  // namespace lanes8
+#pragma GCC pop_options
+
+namespace lanes4 {
+typedef float V __attribute__((vector_size(16)));
+#include "kernels/fused_elementwise_steps.inc"
+}  // namespace lanes4
+
+using StepFn = void (*)(const Program::Op&, const float*, bool, const float*, bool, float*, int64_t);
+
+StepFn step_for_this_cpu() {
+  switch (own_kernel_isa()) {
+    case CpuIsa::kAvx512: return lanes16::run_step;
+    case CpuIsa::kAvx2: return lanes8::run_step;
+    case CpuIsa::kSse: break;
   }
+  return lanes4::run_step;
 }
 
 // Elements a block: every step's block stays in the core's cache.
@@ -199,6 +151,7 @@ void compute_fused_elementwise(KernelContext& context) {
   const float* in = x.data<float>();
   float* result = out.data<float>();
   const int64_t blocks = (n + kBlock - 1) / kBlock;
+  static const StepFn run_step = step_for_this_cpu();
   parallel_for(blocks, static_cast<double>(n) * static_cast<double>(steps), [&](int64_t begin, int64_t end) {
     std::vector<float> registers(static_cast<std::size_t>(steps > 1 ? steps - 1 : 1) * kBlock);
     for (int64_t block = begin; block < end; ++block) {
