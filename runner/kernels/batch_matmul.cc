@@ -3,6 +3,8 @@
 // matrix product per batch, adj_x/adj_y transposing the last two dims.
 // float32 runs as one oneDNN matmul primitive over all batches
 // (lib/dnnl_matmul.h) when the ranks allow; batch_gemm serves the rest.
+// _FusedBatchMatMulV2 (internal: only the fusion pass writes it, for a 2-D
+// filter) is BatchMatMulV2 with _FusedMatMul's bias and activation after it.
 #include <memory>
 
 #include "exec/kernel.h"
@@ -17,17 +19,24 @@ using Types = TypeList<float, double, int32_t, int64_t>;
 
 struct BatchMatMulNode {
   bool adj_x = false, adj_y = false;
+  Epilogue epilogue;
   std::shared_ptr<DnnlMatMul> dnnl;
 };
 
 BatchMatMulNode prepare_node(const Kernel& kernel, const graphdef::NodeDef& node) {
-  return BatchMatMulNode{kernel.get_bool(node, "adj_x"), kernel.get_bool(node, "adj_y"),
+  return BatchMatMulNode{kernel.get_bool(node, "adj_x"), kernel.get_bool(node, "adj_y"), Epilogue{},
                          std::make_shared<DnnlMatMul>(Epilogue{})};
+}
+
+BatchMatMulNode prepare_fused_node(const Kernel& kernel, const graphdef::NodeDef& node) {
+  const Epilogue epilogue = read_fused_ops(kernel, node);
+  return BatchMatMulNode{kernel.get_bool(node, "adj_x"), kernel.get_bool(node, "adj_y"), epilogue,
+                         std::make_shared<DnnlMatMul>(epilogue)};
 }
 
 // float32 through oneDNN: both operands as rank-`out` arrays (leading 1s
 // added), whose batch dims then broadcast as oneDNN's matmul does.
-bool multiply_dnnl(const KernelContext& context, const Tensor& x, const Tensor& y, Tensor& out) {
+bool multiply_dnnl(const KernelContext& context, const Tensor& x, const Tensor& y, const float* bias, Tensor& out) {
   const BatchMatMulNode& node = context.state<BatchMatMulNode>();
   const std::size_t rank = out.shape().size();
   if (x.dtype() != graphdef::DT_FLOAT || x.rank() < 2 || y.rank() < 2 || rank > 5) return false;
@@ -41,7 +50,7 @@ bool multiply_dnnl(const KernelContext& context, const Tensor& x, const Tensor& 
     b = {y.shape()[0], y.shape()[1]};
   }
   return node.dnnl->run(a, b, node.adj_x, node.adj_y, x.data<float>(), y.data<float>(), context.input_is_constant(1),
-                        nullptr, out.data<float>());
+                        bias, out.data<float>());
 }
 
 void compute(KernelContext& context, bool broadcasting) {
@@ -54,10 +63,21 @@ void compute(KernelContext& context, bool broadcasting) {
   const BatchMatMulNode& node = context.state<BatchMatMulNode>();
   const bool adj_x = node.adj_x, adj_y = node.adj_y;
   const Shape shape = batch_matmul_shape(x.shape(), y.shape(), adj_x, adj_y, broadcasting);
+  const Tensor* bias = node.epilogue.bias ? &context.input(2) : nullptr;
+  const int64_t channels = shape.back();
+  if (bias && bias->shape() != Shape{channels}) {
+    // BiasAdd's own message: the pass fused a BiasAdd that would refuse it.
+    throw Error("bias " + shape_string(bias->shape()) + " must be 1-D and match the last dim of value " +
+                shape_string(shape) + " (at least 2-D)");
+  }
   Tensor out = Tensor::uninitialized(x.dtype(), shape);
-  if (!multiply_dnnl(context, x, y, out)) {
+  if (!multiply_dnnl(context, x, y, bias ? bias->data<float>() : nullptr, out)) {
     out = Tensor(x.dtype(), shape);  // zeros: batch_matmul leaves an empty contraction's sums as they are
     batch_matmul(x, y, adj_x, adj_y, out);
+    // the output is [rows, channels] in memory whatever its batch dims
+    if (bias && channels > 0) {
+      apply_epilogue(out.data<float>(), out.num_elements() / channels, channels, bias->data<float>(), node.epilogue);
+    }
   }
   context.set_output(0, std::move(out));
 }
@@ -107,6 +127,19 @@ REGISTER_KERNEL(Kernel("BatchMatMulV3")
                     .bool_attr("grad_y", false)
                     .check(check_v3_dtypes)
                     .prepare(prepare_node)
+                    .compute([](KernelContext& context) { compute(context, true); }));
+
+REGISTER_KERNEL(declare_fused_epilogue(Kernel("_FusedBatchMatMulV2")
+                                           .input("x", "T")
+                                           .input("y", "T")
+                                           .output("T")
+                                           .type_attr("T", {graphdef::DT_FLOAT})
+                                           .bool_attr("adj_x", false)
+                                           .bool_attr("adj_y", false)
+                                           .bool_attr("grad_x", false)
+                                           .bool_attr("grad_y", false))
+                    .internal()
+                    .prepare(prepare_fused_node)
                     .compute([](KernelContext& context) { compute(context, true); }));
 
 }  // namespace

@@ -12,6 +12,11 @@
 // the numerics policy allows: the chain's tolerance is the product's plus
 // the activation's.
 //
+// A BatchMatMulV2 by a 2-D filter (a Dense on a sequence, and what
+// move_bias_before_reshape leaves of Keras' attention projections) becomes
+// _FusedBatchMatMulV2, our name with the same inputs and attrs: TF's remapper
+// has no such op, and only this pass writes it.
+//
 // A chain is fused only where nothing can tell: no chain node is fed, the
 // intermediate values (the product's, the BiasAdd's when an activation
 // follows, the Sigmoid's) are not fetched and have no other use and no
@@ -32,7 +37,8 @@ namespace {
 const std::map<std::string, std::string>& fused_op_of() {
   static const std::map<std::string, std::string> ops = {{"Conv2D", "_FusedConv2D"},
                                                          {"DepthwiseConv2dNative", "_FusedDepthwiseConv2dNative"},
-                                                         {"MatMul", "_FusedMatMul"}};
+                                                         {"MatMul", "_FusedMatMul"},
+                                                         {"BatchMatMulV2", "_FusedBatchMatMulV2"}};
   return ops;
 }
 
@@ -124,8 +130,8 @@ class ChainFinder {
     const StaticShape& b = shapes_[bias.node][bias.output];
     if (!f.known_rank || !b.known_rank || b.dims.size() != 1 || b.dims[0] < 0) return false;
     int64_t channels = -1;
-    if (product.op() == "MatMul" && f.dims.size() == 2) {
-      const auto transpose = product.def->attr().find("transpose_b");
+    if ((product.op() == "MatMul" || product.op() == "BatchMatMulV2") && f.dims.size() == 2) {
+      const auto transpose = product.def->attr().find(product.op() == "MatMul" ? "transpose_b" : "adj_y");
       channels = f.dims[transpose != product.def->attr().end() && transpose->second.b() ? 0 : 1];
     } else if (product.op() == "Conv2D" && f.dims.size() == 4) {
       channels = f.dims[3];

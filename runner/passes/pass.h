@@ -12,8 +12,11 @@
 //   rank 33   fold_pads_into_max_pools  zero Pads and the MaxPool after them as one _ZeroPadMaxPool
 //   rank 35   prune_folded         the same, for what the folding passes left unread
 //   rank 40   eliminate_common_subexpressions
-//   rank 100  fuse_conv_bias_activation  Conv2D / DepthwiseConv2dNative / MatMul -> BiasAdd
-//             (-> Relu, Relu6, Elu, LeakyRelu or x * Sigmoid(x)) as one _Fused* node
+//   rank 90   move_bias_before_reshape  a Const bias added after the Reshape of a MatMul or
+//             BatchMatMulV2 by a Const W (Keras' Dense on a sequence), moved before it
+//   rank 100  fuse_conv_bias_activation  Conv2D / DepthwiseConv2dNative / MatMul (or
+//             BatchMatMulV2 by a 2-D filter) -> BiasAdd (-> Relu, Relu6, Elu, LeakyRelu or
+//             x * Sigmoid(x)) as one _Fused* node
 //   rank 110  fuse_residual_add    such a convolution -> Add (-> activation): the Add as
 //             a oneDNN sum post-op
 //   rank 115  fuse_layer_norm      Keras' and tf.nn's layer norm over the last axis (Mean,
