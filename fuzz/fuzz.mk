@@ -15,7 +15,7 @@ FUZZ_CXX     ?= clang++
 FUZZ_DIR     := $(BUILD)/fuzz
 FUZZ_BIN     := $(FUZZ_DIR)/fuzz-graph
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CXXFLAGS := -std=c++17 -O1 -g -fno-omit-frame-pointer $(FUZZ_SAN) -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3 \
+FUZZ_CXXFLAGS := -std=c++17 -O1 -g -fno-omit-frame-pointer -ffp-contract=off $(FUZZ_SAN) -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3 \
                  -isystem $(ONEDNN)/include
 FUZZ_HARNESS := $(wildcard fuzz/cc/*.cc)
 # Everything graphrun-cc is made of except its main().

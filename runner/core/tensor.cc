@@ -144,7 +144,8 @@ int64_t count_of(const Shape& shape) {
 
 Tensor Tensor::reshaped(Shape shape) && {
   if (variant_ || layout_ != Layout::kPlain || owner_) return static_cast<const Tensor&>(*this).reshaped(shape);
-  if (count_of(shape) != num_elements_) {
+  // the size limit as for a new tensor: with a 0 dim the others could still be huge
+  if (checked_num_elements(shape, dtype_) != num_elements_) {
     throw Error("cannot reshape " + shape_string(shape_) + " into " + shape_string(shape));
   }
   Tensor out = std::move(*this);

@@ -99,7 +99,11 @@ Program read_program(const Kernel& kernel, const graphdef::NodeDef& node) {
   return program;
 }
 
-// run_step in three lane widths (fused_elementwise_steps.inc).
+// run_step in three lane widths (fused_elementwise_steps.inc). Their vector
+// helpers are inlined into functions of the same target, so the vector ABI
+// the compiler warns about (clang, which ignores these target pragmas, does)
+// is never crossed.
+#pragma GCC diagnostic ignored "-Wpsabi"
 #pragma GCC push_options
 #pragma GCC target("avx512f")
 namespace lanes16 {

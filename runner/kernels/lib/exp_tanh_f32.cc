@@ -132,10 +132,8 @@ inline __attribute__((always_inline)) void groups(const float* in, int64_t n, fl
   }
 }
 
-// AVX-512DQ too: without it GCC turns a comparison's lanes into an integer
-// vector one lane at a time.
 template <bool kTanh>
-__attribute__((target("avx512f,avx512dq"))) void run_avx512(const float* in, int64_t n, float* out) {
+__attribute__((target("avx512f"))) void run_avx512(const float* in, int64_t n, float* out) {
   groups<F32x16, I32x16, kTanh>(in, n, out);
 }
 
@@ -152,8 +150,7 @@ void run_sse(const float* in, int64_t n, float* out) {
 template <bool kTanh>
 void run(const float* in, int64_t n, float* out) {
   static const CpuIsa isa = own_kernel_isa();
-  static const bool dq = __builtin_cpu_supports("avx512dq");
-  if (isa == CpuIsa::kAvx512 && dq) run_avx512<kTanh>(in, n, out);
+  if (isa == CpuIsa::kAvx512) run_avx512<kTanh>(in, n, out);
   else if (isa == CpuIsa::kAvx2) run_avx2<kTanh>(in, n, out);
   else run_sse<kTanh>(in, n, out);
 }
