@@ -362,3 +362,29 @@ def test_bench_errors(capsys, runner):
         assert py[:2] == c[:2] == (2, ""), argv
     py, c = both(capsys, runner, "bench", MLP, "--runs", "2")
     assert py == c  # the missing feed, in graphrun's words
+
+
+@pytest.mark.parametrize("form", ["empty", "typed", "content"])
+def test_shape_inference_reads_a_const_as_tensorflow_does(runner, tmp_path, form):
+    # TensorFlow writes a zero scalar (GatherV2's axis) as a TensorProto with no values; those are
+    # zeros. With values in both fields, tensor_content wins: int_val says 1 here, the content 0.
+    from tests.cc_helpers import Graph, type_attr
+    g = Graph()
+    g.placeholder("x", np.float32, shape=[2, 3])
+    g.const("axis", np.array(0, np.int32))
+    g.op("e", "ExpandDims", ["x", "axis"], np.float32, Tdim=type_attr(np.int32))
+    path = g.save(tmp_path / "model.pb")
+    graph = graph_pb2.GraphDef()
+    graph.ParseFromString(path.read_bytes())
+    value = next(n for n in graph.node if n.name == "axis").attr["value"].tensor
+    value.ClearField("int_val")
+    value.ClearField("tensor_content")
+    if form == "typed":
+        value.int_val.append(0)
+    elif form == "content":
+        value.int_val.append(1)
+        value.tensor_content = np.array(0, np.int32).tobytes()
+    path.write_bytes(graph.SerializeToString())
+    code, stdout, stderr = run_cc(runner, "inspect", str(path), "--json", "--no-optimize")
+    assert code == 0, stderr
+    assert json.loads(stdout)["outputs"] == [{"name": "e:0", "dtype": "float32", "shape": [1, 2, 3]}]

@@ -47,30 +47,29 @@ bool ShapeContext::const_ints(int k, std::vector<int64_t>& values) const {
   for (const auto& dim : tensor.tensor_shape().dim()) {
     if (dim.size() < 0 || __builtin_mul_overflow(count, dim.size(), &count) || count > (int64_t{1} << 16)) return false;
   }
+  // TensorFlow's rules, as tensor_from_proto reads a Const: a non-empty
+  // tensor_content wins and must be exact; else the typed values, the last
+  // repeating; none at all are zeros (TF writes a zero scalar, such as
+  // GatherV2's axis, that way)
+  auto read = [&](auto width, const auto& typed) {
+    using T = decltype(width);
+    const std::string& bytes = tensor.tensor_content();
+    if (!bytes.empty()) {
+      if (static_cast<int64_t>(bytes.size()) != count * static_cast<int64_t>(sizeof(T))) return false;
+      for (int64_t i = 0; i < count; ++i) {
+        T v;
+        std::copy_n(bytes.data() + sizeof(T) * i, sizeof(T), reinterpret_cast<char*>(&v));
+        values.push_back(v);
+      }
+    } else {
+      for (int64_t i = 0; i < count; ++i) values.push_back(typed.empty() ? 0 : typed[std::min<int64_t>(i, typed.size() - 1)]);
+    }
+    return true;
+  };
   if (tensor.dtype() == graphdef::DT_INT32) {
-    if (tensor.int_val_size() > 0) {
-      for (int64_t i = 0; i < count; ++i) values.push_back(tensor.int_val(std::min<int64_t>(i, tensor.int_val_size() - 1)));
-    } else {
-      const std::string& bytes = tensor.tensor_content();
-      if (static_cast<int64_t>(bytes.size()) != count * 4) return false;
-      for (int64_t i = 0; i < count; ++i) {
-        int32_t v;
-        std::copy_n(bytes.data() + 4 * i, 4, reinterpret_cast<char*>(&v));
-        values.push_back(v);
-      }
-    }
+    if (!read(int32_t{}, tensor.int_val())) return false;
   } else if (tensor.dtype() == graphdef::DT_INT64) {
-    if (tensor.int64_val_size() > 0) {
-      for (int64_t i = 0; i < count; ++i) values.push_back(tensor.int64_val(std::min<int64_t>(i, tensor.int64_val_size() - 1)));
-    } else {
-      const std::string& bytes = tensor.tensor_content();
-      if (static_cast<int64_t>(bytes.size()) != count * 8) return false;
-      for (int64_t i = 0; i < count; ++i) {
-        int64_t v;
-        std::copy_n(bytes.data() + 8 * i, 8, reinterpret_cast<char*>(&v));
-        values.push_back(v);
-      }
-    }
+    if (!read(int64_t{}, tensor.int64_val())) return false;
   } else {
     return false;
   }
