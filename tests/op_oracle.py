@@ -28,6 +28,19 @@ def tf_oracle():
     return pytest.importorskip("tensorflow", reason="TensorFlow is not installed; `make test` installs it")
 
 
+def freeze_keras(tf, model, shape, path):
+    """A Keras model frozen the standard way (convert_variables_to_constants_v2) into a .pb at `path`;
+    (placeholder name, fetch, GraphDef)."""
+    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+    function = tf.function(lambda x: model(x)).get_concrete_function(tf.TensorSpec(shape, tf.float32))
+    constants = convert_variables_to_constants_v2(function)
+    graph_def = constants.graph.as_graph_def()
+    path.write_bytes(graph_def.SerializeToString())
+    (x_name,) = [n.name for n in graph_def.node if n.op == "Placeholder"]
+    (fetch,) = [t.name for t in constants.outputs]
+    return x_name, fetch, graph_def
+
+
 def _import(tf, graph_def):
     graph = tf.Graph()
     with graph.as_default():

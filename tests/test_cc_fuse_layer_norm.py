@@ -8,7 +8,6 @@ real tf.keras model.
 """
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ import pytest
 import graphdef
 from tests.cc_helpers import Graph, bool_attr, fails, ok, type_attr
 from tests.numerics_policy import assert_conforms, assert_same
+from tests.op_oracle import freeze_keras, tf_oracle  # noqa: F401 (tf_oracle: a fixture)
 
 EXIT_MODEL = 3
 
@@ -191,30 +191,17 @@ def test_the_fused_op_is_not_a_model_op(runner, tmp_path):
     assert "_FusedLayerNorm" in line
 
 
-@pytest.fixture(scope="module")
-def tf():
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-    return pytest.importorskip("tensorflow", reason="TensorFlow is not installed; `make test` installs it")
-
-
 @pytest.mark.parametrize("library", ["keras", "tf_keras"])
-def test_a_frozen_keras_layer_normalization(runner, tf, tmp_path, library):
+def test_a_frozen_keras_layer_normalization(runner, tf_oracle, tmp_path, library):
     keras = pytest.importorskip(library, reason=f"{library} is not installed; `make test` installs it")
-    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
     inputs_ = keras.Input((16, 48))
     # tf_keras runs its own fused batch norm unless epsilon is below 1.001e-5: then it is tf.nn's form
     norm = keras.layers.LayerNormalization(epsilon=1e-6 if library == "tf_keras" else 1e-3)
     model = keras.Model(inputs_, norm(inputs_))
     rng = np.random.default_rng(6)
     norm.set_weights([rng.uniform(0.5, 1.5, 48).astype(np.float32), rng.uniform(-0.5, 0.5, 48).astype(np.float32)])
-    function = tf.function(lambda x: model(x)).get_concrete_function(tf.TensorSpec((None, 16, 48), tf.float32))
-    frozen = convert_variables_to_constants_v2(function)
-    graph_def = frozen.graph.as_graph_def()
     path = tmp_path / "model.pb"
-    path.write_bytes(graph_def.SerializeToString())
-    (x_name,) = [n.name for n in graph_def.node if n.op == "Placeholder"]
-    (fetch,) = [t.name for t in frozen.outputs]
+    x_name, fetch, graph_def = freeze_keras(tf_oracle, model, (None, 16, 48), path)
     x = inputs(7, (4, 16, 48))
     np.save(tmp_path / "x.npy", x)
     doc = json.loads(ok(runner, "bench", path, "--feed", f"{x_name}=@{tmp_path / 'x.npy'}", "--runs", "1",

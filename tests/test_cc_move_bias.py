@@ -8,7 +8,6 @@ real Keras layers.
 """
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -16,6 +15,7 @@ import pytest
 from graphdef._proto import graph_pb2
 from tests.cc_helpers import Graph, bool_attr, fails, ok, run_cc, type_attr
 from tests.numerics_policy import assert_conforms, assert_same
+from tests.op_oracle import freeze_keras, tf_oracle  # noqa: F401 (tf_oracle: a fixture)
 
 S, K, N, HEADS = 6, 40, 24, 4
 
@@ -228,28 +228,8 @@ def test_the_fused_batch_matmul_is_not_a_model_op(runner, tmp_path):
     assert "_FusedBatchMatMulV2" in line
 
 
-@pytest.fixture(scope="module")
-def tf():
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
-    return pytest.importorskip("tensorflow", reason="TensorFlow is not installed; `make test` installs it")
-
-
-def frozen(tf, model, shape, tmp_path):
-    """The Keras model frozen by TF as a .pb; (path, placeholder name, fetch, GraphDef)."""
-    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
-    function = tf.function(lambda x: model(x)).get_concrete_function(tf.TensorSpec(shape, tf.float32))
-    constants = convert_variables_to_constants_v2(function)
-    graph_def = constants.graph.as_graph_def()
-    path = tmp_path / "keras.pb"
-    path.write_bytes(graph_def.SerializeToString())
-    (x_name,) = [n.name for n in graph_def.node if n.op == "Placeholder"]
-    (fetch,) = [t.name for t in constants.outputs]
-    return path, x_name, fetch, graph_def
-
-
 @pytest.mark.parametrize("layer", ["Dense", "EinsumDense"])
-def test_a_frozen_keras_layer_on_a_sequence(runner, tf, tmp_path, layer):
+def test_a_frozen_keras_layer_on_a_sequence(runner, tf_oracle, tmp_path, layer):
     keras = pytest.importorskip("keras", reason="keras is not installed; `make test` installs it")
     inputs = keras.Input((S, K))
     if layer == "Dense":
@@ -259,7 +239,8 @@ def test_a_frozen_keras_layer_on_a_sequence(runner, tf, tmp_path, layer):
     model = keras.Model(inputs, dense(inputs))
     rng = np.random.default_rng(4)
     dense.set_weights([rng.uniform(-1, 1, w.shape).astype(np.float32) for w in dense.get_weights()])
-    path, x_name, fetch, graph_def = frozen(tf, model, (None, S, K), tmp_path)
+    path = tmp_path / "keras.pb"
+    x_name, fetch, graph_def = freeze_keras(tf_oracle, model, (None, S, K), path)
     x = rng.standard_normal((5, S, K)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     args = ["--feed", f"{x_name}=@{tmp_path / 'x.npy'}"]

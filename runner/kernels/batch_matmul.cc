@@ -63,13 +63,8 @@ void compute(KernelContext& context, bool broadcasting) {
   const BatchMatMulNode& node = context.state<BatchMatMulNode>();
   const bool adj_x = node.adj_x, adj_y = node.adj_y;
   const Shape shape = batch_matmul_shape(x.shape(), y.shape(), adj_x, adj_y, broadcasting);
-  const Tensor* bias = node.epilogue.bias ? &context.input(2) : nullptr;
+  const Tensor* bias = fused_bias(context, node.epilogue, shape);
   const int64_t channels = shape.back();
-  if (bias && bias->shape() != Shape{channels}) {
-    // BiasAdd's own message: the pass fused a BiasAdd that would refuse it.
-    throw Error("bias " + shape_string(bias->shape()) + " must be 1-D and match the last dim of value " +
-                shape_string(shape) + " (at least 2-D)");
-  }
   Tensor out = Tensor::uninitialized(x.dtype(), shape);
   if (!multiply_dnnl(context, x, y, bias ? bias->data<float>() : nullptr, out)) {
     out = Tensor(x.dtype(), shape);  // zeros: batch_matmul leaves an empty contraction's sums as they are

@@ -242,12 +242,7 @@ void compute_conv_node(KernelContext& context) {
                         : conv_shape(in, filter.shape(), node.window);
   const int64_t out_channels = filter.shape()[3];
   const Shape out_shape = {s.n, s.window.rows.out, s.window.cols.out, out_channels};
-  const Tensor* bias = node.epilogue.bias ? &context.input(2) : nullptr;
-  if (bias && bias->shape() != Shape{out_channels}) {
-    // BiasAdd's own message: the pass fused a BiasAdd that would refuse it.
-    throw Error("bias " + shape_string(bias->shape()) + " must be 1-D and match the last dim of value " +
-                shape_string(out_shape) + " (at least 2-D)");
-  }
+  const Tensor* bias = fused_bias(context, node.epilogue, out_shape);
   ConvShape whole = s;
   whole.c = in[3];
   const bool residual_fits = !node.epilogue.residual || context.input(3).shape() == out_shape;

@@ -74,12 +74,7 @@ void compute_depthwise(KernelContext& context) {
   const ConvShape s = conv_shape(given.shape(), filter.shape(), node.window);
   const int64_t multiplier = filter.shape()[3];
   const Shape out_shape = {s.n, s.window.rows.out, s.window.cols.out, s.c * multiplier};
-  const Tensor* bias = node.epilogue.bias ? &context.input(2) : nullptr;
-  if (bias && bias->shape() != Shape{out_shape[3]}) {
-    // BiasAdd's own message: the pass fused a BiasAdd that would refuse it.
-    throw Error("bias " + shape_string(bias->shape()) + " must be 1-D and match the last dim of value " +
-                shape_string(out_shape) + " (at least 2-D)");
-  }
+  const Tensor* bias = fused_bias(context, node.epilogue, out_shape);
   const bool residual_fits = !node.epilogue.residual || context.input(3).shape() == out_shape;
   const Layout layout =
       residual_fits ? conv_layout(context, given, out_shape[3], true, [&] {

@@ -76,12 +76,7 @@ void compute_matmul(KernelContext& context) {
   if (a_used[1] != b_used[0]) {
     throw Error("cannot multiply " + shape_string(a_used) + " by " + shape_string(b_used));
   }
-  const Tensor* bias = node.epilogue.bias ? &context.input(2) : nullptr;
-  if (bias && bias->shape() != Shape{b_used[1]}) {
-    // BiasAdd's own message: the pass fused a BiasAdd that would refuse it.
-    throw Error("bias " + shape_string(bias->shape()) + " must be 1-D and match the last dim of value " +
-                shape_string({a_used[0], b_used[1]}) + " (at least 2-D)");
-  }
+  const Tensor* bias = fused_bias(context, node.epilogue, {a_used[0], b_used[1]});
   if (a.dtype() == graphdef::DT_FLOAT) {
     Tensor out = Tensor::uninitialized(a.dtype(), {a_used[0], b_used[1]});
     if (node.dnnl->run(a.shape(), b.shape(), transpose_a, transpose_b, a.data<float>(), b.data<float>(),

@@ -31,11 +31,8 @@ T row_max(const T* x, int64_t n) {
         m4 = v > m4 ? v : m4;
         nan |= v != v;
       }
-      if (nan[0] | nan[1] | nan[2] | nan[3]) {  // the scalar order's NaN (its sign and payload)
-        for (i = 1; i < n; ++i) m = maximum(m, x[i]);
-        return m;
-      }
-      m = maximum(maximum(m4[0], m4[1]), maximum(m4[2], m4[3]));
+      if (nan[0] | nan[1] | nan[2] | nan[3]) i = 1;  // the loop below finds the scalar order's NaN
+      else m = maximum(maximum(m4[0], m4[1]), maximum(m4[2], m4[3]));
     }
   }
   for (; i < n; ++i) m = maximum(m, x[i]);

@@ -101,6 +101,16 @@ void cap_dnnl_isa() {
   (void)capped;
 }
 
+const Tensor* fused_bias(const KernelContext& context, const Epilogue& epilogue, const Shape& out_shape) {
+  if (!epilogue.bias) return nullptr;
+  const Tensor& bias = context.input(2);
+  if (out_shape.empty() || bias.shape() != Shape{out_shape.back()}) {
+    throw Error("bias " + shape_string(bias.shape()) + " must be 1-D and match the last dim of value " +
+                shape_string(out_shape) + " (at least 2-D)");
+  }
+  return &bias;
+}
+
 dnnl::engine& dnnl_engine() {
   static dnnl::engine engine = [] {
     cap_dnnl_isa();

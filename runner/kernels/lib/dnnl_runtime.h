@@ -12,6 +12,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "exec/kernel.h"
+#include "exec/kernel_context.h"
 
 namespace graphrun {
 
@@ -56,6 +57,11 @@ Kernel& declare_fused_epilogue(Kernel& kernel);
 // Such a node's num_args (1, or 2 with a residual: the bias, then the
 // tensor added), fused_ops and leakyrelu_alpha, checked (at load).
 Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node, bool residual_allowed = false);
+
+// Such a node's bias (its input 2), or null without one; a bias that is not
+// [channels] for an output of `out_shape` gets BiasAdd's own message (the
+// pass fused a BiasAdd that would refuse it).
+const Tensor* fused_bias(const KernelContext& context, const Epilogue& epilogue, const Shape& out_shape);
 
 // Strict float32 (no bf16 or tf32 down-conversion), the residual (a sum
 // post-op) and the activation as post-ops, scratchpad passed by the caller

@@ -56,8 +56,8 @@ inline __attribute__((always_inline)) F exp_reduced(F y) {
   return (er * (F)((half + 127) << 23)) * (F)((ki - half + 127) << 23);
 }
 
-// Lane by lane, `when` (a comparison's all-ones or zero) picks p, else q. As
-// bit operations: GCC compiles some vector ?: of AVX-512 lanes one at a time.
+// Lane by lane, `when` (a mask: all ones or zero) picks p, else q. As bit
+// operations: GCC compiles some vector ?: of AVX-512 lanes one at a time.
 template <class F, class I>
 inline __attribute__((always_inline)) F pick(I when, F p, F q) {
   return (F)((when & (I)p) | (~when & (I)q));
