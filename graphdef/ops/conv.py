@@ -17,6 +17,7 @@ from graphdef.ops.windows import (Window, col2im, depthwise_einsum, depthwise_su
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops import array as array_ops
 from graphdef.ops import math as math_ops
+from graphdef.ops import onednn
 
 # From this many channels (multiplier 1) one einsum over a strided view of every window beats the
 # per-offset passes (measured on MobileNetV2's layers: 1.5-2.5x at 96 to 960 channels, slower at 32).
@@ -89,25 +90,37 @@ def _backprop_groups(x_shape, f_shape, what):
 
 
 def conv2d_kernel(x, filter, *, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002 - TF's name
+    return conv2d_with_epilogue(x, filter, strides=strides, padding=padding, explicit_paddings=explicit_paddings,
+                                data_format=data_format, dilations=dilations)[0]
+
+
+def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *, strides, padding,  # noqa: A002
+                         explicit_paddings, data_format, dilations):
+    """(Conv2D's output, whether `bias` and `activation` are already applied): oneDNN applies them
+    when it serves the convolution (graphdef/ops/onednn.py), the caller otherwise."""
     x, f = np.asarray(x), np.asarray(filter)
-    if x.ndim == 4 and f.ndim == 4 and x.shape[3] != f.shape[2]:
-        groups = _groups(x.shape[3], f.shape[2], f.shape[3])
-        ci, cog = f.shape[2], f.shape[3] // groups
-        return np.concatenate([
-            conv2d_kernel(x[..., g * ci:(g + 1) * ci], f[..., g * cog:(g + 1) * cog], strides=strides, padding=padding,
-                    explicit_paddings=explicit_paddings, data_format=data_format, dilations=dilations)
-            for g in range(groups)], axis=3)
-    _check_depth(x.shape, f.shape)
+    groups = _groups(x.shape[3], f.shape[2], f.shape[3]) if x.ndim == 4 and f.ndim == 4 else 1
+    if groups == 1:
+        _check_depth(x.shape, f.shape)
     window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
     geometry = window.geometry(x.shape[1], x.shape[2])
     # the output's channels come from the filter and its H x W from the attrs: either may be huge
     check_size((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), _work(x).dtype)
+    out = onednn.convolve(x, f, groups, window, geometry, bias, activation, alpha)
+    if out is not None:
+        return out, True
+    if groups > 1:
+        ci, cog = f.shape[2], f.shape[3] // groups
+        return np.concatenate([
+            conv2d_kernel(x[..., g * ci:(g + 1) * ci], f[..., g * cog:(g + 1) * cog], strides=strides, padding=padding,
+                          explicit_paddings=explicit_paddings, data_format=data_format, dilations=dilations)
+            for g in range(groups)], axis=3), False
     cols, weights = im2col(_work(x), window, geometry), _work(f).reshape(-1, f.shape[3])
     # one BLAS call, written straight into the output (an array of its own, so the Session may
     # let the BiasAdd and activation after it work in place)
     out = np.empty((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), np.result_type(cols, weights))
     np.matmul(cols, weights, out=out.reshape(-1, f.shape[3]))
-    return out.astype(x.dtype, copy=False)
+    return out.astype(x.dtype, copy=False), False
 
 
 def _conv_attrs(attrs):
@@ -286,14 +299,28 @@ def infer_depthwise(ctx):
 
 
 def depthwise_kernel(x, filter, *, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002
+    return depthwise_with_epilogue(x, filter, strides=strides, padding=padding, explicit_paddings=explicit_paddings,
+                                   data_format=data_format, dilations=dilations)[0]
+
+
+def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *, strides, padding,  # noqa: A002
+                            explicit_paddings, data_format, dilations):
+    """(DepthwiseConv2dNative's output, whether `bias` and `activation` are already applied), as
+    conv2d_with_epilogue."""
     x, f = np.asarray(x), np.asarray(filter)
     _check_depth(x.shape, f.shape)
     window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
-    (oh, top, bottom), (ow, left, right) = window.geometry(x.shape[1], x.shape[2])
+    geometry = window.geometry(x.shape[1], x.shape[2])
+    (oh, top, bottom), (ow, left, right) = geometry
     n, _, _, c = x.shape
     m = f.shape[3]
+    check_size((n, oh, ow, c * m), _work(x).dtype)  # m comes from the filter: it multiplies the input's size
+    # a depthwise filter [KH, KW, C, M] is a grouped one: C groups of one input and M output channels
+    out = onednn.convolve(x, f.reshape(f.shape[0], f.shape[1], 1, c * m), c, window, geometry, bias, activation,
+                          alpha)
+    if out is not None:
+        return out, True
     xp, fw = padded_scratch(_work(x), top, bottom, left, right), _work(f)
-    check_size((n, oh, ow, c * m), xp.dtype)  # m comes from the filter: it multiplies the input's size
     # every element is written by the first offset's products (acc needs no zeros), unless
     # there is no offset at all: an empty filter, whose sum is 0
     acc = (np.empty if fw.size else np.zeros)((n, oh, ow, c, m), dtype=np.result_type(xp, fw))
@@ -304,7 +331,7 @@ def depthwise_kernel(x, filter, *, strides, padding, explicit_paddings, data_for
             depthwise_einsum(xp, fw, window, acc[..., 0])
         else:
             depthwise_sum(xp, fw, window, acc)
-    return acc.reshape(n, oh, ow, c * m).astype(x.dtype, copy=False)
+    return acc.reshape(n, oh, ow, c * m).astype(x.dtype, copy=False), False
 
 
 def _depthwise_grad(op, g):

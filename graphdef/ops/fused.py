@@ -15,7 +15,9 @@ from graphdef._proto import graph_pb2
 from graphdef.framework import dtypes
 from graphdef.framework.numerics import tensor_ulps
 from graphdef.framework.shapes import TensorShape, show
-from graphdef.ops.conv import conv2d_kernel, depthwise_kernel, infer_conv2d, infer_depthwise, padding_attrs, spatial
+from graphdef.ops.conv import (conv2d_with_epilogue, depthwise_with_epilogue, infer_conv2d, infer_depthwise,
+                               padding_attrs, spatial)
+from graphdef.ops import onednn
 from graphdef.ops.matmul import _infer_matmul, _matmul
 from graphdef.ops.registry import Attr, NOT_DIFFERENTIABLE, build, define
 from graphdef.ops.windows import window_attrs
@@ -104,7 +106,11 @@ def apply_epilogue(out, bias, fused_ops, alpha):
         np.add(rows, _tiled(bias, out.shape[-2]), out=rows)
     else:
         np.add(out, bias, out=out)
-    activation = fused_ops[1] if len(fused_ops) > 1 else None
+    return apply_activation(out, fused_ops[1] if len(fused_ops) > 1 else None, alpha)
+
+
+def apply_activation(out, activation, alpha):
+    """The activation fused_ops names (or None), in place on `out`."""
     # clip: one pass, and numpy's fastest (about twice np.maximum's speed); NaN propagates, as
     # in the Relu and Relu6 kernels, whose numerics leave the sign of a zero free (-0.0 stays -0.0)
     if activation == "Relu":
@@ -120,26 +126,50 @@ def apply_epilogue(out, bias, fused_ops, alpha):
     return out
 
 
+# The activations oneDNN applies with the same element rules as the activation kernels (its Elu
+# computes exp its own way, so Elu stays with numpy)
+ONEDNN_ACTIVATIONS = ("Relu", "Relu6", "LeakyRelu")
+
+
+def _convolve_fused(op_type, convolve, input, filter, args, fused_ops, num_args, leakyrelu_alpha,  # noqa: A002
+                    window):
+    _check_args(op_type, args, fused_ops, num_args)
+    activation = fused_ops[1] if len(fused_ops) > 1 else None
+    by_onednn = activation if activation in ONEDNN_ACTIVATIONS else None
+    bias = np.asarray(args[0])
+    out, applied = convolve(input, filter, bias, by_onednn, leakyrelu_alpha, **window)
+    if not applied:
+        return apply_epilogue(out, bias, fused_ops, leakyrelu_alpha)
+    return out if activation == by_onednn else apply_activation(out, activation, leakyrelu_alpha)
+
+
 def _fused_conv2d(input, filter, *args, strides, padding, explicit_paddings, data_format,  # noqa: A002
                   dilations, fused_ops, num_args, leakyrelu_alpha):
-    _check_args("_FusedConv2D", args, fused_ops, num_args)
-    out = conv2d_kernel(input, filter, strides=strides, padding=padding, explicit_paddings=explicit_paddings,
-                        data_format=data_format, dilations=dilations)
-    return apply_epilogue(out, args[0], fused_ops, leakyrelu_alpha)
+    return _convolve_fused("_FusedConv2D", conv2d_with_epilogue, input, filter, args, fused_ops, num_args,
+                           leakyrelu_alpha, dict(strides=strides, padding=padding, explicit_paddings=explicit_paddings,
+                                                 data_format=data_format, dilations=dilations))
 
 
 def _fused_depthwise(input, filter, *args, strides, padding, explicit_paddings, data_format,  # noqa: A002
                      dilations, fused_ops, num_args, leakyrelu_alpha):
-    _check_args("_FusedDepthwiseConv2dNative", args, fused_ops, num_args)
-    out = depthwise_kernel(input, filter, strides=strides, padding=padding, explicit_paddings=explicit_paddings,
-                     data_format=data_format, dilations=dilations)
-    return apply_epilogue(out, args[0], fused_ops, leakyrelu_alpha)
+    return _convolve_fused("_FusedDepthwiseConv2dNative", depthwise_with_epilogue, input, filter, args, fused_ops,
+                           num_args, leakyrelu_alpha, dict(strides=strides, padding=padding,
+                                                           explicit_paddings=explicit_paddings,
+                                                           data_format=data_format, dilations=dilations))
 
 
 def _fused_matmul(a, b, *args, transpose_a, transpose_b, fused_ops, num_args, leakyrelu_alpha):
     _check_args("_FusedMatMul", args, fused_ops, num_args)
-    out = _matmul(np.asarray(a), np.asarray(b), transpose_a=transpose_a, transpose_b=transpose_b)
-    return apply_epilogue(out, args[0], fused_ops, leakyrelu_alpha)
+    a, b, bias = np.asarray(a), np.asarray(b), np.asarray(args[0])
+    activation = fused_ops[1] if len(fused_ops) > 1 else None
+    by_onednn = activation if activation in ONEDNN_ACTIVATIONS else None
+    # oneDNN when it takes the product: a CNN's classifier then runs on the threads its convolutions
+    # ran on, not on OpenBLAS's, which spin on for a while after a call and slow the next convolution
+    out = onednn.matmul(a, b, bias, by_onednn, leakyrelu_alpha, transpose_a, transpose_b)
+    if out is None:
+        out = _matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
+        return apply_epilogue(out, bias, fused_ops, leakyrelu_alpha)
+    return out if activation == by_onednn else apply_activation(out, activation, leakyrelu_alpha)
 
 
 def _check_args(op_type, args, fused_ops, num_args):

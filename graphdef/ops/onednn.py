@@ -1,0 +1,399 @@
+"""oneDNN's float32 convolutions for the numpy kernels of Conv2D, DepthwiseConv2dNative and their
+fused forms: numpy's best for a convolution is one BLAS call on an im2col matrix, which on real
+CNNs runs at half of what a convolution library reaches (and its bias and activation in one
+more single-threaded pass each). oneDNN is the kernel library graphrun-cc already uses.
+
+A ctypes binding of oneDNN 3's C API (dnnl.h), loaded from $GRAPHDEF_ONEDNN_LIBRARY (a path to
+libdnnl.so.3), else the copy `make cc` unpacks into the source tree's build/onednn/lib. Without
+it, or with GRAPHDEF_ONEDNN=0, or for a problem oneDNN does not take, `convolve` returns None and
+the caller's numpy kernel runs: results agree within the ops' declared tolerance either way.
+GRAPHDEF_ONEDNN_MAX_CPU_ISA (oneDNN's names: SSE41, AVX, AVX2, AVX512_CORE, ...) caps the
+instruction set, as GRAPHRUN_CC_MAX_CPU_ISA does graphrun-cc's (tests/cpu_profiles.py).
+
+Only the direct algorithm is asked for (Winograd rounds differently from a sum of products), in
+strict float32, with a scratchpad of the caller's so runs from several threads never share one.
+A filter that is a read-only array (a Const's value) is reordered into oneDNN's layout once.
+"""
+
+import ctypes
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+ENV_LIBRARY = "GRAPHDEF_ONEDNN_LIBRARY"
+ENV_SWITCH = "GRAPHDEF_ONEDNN"
+ENV_MAX_ISA = "GRAPHDEF_ONEDNN_MAX_CPU_ISA"
+
+# oneDNN 3's ABI (dnnl_types.h, dnnl_common_types.h): stable within the major version
+_F32, _TAG_ANY, _TAG_A, _TAG_AB, _TAG_BA, _TAG_NHWC, _TAG_HWIO, _TAG_HWIGO = 3, 1, 2, 3, 14, 22, 28, 39
+_CPU, _FORWARD_INFERENCE, _CONVOLUTION_DIRECT = 1, 96, 1
+_RELU, _ELU, _CLIP_V2 = 32, 34, 47
+_QUERY_IMPL_INFO_STR, _QUERY_WEIGHTS_MD, _QUERY_SCRATCHPAD_MD = 8, 131, 136
+_FPMATH_STRICT, _SCRATCHPAD_USER, _STREAM_DEFAULT = 0, 1, 1
+_ARG_SRC, _ARG_DST, _ARG_WEIGHTS, _ARG_BIAS, _ARG_SCRATCHPAD = 1, 17, 33, 41, 80
+_SUCCESS, _LAST_IMPL_REACHED = 0, 4
+_ISAS = {"SSE41": 1, "AVX": 3, "AVX2": 7, "AVX2_VNNI": 15, "AVX512_CORE": 39, "AVX512_CORE_VNNI": 103,
+         "AVX512_CORE_BF16": 231, "AVX512_CORE_FP16": 495, "AVX512_CORE_AMX": 4079}
+
+_Dims = ctypes.c_int64 * 12
+
+
+class _ExecArg(ctypes.Structure):
+    _fields_ = [("arg", ctypes.c_int), ("memory", ctypes.c_void_p)]
+
+
+_SIGNATURES = {
+    "dnnl_engine_create": [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t],
+    "dnnl_stream_create": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint],
+    "dnnl_set_max_cpu_isa": [ctypes.c_int],
+    "dnnl_memory_desc_create_with_tag": [ctypes.c_void_p, ctypes.c_int, _Dims, ctypes.c_int, ctypes.c_int],
+    "dnnl_memory_desc_destroy": [ctypes.c_void_p],
+    "dnnl_memory_desc_equal": [ctypes.c_void_p, ctypes.c_void_p],
+    "dnnl_memory_desc_get_size": [ctypes.c_void_p],
+    "dnnl_primitive_attr_create": [ctypes.c_void_p],
+    "dnnl_primitive_attr_destroy": [ctypes.c_void_p],
+    "dnnl_primitive_attr_set_fpmath_mode": [ctypes.c_void_p, ctypes.c_int],
+    "dnnl_primitive_attr_set_scratchpad_mode": [ctypes.c_void_p, ctypes.c_int],
+    "dnnl_primitive_attr_set_post_ops": [ctypes.c_void_p, ctypes.c_void_p],
+    "dnnl_post_ops_create": [ctypes.c_void_p],
+    "dnnl_post_ops_destroy": [ctypes.c_void_p],
+    "dnnl_post_ops_append_eltwise": [ctypes.c_void_p, ctypes.c_int, ctypes.c_float, ctypes.c_float],
+    "dnnl_convolution_forward_primitive_desc_create": [
+        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+        ctypes.c_void_p, ctypes.c_void_p, _Dims, _Dims, _Dims, _Dims, ctypes.c_void_p],
+    "dnnl_matmul_primitive_desc_create": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                          ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p],
+    "dnnl_reorder_primitive_desc_create": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                           ctypes.c_void_p, ctypes.c_void_p],
+    "dnnl_primitive_desc_next_impl": [ctypes.c_void_p],
+    "dnnl_primitive_desc_query": [ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p],
+    "dnnl_primitive_desc_query_md": [ctypes.c_void_p, ctypes.c_int, ctypes.c_int],
+    "dnnl_primitive_desc_destroy": [ctypes.c_void_p],
+    "dnnl_primitive_create": [ctypes.c_void_p, ctypes.c_void_p],
+    "dnnl_primitive_destroy": [ctypes.c_void_p],
+    "dnnl_primitive_execute": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(_ExecArg)],
+    "dnnl_memory_create": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p],
+    "dnnl_memory_destroy": [ctypes.c_void_p],
+    "dnnl_stream_wait": [ctypes.c_void_p],
+}
+_RESTYPES = {"dnnl_memory_desc_equal": ctypes.c_int, "dnnl_memory_desc_get_size": ctypes.c_size_t,
+             "dnnl_primitive_desc_query_md": ctypes.c_void_p}
+
+
+class _OneDNN:
+    """The loaded library, its CPU engine and stream."""
+
+    def __init__(self, path):
+        # the library's own symbols first: TensorFlow, in the same process, has its own oneDNN
+        self.lib = ctypes.CDLL(str(path), mode=os.RTLD_LOCAL | getattr(os, "RTLD_DEEPBIND", 0))
+        for name, argtypes in _SIGNATURES.items():
+            function = getattr(self.lib, name)
+            function.argtypes = argtypes
+            function.restype = _RESTYPES.get(name, ctypes.c_int)
+        cap = os.environ.get(ENV_MAX_ISA, "").strip().upper()
+        if cap in _ISAS:
+            self.lib.dnnl_set_max_cpu_isa(_ISAS[cap])  # refused (harmlessly) once oneDNN has fixed its ISA
+        self.engine, self.stream = ctypes.c_void_p(), ctypes.c_void_p()
+        self.check(self.lib.dnnl_engine_create(ctypes.byref(self.engine), _CPU, 0), "create the CPU engine")
+        self.check(self.lib.dnnl_stream_create(ctypes.byref(self.stream), self.engine, _STREAM_DEFAULT),
+                   "create a stream")
+        # one run at a time: each already spreads over every core
+        self.lock = threading.Lock()
+
+    @staticmethod
+    def check(status, what):
+        if status != _SUCCESS:
+            raise OSError(f"oneDNN could not {what} (status {status})")
+
+    def md(self, dims, tag):
+        handle = ctypes.c_void_p()
+        self.check(self.lib.dnnl_memory_desc_create_with_tag(ctypes.byref(handle), len(dims), _dims(dims), _F32, tag),
+                   "describe a tensor")
+        return handle
+
+    def memory(self, md, data):
+        handle = ctypes.c_void_p()
+        self.check(self.lib.dnnl_memory_create(ctypes.byref(handle), md, self.engine, ctypes.c_void_p(data)),
+                   "wrap a buffer")
+        return handle
+
+    def execute(self, primitive, args):
+        """Runs `primitive` on {arg: (memory desc, buffer address)}, then frees the wrappers."""
+        memories = [(arg, self.memory(md, data)) for arg, (md, data) in args.items()]
+        try:
+            packed = (_ExecArg * len(memories))(*[_ExecArg(arg, mem) for arg, mem in memories])
+            self.check(self.lib.dnnl_primitive_execute(primitive, self.stream, len(memories), packed), "run")
+            self.check(self.lib.dnnl_stream_wait(self.stream), "finish a run")
+        finally:
+            for _, mem in memories:
+                self.lib.dnnl_memory_destroy(mem)
+
+
+def _dims(values):
+    dims = _Dims()
+    for i, v in enumerate(values):
+        dims[i] = int(v)
+    return dims
+
+
+def _aligned_empty(shape, dtype=np.float32):
+    """np.empty on a 64-byte boundary: numpy aligns to 16, and oneDNN's AVX-512 loads and stores of
+    a tensor that starts mid cache line each touch two lines (ResNet50's convolutions ran 1.8x slower)."""
+    dtype = np.dtype(dtype)
+    count = int(np.prod(shape, dtype=np.int64))
+    raw = np.empty(count * dtype.itemsize + _ALIGN, np.uint8)
+    start = -raw.ctypes.data % _ALIGN
+    return raw[start:start + count * dtype.itemsize].view(dtype).reshape(shape)
+
+
+_ALIGN = 64
+_state = {"library": None, "tried": False}
+_state_lock = threading.Lock()
+
+
+def library_path():
+    """$GRAPHDEF_ONEDNN_LIBRARY, else <source tree>/build/onednn/lib/libdnnl.so.3."""
+    given = os.environ.get(ENV_LIBRARY)
+    return Path(given) if given else Path(__file__).resolve().parents[2] / "build" / "onednn" / "lib" / "libdnnl.so.3"
+
+
+def enabled():
+    """False when GRAPHDEF_ONEDNN is 0 (or false, off, no): the numpy kernels then run alone."""
+    return os.environ.get(ENV_SWITCH, "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def library():
+    """The loaded oneDNN, or None (switched off, not built, or it does not load: numpy serves)."""
+    if not enabled():
+        return None
+    if not _state["tried"]:
+        with _state_lock:
+            if not _state["tried"]:
+                path = library_path()
+                if path.is_file():
+                    # OpenMP threads that spin at each barrier would take the core numpy's next op needs
+                    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+                        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+                    try:
+                        _state["library"] = _OneDNN(path)
+                    except (OSError, AttributeError):
+                        _state["library"] = None
+                _state["tried"] = True
+    return _state["library"]
+
+
+class _Problem:
+    """One convolution or matrix product made into a oneDNN primitive: shapes, bias and activation
+    fixed. `create(pd pointer, attr, any_weights)` asks oneDNN for the primitive descriptor."""
+
+    # what __del__ frees, set as __init__ makes them
+    src = dst = user_weights = bias_md = pd = primitive = reorder = None
+
+    def __init__(self, dnn, out_shape, src, dst, weights, weight_tag, bias_md, activation, alpha, create,
+                 depthwise=False, pads=False):
+        self.dnn, self.out_shape, self.pads = dnn, out_shape, pads
+        self.src, self.dst, self.bias_md = src, dst, bias_md
+        self.user_weights = dnn.md(weights, weight_tag)
+        lib = dnn.lib
+        any_weights = dnn.md(weights, _TAG_ANY)
+        attr, post_ops, pd = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+        dnn.check(lib.dnnl_primitive_attr_create(ctypes.byref(attr)), "make attributes")
+        try:
+            dnn.check(lib.dnnl_primitive_attr_set_fpmath_mode(attr, _FPMATH_STRICT), "ask for strict float32")
+            dnn.check(lib.dnnl_primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER), "take the scratchpad")
+            if activation:
+                dnn.check(lib.dnnl_post_ops_create(ctypes.byref(post_ops)), "make post-ops")
+                alg, a, b = {"Relu": (_RELU, 0.0, 0.0), "LeakyRelu": (_RELU, alpha, 0.0),
+                             # clip_v2 lets a NaN through, as Relu6 does (clip would make it 0)
+                             "Relu6": (_CLIP_V2, 0.0, 6.0)}[activation]
+                dnn.check(lib.dnnl_post_ops_append_eltwise(post_ops, alg, a, b), "add an activation")
+                dnn.check(lib.dnnl_primitive_attr_set_post_ops(attr, post_ops), "set post-ops")
+            status = create(ctypes.byref(pd), attr, any_weights)
+        finally:
+            lib.dnnl_primitive_attr_destroy(attr)
+            if post_ops:
+                lib.dnnl_post_ops_destroy(post_ops)
+            lib.dnnl_memory_desc_destroy(any_weights)
+        if status != _SUCCESS:
+            return  # no implementation for this problem: numpy serves it
+        if depthwise:
+            pd = _prefer_jit_depthwise(lib, pd)
+        self.pd = pd
+        self.weights = lib.dnnl_primitive_desc_query_md(pd, _QUERY_WEIGHTS_MD, 0)
+        self.weights_size = lib.dnnl_memory_desc_get_size(self.weights)
+        self.scratchpad = lib.dnnl_primitive_desc_query_md(pd, _QUERY_SCRATCHPAD_MD, 0)
+        self.scratchpad_size = lib.dnnl_memory_desc_get_size(self.scratchpad)
+        primitive = ctypes.c_void_p()
+        dnn.check(lib.dnnl_primitive_create(ctypes.byref(primitive), pd), "make a primitive")
+        self.primitive = primitive
+        if not lib.dnnl_memory_desc_equal(self.weights, self.user_weights):
+            reorder_pd, reorder = ctypes.c_void_p(), ctypes.c_void_p()
+            dnn.check(lib.dnnl_reorder_primitive_desc_create(ctypes.byref(reorder_pd), self.user_weights, dnn.engine,
+                                                             self.weights, dnn.engine, None), "plan a reorder")
+            try:
+                dnn.check(lib.dnnl_primitive_create(ctypes.byref(reorder), reorder_pd), "make a reorder")
+            finally:
+                lib.dnnl_primitive_desc_destroy(reorder_pd)
+            self.reorder = reorder
+        # id(read-only filter) -> (the filter, its reordered copy): one per node of this shape; keeping
+        # the filter itself keeps its id from being reused
+        self.packed = {}
+
+    def __del__(self):
+        lib = self.dnn.lib
+        for primitive in (self.primitive, self.reorder):
+            if primitive:
+                lib.dnnl_primitive_destroy(primitive)
+        if self.pd:
+            lib.dnnl_primitive_desc_destroy(self.pd)  # after this, the queried descs are gone too
+        for md in (self.src, self.dst, self.user_weights, self.bias_md):
+            if md:
+                lib.dnnl_memory_desc_destroy(md)
+
+    def weights_for(self, f):
+        """The filter in oneDNN's layout: `f` itself when that is its layout, else a reordered copy
+        (kept for a read-only filter, which is a Const's and never changes)."""
+        if self.reorder is None:
+            return f
+        hit = self.packed.get(id(f))
+        if hit is not None and hit[0] is f:
+            return hit[1]
+        packed = _aligned_empty((self.weights_size,), np.uint8)
+        self.dnn.execute(self.reorder, {_ARG_SRC: (self.user_weights, f.ctypes.data),
+                                        _ARG_DST: (self.weights, packed.ctypes.data)})
+        if not f.flags.writeable:
+            if len(self.packed) >= _PACKED_MAX:
+                self.packed.clear()
+            self.packed[id(f)] = (f, packed)
+        return packed
+
+    def known_finite(self, f):
+        """True for a filter already reordered here, which was checked finite when it came."""
+        hit = self.packed.get(id(f))
+        return hit is not None and hit[0] is f
+
+    def run(self, x, f, bias):
+        out = _aligned_empty(self.out_shape)
+        scratchpad = np.empty(max(self.scratchpad_size, 1), np.uint8)
+        weights = self.weights_for(f)
+        args = {_ARG_SRC: (self.src, x.ctypes.data), _ARG_WEIGHTS: (self.weights, weights.ctypes.data),
+                _ARG_DST: (self.dst, out.ctypes.data), _ARG_SCRATCHPAD: (self.scratchpad, scratchpad.ctypes.data)}
+        if self.bias_md is not None:
+            args[_ARG_BIAS] = (self.bias_md, bias.ctypes.data)
+        self.dnn.execute(self.primitive, args)
+        return out
+
+
+def _prefer_jit_depthwise(lib, pd):
+    """oneDNN 3.2 ranks its brdgmm depthwise kernel first on AVX-512; its jit_dw kernel of the same
+    ISA ran MobileNetV2's depthwise layers faster (graphrun-cc measured; dnnl_conv.cc does the same)."""
+    name = _impl_name(lib, pd)
+    if not name.startswith("brdgmm_dw:"):
+        return pd
+    wanted = "jit_dw" + name[name.index(":"):]
+    while lib.dnnl_primitive_desc_next_impl(pd) == _SUCCESS:
+        if _impl_name(lib, pd) == wanted:
+            return pd
+    # the list ran out: back to the first choice is a new descriptor; brdgmm is correct, just keep it
+    return pd
+
+
+def _impl_name(lib, pd):
+    text = ctypes.c_char_p()
+    if lib.dnnl_primitive_desc_query(pd, _QUERY_IMPL_INFO_STR, 0, ctypes.byref(text)) != _SUCCESS or not text.value:
+        return ""
+    return text.value.decode("ascii", "replace")
+
+
+_problems = {}
+_PROBLEMS_MAX = 512
+_PACKED_MAX = 64
+
+
+def convolve(x, f, groups, window, geometry, bias=None, activation=None, alpha=0.0):
+    """The NHWC float32 convolution of `x` by the [KH, KW, C/groups, out] filter `f` (+ `bias`, then
+    `activation`: Relu, Relu6 or LeakyRelu with `alpha`) by oneDNN, or None when numpy must serve:
+    no oneDNN, another dtype, a shape oneDNN's kernels are not meant for, or a padded window whose
+    filter holds an inf or NaN (oneDNN skips padding taps; TF multiplies them, making NaN)."""
+    dnn = library()
+    if dnn is None or x.dtype != np.float32 or f.dtype != np.float32 or x.ndim != 4 or f.ndim != 4:
+        return None
+    if bias is not None and (bias.dtype != np.float32 or bias.shape != (f.shape[3],)):
+        return None
+    n, h, w, c = x.shape
+    kh, kw, ci, co = f.shape
+    (oh, top, bottom), (ow, left, right) = geometry
+    extent_h, extent_w = (kh - 1) * window.dh + 1, (kw - 1) * window.dw + 1
+    if (min(n, h, w, c, co, oh, ow, kh, kw, ci) <= 0 or c != ci * groups or co % groups
+            or max(top, bottom) >= extent_h or max(left, right) >= extent_w):
+        return None
+    key = ("conv", x.shape, f.shape, groups, window.sh, window.sw, window.dh, window.dw, top, bottom, left, right,
+           bias is not None, activation, float(alpha))
+
+    def make():
+        src, dst = dnn.md((n, c, h, w), _TAG_NHWC), dnn.md((n, co, oh, ow), _TAG_NHWC)
+        bias_md = dnn.md((co,), _TAG_A) if bias is not None else None
+        weights = (co, ci, kh, kw) if groups == 1 else (groups, co // groups, ci, kh, kw)
+
+        def create(pd, attr, any_weights):
+            return dnn.lib.dnnl_convolution_forward_primitive_desc_create(
+                pd, dnn.engine, _FORWARD_INFERENCE, _CONVOLUTION_DIRECT, src, any_weights, bias_md, dst,
+                _dims((window.sh, window.sw)), _dims((window.dh - 1, window.dw - 1)), _dims((top, left)),
+                _dims((bottom, right)), attr)
+        return _Problem(dnn, (n, oh, ow, co), src, dst, weights, _TAG_HWIO if groups == 1 else _TAG_HWIGO, bias_md,
+                        activation, alpha, create, depthwise=groups == c and groups == co,
+                        pads=bool(top or bottom or left or right))
+
+    problem = _problem(dnn, key, make)
+    if problem.primitive is None:
+        return None
+    if problem.pads and not (problem.known_finite(f) or np.isfinite(f).all()):
+        return None
+    return _run(dnn, problem, x, f, bias)
+
+
+def matmul(a, b, bias=None, activation=None, alpha=0.0, transpose_a=False, transpose_b=False):
+    """a @ b of 2-D float32 matrices (each transposed first when asked), + `bias`, then `activation`,
+    by oneDNN, or None when numpy must serve (as `convolve`)."""
+    dnn = library()
+    if (dnn is None or a.dtype != np.float32 or b.dtype != np.float32 or a.ndim != 2 or b.ndim != 2
+            or (bias is not None and bias.dtype != np.float32)):
+        return None
+    m, k = a.shape[::-1] if transpose_a else a.shape
+    k2, n = b.shape[::-1] if transpose_b else b.shape
+    if k != k2 or min(m, k, n) <= 0 or (bias is not None and bias.shape != (n,)):
+        return None
+    key = ("matmul", a.shape, b.shape, transpose_a, transpose_b, bias is not None, activation, float(alpha))
+
+    def make():
+        src, dst = dnn.md((m, k), _TAG_BA if transpose_a else _TAG_AB), dnn.md((m, n), _TAG_AB)
+        bias_md = dnn.md((1, n), _TAG_AB) if bias is not None else None
+
+        def create(pd, attr, any_weights):
+            return dnn.lib.dnnl_matmul_primitive_desc_create(pd, dnn.engine, src, any_weights, bias_md, dst, attr)
+        return _Problem(dnn, (m, n), src, dst, (k, n), _TAG_BA if transpose_b else _TAG_AB, bias_md, activation,
+                        alpha, create)
+
+    problem = _problem(dnn, key, make)
+    if problem.primitive is None:
+        return None
+    return _run(dnn, problem, a, b, bias)
+
+
+def _problem(dnn, key, make):
+    problem = _problems.get(key)
+    if problem is None:
+        with dnn.lock:
+            if len(_problems) >= _PROBLEMS_MAX:
+                _problems.clear()
+            problem = _problems[key] = make()
+    return problem
+
+
+def _run(dnn, problem, x, f, bias):
+    x, f = np.ascontiguousarray(x), np.ascontiguousarray(f)
+    bias = None if bias is None else np.ascontiguousarray(bias)
+    with dnn.lock:
+        return problem.run(x, f, bias)
