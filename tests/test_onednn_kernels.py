@@ -1,0 +1,177 @@
+"""The Python runtime's oneDNN path (graphdef/ops/onednn.py) against float64 numpy written here,
+and against the numpy kernels it stands in for (GRAPHDEF_ONEDNN=0), under the ops' numerics policy.
+
+`make test` builds build/onednn, so the library must load here: a missing one fails, not skips."""
+
+import numpy as np
+import pytest
+
+import graphdef as tf
+from graphdef.ops import onednn
+from graphdef.ops.fused import fused_conv2d, fused_depthwise_conv2d, fused_matmul
+from tests.numerics_policy import assert_conforms
+
+
+@pytest.fixture(autouse=True)
+def _onednn_loaded():
+    assert onednn.library() is not None, f"oneDNN did not load from {onednn.library_path()} (`make cc` unpacks it)"
+
+
+def _conv64(x, f, strides, padding, dilations=(1, 1), groups=1):
+    """Cross-correlation in float64, TF's SAME padding (the extra row and column at the end)."""
+    x, f = x.astype(np.float64), f.astype(np.float64)
+    n, h, w, c = x.shape
+    kh, kw, ci, co = f.shape
+    sh, sw = strides
+    dh, dw = dilations
+    spans = [(kh - 1) * dh + 1, (kw - 1) * dw + 1]
+    if padding == "SAME":
+        oh, ow = -(-h // sh), -(-w // sw)
+        pad_h, pad_w = max((oh - 1) * sh + spans[0] - h, 0), max((ow - 1) * sw + spans[1] - w, 0)
+    else:
+        oh, ow = (h - spans[0]) // sh + 1, (w - spans[1]) // sw + 1
+        pad_h = pad_w = 0
+    xp = np.pad(x, [(0, 0), (pad_h // 2, pad_h - pad_h // 2), (pad_w // 2, pad_w - pad_w // 2), (0, 0)])
+    out = np.zeros((n, oh, ow, co))
+    cog = co // groups
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, i * dh:i * dh + (oh - 1) * sh + 1:sh, j * dw:j * dw + (ow - 1) * sw + 1:sw, :]
+            for g in range(groups):
+                out[..., g * cog:(g + 1) * cog] += patch[..., g * ci:(g + 1) * ci] @ f[i, j, :, g * cog:(g + 1) * cog]
+    return out
+
+
+def _depthwise_as_grouped(f):
+    kh, kw, c, m = f.shape
+    return f.reshape(kh, kw, 1, c * m)
+
+
+def _activate(y, activation, alpha=0.2):
+    if activation == "Relu":
+        return np.maximum(y, 0)
+    if activation == "Relu6":
+        return np.clip(y, 0, 6)
+    if activation == "LeakyRelu":
+        return np.where(y > 0, y, y * alpha)
+    if activation == "Elu":
+        return np.where(y < 0, np.expm1(y), y)
+    return y
+
+
+def _run_both(monkeypatch, build, feeds, onednn_serves=True):
+    """The fetch with oneDNN switched on and off, with the graph for the policy; checks oneDNN ran
+    (unless `onednn_serves` is False: then that it did not) only when switched on."""
+    g = tf.Graph()
+    with g.as_default():
+        out = build()
+    calls = []
+    real_run = onednn._run
+    monkeypatch.setattr(onednn, "_run", lambda *args: calls.append(1) or real_run(*args))
+    results = []
+    for switch in ("1", "0"):
+        monkeypatch.setenv("GRAPHDEF_ONEDNN", switch)
+        before = len(calls)
+        with tf.Session(graph=g) as sess:
+            results.append(sess.run(out, feeds(g)))
+        ran = len(calls) - before
+        assert bool(ran) == (switch == "1" and onednn_serves), f"GRAPHDEF_ONEDNN={switch}: oneDNN ran {ran}x"
+    return g, out.name, results
+
+
+CONVS = [  # input shape, filter shape, strides, padding, dilations, groups
+    ((2, 9, 11, 8), (3, 3, 8, 16), (1, 1), "SAME", (1, 1), 1),
+    ((1, 12, 12, 6), (3, 3, 6, 5), (2, 2), "SAME", (1, 1), 1),  # SAME pads only at the end
+    ((1, 10, 10, 4), (3, 3, 4, 8), (1, 1), "VALID", (2, 2), 1),
+    ((1, 8, 8, 12), (1, 1, 12, 24), (1, 1), "VALID", (1, 1), 1),
+    ((1, 7, 7, 8), (3, 3, 2, 12), (1, 1), "SAME", (1, 1), 4),  # grouped
+]
+
+
+@pytest.mark.parametrize("x_shape, f_shape, strides, padding, dilations, groups", CONVS)
+@pytest.mark.parametrize("activation", [None, "Relu", "Relu6", "LeakyRelu", "Elu"])
+def test_fused_conv2d_matches_float64(monkeypatch, x_shape, f_shape, strides, padding, dilations, groups,
+                                      activation):
+    rng = np.random.default_rng(7)
+    x = rng.normal(size=x_shape).astype(np.float32)
+    f = rng.normal(size=f_shape).astype(np.float32)
+    b = rng.normal(size=f_shape[3]).astype(np.float32)
+    g, name, (by_onednn, by_numpy) = _run_both(monkeypatch, lambda: fused_conv2d(
+        tf.placeholder(tf.float32, x_shape, name="x"), tf.constant(f), tf.constant(b), [1, *strides, 1], padding,
+        activation=activation, dilations=[1, *dilations, 1], name="c"), lambda g: {"x:0": x})
+    want = _activate(_conv64(x, f, strides, padding, dilations, groups) + b, activation)
+    assert_conforms(by_onednn, want.astype(np.float32), g, name)
+    assert_conforms(by_onednn, by_numpy, g, name)
+
+
+@pytest.mark.parametrize("multiplier, strides", [(1, (1, 1)), (2, (2, 2))])
+@pytest.mark.parametrize("activation", [None, "Relu6"])
+def test_fused_depthwise_matches_float64(monkeypatch, multiplier, strides, activation):
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(2, 9, 10, 6)).astype(np.float32)
+    f = rng.normal(size=(3, 3, 6, multiplier)).astype(np.float32)
+    b = rng.normal(size=6 * multiplier).astype(np.float32)
+    g, name, (by_onednn, by_numpy) = _run_both(monkeypatch, lambda: fused_depthwise_conv2d(
+        tf.placeholder(tf.float32, x.shape, name="x"), tf.constant(f), tf.constant(b), [1, *strides, 1], "SAME",
+        activation=activation, name="c"), lambda g: {"x:0": x})
+    want = _activate(_conv64(x, _depthwise_as_grouped(f), strides, "SAME", groups=6) + b, activation)
+    assert_conforms(by_onednn, want.astype(np.float32), g, name)
+    assert_conforms(by_onednn, by_numpy, g, name)
+
+
+@pytest.mark.parametrize("transpose_a, transpose_b", [(False, False), (True, False), (False, True), (True, True)])
+def test_fused_matmul_matches_float64(monkeypatch, transpose_a, transpose_b):
+    rng = np.random.default_rng(9)
+    a = rng.normal(size=(5, 7)).astype(np.float32)
+    w = rng.normal(size=(7, 3)).astype(np.float32)
+    b = rng.normal(size=3).astype(np.float32)
+    a_in, w_in = (a.T.copy() if transpose_a else a), (w.T.copy() if transpose_b else w)
+    g, name, (by_onednn, by_numpy) = _run_both(monkeypatch, lambda: fused_matmul(
+        tf.placeholder(tf.float32, a_in.shape, name="a"), tf.constant(w_in), tf.constant(b), activation="Relu",
+        transpose_a=transpose_a, transpose_b=transpose_b, name="m"), lambda g: {"a:0": a_in})
+    want = np.maximum(a.astype(np.float64) @ w + b, 0)
+    assert_conforms(by_onednn, want.astype(np.float32), g, name)
+    assert_conforms(by_onednn, by_numpy, g, name)
+
+
+def test_nodes_of_one_shape_keep_their_own_filters(monkeypatch):
+    """Two convolutions of the same shapes share one oneDNN primitive; each keeps its own reordered
+    filter (the first binding kept one per shape, and every run re-reordered them in turn)."""
+    rng = np.random.default_rng(10)
+    x = rng.normal(size=(1, 6, 6, 16)).astype(np.float32)
+    f1, f2 = (rng.normal(size=(3, 3, 16, 16)).astype(np.float32) for _ in range(2))
+    zero = np.zeros(16, np.float32)
+
+    def build():
+        xin = tf.placeholder(tf.float32, x.shape, name="x")
+        first = fused_conv2d(xin, tf.constant(f1), tf.constant(zero), [1, 1, 1, 1], "SAME", name="c1")
+        return fused_conv2d(first, tf.constant(f2), tf.constant(zero), [1, 1, 1, 1], "SAME", name="c2")
+    g, name, (by_onednn, _) = _run_both(monkeypatch, build, lambda g: {"x:0": x})
+    want = _conv64(_conv64(x, f1, (1, 1), "SAME"), f2, (1, 1), "SAME")
+    assert_conforms(by_onednn, want.astype(np.float32), g, name, slack=2)
+    monkeypatch.setenv("GRAPHDEF_ONEDNN", "1")
+    with tf.Session(graph=g) as sess:
+        for _ in range(2):  # again, from the filters kept
+            assert_conforms(sess.run(name, {"x:0": x}), want.astype(np.float32), g, name, slack=2)
+
+
+def test_inf_filter_in_padding_makes_nan_as_tensorflow(monkeypatch):
+    """oneDNN skips padding taps; TF multiplies them, so 0 * inf is NaN there: numpy serves such a filter."""
+    x = np.ones((1, 3, 3, 1), np.float32)
+    f = np.zeros((3, 3, 1, 1), np.float32)
+    f[0, 0, 0, 0] = np.inf
+    g, name, (by_onednn, by_numpy) = _run_both(monkeypatch, lambda: tf.nn.conv2d(
+        tf.placeholder(tf.float32, x.shape, name="x"), tf.constant(f), [1, 1, 1, 1], "SAME"), lambda g: {"x:0": x},
+        onednn_serves=False)
+    assert np.isnan(by_onednn[0, 0, 0, 0]) and np.isinf(by_onednn[0, 1, 1, 0])
+    np.testing.assert_array_equal(np.isnan(by_onednn), np.isnan(by_numpy))
+
+
+def test_other_dtypes_and_empty_tensors_stay_with_numpy():
+    from graphdef.ops.windows import Window
+    window = Window(1, 1, [1, 1, 1, 1], "VALID")
+    x64, f64 = np.ones((1, 2, 2, 3)), np.ones((1, 1, 3, 2))
+    assert onednn.convolve(x64, f64, 1, window, window.geometry(2, 2)) is None
+    empty = np.ones((0, 2, 2, 3), np.float32)
+    assert onednn.convolve(empty, f64.astype(np.float32), 1, window, window.geometry(2, 2)) is None
+    assert onednn.matmul(np.ones((0, 3), np.float32), np.ones((3, 2), np.float32)) is None
