@@ -15,6 +15,7 @@ from graphdef.client.session import Session
 from graphdef.framework.graph import Graph
 from graphdef.optimize import optimize
 from graphdef.wire.serialize import import_graph_def
+from tests.numerics_policy import assert_conforms
 
 RNG = np.random.default_rng(11)
 X = RNG.standard_normal((2, 7, 6, 3)).astype(np.float32)
@@ -256,3 +257,49 @@ def test_the_session_copy_folds_the_pad_into_the_fused_depthwise_convolution():
     assert list(fused.attr["explicit_paddings"].list.i) == [0, 0, 1, 2, 2, 1, 0, 0]
     [ours], [before] = run_graphdef(graph_def, ["act"], X), run_graphdef(original, ["act"], X)
     np.testing.assert_array_equal(ours, before)
+
+
+# -- residual adds (the Session's copy only) ------------------------------------------------------
+
+def residual_block(residual_shape=None, activation="Relu"):
+    """conv -> bias -> AddV2 with a residual (the input by default) -> activation."""
+    def make(x):
+        y = tf.nn.bias_add(tf.nn.conv2d(x, tf.constant(W[:, :, :, :3]), 1, "SAME"), tf.constant(B4[:3]))
+        residual = x if residual_shape is None else tf.constant(RNG.standard_normal(residual_shape).astype(np.float32))
+        total = tf.add(residual, y, name="add")  # the convolution second: either side fuses
+        if activation:
+            ACTIVATIONS[activation](total, name="act")
+    return make
+
+
+@pytest.mark.parametrize("onednn", ["1", "0"])
+@pytest.mark.parametrize("residual_shape, activation", [(None, "Relu"), (None, None), (None, "Relu6"),
+                                                        (None, "Elu"), ((1, 1, 3), "Relu"), ((2, 7, 6, 3), "LeakyRelu")])
+def test_the_session_copy_fuses_a_residual_add_into_the_convolution(monkeypatch, onednn, residual_shape, activation):
+    """for_tensorflow=False: _FusedConv2D [BiasAdd, Add(, activation)] with the residual as its second
+    arg, broadcasting included; the copy for TensorFlow keeps the Add (its kernel has none). numpy
+    (GRAPHDEF_ONEDNN=0) adds as the unoptimized graph does, bit for bit; oneDNN's sum post-op adds
+    the residual inside its accumulation, so there the policy of the unfused chain applies."""
+    monkeypatch.setenv("GRAPHDEF_ONEDNN", onednn)
+    last = "act" if activation else "add"
+    original = build_graph(residual_block(residual_shape, activation), X)
+    graph_def, report = optimize(original, outputs=[last], keep=["x"], for_tensorflow=False)
+    assert report.changes["residual fusion"] == 1
+    assert sorted(n.op for n in graph_def.node if n.op != "Const") == ["Placeholder", "_FusedConv2D"]
+    fused = node(graph_def, "_FusedConv2D")
+    assert fused.name == last and fused.attr["num_args"].i == 2
+    assert list(fused.attr["fused_ops"].list.s) == [b"BiasAdd", b"Add"] + ([activation.encode()] if activation else [])
+    [ours], [before] = run_graphdef(graph_def, [last], X), run_graphdef(original, [last], X)
+    if onednn == "0" or residual_shape == (1, 1, 3):  # a broadcast residual is numpy's on either setting
+        np.testing.assert_array_equal(ours, before)
+    else:
+        assert_conforms(ours, before, original, last)
+    for_tf, _ = optimize(original, outputs=[last], keep=["x"])
+    assert "AddV2" in [n.op for n in for_tf.node]
+
+
+def test_a_convolution_whose_output_is_also_fetched_keeps_its_residual_add():
+    original = build_graph(residual_block(), X)
+    conv = [n.name for n in original.node if n.op == "BiasAdd"]
+    graph_def, report = optimize(original, outputs=["act", *conv], keep=["x"], for_tensorflow=False)
+    assert report.changes.get("residual fusion", 0) == 0 and "AddV2" in [n.op for n in graph_def.node]

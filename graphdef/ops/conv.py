@@ -94,10 +94,11 @@ def conv2d_kernel(x, filter, *, strides, padding, explicit_paddings, data_format
                                 data_format=data_format, dilations=dilations)[0]
 
 
-def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *, strides, padding,  # noqa: A002
-                         explicit_paddings, data_format, dilations):
-    """(Conv2D's output, whether `bias` and `activation` are already applied): oneDNN applies them
-    when it serves the convolution (graphdef/ops/onednn.py), the caller otherwise."""
+def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, residual=None, *, strides,  # noqa: A002
+                         padding, explicit_paddings, data_format, dilations):
+    """(Conv2D's output, whether `bias`, `residual` (added after the bias) and `activation` are
+    already applied): oneDNN applies them when it serves the convolution (graphdef/ops/onednn.py),
+    the caller otherwise."""
     x, f = np.asarray(x), np.asarray(filter)
     groups = _groups(x.shape[3], f.shape[2], f.shape[3]) if x.ndim == 4 and f.ndim == 4 else 1
     if groups == 1:
@@ -106,7 +107,7 @@ def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *, st
     geometry = window.geometry(x.shape[1], x.shape[2])
     # the output's channels come from the filter and its H x W from the attrs: either may be huge
     check_size((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), _work(x).dtype)
-    out = onednn.convolve(x, f, groups, window, geometry, bias, activation, alpha)
+    out = onednn.convolve(x, f, groups, window, geometry, bias, activation, alpha, residual)
     if out is not None:
         return out, True
     if groups > 1:
@@ -303,10 +304,10 @@ def depthwise_kernel(x, filter, *, strides, padding, explicit_paddings, data_for
                                    data_format=data_format, dilations=dilations)[0]
 
 
-def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *, strides, padding,  # noqa: A002
-                            explicit_paddings, data_format, dilations):
-    """(DepthwiseConv2dNative's output, whether `bias` and `activation` are already applied), as
-    conv2d_with_epilogue."""
+def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, residual=None, *,  # noqa: A002
+                            strides, padding, explicit_paddings, data_format, dilations):
+    """(DepthwiseConv2dNative's output, whether `bias`, `residual` and `activation` are already
+    applied), as conv2d_with_epilogue."""
     x, f = np.asarray(x), np.asarray(filter)
     _check_depth(x.shape, f.shape)
     window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
@@ -317,7 +318,7 @@ def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *,
     check_size((n, oh, ow, c * m), _work(x).dtype)  # m comes from the filter: it multiplies the input's size
     # a depthwise filter [KH, KW, C, M] is a grouped one: C groups of one input and M output channels
     out = onednn.convolve(x, f.reshape(f.shape[0], f.shape[1], 1, c * m), c, window, geometry, bias, activation,
-                          alpha)
+                          alpha, residual)
     if out is not None:
         return out, True
     xp, fw = padded_scratch(_work(x), top, bottom, left, right), _work(f)

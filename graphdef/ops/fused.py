@@ -1,12 +1,15 @@
 """TensorFlow's remapper ops: a Conv2D, DepthwiseConv2dNative or MatMul with its BiasAdd and
 activation in one node (_FusedConv2D, _FusedDepthwiseConv2dNative, _FusedMatMul).
 
-Only the optimizer's fusion pass writes them (graphdef/optimize/passes/fusion.py), in the form
+Only the optimizer's fusion passes write them (graphdef/optimize/passes/fusion.py), in the form
 TensorFlow 2.21's CPU kernels run: fused_ops [BiasAdd] or [BiasAdd, activation], one arg (the
-bias), float32. The kernel computes the product as the unfused op does, then adds the bias and
-applies the activation in place on that fresh output, with the element rules of the BiasAdd and
-activation kernels: the result is the unfused chain's, bit for bit, with two passes and two
-allocations fewer.
+bias), float32; and, in the copy only graphdef's Session runs, _FusedConv2D with a residual added
+after the bias (residual_fusion.py). The kernel computes the product as the unfused op does (by
+oneDNN where graphdef/ops/onednn.py serves it), then adds the bias and applies the activation
+with the element rules of the BiasAdd and activation kernels: the unfused chain's bits (oneDNN
+adds a bias after its sums; tests/test_optimize_fusion.py checks), with passes and allocations
+fewer. A residual added by oneDNN's sum post-op is the one exception: it
+is added inside the accumulation, within the chain's numerics policy.
 """
 
 import numpy as np
@@ -14,7 +17,7 @@ import numpy as np
 from graphdef._proto import graph_pb2
 from graphdef.framework import dtypes
 from graphdef.framework.numerics import tensor_ulps
-from graphdef.framework.shapes import TensorShape, show
+from graphdef.framework.shapes import TensorShape, broadcast, show
 from graphdef.ops.conv import (conv2d_with_epilogue, depthwise_with_epilogue, infer_conv2d, infer_depthwise,
                                padding_attrs, spatial)
 from graphdef.ops import onednn
@@ -39,13 +42,25 @@ def _fused_attrs():
 
 
 def epilogue_error(op_type, fused_ops, num_args):
-    """Why this fused_ops / num_args pair is not one this op runs, or None."""
+    """Why this fused_ops / num_args pair is not one this op runs, or None. Besides TF's forms,
+    _FusedConv2D takes [BiasAdd, Add] (+ activation) with num_args 2, a residual added after the bias,
+    as graphrun-cc does: graphdef's optimizer writes it only into a graph its own runtimes run."""
     ops = tuple(fused_ops)
     allowed = ACTIVATIONS[op_type]
-    if num_args != 1 or not ops or ops[0] != "BiasAdd" or len(ops) > 2 or (len(ops) == 2 and ops[1] not in allowed):
+    residual = op_type == "_FusedConv2D" and num_args == 2 and ops[1:2] == ("Add",)
+    tail = ops[2:] if residual else ops[1:]
+    if (num_args != (2 if residual else 1) or not ops or ops[0] != "BiasAdd" or len(tail) > 1
+            or (tail and tail[0] not in allowed)):
+        also = (", or for _FusedConv2D [BiasAdd, Add] and [BiasAdd, Add, activation] with num_args 2"
+                if op_type == "_FusedConv2D" else "")
         return (f"fused_ops {list(ops)} with num_args {num_args} is not supported: need [BiasAdd] or "
-                f"[BiasAdd, one of {', '.join(allowed)}] and num_args 1")
+                f"[BiasAdd, one of {', '.join(allowed)}] and num_args 1{also}")
     return None
+
+
+def _activation_of(fused_ops):
+    last = fused_ops[-1] if len(fused_ops) > 1 else None
+    return None if last in (None, "Add") else last
 
 
 def _infer_fused(op_type, infer_product):
@@ -53,8 +68,10 @@ def _infer_fused(op_type, infer_product):
         error = epilogue_error(op_type, ctx.attrs["fused_ops"], ctx.attrs["num_args"])
         if error:
             raise ctx.error(error)
-        if len(ctx.inputs) != 3:
-            raise ctx.error(f"needs 3 inputs (input, filter, bias), got {len(ctx.inputs)}")
+        wanted = 2 + ctx.attrs["num_args"]
+        if len(ctx.inputs) != wanted:
+            raise ctx.error(f"needs {wanted} inputs (input, filter, bias{', residual' if wanted == 4 else ''}), "
+                            f"got {len(ctx.inputs)}")
         [out] = infer_product(ctx)
         bias = ctx.shape(2)
         if bias.ndims not in (None, 1):
@@ -64,7 +81,12 @@ def _infer_fused(op_type, infer_product):
         if channels is not None and size is not None and channels != size:
             raise ctx.error(f"the bias {show(bias)} does not match the {channels} output channels")
         if out.dims is not None and channels is None and size is not None:
-            return [TensorShape(out.dims[:-1] + (size,))]
+            out = TensorShape(out.dims[:-1] + (size,))
+        if wanted == 4:  # the residual is added as AddV2 adds: with broadcasting
+            both = broadcast(out, ctx.shape(3))
+            if both is None:
+                raise ctx.error(f"the residual {show(ctx.shape(3))} does not broadcast to the product {show(out)}")
+            return [both]
         return [out]
     return infer
 
@@ -106,7 +128,7 @@ def apply_epilogue(out, bias, fused_ops, alpha):
         np.add(rows, _tiled(bias, out.shape[-2]), out=rows)
     else:
         np.add(out, bias, out=out)
-    return apply_activation(out, fused_ops[1] if len(fused_ops) > 1 else None, alpha)
+    return apply_activation(out, _activation_of(fused_ops), alpha)
 
 
 def apply_activation(out, activation, alpha):
@@ -134,12 +156,17 @@ ONEDNN_ACTIVATIONS = ("Relu", "Relu6", "LeakyRelu")
 def _convolve_fused(op_type, convolve, input, filter, args, fused_ops, num_args, leakyrelu_alpha,  # noqa: A002
                     window):
     _check_args(op_type, args, fused_ops, num_args)
-    activation = fused_ops[1] if len(fused_ops) > 1 else None
+    activation = _activation_of(fused_ops)
     by_onednn = activation if activation in ONEDNN_ACTIVATIONS else None
     bias = np.asarray(args[0])
-    out, applied = convolve(input, filter, bias, by_onednn, leakyrelu_alpha, **window)
+    residual = np.asarray(args[1]) if len(args) == 2 else None
+    out, applied = convolve(input, filter, bias, by_onednn, leakyrelu_alpha, residual=residual, **window)
     if not applied:
-        return apply_epilogue(out, bias, fused_ops, leakyrelu_alpha)
+        out = apply_epilogue(out, bias, ["BiasAdd"], leakyrelu_alpha)
+        if residual is not None:  # as AddV2: broadcasting, into a new array when the shape grows
+            out = np.add(out, residual, out=out if np.broadcast_shapes(out.shape, residual.shape) == out.shape
+                         else None)
+        return apply_activation(out, activation, leakyrelu_alpha)
     return out if activation == by_onednn else apply_activation(out, activation, leakyrelu_alpha)
 
 
@@ -174,8 +201,8 @@ def _fused_matmul(a, b, *args, transpose_a, transpose_b, fused_ops, num_args, le
 
 def _check_args(op_type, args, fused_ops, num_args):
     error = epilogue_error(op_type, fused_ops, num_args)
-    if error is None and len(args) != 1:
-        error = f"needs one bias arg, got {len(args)}"
+    if error is None and len(args) != num_args:
+        error = f"needs {num_args} args (the bias{', the residual' if num_args == 2 else ''}), got {len(args)}"
     if error:
         raise ValueError(error)
 

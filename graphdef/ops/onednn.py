@@ -60,6 +60,7 @@ _SIGNATURES = {
     "dnnl_post_ops_create": [ctypes.c_void_p],
     "dnnl_post_ops_destroy": [ctypes.c_void_p],
     "dnnl_post_ops_append_eltwise": [ctypes.c_void_p, ctypes.c_int, ctypes.c_float, ctypes.c_float],
+    "dnnl_post_ops_append_sum": [ctypes.c_void_p, ctypes.c_float, ctypes.c_int32, ctypes.c_int],
     "dnnl_convolution_forward_primitive_desc_create": [
         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
         ctypes.c_void_p, ctypes.c_void_p, _Dims, _Dims, _Dims, _Dims, ctypes.c_void_p],
@@ -192,7 +193,7 @@ class _Problem:
     src = dst = user_weights = bias_md = pd = primitive = reorder = None
 
     def __init__(self, dnn, out_shape, src, dst, weights, weight_tag, bias_md, activation, alpha, create,
-                 depthwise=False, pads=False):
+                 depthwise=False, pads=False, residual=False):
         self.dnn, self.out_shape, self.pads = dnn, out_shape, pads
         self.src, self.dst, self.bias_md = src, dst, bias_md
         self.user_weights = dnn.md(weights, weight_tag)
@@ -203,12 +204,18 @@ class _Problem:
         try:
             dnn.check(lib.dnnl_primitive_attr_set_fpmath_mode(attr, _FPMATH_STRICT), "ask for strict float32")
             dnn.check(lib.dnnl_primitive_attr_set_scratchpad_mode(attr, _SCRATCHPAD_USER), "take the scratchpad")
-            if activation:
+            if activation or residual:
                 dnn.check(lib.dnnl_post_ops_create(ctypes.byref(post_ops)), "make post-ops")
+            if residual:
+                # dst = product + bias + 1.0 * dst, the residual the output buffer was filled with
+                # (added within oneDNN's accumulation: not AddV2's bits, within the chain's policy)
+                dnn.check(lib.dnnl_post_ops_append_sum(post_ops, 1.0, 0, 0), "add a residual")
+            if activation:
                 alg, a, b = {"Relu": (_RELU, 0.0, 0.0), "LeakyRelu": (_RELU, alpha, 0.0),
                              # clip_v2 lets a NaN through, as Relu6 does (clip would make it 0)
                              "Relu6": (_CLIP_V2, 0.0, 6.0)}[activation]
                 dnn.check(lib.dnnl_post_ops_append_eltwise(post_ops, alg, a, b), "add an activation")
+            if post_ops:
                 dnn.check(lib.dnnl_primitive_attr_set_post_ops(attr, post_ops), "set post-ops")
             status = create(ctypes.byref(pd), attr, any_weights)
         finally:
@@ -274,8 +281,10 @@ class _Problem:
         hit = self.packed.get(id(f))
         return hit is not None and hit[0] is f
 
-    def run(self, x, f, bias):
+    def run(self, x, f, bias, residual=None):
         out = _aligned_empty(self.out_shape)
+        if residual is not None:
+            np.copyto(out, residual)
         scratchpad = np.empty(max(self.scratchpad_size, 1), np.uint8)
         weights = self.weights_for(f)
         args = {_ARG_SRC: (self.src, x.ctypes.data), _ARG_WEIGHTS: (self.weights, weights.ctypes.data),
@@ -312,9 +321,10 @@ _PROBLEMS_MAX = 512
 _PACKED_MAX = 64
 
 
-def convolve(x, f, groups, window, geometry, bias=None, activation=None, alpha=0.0):
-    """The NHWC float32 convolution of `x` by the [KH, KW, C/groups, out] filter `f` (+ `bias`, then
-    `activation`: Relu, Relu6 or LeakyRelu with `alpha`) by oneDNN, or None when numpy must serve:
+def convolve(x, f, groups, window, geometry, bias=None, activation=None, alpha=0.0, residual=None):
+    """The NHWC float32 convolution of `x` by the [KH, KW, C/groups, out] filter `f` (+ `bias`, + a
+    `residual` of the output's shape, then `activation`: Relu, Relu6 or LeakyRelu with `alpha`) by
+    oneDNN, or None when numpy must serve (a residual that broadcasts, too):
     no oneDNN, another dtype, a shape oneDNN's kernels are not meant for, or a padded window whose
     filter holds an inf or NaN (oneDNN skips padding taps; TF multiplies them, making NaN)."""
     dnn = library()
@@ -329,8 +339,10 @@ def convolve(x, f, groups, window, geometry, bias=None, activation=None, alpha=0
     if (min(n, h, w, c, co, oh, ow, kh, kw, ci) <= 0 or c != ci * groups or co % groups
             or max(top, bottom) >= extent_h or max(left, right) >= extent_w):
         return None
+    if residual is not None and (residual.dtype != np.float32 or residual.shape != (n, oh, ow, co)):
+        return None
     key = ("conv", x.shape, f.shape, groups, window.sh, window.sw, window.dh, window.dw, top, bottom, left, right,
-           bias is not None, activation, float(alpha))
+           bias is not None, residual is not None, activation, float(alpha))
 
     def make():
         src, dst = dnn.md((n, c, h, w), _TAG_NHWC), dnn.md((n, co, oh, ow), _TAG_NHWC)
@@ -344,14 +356,14 @@ def convolve(x, f, groups, window, geometry, bias=None, activation=None, alpha=0
                 _dims((bottom, right)), attr)
         return _Problem(dnn, (n, oh, ow, co), src, dst, weights, _TAG_HWIO if groups == 1 else _TAG_HWIGO, bias_md,
                         activation, alpha, create, depthwise=groups == c and groups == co,
-                        pads=bool(top or bottom or left or right))
+                        pads=bool(top or bottom or left or right), residual=residual is not None)
 
     problem = _problem(dnn, key, make)
     if problem.primitive is None:
         return None
     if problem.pads and not (problem.known_finite(f) or np.isfinite(f).all()):
         return None
-    return _run(dnn, problem, x, f, bias)
+    return _run(dnn, problem, x, f, bias, residual)
 
 
 def matmul(a, b, bias=None, activation=None, alpha=0.0, transpose_a=False, transpose_b=False):
@@ -392,8 +404,8 @@ def _problem(dnn, key, make):
     return problem
 
 
-def _run(dnn, problem, x, f, bias):
+def _run(dnn, problem, x, f, bias, residual=None):
     x, f = np.ascontiguousarray(x), np.ascontiguousarray(f)
     bias = None if bias is None else np.ascontiguousarray(bias)
     with dnn.lock:
-        return problem.run(x, f, bias)
+        return problem.run(x, f, bias, residual)
