@@ -303,3 +303,32 @@ def test_a_convolution_whose_output_is_also_fetched_keeps_its_residual_add():
     conv = [n.name for n in original.node if n.op == "BiasAdd"]
     graph_def, report = optimize(original, outputs=["act", *conv], keep=["x"], for_tensorflow=False)
     assert report.changes.get("residual fusion", 0) == 0 and "AddV2" in [n.op for n in graph_def.node]
+
+
+def _residual_after(read_again):
+    """r = relu(x); act = relu(r + bias_add(conv(relu6(r)))); with `read_again`, r is read once more
+    after. (A residual that is also the convolution's input is never donated: it is being read.)"""
+    def make(x):
+        r = tf.nn.relu(x, name="r")
+        y = tf.nn.bias_add(tf.nn.conv2d(tf.nn.relu6(r), tf.constant(W[:, :, :, :3]), 1, "SAME"), tf.constant(B4[:3]))
+        act = tf.nn.relu(tf.add(r, y), name="act")
+        tf.add(act, r if read_again else act, name="out")
+    return make
+
+
+@pytest.mark.parametrize("read_again", [False, True])
+def test_the_session_writes_the_sum_into_a_residual_only_when_nothing_reads_it_after(monkeypatch, read_again):
+    """The Session donates the residual's array to the fused convolution when the residual is dead
+    after it (oneDNN then adds into it in place); a residual read again is left as it was."""
+    from graphdef.ops import onednn
+    writable = []
+    real_run = onednn._Problem.run
+    monkeypatch.setattr(onednn._Problem, "run", lambda self, *args: writable.append(args[3:]) or real_run(self, *args))
+    original = build_graph(_residual_after(read_again), X)
+    graph_def, report = optimize(original, outputs=["out"], keep=["x"], for_tensorflow=False)
+    assert report.changes["residual fusion"] == 1
+    [ours] = run_graphdef(graph_def, ["out"], X)
+    [(residual, donated)] = writable
+    assert residual is not None and donated is (not read_again)
+    [before] = run_graphdef(original, ["out"], X)
+    assert_conforms(ours, before, original, "out")

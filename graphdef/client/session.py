@@ -20,7 +20,7 @@ from graphdef.framework.limits import TensorTooLarge, check as check_tensor_size
 from graphdef.framework.shapes import show
 from graphdef.framework.toposort import toposort
 from graphdef.client.functions import FunctionRuntime
-from graphdef.client.session_steps import may_donate, segments as _segments
+from graphdef.client.session_steps import may_donate, may_donate_last, segments as _segments
 from graphdef.ops.control_flow import CONTROL_FLOW_OPS
 from graphdef.ops import unsupported as unsupported_ops
 
@@ -311,7 +311,8 @@ class _Plan:
             if op.type == "Const":
                 self.initial[slots[op.outputs[0]]] = _fast_scalar(op.attrs["value"])
         ins = [[slot_of(t) for t in _data_inputs(op)] for op in compute]
-        donating = [may_donate(op, i, f) for op, i, f in zip(compute, ins, frees)]
+        donating = [may_donate(op, i, f) or ("last" if may_donate_last(op, i, f) else False)
+                    for op, i, f in zip(compute, ins, frees)]
         self.segments = _segments([_bind_kernel(op, session) for op in compute], ins,
                                   [[slots[t] for t in op.outputs] for op in compute], frees, len(slots), donating)
         self.ops = compute
@@ -454,7 +455,7 @@ def _bind_kernel(op, session):
             kwargs[name] = op.inputs[opdef.ref_inputs[0]].op.name
         elif name == "refs":
             kwargs[name] = tuple(op.inputs[i].op.name for i in opdef.ref_inputs)
-        elif name == "out":
+        elif name in ("out", "last_input_donated"):
             continue  # given per run, when the input may be overwritten (session_steps)
         else:
             kwargs[name] = op.attrs[name]

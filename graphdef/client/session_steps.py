@@ -1,7 +1,8 @@
 """The steps a Session plan runs: each reads its inputs' slots, calls its kernel and writes its
 outputs' slots, then clears the slots nothing reads afterwards. Consecutive steps of one arity
 run in one tight loop (segments); a step whose first input is dead after it may let its kernel
-write into that input's array (donating steps)."""
+write into that input's array (donating steps), and a kernel that asks for it, into its last
+input's (a fused convolution's residual)."""
 
 import sys
 
@@ -43,6 +44,14 @@ def may_donate(op, ins, frees):
             and ins[0] in frees and ins[0] not in ins[1:] and op.inputs[0].dtype is op.outputs[0].dtype)
 
 
+def may_donate_last(op, ins, frees):
+    """True when the step may let its kernel write into its last input's array (the kernel takes
+    last_input_donated=, such as a fused convolution that adds that input, a residual, into its
+    output): the same rules as may_donate's, for the last input."""
+    return ("last_input_donated" in op.opdef.kernel_params and len(op.outputs) == 1 and len(ins) >= 2
+            and ins[-1] in frees and ins[-1] not in ins[:-1] and op.inputs[-1].dtype is op.outputs[0].dtype)
+
+
 def _sole_owner(x):
     """True when ndarray `x` owns its memory (or is the only view of an array that does) and
     nothing but the caller's slot and local name refers to it, so overwriting it changes no
@@ -68,11 +77,23 @@ def _run_binary_donating(v, items):
         v[f] = v[g] = _FREED
 
 
+def _run_general_donating_last(v, items):
+    for fn, ins, outs, frees in items:
+        x = v[ins[-1]]
+        donated = _sole_owner(x)
+        del x
+        v[outs[0]] = fn(*[v[i] for i in ins], last_input_donated=donated)
+        for f in frees:
+            v[f] = _FREED
+
+
 def segments(kernels, ins, outs, frees, spare, donating):
     """Groups consecutive steps by arity, so most steps run in a tight loop without a call of ours."""
     segments = []
     for fn, i, o, f, donate in zip(kernels, ins, outs, frees, donating):
-        if donate and len(i) == 2 and len(f) <= 2:
+        if donate == "last":
+            kind, item = _run_general_donating_last, (fn, tuple(i), tuple(o), tuple(f))
+        elif donate and len(i) == 2 and len(f) <= 2:
             kind, item = _run_binary_donating, (fn, i[0], i[1], o[0], *(f + [spare, spare])[:2])
         elif donate and len(i) == 1:
             kind, item = _run_unary_donating, (fn, i[0], o[0], f[0])

@@ -94,11 +94,11 @@ def conv2d_kernel(x, filter, *, strides, padding, explicit_paddings, data_format
                                 data_format=data_format, dilations=dilations)[0]
 
 
-def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, residual=None, *, strides,  # noqa: A002
-                         padding, explicit_paddings, data_format, dilations):
+def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, residual=None,  # noqa: A002
+                         residual_writable=False, *, strides, padding, explicit_paddings, data_format, dilations):
     """(Conv2D's output, whether `bias`, `residual` (added after the bias) and `activation` are
     already applied): oneDNN applies them when it serves the convolution (graphdef/ops/onednn.py),
-    the caller otherwise."""
+    the caller otherwise; `residual_writable`: oneDNN may write the output into the residual's array."""
     x, f = np.asarray(x), np.asarray(filter)
     groups = _groups(x.shape[3], f.shape[2], f.shape[3]) if x.ndim == 4 and f.ndim == 4 else 1
     if groups == 1:
@@ -107,7 +107,7 @@ def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, resid
     geometry = window.geometry(x.shape[1], x.shape[2])
     # the output's channels come from the filter and its H x W from the attrs: either may be huge
     check_size((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), _work(x).dtype)
-    out = onednn.convolve(x, f, groups, window, geometry, bias, activation, alpha, residual)
+    out = onednn.convolve(x, f, groups, window, geometry, bias, activation, alpha, residual, residual_writable)
     if out is not None:
         return out, True
     if groups > 1:

@@ -154,13 +154,14 @@ ONEDNN_ACTIVATIONS = ("Relu", "Relu6", "LeakyRelu")
 
 
 def _convolve_fused(op_type, convolve, input, filter, args, fused_ops, num_args, leakyrelu_alpha,  # noqa: A002
-                    window):
+                    window, donated=False):
     _check_args(op_type, args, fused_ops, num_args)
     activation = _activation_of(fused_ops)
     by_onednn = activation if activation in ONEDNN_ACTIVATIONS else None
     bias = np.asarray(args[0])
     residual = np.asarray(args[1]) if len(args) == 2 else None
-    out, applied = convolve(input, filter, bias, by_onednn, leakyrelu_alpha, residual=residual, **window)
+    extra = {"residual": residual, "residual_writable": donated} if residual is not None else {}
+    out, applied = convolve(input, filter, bias, by_onednn, leakyrelu_alpha, **extra, **window)
     if not applied:
         out = apply_epilogue(out, bias, ["BiasAdd"], leakyrelu_alpha)
         if residual is not None:  # as AddV2: broadcasting, into a new array when the shape grows
@@ -171,10 +172,12 @@ def _convolve_fused(op_type, convolve, input, filter, args, fused_ops, num_args,
 
 
 def _fused_conv2d(input, filter, *args, strides, padding, explicit_paddings, data_format,  # noqa: A002
-                  dilations, fused_ops, num_args, leakyrelu_alpha):
+                  dilations, fused_ops, num_args, leakyrelu_alpha, last_input_donated=False):
+    # last_input_donated: the Session lets the kernel write into a residual nothing reads after it
     return _convolve_fused("_FusedConv2D", conv2d_with_epilogue, input, filter, args, fused_ops, num_args,
                            leakyrelu_alpha, dict(strides=strides, padding=padding, explicit_paddings=explicit_paddings,
-                                                 data_format=data_format, dilations=dilations))
+                                                 data_format=data_format, dilations=dilations),
+                           donated=last_input_donated)
 
 
 def _fused_depthwise(input, filter, *args, strides, padding, explicit_paddings, data_format,  # noqa: A002

@@ -77,6 +77,7 @@ _SIGNATURES = {
     "dnnl_primitive_execute": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.POINTER(_ExecArg)],
     "dnnl_memory_create": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p],
     "dnnl_memory_destroy": [ctypes.c_void_p],
+    "dnnl_memory_set_data_handle": [ctypes.c_void_p, ctypes.c_void_p],
     "dnnl_stream_wait": [ctypes.c_void_p],
 }
 _RESTYPES = {"dnnl_memory_desc_equal": ctypes.c_int, "dnnl_memory_desc_get_size": ctypes.c_size_t,
@@ -115,6 +116,7 @@ class _OneDNN:
         return handle
 
     def memory(self, md, data):
+        """A memory object of `md` over the buffer at address `data` (None: pointed at later)."""
         handle = ctypes.c_void_p()
         self.check(self.lib.dnnl_memory_create(ctypes.byref(handle), md, self.engine, ctypes.c_void_p(data)),
                    "wrap a buffer")
@@ -139,11 +141,10 @@ def _dims(values):
     return dims
 
 
-def _aligned_empty(shape, dtype=np.float32):
-    """np.empty on a 64-byte boundary: numpy aligns to 16, and oneDNN's AVX-512 loads and stores of
-    a tensor that starts mid cache line each touch two lines (ResNet50's convolutions ran 1.8x slower)."""
+def _aligned_empty(shape, count, dtype=np.float32):
+    """np.empty of `count` elements on a 64-byte boundary: numpy aligns to 16, and oneDNN's AVX-512
+    loads and stores of a tensor that starts mid cache line each touch two lines."""
     dtype = np.dtype(dtype)
-    count = int(np.prod(shape, dtype=np.int64))
     raw = np.empty(count * dtype.itemsize + _ALIGN, np.uint8)
     start = -raw.ctypes.data % _ALIGN
     return raw[start:start + count * dtype.itemsize].view(dtype).reshape(shape)
@@ -174,9 +175,6 @@ def library():
             if not _state["tried"]:
                 path = library_path()
                 if path.is_file():
-                    # OpenMP threads that spin at each barrier would take the core numpy's next op needs
-                    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
-                        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
                     try:
                         _state["library"] = _OneDNN(path)
                     except (OSError, AttributeError):
@@ -191,6 +189,7 @@ class _Problem:
 
     # what __del__ frees, set as __init__ makes them
     src = dst = user_weights = bias_md = pd = primitive = reorder = None
+    memories = ()
 
     def __init__(self, dnn, out_shape, src, dst, weights, weight_tag, bias_md, activation, alpha, create,
                  depthwise=False, pads=False, residual=False):
@@ -235,6 +234,9 @@ class _Problem:
         primitive = ctypes.c_void_p()
         dnn.check(lib.dnnl_primitive_create(ctypes.byref(primitive), pd), "make a primitive")
         self.primitive = primitive
+        self.out_count = int(np.prod(out_shape, dtype=np.int64))
+        self.scratchpad_size = max(self.scratchpad_size, 1)
+        self._bind()
         if not lib.dnnl_memory_desc_equal(self.weights, self.user_weights):
             reorder_pd, reorder = ctypes.c_void_p(), ctypes.c_void_p()
             dnn.check(lib.dnnl_reorder_primitive_desc_create(ctypes.byref(reorder_pd), self.user_weights, dnn.engine,
@@ -250,6 +252,8 @@ class _Problem:
 
     def __del__(self):
         lib = self.dnn.lib
+        for memory in self.memories:
+            lib.dnnl_memory_destroy(memory)
         for primitive in (self.primitive, self.reorder):
             if primitive:
                 lib.dnnl_primitive_destroy(primitive)
@@ -267,7 +271,7 @@ class _Problem:
         hit = self.packed.get(id(f))
         if hit is not None and hit[0] is f:
             return hit[1]
-        packed = _aligned_empty((self.weights_size,), np.uint8)
+        packed = _aligned_empty((self.weights_size,), self.weights_size, np.uint8)
         self.dnn.execute(self.reorder, {_ARG_SRC: (self.user_weights, f.ctypes.data),
                                         _ARG_DST: (self.weights, packed.ctypes.data)})
         if not f.flags.writeable:
@@ -281,17 +285,31 @@ class _Problem:
         hit = self.packed.get(id(f))
         return hit is not None and hit[0] is f
 
-    def run(self, x, f, bias, residual=None):
-        out = _aligned_empty(self.out_shape)
-        if residual is not None:
-            np.copyto(out, residual)
-        scratchpad = np.empty(max(self.scratchpad_size, 1), np.uint8)
+    def _bind(self):
+        """The primitive's memory objects and argument list, made once: each run only points them
+        at its buffers (a run costs a few ctypes calls, which on MobileNetV2's small layers showed)."""
+        descs = [(_ARG_SRC, self.src), (_ARG_WEIGHTS, self.weights), (_ARG_DST, self.dst),
+                 (_ARG_SCRATCHPAD, self.scratchpad)] + ([(_ARG_BIAS, self.bias_md)] if self.bias_md else [])
+        self.memories = [self.dnn.memory(md, None) for _, md in descs]
+        self.exec_args = (_ExecArg * len(descs))(*[_ExecArg(arg, mem) for (arg, _), mem in zip(descs, self.memories)])
+
+    def run(self, x, f, bias, residual=None, residual_writable=False):
+        if (residual_writable and residual.flags.c_contiguous and residual.flags.writeable
+                and residual.ctypes.data % _ALIGN == 0):
+            out = residual  # the sum post-op reads it and writes the result over it
+        else:
+            out = _aligned_empty(self.out_shape, self.out_count)
+            if residual is not None:
+                np.copyto(out, residual)
+        scratchpad = np.empty(self.scratchpad_size, np.uint8)
         weights = self.weights_for(f)
-        args = {_ARG_SRC: (self.src, x.ctypes.data), _ARG_WEIGHTS: (self.weights, weights.ctypes.data),
-                _ARG_DST: (self.dst, out.ctypes.data), _ARG_SCRATCHPAD: (self.scratchpad, scratchpad.ctypes.data)}
-        if self.bias_md is not None:
-            args[_ARG_BIAS] = (self.bias_md, bias.ctypes.data)
-        self.dnn.execute(self.primitive, args)
+        lib = self.dnn.lib
+        buffers = (x, weights, out, scratchpad) + ((bias,) if self.bias_md else ())
+        for memory, buffer in zip(self.memories, buffers):
+            self.dnn.check(lib.dnnl_memory_set_data_handle(memory, buffer.ctypes.data), "point at a buffer")
+        self.dnn.check(lib.dnnl_primitive_execute(self.primitive, self.dnn.stream, len(self.exec_args),
+                                                  self.exec_args), "run")
+        self.dnn.check(lib.dnnl_stream_wait(self.dnn.stream), "finish a run")
         return out
 
 
@@ -321,10 +339,12 @@ _PROBLEMS_MAX = 512
 _PACKED_MAX = 64
 
 
-def convolve(x, f, groups, window, geometry, bias=None, activation=None, alpha=0.0, residual=None):
+def convolve(x, f, groups, window, geometry, bias=None, activation=None, alpha=0.0, residual=None,
+             residual_writable=False):
     """The NHWC float32 convolution of `x` by the [KH, KW, C/groups, out] filter `f` (+ `bias`, + a
     `residual` of the output's shape, then `activation`: Relu, Relu6 or LeakyRelu with `alpha`) by
-    oneDNN, or None when numpy must serve (a residual that broadcasts, too):
+    oneDNN (into the residual's own array when `residual_writable` and it is aligned), or None when
+    numpy must serve (a residual that broadcasts, too):
     no oneDNN, another dtype, a shape oneDNN's kernels are not meant for, or a padded window whose
     filter holds an inf or NaN (oneDNN skips padding taps; TF multiplies them, making NaN)."""
     dnn = library()
@@ -363,7 +383,7 @@ def convolve(x, f, groups, window, geometry, bias=None, activation=None, alpha=0
         return None
     if problem.pads and not (problem.known_finite(f) or np.isfinite(f).all()):
         return None
-    return _run(dnn, problem, x, f, bias, residual)
+    return _run(dnn, problem, x, f, bias, residual, residual_writable)
 
 
 def matmul(a, b, bias=None, activation=None, alpha=0.0, transpose_a=False, transpose_b=False):
@@ -404,8 +424,8 @@ def _problem(dnn, key, make):
     return problem
 
 
-def _run(dnn, problem, x, f, bias, residual=None):
+def _run(dnn, problem, x, f, bias, residual=None, residual_writable=False):
     x, f = np.ascontiguousarray(x), np.ascontiguousarray(f)
     bias = None if bias is None else np.ascontiguousarray(bias)
     with dnn.lock:
-        return problem.run(x, f, bias, residual)
+        return problem.run(x, f, bias, residual, residual_writable)
