@@ -22,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from graphdef.framework.limits import max_tensor_bytes
+
 ENV_LIBRARY = "GRAPHDEF_ONEDNN_LIBRARY"
 ENV_SWITCH = "GRAPHDEF_ONEDNN"
 ENV_MAX_ISA = "GRAPHDEF_ONEDNN_MAX_CPU_ISA"
@@ -285,6 +287,12 @@ class _Problem:
         hit = self.packed.get(id(f))
         return hit is not None and hit[0] is f
 
+    def usable(self):
+        """Made, and its scratchpad and reordered weights within the tensor size limit (a hostile
+        window could ask oneDNN for more; numpy's kernel then refuses it with its own message)."""
+        limit = max_tensor_bytes()
+        return self.primitive is not None and self.scratchpad_size <= limit and self.weights_size <= limit
+
     def _bind(self):
         """The primitive's memory objects and argument list, made once: each run only points them
         at its buffers (a run costs a few ctypes calls, which on MobileNetV2's small layers showed)."""
@@ -379,7 +387,7 @@ def convolve(x, f, groups, window, geometry, bias=None, activation=None, alpha=0
                         pads=bool(top or bottom or left or right), residual=residual is not None)
 
     problem = _problem(dnn, key, make)
-    if problem.primitive is None:
+    if not problem.usable():
         return None
     if problem.pads and not (problem.known_finite(f) or np.isfinite(f).all()):
         return None
@@ -409,7 +417,7 @@ def matmul(a, b, bias=None, activation=None, alpha=0.0, transpose_a=False, trans
                         alpha, create)
 
     problem = _problem(dnn, key, make)
-    if problem.primitive is None:
+    if not problem.usable():
         return None
     return _run(dnn, problem, a, b, bias)
 
