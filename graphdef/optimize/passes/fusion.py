@@ -83,12 +83,15 @@ def _chain(view, users, product, protected):
         return None
     if _const_shape(view, bias_add.input[1]) != (channels,):
         return None
-    activation = _sole_data_reader(view, users, bias_add.name, protected)
-    if activation is not None and (activation.op not in ACTIVATIONS[FUSED[product.op]]
-                                   or activation.attr["T"].type != DT_FLOAT
-                                   or len([t for t in activation.input if not t.startswith("^")]) != 1):
-        activation = None
-    return bias_add, activation
+    return bias_add, fusable_activation(view, users, bias_add.name, protected, FUSED[product.op])
+
+
+def fusable_activation(view, users, name, protected, fused_op):
+    """The float32 activation `fused_op` can take that alone reads `name`'s output, else None."""
+    activation = _sole_data_reader(view, users, name, protected)
+    if activation is None or activation.op not in ACTIVATIONS[fused_op] or activation.attr["T"].type != DT_FLOAT:
+        return None
+    return activation if len([t for t in activation.input if not t.startswith("^")]) == 1 else None
 
 
 def _rewrite(view, product, bias_add, activation):

@@ -11,8 +11,7 @@ residual inside its accumulation, within the unfused chain's numerics policy.
 """
 
 from graphdef.optimize.graph_view import parse_input
-from graphdef.optimize.passes.fusion import DT_FLOAT, _sole_data_reader
-from graphdef.ops.fused import ACTIVATIONS
+from graphdef.optimize.passes.fusion import DT_FLOAT, _sole_data_reader, fusable_activation
 
 ADDS = ("AddV2", "Add")
 
@@ -49,12 +48,7 @@ def _residual_chain(view, users, add, protected):
             continue
         if _sole_data_reader(view, users, conv.name, protected) is not add:
             continue
-        activation = _sole_data_reader(view, users, add.name, protected)
-        if activation is not None and (activation.op not in ACTIVATIONS["_FusedConv2D"]
-                                       or activation.attr["T"].type != DT_FLOAT
-                                       or len([t for t in activation.input if not t.startswith("^")]) != 1):
-            activation = None
-        return conv, data[1 - position], activation
+        return conv, data[1 - position], fusable_activation(view, users, add.name, protected, "_FusedConv2D")
     return None
 
 
