@@ -4,12 +4,11 @@ activation in one node (_FusedConv2D, _FusedDepthwiseConv2dNative, _FusedMatMul)
 Only the optimizer's fusion passes write them (graphdef/optimize/passes/fusion.py), in the form
 TensorFlow 2.21's CPU kernels run: fused_ops [BiasAdd] or [BiasAdd, activation], one arg (the
 bias), float32; and, in the copy only graphdef's Session runs, _FusedConv2D with a residual added
-after the bias (residual_fusion.py). The kernel computes the product as the unfused op does (by
-oneDNN where graphdef/ops/onednn.py serves it), then adds the bias and applies the activation
-with the element rules of the BiasAdd and activation kernels: the unfused chain's bits (oneDNN
-adds a bias after its sums; tests/test_optimize_fusion.py checks), with passes and allocations
-fewer. A residual added by oneDNN's sum post-op is the one exception: it
-is added inside the accumulation, within the chain's numerics policy.
+after the bias (residual_fusion.py). numpy's kernels compute the product as the unfused op does,
+then add the bias and apply the activation with the element rules of the BiasAdd and activation
+kernels: the unfused chain's bits, with passes and allocations fewer. Where oneDNN serves the
+product (graphdef/ops/onednn.py) it adds the bias, the residual and the activation itself, in its
+own order: within the ops' numerics policy of the chain, not always its bits.
 """
 
 import numpy as np
