@@ -122,9 +122,9 @@ def test_fused_depthwise_matches_float64(monkeypatch, multiplier, strides, activ
 @pytest.mark.parametrize("transpose_a, transpose_b", [(False, False), (True, False), (False, True), (True, True)])
 def test_fused_matmul_matches_float64(monkeypatch, transpose_a, transpose_b):
     rng = np.random.default_rng(9)
-    a = rng.normal(size=(5, 7)).astype(np.float32)
-    w = rng.normal(size=(7, 3)).astype(np.float32)
-    b = rng.normal(size=3).astype(np.float32)
+    a = rng.normal(size=(64, 160)).astype(np.float32)  # above MATMUL_MIN_WORK: oneDNN takes it
+    w = rng.normal(size=(160, 128)).astype(np.float32)
+    b = rng.normal(size=128).astype(np.float32)
     a_in, w_in = (a.T.copy() if transpose_a else a), (w.T.copy() if transpose_b else w)
     g, name, (by_onednn, by_numpy) = _run_both(monkeypatch, lambda: fused_matmul(
         tf.placeholder(tf.float32, a_in.shape, name="a"), tf.constant(w_in), tf.constant(b), activation="Relu",
@@ -175,3 +175,5 @@ def test_other_dtypes_and_empty_tensors_stay_with_numpy():
     empty = np.ones((0, 2, 2, 3), np.float32)
     assert onednn.convolve(empty, f64.astype(np.float32), 1, window, window.geometry(2, 2)) is None
     assert onednn.matmul(np.ones((0, 3), np.float32), np.ones((3, 2), np.float32)) is None
+    small = np.ones((8, 8), np.float32)  # under MATMUL_MIN_WORK: numpy's product is quicker
+    assert onednn.matmul(small, small) is None

@@ -342,6 +342,10 @@ def _impl_name(lib, pd):
     return text.value.decode("ascii", "replace")
 
 
+# Below this many multiply-adds numpy's product beats a oneDNN call's cost (the 20-32-10 MLP of
+# benchmarks/bench_inference.py at batch 256 ran 0.063 -> 0.084 ms through oneDNN); a CNN's
+# classifier (1 x 1280 x 1000 in MobileNetV2) is above it
+MATMUL_MIN_WORK = 1 << 20
 _problems = {}
 _PROBLEMS_MAX = 512
 _PACKED_MAX = 64
@@ -404,6 +408,8 @@ def matmul(a, b, bias=None, activation=None, alpha=0.0, transpose_a=False, trans
     m, k = a.shape[::-1] if transpose_a else a.shape
     k2, n = b.shape[::-1] if transpose_b else b.shape
     if k != k2 or min(m, k, n) <= 0 or (bias is not None and bias.shape != (n,)):
+        return None
+    if m * k * n < MATMUL_MIN_WORK:
         return None
     key = ("matmul", a.shape, b.shape, transpose_a, transpose_b, bias is not None, activation, float(alpha))
 
