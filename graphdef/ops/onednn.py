@@ -219,6 +219,11 @@ class _Problem:
             if post_ops:
                 dnn.check(lib.dnnl_primitive_attr_set_post_ops(attr, post_ops), "set post-ops")
             status = create(ctypes.byref(pd), attr, any_weights)
+            if status == _SUCCESS and depthwise and not _prefer_jit_depthwise(lib, pd):
+                # next_impl moved the descriptor past the list's end: the first choice, made again
+                lib.dnnl_primitive_desc_destroy(pd)
+                pd = ctypes.c_void_p()
+                status = create(ctypes.byref(pd), attr, any_weights)
         finally:
             lib.dnnl_primitive_attr_destroy(attr)
             if post_ops:
@@ -226,8 +231,6 @@ class _Problem:
             lib.dnnl_memory_desc_destroy(any_weights)
         if status != _SUCCESS:
             return  # no implementation for this problem: numpy serves it
-        if depthwise:
-            pd = _prefer_jit_depthwise(lib, pd)
         self.pd = pd
         self.weights = lib.dnnl_primitive_desc_query_md(pd, _QUERY_WEIGHTS_MD, 0)
         self.weights_size = lib.dnnl_memory_desc_get_size(self.weights)
@@ -323,16 +326,17 @@ class _Problem:
 
 def _prefer_jit_depthwise(lib, pd):
     """oneDNN 3.2 ranks its brdgmm depthwise kernel first on AVX-512; its jit_dw kernel of the same
-    ISA ran MobileNetV2's depthwise layers faster (graphrun-cc measured; dnnl_conv.cc does the same)."""
+    ISA ran MobileNetV2's depthwise layers faster (graphrun-cc measured; dnnl_conv.cc does the same).
+    Moves `pd` to jit_dw when it is offered; False when the list ran out without it (`pd` is then
+    past its first choice and must be made again)."""
     name = _impl_name(lib, pd)
     if not name.startswith("brdgmm_dw:"):
-        return pd
+        return True
     wanted = "jit_dw" + name[name.index(":"):]
     while lib.dnnl_primitive_desc_next_impl(pd) == _SUCCESS:
         if _impl_name(lib, pd) == wanted:
-            return pd
-    # the list ran out: back to the first choice is a new descriptor; brdgmm is correct, just keep it
-    return pd
+            return True
+    return False
 
 
 def _impl_name(lib, pd):
