@@ -304,10 +304,10 @@ def depthwise_kernel(x, filter, *, strides, padding, explicit_paddings, data_for
                                    data_format=data_format, dilations=dilations)[0]
 
 
-def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, residual=None, *,  # noqa: A002
-                            strides, padding, explicit_paddings, data_format, dilations):
-    """(DepthwiseConv2dNative's output, whether `bias`, `residual` and `activation` are already
-    applied), as conv2d_with_epilogue."""
+def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *, strides, padding,  # noqa: A002
+                            explicit_paddings, data_format, dilations):
+    """(DepthwiseConv2dNative's output, whether `bias` and `activation` are already applied), as
+    conv2d_with_epilogue (a residual is only ever fused into a Conv2D)."""
     x, f = np.asarray(x), np.asarray(filter)
     _check_depth(x.shape, f.shape)
     window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
@@ -318,7 +318,7 @@ def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, re
     check_size((n, oh, ow, c * m), _work(x).dtype)  # m comes from the filter: it multiplies the input's size
     # a depthwise filter [KH, KW, C, M] is a grouped one: C groups of one input and M output channels
     out = onednn.convolve(x, f.reshape(f.shape[0], f.shape[1], 1, c * m), c, window, geometry, bias, activation,
-                          alpha, residual)
+                          alpha)
     if out is not None:
         return out, True
     xp, fw = padded_scratch(_work(x), top, bottom, left, right), _work(f)

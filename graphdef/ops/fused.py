@@ -152,22 +152,31 @@ def apply_activation(out, activation, alpha):
 ONEDNN_ACTIVATIONS = ("Relu", "Relu6", "LeakyRelu")
 
 
+def _for_onednn(activation):
+    """The activation to ask oneDNN for: `activation` when it applies it the kernels' way, else None."""
+    return activation if activation in ONEDNN_ACTIVATIONS else None
+
+
+def _after_onednn(out, activation, alpha):
+    """An output oneDNN made: the activation it was not asked for (Elu), applied here."""
+    return out if _for_onednn(activation) == activation else apply_activation(out, activation, alpha)
+
+
 def _convolve_fused(op_type, convolve, input, filter, args, fused_ops, num_args, leakyrelu_alpha,  # noqa: A002
                     window, donated=False):
     _check_args(op_type, args, fused_ops, num_args)
     activation = _activation_of(fused_ops)
-    by_onednn = activation if activation in ONEDNN_ACTIVATIONS else None
     bias = np.asarray(args[0])
     residual = np.asarray(args[1]) if len(args) == 2 else None
     extra = {"residual": residual, "residual_writable": donated} if residual is not None else {}
-    out, applied = convolve(input, filter, bias, by_onednn, leakyrelu_alpha, **extra, **window)
+    out, applied = convolve(input, filter, bias, _for_onednn(activation), leakyrelu_alpha, **extra, **window)
     if not applied:
         out = apply_epilogue(out, bias, ["BiasAdd"], leakyrelu_alpha)
         if residual is not None:  # as AddV2: broadcasting, into a new array when the shape grows
             out = np.add(out, residual, out=out if np.broadcast_shapes(out.shape, residual.shape) == out.shape
                          else None)
         return apply_activation(out, activation, leakyrelu_alpha)
-    return out if activation == by_onednn else apply_activation(out, activation, leakyrelu_alpha)
+    return _after_onednn(out, activation, leakyrelu_alpha)
 
 
 def _fused_conv2d(input, filter, *args, strides, padding, explicit_paddings, data_format,  # noqa: A002
@@ -190,15 +199,14 @@ def _fused_depthwise(input, filter, *args, strides, padding, explicit_paddings, 
 def _fused_matmul(a, b, *args, transpose_a, transpose_b, fused_ops, num_args, leakyrelu_alpha):
     _check_args("_FusedMatMul", args, fused_ops, num_args)
     a, b, bias = np.asarray(a), np.asarray(b), np.asarray(args[0])
-    activation = fused_ops[1] if len(fused_ops) > 1 else None
-    by_onednn = activation if activation in ONEDNN_ACTIVATIONS else None
+    activation = _activation_of(fused_ops)
     # oneDNN when it takes the product: a CNN's classifier then runs on the threads its convolutions
     # ran on, not on OpenBLAS's, which spin on for a while after a call and slow the next convolution
-    out = onednn.matmul(a, b, bias, by_onednn, leakyrelu_alpha, transpose_a, transpose_b)
+    out = onednn.matmul(a, b, bias, _for_onednn(activation), leakyrelu_alpha, transpose_a, transpose_b)
     if out is None:
         out = _matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
         return apply_epilogue(out, bias, fused_ops, leakyrelu_alpha)
-    return out if activation == by_onednn else apply_activation(out, activation, leakyrelu_alpha)
+    return _after_onednn(out, activation, leakyrelu_alpha)
 
 
 def _check_args(op_type, args, fused_ops, num_args):

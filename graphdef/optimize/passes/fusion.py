@@ -19,16 +19,22 @@ DT_FLOAT = 1
 
 
 def fuse_bias_activations(view, outputs, protected):
+    return fuse_chains(view, protected, FUSED, _chain, _rewrite)
+
+
+def fuse_chains(view, protected, op_types, find, rewrite):
+    """For each node of `op_types`, in file order: `find(view, users, node, protected)` gives the
+    rest of a chain to fuse (or None), and `rewrite(view, node, *rest)` fuses it. The count fused."""
     users = view.consumers()
     fused = 0
     for name in list(view.nodes):
         node = view.nodes.get(name)
-        if node is None or node.op not in FUSED:
+        if node is None or node.op not in op_types:
             continue
-        chain = _chain(view, users, node, protected)
+        chain = find(view, users, node, protected)
         if chain is None:
             continue
-        _rewrite(view, node, *chain)
+        rewrite(view, node, *chain)
         users = view.consumers()
         fused += 1
     return fused

@@ -11,25 +11,13 @@ residual inside its accumulation, within the unfused chain's numerics policy.
 """
 
 from graphdef.optimize.graph_view import parse_input
-from graphdef.optimize.passes.fusion import DT_FLOAT, _sole_data_reader, fusable_activation
+from graphdef.optimize.passes.fusion import DT_FLOAT, _sole_data_reader, fusable_activation, fuse_chains
 
 ADDS = ("AddV2", "Add")
 
 
 def fuse_residual_adds(view, outputs, protected):
-    users = view.consumers()
-    fused = 0
-    for name in list(view.nodes):
-        add = view.nodes.get(name)
-        if add is None or add.op not in ADDS or add.attr["T"].type != DT_FLOAT:
-            continue
-        found = _residual_chain(view, users, add, protected)
-        if found is None:
-            continue
-        _rewrite(view, add, *found)
-        users = view.consumers()
-        fused += 1
-    return fused
+    return fuse_chains(view, protected, ADDS, _residual_chain, _rewrite)
 
 
 fuse_residual_adds.name = "residual fusion"
@@ -38,7 +26,7 @@ fuse_residual_adds.name = "residual fusion"
 def _residual_chain(view, users, add, protected):
     """(the _FusedConv2D, the residual's input text, the activation or None), else None."""
     data = [t for t in add.input if not t.startswith("^")]
-    if len(data) != 2:
+    if add.attr["T"].type != DT_FLOAT or len(data) != 2:
         return None
     for position in (0, 1):
         conv_name, index = parse_input(data[position])
