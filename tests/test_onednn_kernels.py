@@ -177,3 +177,56 @@ def test_other_dtypes_and_empty_tensors_stay_with_numpy():
     assert onednn.matmul(np.ones((0, 3), np.float32), np.ones((3, 2), np.float32)) is None
     small = np.ones((8, 8), np.float32)  # under MATMUL_MIN_WORK: numpy's product is quicker
     assert onednn.matmul(small, small) is None
+
+
+def test_an_output_buffer_is_written_again_only_when_nothing_holds_it(monkeypatch):
+    """A problem writes into its last output again once nobody refers to it: never while the caller
+    holds it or any view of its memory."""
+    from graphdef.ops import kept_buffers
+    from graphdef.ops.windows import Window
+    monkeypatch.setattr(kept_buffers, "KEEP_MIN_BYTES", 0)  # kept from any size, not only large ones
+    rng = np.random.default_rng(11)
+    window = Window(3, 3, [1, 1, 1, 1], "SAME")
+    geometry = window.geometry(5, 5)
+    f = rng.normal(size=(3, 3, 4, 8)).astype(np.float32)
+    f.flags.writeable = False
+    xs = [rng.normal(size=(1, 5, 5, 4)).astype(np.float32) for _ in range(3)]
+    wants = [_conv64(x, f, (1, 1), "SAME").astype(np.float32) for x in xs]
+
+    held = onednn.convolve(xs[0], f, 1, window, geometry)
+    view = onednn.convolve(xs[1], f, 1, window, geometry)[0, 1]  # only a view of the second is kept
+    third = onednn.convolve(xs[2], f, 1, window, geometry)
+    assert third.base is not held.base and third.base is not view.base
+    np.testing.assert_allclose(held, wants[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(view, wants[1][0, 1], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(third, wants[2], rtol=1e-5, atol=1e-5)
+    address = third.ctypes.data
+    del third  # nothing holds it now: the next run of the problem writes there
+    again = onednn.convolve(xs[0], f, 1, window, geometry)
+    assert again.ctypes.data == address
+    np.testing.assert_allclose(again, wants[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(held, wants[0], rtol=1e-5, atol=1e-5)
+
+
+def test_a_kept_output_is_still_donated_and_fetches_survive_the_next_run(monkeypatch):
+    """The Session lets Tanh write into the convolution's kept output (the slot's reference is not
+    another owner), and a fetched result the caller holds is not overwritten by the next run."""
+    from graphdef.ops import kept_buffers
+    monkeypatch.setattr(kept_buffers, "KEEP_MIN_BYTES", 0)
+    monkeypatch.setenv("GRAPHDEF_ONEDNN", "1")
+    rng = np.random.default_rng(12)
+    f = rng.normal(size=(3, 3, 8, 8)).astype(np.float32)
+    xs = [rng.normal(size=(1, 6, 6, 8)).astype(np.float32) for _ in range(2)]
+    g = tf.Graph()
+    with g.as_default():
+        xin = tf.placeholder(tf.float32, xs[0].shape, name="x")
+        conv = fused_conv2d(xin, tf.constant(f), tf.constant(np.zeros(8, np.float32)), [1, 1, 1, 1], "SAME",
+                            name="conv")
+        out = tf.tanh(conv)  # not fused into the convolution: a step of its own, writing in place
+    with tf.Session(graph=g) as sess:
+        first = sess.run(out, {"x:0": xs[0]})
+        assert kept_buffers.kept_references(first.base) == 1  # written in the convolution's kept buffer
+        second = sess.run(out, {"x:0": xs[1]})
+    for x, got in zip(xs, (first, second)):
+        y = _conv64(x, f, (1, 1), "SAME")
+        np.testing.assert_allclose(got, np.tanh(y), rtol=1e-5, atol=1e-5)

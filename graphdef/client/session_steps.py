@@ -8,6 +8,8 @@ import sys
 
 import numpy as np
 
+from graphdef.ops.kept_buffers import kept_references
+
 _FREED = object()
 
 
@@ -56,11 +58,13 @@ def _sole_owner(x):
     """True when ndarray `x` owns its memory (or is the only view of an array that does) and
     nothing but the caller's slot and local name refers to it, so overwriting it changes no
     other value: numpy's own rule for reusing temporaries. The counts: the slot, the caller's
-    local, getrefcount's argument, and this function's parameter."""
+    local, getrefcount's argument, and this function's parameter; of its base, also the one a
+    kernel's kept buffer holds (ops/kept_buffers.py: it writes there only once nothing views it)."""
     if type(x) is not np.ndarray or not x.flags.writeable or sys.getrefcount(x) > 4:
         return False
     base = x.base
-    return base is None or (type(base) is np.ndarray and base.base is None and sys.getrefcount(base) <= 3)
+    return base is None or (type(base) is np.ndarray and base.base is None
+                            and sys.getrefcount(base) <= 3 + kept_references(base))
 
 
 def _run_unary_donating(v, items):

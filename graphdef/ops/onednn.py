@@ -11,8 +11,10 @@ GRAPHDEF_ONEDNN_MAX_CPU_ISA (oneDNN's names: SSE41, AVX, AVX2, AVX512_CORE, ...)
 instruction set, as GRAPHRUN_CC_MAX_CPU_ISA does graphrun-cc's (tests/cpu_profiles.py).
 
 Only the direct algorithm is asked for (Winograd rounds differently from a sum of products), in
-strict float32, with a scratchpad of the caller's so runs from several threads never share one.
-A filter that is a read-only array (a Const's value) is reordered into oneDNN's layout once.
+strict float32. A filter that is a read-only array (a Const's value) is reordered into oneDNN's
+layout once. Runs take one lock (each already spreads over every core), so they share one
+scratchpad, and a problem writes into its previous output again once nothing else holds it
+(kept_buffers.py).
 """
 
 import ctypes
@@ -21,6 +23,8 @@ import threading
 from pathlib import Path
 
 import numpy as np
+
+from graphdef.ops.kept_buffers import ALIGN, OutputSlot, aligned_empty
 
 from graphdef.framework.limits import max_tensor_bytes
 
@@ -105,6 +109,12 @@ class _OneDNN:
                    "create a stream")
         # one run at a time: each already spreads over every core
         self.lock = threading.Lock()
+        self.scratchpad = np.empty(0, np.uint8)  # shared by every run, grown as needed, under the lock
+
+    def scratchpad_of(self, size):
+        if self.scratchpad.size < size:
+            self.scratchpad = aligned_empty((size,), size, np.uint8)
+        return self.scratchpad
 
     @staticmethod
     def check(status, what):
@@ -143,16 +153,6 @@ def _dims(values):
     return dims
 
 
-def _aligned_empty(shape, count, dtype=np.float32):
-    """np.empty of `count` elements on a 64-byte boundary: numpy aligns to 16, and oneDNN's AVX-512
-    loads and stores of a tensor that starts mid cache line each touch two lines."""
-    dtype = np.dtype(dtype)
-    raw = np.empty(count * dtype.itemsize + _ALIGN, np.uint8)
-    start = -raw.ctypes.data % _ALIGN
-    return raw[start:start + count * dtype.itemsize].view(dtype).reshape(shape)
-
-
-_ALIGN = 64
 _state = {"library": None, "tried": False}
 _state_lock = threading.Lock()
 
@@ -251,6 +251,7 @@ class _Problem:
             finally:
                 lib.dnnl_primitive_desc_destroy(reorder_pd)
             self.reorder = reorder
+        self.outputs = OutputSlot()
         # id(read-only filter) -> (the filter, its reordered copy): one per node of this shape; keeping
         # the filter itself keeps its id from being reused
         self.packed = {}
@@ -276,7 +277,7 @@ class _Problem:
         hit = self.packed.get(id(f))
         if hit is not None and hit[0] is f:
             return hit[1]
-        packed = _aligned_empty((self.weights_size,), self.weights_size, np.uint8)
+        packed = aligned_empty((self.weights_size,), self.weights_size, np.uint8)
         self.dnn.execute(self.reorder, {_ARG_SRC: (self.user_weights, f.ctypes.data),
                                         _ARG_DST: (self.weights, packed.ctypes.data)})
         if not f.flags.writeable:
@@ -306,13 +307,13 @@ class _Problem:
 
     def run(self, x, f, bias, residual=None, residual_writable=False):
         if (residual_writable and residual.flags.c_contiguous and residual.flags.writeable
-                and residual.ctypes.data % _ALIGN == 0):
+                and residual.ctypes.data % ALIGN == 0):
             out = residual  # the sum post-op reads it and writes the result over it
         else:
-            out = _aligned_empty(self.out_shape, self.out_count)
+            out = self.outputs.empty(self.out_shape, self.out_count)
             if residual is not None:
                 np.copyto(out, residual)
-        scratchpad = np.empty(self.scratchpad_size, np.uint8)
+        scratchpad = self.dnn.scratchpad_of(self.scratchpad_size)
         weights = self.weights_for(f)
         lib = self.dnn.lib
         buffers = (x, weights, out, scratchpad) + ((bias,) if self.bias_md else ())
