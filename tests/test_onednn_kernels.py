@@ -134,6 +134,56 @@ def test_fused_matmul_matches_float64(monkeypatch, transpose_a, transpose_b):
     assert_conforms(by_onednn, by_numpy, g, name)
 
 
+def _max_pool_taps(x, k, s, pads):
+    """TF's MaxPool, tap by tap: each window starts at the lowest finite value and takes a tap only
+    when strictly greater, in row-major order; padding is no tap. pads: (top, bottom, left, right)."""
+    n, h, w, c = x.shape
+    top, bottom, left, right = pads
+    oh, ow = (h + top + bottom - k[0]) // s[0] + 1, (w + left + right - k[1]) // s[1] + 1
+    out = np.full((n, oh, ow, c), np.finfo(np.float32).min, np.float32)
+    for b, i, j, ch in np.ndindex(n, oh, ow, c):
+        for di, dj in np.ndindex(*k):
+            r, q = i * s[0] + di - top, j * s[1] + dj - left
+            if 0 <= r < h and 0 <= q < w and x[b, r, q, ch] > out[b, i, j, ch]:
+                out[b, i, j, ch] = x[b, r, q, ch]
+    return out
+
+
+@pytest.mark.parametrize("shape, k, s, padding, pads", [
+    ((2, 7, 8, 5), (3, 3), (2, 2), "VALID", (0, 0, 0, 0)),
+    ((1, 7, 8, 16), (3, 3), (2, 2), "SAME", (1, 1, 0, 1)),  # SAME: the extra row and column at the end
+    ((1, 6, 6, 3), (2, 2), (1, 1), "SAME", (0, 1, 0, 1)),
+    ((1, 5, 6, 4), (3, 2), (1, 2), [[0, 0], [2, 1], [1, 0], [0, 0]], (2, 1, 1, 0)),
+])
+def test_max_pool_skips_nan_and_padding_as_tensorflow(monkeypatch, shape, k, s, padding, pads):
+    """MaxPool through oneDNN against the tap-by-tap rule, on inputs full of NaN, -inf, +inf and
+    both zeros (values compared, zeros of either sign equal), and against numpy's kernel."""
+    rng = np.random.default_rng(13)
+    special = np.array([np.nan, -np.inf, np.inf, -0.0, 0.0, -1.5, 2.25], np.float32)
+    x = rng.choice(special, size=shape)
+    x[..., 0] = np.nan  # windows of only NaN, of only -inf: the lowest finite value
+    x[..., 1] = -np.inf
+    served = []  # per call: whether oneDNN took it
+    real = onednn.max_pool
+
+    def spy(*args):
+        result = real(*args)
+        served.append(result is not None)
+        return result
+    monkeypatch.setattr(onednn, "max_pool", spy)
+    g = tf.Graph()
+    with g.as_default():
+        out = tf.nn.max_pool(tf.placeholder(tf.float32, shape, name="x"), [1, *k, 1], [1, *s, 1], padding)
+    want = _max_pool_taps(x, k, s, pads)
+    for switch in ("1", "0"):
+        monkeypatch.setenv("GRAPHDEF_ONEDNN", switch)
+        served.clear()
+        with tf.Session(graph=g) as sess:
+            got = sess.run(out, {"x:0": x})
+        assert served == ([True] if switch == "1" else [False]), f"GRAPHDEF_ONEDNN={switch}: {served}"
+        np.testing.assert_array_equal(got, want)
+
+
 def test_nodes_of_one_shape_keep_their_own_filters(monkeypatch):
     """Two convolutions of the same shapes share one oneDNN primitive; each keeps its own reordered
     filter (the first binding kept one per shape, and every run re-reordered them in turn)."""

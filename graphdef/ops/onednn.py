@@ -1,7 +1,7 @@
 """oneDNN's float32 convolutions for the numpy kernels of Conv2D, DepthwiseConv2dNative and their
-fused forms: numpy's best for a convolution is one BLAS call on an im2col matrix, which on real
-CNNs runs at half of what a convolution library reaches (and its bias and activation in one
-more single-threaded pass each). oneDNN is the kernel library graphrun-cc already uses.
+fused forms, with its products for fused MatMuls and its max pooling for MaxPool: numpy's best
+for a convolution is one BLAS call on an im2col matrix, which on real CNNs runs at half of what a
+convolution library reaches (and its bias and activation in one more single-threaded pass each). oneDNN is the kernel library graphrun-cc already uses.
 
 A ctypes binding of oneDNN 3's C API (dnnl.h), loaded from $GRAPHDEF_ONEDNN_LIBRARY (a path to
 libdnnl.so.3), else the copy `make cc` unpacks into the source tree's build/onednn/lib. Without
@@ -34,7 +34,7 @@ ENV_MAX_ISA = "GRAPHDEF_ONEDNN_MAX_CPU_ISA"
 
 # oneDNN 3's ABI (dnnl_types.h, dnnl_common_types.h): stable within the major version
 _F32, _TAG_ANY, _TAG_A, _TAG_AB, _TAG_BA, _TAG_NHWC, _TAG_HWIO, _TAG_HWIGO = 3, 1, 2, 3, 14, 22, 28, 39
-_CPU, _FORWARD_INFERENCE, _CONVOLUTION_DIRECT = 1, 96, 1
+_CPU, _FORWARD_INFERENCE, _CONVOLUTION_DIRECT, _POOLING_MAX = 1, 96, 1, 0x1ff
 _RELU, _CLIP_V2 = 32, 47
 _QUERY_IMPL_INFO_STR, _QUERY_WEIGHTS_MD, _QUERY_SCRATCHPAD_MD = 8, 131, 136
 _FPMATH_STRICT, _SCRATCHPAD_USER, _STREAM_DEFAULT = 0, 1, 1
@@ -70,6 +70,9 @@ _SIGNATURES = {
     "dnnl_convolution_forward_primitive_desc_create": [
         ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
         ctypes.c_void_p, ctypes.c_void_p, _Dims, _Dims, _Dims, _Dims, ctypes.c_void_p],
+    "dnnl_pooling_forward_primitive_desc_create": [
+        ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+        _Dims, _Dims, _Dims, _Dims, _Dims, ctypes.c_void_p],
     "dnnl_matmul_primitive_desc_create": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                           ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p],
     "dnnl_reorder_primitive_desc_create": [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
@@ -186,8 +189,9 @@ def library():
 
 
 class _Problem:
-    """One convolution or matrix product made into a oneDNN primitive: shapes, bias and activation
-    fixed. `create(pd pointer, attr, any_weights)` asks oneDNN for the primitive descriptor."""
+    """One convolution, matrix product or pooling (no weights) made into a oneDNN primitive: shapes,
+    bias and activation fixed. `create(pd pointer, attr, any_weights)` asks oneDNN for the primitive
+    descriptor."""
 
     # what __del__ frees, set as __init__ makes them
     src = dst = user_weights = bias_md = pd = primitive = reorder = None
@@ -197,9 +201,10 @@ class _Problem:
                  depthwise=False, pads=False, residual=False):
         self.dnn, self.out_shape, self.pads = dnn, out_shape, pads
         self.src, self.dst, self.bias_md = src, dst, bias_md
-        self.user_weights = dnn.md(weights, weight_tag)
         lib = dnn.lib
-        any_weights = dnn.md(weights, _TAG_ANY)
+        # weights None: a primitive without them (pooling)
+        self.user_weights = dnn.md(weights, weight_tag) if weights else None
+        any_weights = dnn.md(weights, _TAG_ANY) if weights else None
         attr, post_ops, pd = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
         dnn.check(lib.dnnl_primitive_attr_create(ctypes.byref(attr)), "make attributes")
         try:
@@ -228,12 +233,13 @@ class _Problem:
             lib.dnnl_primitive_attr_destroy(attr)
             if post_ops:
                 lib.dnnl_post_ops_destroy(post_ops)
-            lib.dnnl_memory_desc_destroy(any_weights)
+            if any_weights:
+                lib.dnnl_memory_desc_destroy(any_weights)
         if status != _SUCCESS:
             return  # no implementation for this problem: numpy serves it
         self.pd = pd
-        self.weights = lib.dnnl_primitive_desc_query_md(pd, _QUERY_WEIGHTS_MD, 0)
-        self.weights_size = lib.dnnl_memory_desc_get_size(self.weights)
+        self.weights = lib.dnnl_primitive_desc_query_md(pd, _QUERY_WEIGHTS_MD, 0) if weights else None
+        self.weights_size = lib.dnnl_memory_desc_get_size(self.weights) if weights else 0
         self.scratchpad = lib.dnnl_primitive_desc_query_md(pd, _QUERY_SCRATCHPAD_MD, 0)
         self.scratchpad_size = lib.dnnl_memory_desc_get_size(self.scratchpad)
         primitive = ctypes.c_void_p()
@@ -242,7 +248,7 @@ class _Problem:
         self.out_count = int(np.prod(out_shape, dtype=np.int64))
         self.scratchpad_size = max(self.scratchpad_size, 1)
         self._bind()
-        if not lib.dnnl_memory_desc_equal(self.weights, self.user_weights):
+        if weights and not lib.dnnl_memory_desc_equal(self.weights, self.user_weights):
             reorder_pd, reorder = ctypes.c_void_p(), ctypes.c_void_p()
             dnn.check(lib.dnnl_reorder_primitive_desc_create(ctypes.byref(reorder_pd), self.user_weights, dnn.engine,
                                                              self.weights, dnn.engine, None), "plan a reorder")
@@ -300,8 +306,9 @@ class _Problem:
     def _bind(self):
         """The primitive's memory objects and argument list, made once: each run only points them
         at its buffers (a run costs a few ctypes calls, which on MobileNetV2's small layers showed)."""
-        descs = [(_ARG_SRC, self.src), (_ARG_WEIGHTS, self.weights), (_ARG_DST, self.dst),
-                 (_ARG_SCRATCHPAD, self.scratchpad)] + ([(_ARG_BIAS, self.bias_md)] if self.bias_md else [])
+        descs = [(_ARG_SRC, self.src), (_ARG_DST, self.dst), (_ARG_SCRATCHPAD, self.scratchpad)]
+        descs += [(_ARG_WEIGHTS, self.weights)] if self.weights else []
+        descs += [(_ARG_BIAS, self.bias_md)] if self.bias_md else []
         self.memories = [self.dnn.memory(md, None) for _, md in descs]
         self.exec_args = (_ExecArg * len(descs))(*[_ExecArg(arg, mem) for (arg, _), mem in zip(descs, self.memories)])
 
@@ -314,9 +321,9 @@ class _Problem:
             if residual is not None:
                 np.copyto(out, residual)
         scratchpad = self.dnn.scratchpad_of(self.scratchpad_size)
-        weights = self.weights_for(f)
         lib = self.dnn.lib
-        buffers = (x, weights, out, scratchpad) + ((bias,) if self.bias_md else ())
+        buffers = (x, out, scratchpad) + ((self.weights_for(f),) if self.weights else ())
+        buffers += (bias,) if self.bias_md else ()
         for memory, buffer in zip(self.memories, buffers):
             self.dnn.check(lib.dnnl_memory_set_data_handle(memory, buffer.ctypes.data), "point at a buffer")
         self.dnn.check(lib.dnnl_primitive_execute(self.primitive, self.dnn.stream, len(self.exec_args),
@@ -401,6 +408,39 @@ def convolve(x, f, groups, window, geometry, bias=None, activation=None, alpha=0
     if problem.pads and not (problem.known_finite(f) or np.isfinite(f).all()):
         return None
     return _run(dnn, problem, x, f, bias, residual, residual_writable)
+
+
+def max_pool(x, window, geometry):
+    """TF's float32 NHWC MaxPool of `x` by oneDNN, or None when numpy must serve. oneDNN's max starts
+    at the lowest finite value and takes a tap only when strictly greater, skipping padding, as
+    TF's kernel does: NaN and -inf never win, so a window of only those gives the lowest value."""
+    dnn = library()
+    if dnn is None or x.dtype != np.float32 or x.ndim != 4 or min(x.shape) <= 0:
+        return None
+    n, h, w, c = x.shape
+    (oh, top, bottom), (ow, left, right) = geometry
+    # a window past the padded input (a hostile ksize) or padding as wide as it stays with numpy,
+    # which visits only the offsets that reach the input
+    if (min(oh, ow) <= 0 or window.kh > h + top + bottom or window.kw > w + left + right
+            or max(top, bottom) >= window.kh or max(left, right) >= window.kw):
+        return None
+    key = ("max_pool", x.shape, window.kh, window.kw, window.sh, window.sw, top, bottom, left, right)
+
+    def make():
+        src, dst = dnn.md((n, c, h, w), _TAG_NHWC), dnn.md((n, c, oh, ow), _TAG_NHWC)
+
+        def create(pd, attr, _):
+            return dnn.lib.dnnl_pooling_forward_primitive_desc_create(
+                pd, dnn.engine, _FORWARD_INFERENCE, _POOLING_MAX, src, dst, _dims((window.sh, window.sw)),
+                _dims((window.kh, window.kw)), _dims((0, 0)), _dims((top, left)), _dims((bottom, right)), attr)
+        return _Problem(dnn, (n, oh, ow, c), src, dst, None, None, None, None, 0.0, create)
+
+    problem = _problem(dnn, key, make)
+    if not problem.usable():
+        return None
+    x = np.ascontiguousarray(x)
+    with dnn.lock:
+        return problem.run(x, None, None)
 
 
 def matmul(a, b, bias=None, activation=None, alpha=0.0, transpose_a=False, transpose_b=False):
