@@ -84,6 +84,21 @@ def optimized_ops(make, fetches, feed, tensorflow=True):
     return sorted(n.op for n in graph_def.node if n.op != "Const"), graph_def
 
 
+def session_optimized_ops(make, fetches, feed):
+    """optimized_ops for the copy graphdef's Session runs (for_tensorflow=False), which TF's op
+    definitions need not allow: checked against the unoptimized graph in graphdef alone."""
+    original = build_graph(make, feed)
+    graph_def, _ = optimize(original, outputs=list(fetches), keep=["x"], for_tensorflow=False)
+    ours, before = run_graphdef(graph_def, fetches, feed), run_graphdef(original, fetches, feed)
+    for fetch, a, b in zip(fetches, ours, before):
+        assert_conforms(a, b, original, fetch)
+    with numpy_only():
+        ours, before = run_graphdef(graph_def, fetches, feed), run_graphdef(original, fetches, feed)
+    for fetch, a, b in zip(fetches, ours, before):
+        np.testing.assert_array_equal(a, b, err_msg=f"{fetch}: the Session's copy vs unoptimized, numpy alone")
+    return sorted(n.op for n in graph_def.node if n.op != "Const"), graph_def
+
+
 @contextlib.contextmanager
 def numpy_only():
     """The Python runtime without its oneDNN path (GRAPHDEF_ONEDNN=0), as it was before."""
@@ -123,13 +138,18 @@ def test_conv2d_bias_activation_fuses(activation):
 
 @pytest.mark.parametrize("activation", [None, "Relu", "Relu6", "Elu"])
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
-def test_depthwise_bias_activation_fuses(activation, padding):
+def test_depthwise_bias_activation_fuses_in_the_session_copy_alone(activation, padding):
+    """TF runs _FusedDepthwiseConv2dNative only with its oneDNN kernels (TF_ENABLE_ONEDNN_OPTS=0 has a
+    NoOp stand in, and the run fails): a written graph keeps the chain; the Session's copy fuses it."""
     def make(x):
         y = tf.nn.bias_add(tf.nn.depthwise_conv2d(x, tf.constant(WD), [1, 1, 1, 1], padding), tf.constant(B6),
                            name="bias")
         if activation:
             ACTIVATIONS[activation](y, name="act")
-    ops, graph_def = optimized_ops(make, ["act" if activation else "bias"], X)
+    fetch = "act" if activation else "bias"
+    ops, _ = optimized_ops(make, [fetch], X)
+    assert ops == sorted(["BiasAdd", "DepthwiseConv2dNative", "Placeholder"] + ([activation] if activation else []))
+    ops, graph_def = session_optimized_ops(make, [fetch], X)
     assert ops == ["Placeholder", "_FusedDepthwiseConv2dNative"]
     assert "explicit_paddings" not in node(graph_def, "_FusedDepthwiseConv2dNative").attr  # not in TF's op def
 
@@ -145,11 +165,11 @@ def test_matmul_bias_activation_fuses(activation):
 
 
 def test_depthwise_leaky_relu_stays_apart():
-    """TF's fused depthwise kernel has no LeakyRelu: the bias fuses, the activation stays."""
+    """TF's fused depthwise kernel has no LeakyRelu: in the Session's copy the bias fuses, the activation stays."""
     def make(x):
         y = tf.nn.bias_add(tf.nn.depthwise_conv2d(x, tf.constant(WD), [1, 1, 1, 1], "SAME"), tf.constant(B6))
         tf.nn.leaky_relu(y, name="act")
-    ops, _ = optimized_ops(make, ["act"], X)
+    ops, _ = session_optimized_ops(make, ["act"], X)
     assert ops == ["LeakyRelu", "Placeholder", "_FusedDepthwiseConv2dNative"]
 
 
@@ -229,17 +249,21 @@ def test_a_zero_pad_adds_to_same_padding_at_stride_1():
     assert list(node(graph_def, "_FusedConv2D").attr["explicit_paddings"].list.i) == [0, 0, 2, 1, 3, 3, 0, 0]
 
 
-def test_a_zero_pad_folds_into_an_unfused_depthwise_convolution():
-    ops, graph_def = optimized_ops(padded_conv([[0, 0], [1, 1], [1, 1], [0, 0]], depthwise=True, bias=False),
-                                   ["act"], X)
+def test_a_zero_pad_folds_into_an_unfused_depthwise_convolution_in_the_session_copy_alone():
+    make = padded_conv([[0, 0], [1, 1], [1, 1], [0, 0]], depthwise=True, bias=False)
+    ops, _ = optimized_ops(make, ["act"], X)
+    assert ops == ["DepthwiseConv2dNative", "Identity", "Pad", "Placeholder"]
+    ops, graph_def = session_optimized_ops(make, ["act"], X)
     assert ops == ["DepthwiseConv2dNative", "Identity", "Placeholder"]
     assert list(node(graph_def, "DepthwiseConv2dNative").attr["explicit_paddings"].list.i) == [0, 0, 1, 1, 1, 1, 0, 0]
 
 
-def test_a_pad_before_a_fused_depthwise_convolution_stays():
-    """TF's _FusedDepthwiseConv2dNative has no EXPLICIT padding: fusing wins, the Pad stays."""
+def test_a_written_depthwise_chain_keeps_its_pad():
+    """TF with its oneDNN kernels aborts on a DepthwiseConv2dNative with EXPLICIT padding that its
+    remapper fuses with the BiasAdd after it; without them it has no fused depthwise kernel. So a
+    written graph keeps this chain as it is (TensorFlow runs it here, oneDNN on)."""
     ops, _ = optimized_ops(padded_conv([[0, 0], [1, 1], [1, 1], [0, 0]], depthwise=True, strides=2), ["act"], X)
-    assert ops == ["Pad", "Placeholder", "_FusedDepthwiseConv2dNative"]
+    assert ops == ["BiasAdd", "DepthwiseConv2dNative", "Pad", "Placeholder", "Relu"]
 
 
 @pytest.mark.parametrize("pads, value, padding, strides", [

@@ -24,8 +24,9 @@ passes (in order, repeated until nothing changes):
                         into the filter and a BiasAdd
   common subexpressions identical stateless nodes on the same inputs are merged
 then once:
-  bias and activation fusion  float32 Conv2D/DepthwiseConv2dNative/MatMul -> BiasAdd (-> Relu,
-                        Relu6, Elu, LeakyRelu) becomes TF's _FusedConv2D/_FusedDepthwiseConv2dNative/_FusedMatMul
+  bias and activation fusion  float32 Conv2D/MatMul -> BiasAdd (-> Relu, Relu6, Elu, LeakyRelu)
+                        becomes TF's _FusedConv2D/_FusedMatMul (not depthwise convolutions: TF runs
+                        _FusedDepthwiseConv2dNative only with its oneDNN kernels on)
   pad folding           a zero spatial Pad before a convolution becomes its EXPLICIT padding
 Graphs with control flow or a function library are only pruned.
 

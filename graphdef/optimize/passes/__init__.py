@@ -9,19 +9,21 @@ from graphdef.optimize.passes.batch_norm import fold_batch_norms
 from graphdef.optimize.passes.constant_folding import fold_constants
 from graphdef.optimize.passes.constants_second import constants_second
 from graphdef.optimize.passes.cse import eliminate_common_subexpressions
-from graphdef.optimize.passes.fusion import fuse_bias_activations
+from graphdef.optimize.passes.fusion import fuse_bias_activations, fuse_bias_activations_for_session
 from graphdef.optimize.passes.identity import remove_identities
 from graphdef.optimize.passes.pad_folding import fold_pads, fold_pads_for_session
 from graphdef.optimize.passes.prune import prune
 from graphdef.optimize.passes.residual_fusion import fuse_residual_adds
 
 PASSES = (prune, remove_identities, fold_constants, fold_batch_norms, eliminate_common_subexpressions)
-# fusion before Pad folding: TF's fused depthwise op has no EXPLICIT padding; prune drops the Pads' amounts
+# prune drops the Pads' amounts
 FINAL_PASSES = (fuse_bias_activations, fold_pads, prune)
-# for a copy only graphdef's Session runs: also residual adds into the convolution before them (TF's
-# kernel has no Add), Pads before TF's fused depthwise op (no EXPLICIT in TF), and Consts read second
-# by Mul/Add, so the Session may write the product into the other input
-SESSION_FINAL_PASSES = (fuse_bias_activations, fuse_residual_adds, fold_pads_for_session, prune, constants_second)
+# for a copy only graphdef's Session runs: also depthwise convolutions with their bias (TF runs that
+# op only with its oneDNN kernels), residual adds into the convolution before them (TF's kernel has
+# no Add), Pads before TF's fused depthwise op (no EXPLICIT in TF), and Consts read second by Mul/Add,
+# so the Session may write the product into the other input
+SESSION_FINAL_PASSES = (fuse_bias_activations_for_session, fuse_residual_adds, fold_pads_for_session, prune,
+                        constants_second)
 
 
 @dataclass

@@ -3,7 +3,9 @@ remapper does: Conv2D -> _FusedConv2D, DepthwiseConv2dNative -> _FusedDepthwiseC
 MatMul -> _FusedMatMul, with fused_ops [BiasAdd] or [BiasAdd, activation].
 
 Only what TensorFlow 2.21's CPU kernels run is fused, so the written GraphDef still runs in
-TensorFlow: float32, NHWC, a Const filter and a Const 1-D bias of the output's channels, the
+TensorFlow: depthwise convolutions only in the copy graphdef's Session runs (TF's
+_FusedDepthwiseConv2dNative is a oneDNN kernel alone; with TF_ENABLE_ONEDNN_OPTS=0 a NoOp stands in
+for it and the run fails with "Missing 0-th output"), and otherwise float32, NHWC, a Const filter and a Const 1-D bias of the output's channels, the
 activations graphdef/ops/fused.py lists per op, and for the depthwise op SAME or VALID padding
 (its op definition has no EXPLICIT). The fused node takes the name of the chain's last node, so
 a fetch of it still works; the nodes before it must be read by the next node alone and be
@@ -14,11 +16,16 @@ from graphdef.optimize.graph_view import parse_input
 from graphdef.ops.fused import ACTIVATIONS
 
 FUSED = {"Conv2D": "_FusedConv2D", "DepthwiseConv2dNative": "_FusedDepthwiseConv2dNative", "MatMul": "_FusedMatMul"}
+FUSED_FOR_TENSORFLOW = {op: fused for op, fused in FUSED.items() if op != "DepthwiseConv2dNative"}
 WINDOW_ATTRS = ("strides", "padding", "explicit_paddings", "data_format", "dilations", "use_cudnn_on_gpu")
 DT_FLOAT = 1
 
 
 def fuse_bias_activations(view, outputs, protected):
+    return fuse_chains(view, protected, FUSED_FOR_TENSORFLOW, _chain, _rewrite)
+
+
+def fuse_bias_activations_for_session(view, outputs, protected):
     return fuse_chains(view, protected, FUSED, _chain, _rewrite)
 
 
@@ -40,7 +47,7 @@ def fuse_chains(view, protected, op_types, find, rewrite):
     return fused
 
 
-fuse_bias_activations.name = "bias and activation fusion"
+fuse_bias_activations.name = fuse_bias_activations_for_session.name = "bias and activation fusion"
 
 
 def _sole_data_reader(view, users, name, protected):

@@ -7,10 +7,12 @@ amounts move into padding="EXPLICIT" with explicit_paddings [0, 0, top, bottom, 
 are constants, it pads zeros (Pad, or PadV2 with a 0 value), spatially only, and its result
 feeds that convolution's input alone. A SAME convolution folds too when its implicit pads do
 not depend on the input's size (stride 1: k_eff - 1 split with the odd one at the bottom/right,
-TF's rule); they are added to the Pad's. TF's _FusedDepthwiseConv2dNative has no EXPLICIT
-padding, so it keeps its Pad in a written graph; fold_pads_for_session, for the copy only
-graphdef's Session runs (graphdef/optimize/at_load.py), folds that Pad too: graphdef's kernel
-takes EXPLICIT padding, and pads into a reused buffer where the Pad op allocates a new tensor.
+TF's rule); they are added to the Pad's. A depthwise convolution keeps its Pad in a written
+graph: TF's _FusedDepthwiseConv2dNative has no EXPLICIT padding, and TF 2.21 with its oneDNN
+kernels on aborts the process (a failed check in tensor_format.h) on a DepthwiseConv2dNative with
+EXPLICIT padding that its remapper fuses with the BiasAdd after it. fold_pads_for_session, for the
+copy only graphdef's Session runs (graphdef/optimize/at_load.py), folds those Pads too: graphdef's
+kernels take EXPLICIT padding, and pad into a reused buffer where the Pad op allocates a new tensor.
 """
 
 import numpy as np
@@ -18,8 +20,8 @@ import numpy as np
 from graphdef.optimize.graph_view import parse_input
 from graphdef.wire.serialize import ndarray_from_proto
 
-CONVOLUTIONS = frozenset({"Conv2D", "_FusedConv2D", "DepthwiseConv2dNative"})
-SESSION_CONVOLUTIONS = CONVOLUTIONS | {"_FusedDepthwiseConv2dNative"}
+CONVOLUTIONS = frozenset({"Conv2D", "_FusedConv2D"})
+SESSION_CONVOLUTIONS = CONVOLUTIONS | {"DepthwiseConv2dNative", "_FusedDepthwiseConv2dNative"}
 PADS = frozenset({"Pad", "PadV2"})
 
 
