@@ -60,12 +60,13 @@ def run_tensorflow(graph_def, fetches, feed):
         return session.run([f"{f}:0" for f in fetches], {"x:0": feed})
 
 
-def optimized_ops(make, fetches, feed, tensorflow=True):
+def optimized_ops(make, fetches, feed, tensorflow=True, for_tensorflow=True):
     """The op types (Consts left out) of the optimized graph, after checking its values against the
     unoptimized graph in graphdef and against TensorFlow on both graphs (unless `tensorflow` is
-    False: for graphs TF itself gets wrong)."""
+    False: for graphs TF itself gets wrong). `for_tensorflow` False: the copy graphdef's Session
+    runs, which TF's op definitions need not allow, so graphdef alone checks it."""
     original = build_graph(make, feed)
-    graph_def, _ = optimize(original, outputs=list(fetches), keep=["x"])
+    graph_def, _ = optimize(original, outputs=list(fetches), keep=["x"], for_tensorflow=for_tensorflow)
     ours, before = run_graphdef(graph_def, fetches, feed), run_graphdef(original, fetches, feed)
     for fetch, a, b in zip(fetches, ours, before):
         # oneDNN's AVX kernels, for one, add a bias in another order than the unfused chain
@@ -74,7 +75,7 @@ def optimized_ops(make, fetches, feed, tensorflow=True):
         ours, before = run_graphdef(graph_def, fetches, feed), run_graphdef(original, fetches, feed)
     for fetch, a, b in zip(fetches, ours, before):
         np.testing.assert_array_equal(a, b, err_msg=f"{fetch}: optimized vs unoptimized graphdef, numpy alone")
-    if not tensorflow:
+    if not (tensorflow and for_tensorflow):
         return sorted(n.op for n in graph_def.node if n.op != "Const"), graph_def
     theirs, theirs_before = run_tensorflow(graph_def, fetches, feed), run_tensorflow(original, fetches, feed)
     for fetch, a, t, t0 in zip(fetches, ours, theirs, theirs_before):
@@ -85,18 +86,7 @@ def optimized_ops(make, fetches, feed, tensorflow=True):
 
 
 def session_optimized_ops(make, fetches, feed):
-    """optimized_ops for the copy graphdef's Session runs (for_tensorflow=False), which TF's op
-    definitions need not allow: checked against the unoptimized graph in graphdef alone."""
-    original = build_graph(make, feed)
-    graph_def, _ = optimize(original, outputs=list(fetches), keep=["x"], for_tensorflow=False)
-    ours, before = run_graphdef(graph_def, fetches, feed), run_graphdef(original, fetches, feed)
-    for fetch, a, b in zip(fetches, ours, before):
-        assert_conforms(a, b, original, fetch)
-    with numpy_only():
-        ours, before = run_graphdef(graph_def, fetches, feed), run_graphdef(original, fetches, feed)
-    for fetch, a, b in zip(fetches, ours, before):
-        np.testing.assert_array_equal(a, b, err_msg=f"{fetch}: the Session's copy vs unoptimized, numpy alone")
-    return sorted(n.op for n in graph_def.node if n.op != "Const"), graph_def
+    return optimized_ops(make, fetches, feed, for_tensorflow=False)
 
 
 @contextlib.contextmanager
