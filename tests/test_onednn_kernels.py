@@ -280,3 +280,29 @@ def test_a_kept_output_is_still_donated_and_fetches_survive_the_next_run(monkeyp
     for x, got in zip(xs, (first, second)):
         y = _conv64(x, f, (1, 1), "SAME")
         np.testing.assert_allclose(got, np.tanh(y), rtol=1e-5, atol=1e-5)
+
+
+def test_a_max_pool_window_larger_than_its_input_stays_with_numpy():
+    """SAME pads any ksize to fit: a hostile 2^31 window kept oneDNN busy for minutes, under the lock
+    every oneDNN run takes. numpy's kernel refuses it at once, naming the size."""
+    from graphdef.framework.limits import TensorTooLarge
+    from graphdef.ops import pool
+    x = np.ones((1, 4, 4, 3), np.float32)
+    window = pool._pool_window([1, 2 ** 31, 2 ** 31, 1], [1, 1, 1, 1], "SAME", "NHWC")
+    assert onednn.max_pool(x, window, window.geometry(4, 4)) is None
+    with pytest.raises(TensorTooLarge):
+        pool._max_pool(x, ksize=[1, 2 ** 31, 2 ** 31, 1], strides=[1, 1, 1, 1], padding="SAME",
+                       explicit_paddings=[], data_format="NHWC")
+
+
+def test_kept_buffers_stay_within_their_budget(monkeypatch):
+    """Past KEEP_MAX_BYTES a new output is not kept: runs at many batch sizes leave no set each."""
+    from graphdef.ops import kept_buffers
+    monkeypatch.setattr(kept_buffers, "KEEP_MIN_BYTES", 0)
+    monkeypatch.setattr(kept_buffers, "KEEP_MAX_BYTES", sum(kept_buffers._kept.values()) + 3000)
+    slots = [kept_buffers.OutputSlot() for _ in range(3)]
+    outs = [slot.empty((250,), 250) for slot in slots]  # 1000 bytes (+ alignment) each
+    assert [kept_buffers.kept_references(out.base) for out in outs] == [1, 1, 0]
+    for slot in slots:
+        slot.release()
+    assert not any(kept_buffers.kept_references(out.base) for out in outs)

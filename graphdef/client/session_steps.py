@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 
-from graphdef.ops.kept_buffers import kept_references
+from graphdef.ops.kept_buffers import REFCOUNTS_TRUSTED, kept_references
 
 _FREED = object()
 
@@ -60,7 +60,7 @@ def _sole_owner(x):
     other value: numpy's own rule for reusing temporaries. The counts: the slot, the caller's
     local, getrefcount's argument, and this function's parameter; of its base, also the one a
     kernel's kept buffer holds (ops/kept_buffers.py: it writes there only once nothing views it)."""
-    if type(x) is not np.ndarray or not x.flags.writeable or sys.getrefcount(x) > 4:
+    if not REFCOUNTS_TRUSTED or type(x) is not np.ndarray or not x.flags.writeable or sys.getrefcount(x) > 4:
         return False
     base = x.base
     return base is None or (type(base) is np.ndarray and base.base is None

@@ -7,7 +7,13 @@ keeps the memory of the last array it handed out and hands it out again when no 
 any more; numpy makes the memory's owner every view's base, so its reference count tells.
 
 The Session's donation rule (client/session_steps._sole_owner) counts references the same way;
-kept_references() tells it the one a slot holds, so a kept buffer can still be donated.
+kept_references() tells it the one a slot holds, so a kept buffer can still be donated. Both
+rules trust sys.getrefcount only where its count is known: CPython 3.14's borrowed loads of
+locals can leave getrefcount's argument uncounted, so from 3.14 on nothing is kept or donated
+(REFCOUNTS_TRUSTED) until the counts are checked there.
+
+Slots hold at most KEEP_MAX_BYTES together (one model at batch 8 keeps under 100 MB): past that a
+new output is not kept, so runs at many batch sizes do not each leave a set of buffers behind.
 """
 
 import sys
@@ -19,7 +25,9 @@ ALIGN = 64  # oneDNN's AVX-512 loads and stores touch two cache lines for a row 
 # warm in the caches where a kept one waited a whole run (MobileNetV2 at batch 1 ran 5% slower
 # keeping its 1-5 MB outputs)
 KEEP_MIN_BYTES = 16 << 20
-_kept = set()  # ids of the owners the slots hold: an id stays in while its owner is alive
+KEEP_MAX_BYTES = 256 << 20
+REFCOUNTS_TRUSTED = sys.version_info < (3, 14)
+_kept = {}  # id of each owner the slots hold -> its size: an id stays in while its owner is alive
 
 
 def aligned_empty(shape, count, dtype=np.float32):
@@ -50,7 +58,7 @@ class OutputSlot:
     def empty(self, shape, count, dtype=np.float32):
         """An uninitialized aligned array: the last one's memory when no array views it now."""
         nbytes = count * np.dtype(dtype).itemsize
-        if nbytes < KEEP_MIN_BYTES:
+        if nbytes < KEEP_MIN_BYTES or not REFCOUNTS_TRUSTED:
             return aligned_empty(shape, count, dtype)
         owner = self._owner
         # the references when nothing views it: the slot's, `owner`, getrefcount's argument
@@ -58,13 +66,14 @@ class OutputSlot:
             return _view(owner, shape, count, dtype)
         out = aligned_empty(shape, count, dtype)
         self.release()
-        self._owner = out.base
-        _kept.add(id(out.base))
+        if sum(_kept.values()) + out.base.nbytes <= KEEP_MAX_BYTES:
+            self._owner = out.base
+            _kept[id(out.base)] = out.base.nbytes
         return out
 
     def release(self):
         if self._owner is not None:
-            _kept.discard(id(self._owner))
+            _kept.pop(id(self._owner), None)
             self._owner = None
 
     def __del__(self):

@@ -115,6 +115,8 @@ class _OneDNN:
         self.scratchpad = np.empty(0, np.uint8)  # shared by every run, grown as needed, under the lock
 
     def scratchpad_of(self, size):
+        if size > _SCRATCHPAD_KEPT_MAX:  # a rare huge one is not kept for the life of the process
+            return aligned_empty((size,), size, np.uint8)
         if self.scratchpad.size < size:
             self.scratchpad = aligned_empty((size,), size, np.uint8)
         return self.scratchpad
@@ -361,6 +363,7 @@ MATMUL_MIN_WORK = 1 << 20
 _problems = {}
 _PROBLEMS_MAX = 512
 _PACKED_MAX = 64
+_SCRATCHPAD_KEPT_MAX = 64 << 20
 
 
 def convolve(x, f, groups, window, geometry, bias=None, activation=None, alpha=0.0, residual=None,
@@ -419,9 +422,10 @@ def max_pool(x, window, geometry):
         return None
     n, h, w, c = x.shape
     (oh, top, bottom), (ow, left, right) = geometry
-    # a window past the padded input (a hostile ksize) or padding as wide as it stays with numpy,
-    # which visits only the offsets that reach the input
-    if (min(oh, ow) <= 0 or window.kh > h + top + bottom or window.kw > w + left + right
+    # a window larger than the input stays with numpy, which visits only the offsets that reach
+    # the input: SAME pads a hostile ksize of 2^31 to fit, and oneDNN took minutes on one (under
+    # the lock every run takes); padding as wide as the window stays too
+    if (min(oh, ow) <= 0 or window.kh > h or window.kw > w
             or max(top, bottom) >= window.kh or max(left, right) >= window.kw):
         return None
     key = ("max_pool", x.shape, window.kh, window.kw, window.sh, window.sw, top, bottom, left, right)
@@ -477,9 +481,11 @@ def _problem(dnn, key, make):
     problem = _problems.get(key)
     if problem is None:
         with dnn.lock:
-            if len(_problems) >= _PROBLEMS_MAX:
-                _problems.clear()
-            problem = _problems[key] = make()
+            problem = _problems.get(key)  # another thread may have made it meanwhile
+            if problem is None:
+                if len(_problems) >= _PROBLEMS_MAX:
+                    _problems.clear()
+                problem = _problems[key] = make()
     return problem
 
 
