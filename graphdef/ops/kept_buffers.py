@@ -22,8 +22,8 @@ import numpy as np
 
 ALIGN = 64  # oneDNN's AVX-512 loads and stores touch two cache lines for a row that starts mid-line
 # Smaller arrays come from malloc's free lists without page faults, and a recently freed one is
-# warm in the caches where a kept one waited a whole run (MobileNetV2 at batch 1 ran 5% slower
-# keeping its 1-5 MB outputs)
+# warm in the caches where a kept one waited a whole run (MobileNetV2 at batch 1 ran 5-20% slower
+# keeping its 1-5 MB outputs, in A/B runs)
 KEEP_MIN_BYTES = 16 << 20
 KEEP_MAX_BYTES = 256 << 20
 REFCOUNTS_TRUSTED = sys.version_info < (3, 14)
