@@ -12,6 +12,11 @@ from graphdef.ops.fused import fused_conv2d, fused_depthwise_conv2d, fused_matmu
 from tests.numerics_policy import assert_conforms
 
 
+needs_trusted_refcounts = pytest.mark.skipif(
+    not kept_buffers.REFCOUNTS_TRUSTED,
+    reason="CPython 3.14+: nothing is kept or donated until its reference counts are checked (ops/kept_buffers.py)")
+
+
 @pytest.fixture(autouse=True)
 def _onednn_loaded():
     assert onednn.library() is not None, f"oneDNN did not load from {onednn.library_path()} (`make cc` unpacks it)"
@@ -229,8 +234,7 @@ def test_other_dtypes_and_empty_tensors_stay_with_numpy():
     assert onednn.matmul(small, small) is None
 
 
-@pytest.mark.skipif(not kept_buffers.REFCOUNTS_TRUSTED, reason="CPython 3.14+: nothing is kept "
-                    "or donated until its reference counts are checked (graphdef/ops/kept_buffers.py)")
+@needs_trusted_refcounts
 def test_an_output_buffer_is_written_again_only_when_nothing_holds_it(monkeypatch):
     """A problem writes into its last output again once nobody refers to it: never while the caller
     holds it or any view of its memory."""
@@ -259,8 +263,7 @@ def test_an_output_buffer_is_written_again_only_when_nothing_holds_it(monkeypatc
     np.testing.assert_allclose(held, wants[0], rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.skipif(not kept_buffers.REFCOUNTS_TRUSTED, reason="CPython 3.14+: nothing is kept "
-                    "or donated until its reference counts are checked (graphdef/ops/kept_buffers.py)")
+@needs_trusted_refcounts
 def test_a_kept_output_is_still_donated_and_fetches_survive_the_next_run(monkeypatch):
     """The Session lets Tanh write into the convolution's kept output (the slot's reference is not
     another owner), and a fetched result the caller holds is not overwritten by the next run."""
@@ -297,8 +300,7 @@ def test_a_max_pool_window_larger_than_its_input_stays_with_numpy():
                        explicit_paddings=[], data_format="NHWC")
 
 
-@pytest.mark.skipif(not kept_buffers.REFCOUNTS_TRUSTED, reason="CPython 3.14+: nothing is kept "
-                    "or donated until its reference counts are checked (graphdef/ops/kept_buffers.py)")
+@needs_trusted_refcounts
 def test_kept_buffers_stay_within_their_budget(monkeypatch):
     """Past KEEP_MAX_BYTES a new output is not kept: runs at many batch sizes leave no set each."""
     monkeypatch.setattr(kept_buffers, "KEEP_MIN_BYTES", 0)
