@@ -20,6 +20,7 @@ from tests.cc_helpers import outputs as cc_outputs
 from tests.conformance import replay
 from tests.graphrun_helpers import fails, graphrun
 from tests.test_tf_models import MODEL_DIRS
+from tests.tf_capabilities import why_tensorflow_cannot_run
 
 CONFORMANCE = replay.case_dirs()
 
@@ -66,6 +67,9 @@ def test_tensorflow_runs_optimized_tf_models(directory):
     tf1 = tensorflow.compat.v1
     case = replay.load(directory)
     graph_def, _ = optimized(case)
+    why = why_tensorflow_cannot_run(tensorflow, graph_def)
+    if why:
+        pytest.skip(f"{case.name}: {why}")
     graph = tf1.Graph()
     with graph.as_default():
         tf1.import_graph_def(tf1.GraphDef.FromString(graph_def.SerializeToString()), name="")

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from tests.conformance import replay
+from tests.tf_capabilities import why_tensorflow_cannot_run
 
 CASE_DIRS = replay.case_dirs()
 
@@ -53,7 +54,10 @@ def test_tensorflow_agrees(tf, directory):
     case = replay.load(directory)
     if "tensorflow" in case.skip:
         pytest.skip(f"TensorFlow skips {case.name}: {case.skip['tensorflow']}")
-    _, graph = import_into_tensorflow(tf, case.model.read_bytes())
+    graph_def, graph = import_into_tensorflow(tf, case.model.read_bytes())
+    why = why_tensorflow_cannot_run(tf, graph_def, case.name)
+    if why:
+        pytest.skip(f"{case.name}: {why}")
     with cpu_session(tf, graph) as sess:
         values = sess.run(case.fetches, feed_dict={f"{name}:0": v for name, v in case.feeds.items()})
     replay.check_outputs("TensorFlow", case, [np.asarray(v) for v in values])
