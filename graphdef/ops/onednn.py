@@ -1,7 +1,8 @@
 """oneDNN's float32 convolutions for the numpy kernels of Conv2D, DepthwiseConv2dNative and their
 fused forms, with its products for fused MatMuls and its max pooling for MaxPool: numpy's best
 for a convolution is one BLAS call on an im2col matrix, which on real CNNs runs at half of what a
-convolution library reaches (and its bias and activation in one more single-threaded pass each). oneDNN is the kernel library graphrun-cc already uses.
+convolution library reaches (and its bias and activation in one more single-threaded pass each).
+oneDNN is the kernel library graphrun-cc already uses.
 
 A ctypes binding of oneDNN 3's C API (dnnl.h), loaded from $GRAPHDEF_ONEDNN_LIBRARY (a path to
 libdnnl.so.3), else the copy `make cc` unpacks into the source tree's build/onednn/lib. Without
@@ -24,9 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from graphdef.ops.kept_buffers import ALIGN, OutputSlot, aligned_empty
-
 from graphdef.framework.limits import max_tensor_bytes
+from graphdef.ops.kept_buffers import ALIGN, OutputSlot, aligned_empty
 
 ENV_LIBRARY = "GRAPHDEF_ONEDNN_LIBRARY"
 ENV_SWITCH = "GRAPHDEF_ONEDNN"
@@ -437,7 +437,8 @@ def max_pool(x, window, geometry):
             return dnn.lib.dnnl_pooling_forward_primitive_desc_create(
                 pd, dnn.engine, _FORWARD_INFERENCE, _POOLING_MAX, src, dst, _dims((window.sh, window.sw)),
                 _dims((window.kh, window.kw)), _dims((0, 0)), _dims((top, left)), _dims((bottom, right)), attr)
-        return _Problem(dnn, (n, oh, ow, c), src, dst, None, None, None, None, 0.0, create)
+        return _Problem(dnn, (n, oh, ow, c), src, dst, weights=None, weight_tag=None, bias_md=None,
+                        activation=None, alpha=0.0, create=create)
 
     problem = _problem(dnn, key, make)
     if not problem.usable():

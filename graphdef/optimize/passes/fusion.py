@@ -5,11 +5,12 @@ MatMul -> _FusedMatMul, with fused_ops [BiasAdd] or [BiasAdd, activation].
 Only what TensorFlow 2.21's CPU kernels run is fused, so the written GraphDef still runs in
 TensorFlow: depthwise convolutions only in the copy graphdef's Session runs (TF's
 _FusedDepthwiseConv2dNative is a oneDNN kernel alone; with TF_ENABLE_ONEDNN_OPTS=0 a NoOp stands in
-for it and the run fails with "Missing 0-th output"), and otherwise float32, NHWC, a Const filter and a Const 1-D bias of the output's channels, the
-activations graphdef/ops/fused.py lists per op, and for the depthwise op SAME or VALID padding
-(its op definition has no EXPLICIT). The fused node takes the name of the chain's last node, so
-a fetch of it still works; the nodes before it must be read by the next node alone and be
-neither fed nor fetched (an activation whose BiasAdd is also fetched is left as it is).
+for it and the run fails with "Missing 0-th output"), and otherwise float32, NHWC, a Const filter
+and a Const 1-D bias of the output's channels, the activations graphdef/ops/fused.py lists per
+op, and for the depthwise op SAME or VALID padding (its op definition has no EXPLICIT). The fused
+node takes the name of the chain's last node, so a fetch of it still works; the nodes before it
+must be read by the next node alone and be neither fed nor fetched (an activation whose BiasAdd
+is also fetched is left as it is).
 """
 
 from graphdef.optimize.graph_view import parse_input
