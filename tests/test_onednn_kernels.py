@@ -210,6 +210,54 @@ def test_nodes_of_one_shape_keep_their_own_filters(monkeypatch):
             assert_conforms(sess.run(name, {"x:0": x}), want.astype(np.float32), g, name, slack=2)
 
 
+def test_a_depthwise_filter_is_reordered_once(monkeypatch):
+    """The depthwise kernel hands oneDNN a reshape of its Const's filter, a new view every run; the
+    reordered copy is still made once (it was made again on every run, 17 reorders a run on
+    MobileNetV2)."""
+    rng = np.random.default_rng(11)
+    x = rng.normal(size=(1, 8, 8, 32)).astype(np.float32)
+    f = rng.normal(size=(3, 3, 32, 1)).astype(np.float32)
+    b = rng.normal(size=32).astype(np.float32)
+    g = tf.Graph()
+    with g.as_default():
+        out = fused_depthwise_conv2d(tf.placeholder(tf.float32, x.shape, name="x"), tf.constant(f), tf.constant(b),
+                                     [1, 1, 1, 1], "SAME", activation="Relu6", name="c")
+    reorders = []
+    real_execute = onednn._OneDNN.execute
+    monkeypatch.setattr(onednn._OneDNN, "execute", lambda dnn, primitive, args: reorders.append(primitive)
+                        or real_execute(dnn, primitive, args))
+    want = _activate(_conv64(x, _depthwise_as_grouped(f), (1, 1), "SAME", groups=32) + b, "Relu6")
+    with tf.Session(graph=g) as sess:
+        for _ in range(3):
+            assert_conforms(sess.run(out, {"x:0": x}), want.astype(np.float32), g, out.name)
+    problem = next(p for key, p in onednn._problems.items()
+                   if key[0] == "conv" and key[1] == x.shape and key[2] == (3, 3, 1, 32))
+    assert len(reorders) == (1 if problem.reorder else 0)
+
+
+@pytest.mark.parametrize("view", [False, True])
+def test_a_filter_or_bias_that_may_change_is_read_again_every_run(view):
+    """Only a read-only array over read-only memory is kept between runs: a writable filter or bias,
+    or a read-only view of writable memory, may hold other values at the next run."""
+    from graphdef.ops.windows import Window
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=(1, 5, 5, 4)).astype(np.float32)
+    f_memory = rng.normal(size=(3, 3, 4, 8)).astype(np.float32)
+    b_memory = rng.normal(size=8).astype(np.float32)
+    f, b = (f_memory.view(), b_memory.view()) if view else (f_memory, b_memory)
+    if view:
+        f.flags.writeable = b.flags.writeable = False
+    window = Window(3, 3, [1, 1, 1, 1], "SAME")
+    geometry = window.geometry(5, 5)
+    for _ in range(3):
+        got = onednn.convolve(x, f, 1, window, geometry, b)
+        assert got is not None
+        want = _conv64(x, f_memory, (1, 1), "SAME") + b_memory
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        f_memory *= -2.0
+        b_memory += 1.0
+
+
 def test_inf_filter_in_padding_makes_nan_as_tensorflow(monkeypatch):
     """oneDNN skips padding taps; TF multiplies them, so 0 * inf is NaN there: numpy serves such a filter."""
     x = np.ones((1, 3, 3, 1), np.float32)

@@ -5,12 +5,15 @@ window offset), never a loop over pixels. float16 is computed in float32 and rou
 CPU kernels accumulate.
 """
 
+import functools
+import math
+
 import numpy as np
 
 from graphdef.framework import dtypes
 from graphdef.framework.graph import get_default_graph
 from graphdef.framework.numerics import EXACT, tensor_ulps
-from graphdef.framework.limits import check as check_size
+from graphdef.framework.limits import check as check_size, max_tensor_bytes
 from graphdef.ops.registry import Attr, build, check_dims_vector, constant_value, convert_to_tensor, define
 from graphdef.ops.windows import (Window, col2im, depthwise_einsum, depthwise_sum, im2col, infer_window, padded_scratch,
                                   window_attrs)
@@ -30,6 +33,17 @@ def _work(x):
     """The dtype arithmetic runs in: float32 for float16 (TF accumulates half in float), else x's own."""
     x = np.asarray(x)
     return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def _work_dtype(dtype):
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def _check_output(dims, dtype):
+    """check_size for a convolution's output, quick when it fits (as it does on every run of a model)."""
+    dtype = _work_dtype(dtype)
+    if math.prod(dims) * dtype.itemsize > max_tensor_bytes():
+        check_size(dims, dtype)
 
 
 def _window(attrs, kh, kw):
@@ -100,13 +114,10 @@ def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, resid
     already applied): oneDNN applies them when it serves the convolution (graphdef/ops/onednn.py),
     the caller otherwise; `residual_writable`: oneDNN may write the output into the residual's array."""
     x, f = np.asarray(x), np.asarray(filter)
-    groups = _groups(x.shape[3], f.shape[2], f.shape[3]) if x.ndim == 4 and f.ndim == 4 else 1
-    if groups == 1:
-        _check_depth(x.shape, f.shape)
-    window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
-    geometry = window.geometry(x.shape[1], x.shape[2])
+    groups, window, geometry, out_dims = _conv2d_plan(x.shape, f.shape, tuple(strides), padding,
+                                                      tuple(explicit_paddings), data_format, tuple(dilations))
     # the output's channels come from the filter and its H x W from the attrs: either may be huge
-    check_size((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), _work(x).dtype)
+    _check_output(out_dims, x.dtype)
     out = onednn.convolve(x, f, groups, window, geometry, bias, activation, alpha, residual, residual_writable)
     if out is not None:
         return out, True
@@ -122,6 +133,18 @@ def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, resid
     out = np.empty((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), np.result_type(cols, weights))
     np.matmul(cols, weights, out=out.reshape(-1, f.shape[3]))
     return out.astype(x.dtype, copy=False), False
+
+
+@functools.lru_cache(maxsize=1024)
+def _conv2d_plan(x_shape, f_shape, strides, padding, explicit_paddings, data_format, dilations):
+    """(groups, Window, geometry, output dims) of a Conv2D, checked; made once per shape and attrs,
+    as a model runs the same few again and again (an error is raised again each time)."""
+    groups = _groups(x_shape[3], f_shape[2], f_shape[3]) if len(x_shape) == 4 and len(f_shape) == 4 else 1
+    if groups == 1:
+        _check_depth(x_shape, f_shape)
+    window = Window(f_shape[0], f_shape[1], strides, padding, dilations, explicit_paddings, data_format)
+    geometry = window.geometry(x_shape[1], x_shape[2])
+    return groups, window, geometry, (x_shape[0], geometry[0][0], geometry[1][0], f_shape[3])
 
 
 def _conv_attrs(attrs):
@@ -309,13 +332,12 @@ def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *,
     """(DepthwiseConv2dNative's output, whether `bias` and `activation` are already applied), as
     conv2d_with_epilogue (a residual is only ever fused into a Conv2D)."""
     x, f = np.asarray(x), np.asarray(filter)
-    _check_depth(x.shape, f.shape)
-    window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
-    geometry = window.geometry(x.shape[1], x.shape[2])
+    window, geometry, out_dims = _depthwise_plan(x.shape, f.shape, tuple(strides), padding, tuple(explicit_paddings),
+                                                 data_format, tuple(dilations))
     (oh, top, bottom), (ow, left, right) = geometry
     n, _, _, c = x.shape
     m = f.shape[3]
-    check_size((n, oh, ow, c * m), _work(x).dtype)  # m comes from the filter: it multiplies the input's size
+    _check_output(out_dims, x.dtype)  # m comes from the filter: it multiplies the input's size
     # a depthwise filter [KH, KW, C, M] is a grouped one: C groups of one input and M output channels
     out = onednn.convolve(x, f.reshape(f.shape[0], f.shape[1], 1, c * m), c, window, geometry, bias, activation,
                           alpha)
@@ -333,6 +355,15 @@ def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *,
         else:
             depthwise_sum(xp, fw, window, acc)
     return acc.reshape(n, oh, ow, c * m).astype(x.dtype, copy=False), False
+
+
+@functools.lru_cache(maxsize=1024)
+def _depthwise_plan(x_shape, f_shape, strides, padding, explicit_paddings, data_format, dilations):
+    """(Window, geometry, output dims) of a DepthwiseConv2dNative, checked, as _conv2d_plan."""
+    _check_depth(x_shape, f_shape)
+    window = Window(f_shape[0], f_shape[1], strides, padding, dilations, explicit_paddings, data_format)
+    geometry = window.geometry(x_shape[1], x_shape[2])
+    return window, geometry, (x_shape[0], geometry[0][0], geometry[1][0], x_shape[3] * f_shape[3])
 
 
 def _depthwise_grad(op, g):

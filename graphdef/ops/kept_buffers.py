@@ -16,6 +16,7 @@ Slots hold at most KEEP_MAX_BYTES together (one model at batch 8 keeps under 100
 new output is not kept, so runs at many batch sizes do not each leave a set of buffers behind.
 """
 
+import ctypes
 import sys
 
 import numpy as np
@@ -30,15 +31,31 @@ REFCOUNTS_TRUSTED = sys.version_info < (3, 14)
 _kept = {}  # id of each owner the slots hold -> its size: an id stays in while its owner is alive
 
 
+def address(array):
+    """Where a C-contiguous array's first element is: through the buffer protocol for a writable
+    one, a third of the time numpy's .ctypes takes (which every oneDNN call asked several times)."""
+    try:
+        return ctypes.addressof(ctypes.c_char.from_buffer(array))
+    except (TypeError, ValueError):  # read-only, or empty
+        return array.ctypes.data
+
+
 def aligned_empty(shape, count, dtype=np.float32):
     """np.empty of `count` elements on a 64-byte boundary (numpy aligns to 16)."""
-    return _view(np.empty(count * np.dtype(dtype).itemsize + ALIGN, np.uint8), shape, count, dtype)
+    return aligned_empty_at(shape, count, dtype)[0]
 
 
-def _view(owner, shape, count, dtype):
-    dtype = np.dtype(dtype)
-    start = -owner.ctypes.data % ALIGN
-    return owner[start:start + count * dtype.itemsize].view(dtype).reshape(shape)
+def aligned_empty_at(shape, count, dtype=np.float32):
+    """(aligned_empty's array, its address): a kernel handing the address to a library saves
+    asking numpy for it again (a microsecond or two each time, on every node of a run)."""
+    # numpy aligns to 16 bytes at least, so the 64-byte boundary is a whole number of elements on
+    return _view(np.empty(count + ALIGN // np.dtype(dtype).itemsize, dtype), shape, count)
+
+
+def _view(owner, shape, count):
+    start = address(owner)
+    skip = (-start % ALIGN) // owner.itemsize
+    return owner[skip:skip + count].reshape(shape), start + skip * owner.itemsize
 
 
 def kept_references(owner):
@@ -57,19 +74,23 @@ class OutputSlot:
 
     def empty(self, shape, count, dtype=np.float32):
         """An uninitialized aligned array: the last one's memory when no array views it now."""
+        return self.empty_at(shape, count, dtype)[0]
+
+    def empty_at(self, shape, count, dtype=np.float32):
+        """(empty's array, its address)."""
         nbytes = count * np.dtype(dtype).itemsize
         if nbytes < KEEP_MIN_BYTES or not REFCOUNTS_TRUSTED:
-            return aligned_empty(shape, count, dtype)
+            return aligned_empty_at(shape, count, dtype)
         owner = self._owner
         # the references when nothing views it: the slot's, `owner`, getrefcount's argument
         if owner is not None and sys.getrefcount(owner) == 3:
-            return _view(owner, shape, count, dtype)
-        out = aligned_empty(shape, count, dtype)
+            return _view(owner, shape, count)
+        out, address = aligned_empty_at(shape, count, dtype)
         self.release()
         if sum(_kept.values()) + out.base.nbytes <= KEEP_MAX_BYTES:
             self._owner = out.base
             _kept[id(out.base)] = out.base.nbytes
-        return out
+        return out, address
 
     def release(self):
         if self._owner is not None:

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from graphdef.framework.limits import max_tensor_bytes
-from graphdef.ops.kept_buffers import ALIGN, OutputSlot, aligned_empty
+from graphdef.ops.kept_buffers import ALIGN, OutputSlot, address, aligned_empty_at
 
 ENV_LIBRARY = "GRAPHDEF_ONEDNN_LIBRARY"
 ENV_SWITCH = "GRAPHDEF_ONEDNN"
@@ -112,13 +112,15 @@ class _OneDNN:
                    "create a stream")
         # one run at a time: each already spreads over every core
         self.lock = threading.Lock()
-        self.scratchpad = np.empty(0, np.uint8)  # shared by every run, grown as needed, under the lock
+        # (array, address): shared by every run, grown as needed, under the lock
+        self.scratchpad = aligned_empty_at((0,), 0, np.uint8)
 
     def scratchpad_of(self, size):
+        """(a scratchpad of `size` bytes, its address)."""
         if size > _SCRATCHPAD_KEPT_MAX:  # a rare huge one is not kept for the life of the process
-            return aligned_empty((size,), size, np.uint8)
-        if self.scratchpad.size < size:
-            self.scratchpad = aligned_empty((size,), size, np.uint8)
+            return aligned_empty_at((size,), size, np.uint8)
+        if self.scratchpad[0].size < size:
+            self.scratchpad = aligned_empty_at((size,), size, np.uint8)
         return self.scratchpad
 
     @staticmethod
@@ -260,9 +262,11 @@ class _Problem:
                 lib.dnnl_primitive_desc_destroy(reorder_pd)
             self.reorder = reorder
         self.outputs = OutputSlot()
-        # id(read-only filter) -> (the filter, its reordered copy): one per node of this shape; keeping
-        # the filter itself keeps its id from being reused
-        self.packed = {}
+        # (id of a read-only array a node reads, its role: _FILTER or _BIAS) -> (the array, (the buffer
+        # oneDNN reads: a filter's reordered copy, else the array itself, and its address)): one per
+        # node of this shape; keeping the array keeps its id from being reused
+        self.constants = {}
+        self.bound = [None] * len(self.memories)  # the address each memory points at now
 
     def __del__(self):
         lib = self.dnn.lib
@@ -278,26 +282,37 @@ class _Problem:
                 lib.dnnl_memory_desc_destroy(md)
 
     def weights_for(self, f):
-        """The filter in oneDNN's layout: `f` itself when that is its layout, else a reordered copy
-        (kept for a read-only filter, which is a Const's and never changes)."""
+        """(the filter in oneDNN's layout, its address): `f` itself when that is its layout, else a
+        reordered copy, kept for a read-only filter (a Const's, which never changes)."""
+        return self._constant(f, self._reordered, _FILTER)
+
+    def _reordered(self, f):
         if self.reorder is None:
-            return f
-        hit = self.packed.get(id(f))
-        if hit is not None and hit[0] is f:
+            return f, address(f)
+        packed, at = aligned_empty_at((self.weights_size,), self.weights_size, np.uint8)
+        self.dnn.execute(self.reorder, {_ARG_SRC: (self.user_weights, address(f)), _ARG_DST: (self.weights, at)})
+        return packed, at
+
+    def _constant(self, array, prepare, role):
+        """prepare(array), made once for a read-only `array` that is all of a read-only array's
+        memory (a Const's value, or a reshape of one: a new view every run), in its `role`."""
+        root = _constant_root(array)
+        if root is None:
+            return prepare(array)
+        hit = self.constants.get((id(root), role))
+        if hit is not None and hit[0] is root:
             return hit[1]
-        packed = aligned_empty((self.weights_size,), self.weights_size, np.uint8)
-        self.dnn.execute(self.reorder, {_ARG_SRC: (self.user_weights, f.ctypes.data),
-                                        _ARG_DST: (self.weights, packed.ctypes.data)})
-        if not f.flags.writeable:
-            if len(self.packed) >= _PACKED_MAX:
-                self.packed.clear()
-            self.packed[id(f)] = (f, packed)
-        return packed
+        made = prepare(array)
+        if len(self.constants) >= _CONSTANTS_MAX:
+            self.constants.clear()
+        self.constants[id(root), role] = (root, made)
+        return made
 
     def known_finite(self, f):
-        """True for a filter already reordered here, which was checked finite when it came."""
-        hit = self.packed.get(id(f))
-        return hit is not None and hit[0] is f
+        """True for a filter already run here, which was checked finite when it came."""
+        root = _constant_root(f)
+        hit = None if root is None else self.constants.get((id(root), _FILTER))
+        return hit is not None and hit[0] is root
 
     def usable(self):
         """Made, and its scratchpad and reordered weights within the tensor size limit (a hostile
@@ -315,23 +330,48 @@ class _Problem:
         self.exec_args = (_ExecArg * len(descs))(*[_ExecArg(arg, mem) for (arg, _), mem in zip(descs, self.memories)])
 
     def run(self, x, f, bias, residual=None, residual_writable=False):
-        if (residual_writable and residual.flags.c_contiguous and residual.flags.writeable
-                and residual.ctypes.data % ALIGN == 0):
-            out = residual  # the sum post-op reads it and writes the result over it
-        else:
-            out = self.outputs.empty(self.out_shape, self.out_count)
+        out = None
+        if residual_writable and residual.flags.c_contiguous and residual.flags.writeable:
+            out_address = address(residual)
+            if out_address % ALIGN == 0:
+                out = residual  # the sum post-op reads it, then writes over it
+        if out is None:
+            out, out_address = self.outputs.empty_at(self.out_shape, self.out_count)
             if residual is not None:
                 np.copyto(out, residual)
         scratchpad = self.dnn.scratchpad_of(self.scratchpad_size)
-        lib = self.dnn.lib
-        buffers = (x, out, scratchpad) + ((self.weights_for(f),) if self.weights else ())
-        buffers += (bias,) if self.bias_md else ()
-        for memory, buffer in zip(self.memories, buffers):
-            self.dnn.check(lib.dnnl_memory_set_data_handle(memory, buffer.ctypes.data), "point at a buffer")
+        weights = self.weights_for(f) if self.weights else None
+        bias = self._constant(bias, _with_address, _BIAS) if self.bias_md else None
+        addresses = (address(x), out_address, scratchpad[1]) + ((weights[1],) if weights else ())
+        addresses += (bias[1],) if bias else ()
+        lib, bound = self.dnn.lib, self.bound
+        for i, at in enumerate(addresses):
+            if bound[i] != at:  # the scratchpad, and a node's own filter and bias, stay where they were
+                bound[i] = None  # unknown until the call succeeds
+                self.dnn.check(lib.dnnl_memory_set_data_handle(self.memories[i], at), "point at a buffer")
+                bound[i] = at
         self.dnn.check(lib.dnnl_primitive_execute(self.primitive, self.dnn.stream, len(self.exec_args),
                                                   self.exec_args), "run")
         self.dnn.check(lib.dnnl_stream_wait(self.dnn.stream), "finish a run")
         return out
+
+
+def _with_address(array):
+    return array, address(array)
+
+
+def _constant_root(array):
+    """The array owning a read-only `array`'s memory, when `array` views all of it and nothing can
+    write there (the owner is read-only, its memory numpy's own or an immutable bytes object): what
+    it holds then never changes while it lives. Else None."""
+    if array.flags.writeable:
+        return None
+    root = array
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if root.flags.writeable or not (root.base is None or type(root.base) is bytes) or root.nbytes != array.nbytes:
+        return None
+    return root
 
 
 def _prefer_jit_depthwise(lib, pd):
@@ -361,8 +401,9 @@ def _impl_name(lib, pd):
 # classifier (1 x 1280 x 1000 in MobileNetV2) is above it
 MATMUL_MIN_WORK = 1 << 20
 _problems = {}
+_FILTER, _BIAS = 0, 1  # the roles of the read-only arrays a problem keeps
 _PROBLEMS_MAX = 512
-_PACKED_MAX = 64
+_CONSTANTS_MAX = 64
 _SCRATCHPAD_KEPT_MAX = 64 << 20
 
 
