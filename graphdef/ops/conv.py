@@ -7,6 +7,7 @@ CPU kernels accumulate.
 
 import functools
 import math
+import operator
 
 import numpy as np
 
@@ -40,10 +41,18 @@ def _work_dtype(dtype):
 
 
 def _check_output(dims, dtype):
-    """check_size for a convolution's output, quick when it fits (as it does on every run of a model)."""
+    """check_size for a convolution's output, quick when it fits (as it does on every run of a model;
+    an empty one goes the long way, which also checks its other dims)."""
     dtype = _work_dtype(dtype)
-    if math.prod(dims) * dtype.itemsize > max_tensor_bytes():
+    size = math.prod(int(d) for d in dims) * dtype.itemsize
+    if size == 0 or size > max_tensor_bytes():
         check_size(dims, dtype)
+
+
+def _ints(values):
+    """A list(int) attr as a cache key: 2.0 or a numpy integer is refused or made an int here, so one
+    never stands for another in a cached plan."""
+    return tuple(operator.index(v) for v in values)
 
 
 def _window(attrs, kh, kw):
@@ -114,8 +123,8 @@ def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, resid
     already applied): oneDNN applies them when it serves the convolution (graphdef/ops/onednn.py),
     the caller otherwise; `residual_writable`: oneDNN may write the output into the residual's array."""
     x, f = np.asarray(x), np.asarray(filter)
-    groups, window, geometry, out_dims = _conv2d_plan(x.shape, f.shape, tuple(strides), padding,
-                                                      tuple(explicit_paddings), data_format, tuple(dilations))
+    groups, window, geometry, out_dims = _conv2d_plan(x.shape, f.shape, _ints(strides), padding,
+                                                      _ints(explicit_paddings), data_format, _ints(dilations))
     # the output's channels come from the filter and its H x W from the attrs: either may be huge
     _check_output(out_dims, x.dtype)
     out = onednn.convolve(x, f, groups, window, geometry, bias, activation, alpha, residual, residual_writable)
@@ -332,8 +341,8 @@ def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *,
     """(DepthwiseConv2dNative's output, whether `bias` and `activation` are already applied), as
     conv2d_with_epilogue (a residual is only ever fused into a Conv2D)."""
     x, f = np.asarray(x), np.asarray(filter)
-    window, geometry, out_dims = _depthwise_plan(x.shape, f.shape, tuple(strides), padding, tuple(explicit_paddings),
-                                                 data_format, tuple(dilations))
+    window, geometry, out_dims = _depthwise_plan(x.shape, f.shape, _ints(strides), padding, _ints(explicit_paddings),
+                                                 data_format, _ints(dilations))
     (oh, top, bottom), (ow, left, right) = geometry
     n, _, _, c = x.shape
     m = f.shape[3]

@@ -41,15 +41,20 @@ def address(array):
 
 
 def aligned_empty(shape, count, dtype=np.float32):
-    """np.empty of `count` elements on a 64-byte boundary (numpy aligns to 16)."""
+    """np.empty of `count` elements on a 64-byte boundary (numpy's arrays are only aligned to 16)."""
     return aligned_empty_at(shape, count, dtype)[0]
 
 
 def aligned_empty_at(shape, count, dtype=np.float32):
     """(aligned_empty's array, its address): a kernel handing the address to a library saves
     asking numpy for it again (a microsecond or two each time, on every node of a run)."""
-    # numpy aligns to 16 bytes at least, so the 64-byte boundary is a whole number of elements on
-    return _view(np.empty(count + ALIGN // np.dtype(dtype).itemsize, dtype), shape, count)
+    dtype = np.dtype(dtype)
+    if dtype.itemsize > 16 or ALIGN % dtype.itemsize:  # counted in bytes, then viewed
+        nbytes = count * dtype.itemsize
+        array, at = _view(np.empty(nbytes + ALIGN, np.uint8), (nbytes,), nbytes)
+        return array.view(dtype).reshape(shape), at
+    # malloc aligns to 16 bytes, so the 64-byte boundary is a whole number of elements on
+    return _view(np.empty(count + ALIGN // dtype.itemsize, dtype), shape, count)
 
 
 def _view(owner, shape, count):
@@ -83,14 +88,15 @@ class OutputSlot:
             return aligned_empty_at(shape, count, dtype)
         owner = self._owner
         # the references when nothing views it: the slot's, `owner`, getrefcount's argument
-        if owner is not None and sys.getrefcount(owner) == 3:
+        if (owner is not None and sys.getrefcount(owner) == 3 and owner.dtype == dtype
+                and owner.size >= count + ALIGN // owner.itemsize):
             return _view(owner, shape, count)
-        out, address = aligned_empty_at(shape, count, dtype)
+        out, at = aligned_empty_at(shape, count, dtype)
         self.release()
         if sum(_kept.values()) + out.base.nbytes <= KEEP_MAX_BYTES:
             self._owner = out.base
             _kept[id(out.base)] = out.base.nbytes
-        return out, address
+        return out, at
 
     def release(self):
         if self._owner is not None:

@@ -19,6 +19,7 @@ scratchpad, and a problem writes into its previous output again once nothing els
 """
 
 import ctypes
+import mmap
 import os
 import threading
 from pathlib import Path
@@ -361,17 +362,24 @@ def _with_address(array):
 
 
 def _constant_root(array):
-    """The array owning a read-only `array`'s memory, when `array` views all of it and nothing can
-    write there (the owner is read-only, its memory numpy's own or an immutable bytes object): what
-    it holds then never changes while it lives. Else None."""
+    """The array owning a read-only `array`'s memory, when `array` views all of it and nothing in
+    the program can write there (the owner read-only, its memory numpy's own, an immutable bytes
+    object or a read-only view of one or of a weights file's read-only map): what it holds then
+    never changes while it lives. Else None."""
     if array.flags.writeable:
         return None
     root = array
     while isinstance(root.base, np.ndarray):
         root = root.base
-    if root.flags.writeable or not (root.base is None or type(root.base) is bytes) or root.nbytes != array.nbytes:
+    if root.flags.writeable or not _immutable(root.base) or root.nbytes != array.nbytes:
         return None
     return root
+
+
+def _immutable(memory):
+    if memory is None or type(memory) is bytes:
+        return True
+    return type(memory) is memoryview and memory.readonly and type(memory.obj) in (bytes, mmap.mmap)
 
 
 def _prefer_jit_depthwise(lib, pd):

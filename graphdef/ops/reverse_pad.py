@@ -107,9 +107,7 @@ def _pad_v2(input, paddings, constant_values):  # noqa: A002 - TF's name
     pairs = _pairs(x, paddings, "PadV2")
     dims = [d + lo + hi for d, (lo, hi) in zip(x.shape, pairs)]
     check_size(dims, x.dtype)
-    out = np.full(dims, constant_values, x.dtype)
-    out[tuple(slice(lo, lo + d) for d, (lo, _) in zip(x.shape, pairs))] = x
-    return out
+    return slicing_ops.padded(x, pairs, np.asarray(constant_values).astype(x.dtype))
 
 
 def _mirror_pad(input, paddings, *, mode):  # noqa: A002 - TF's name

@@ -162,8 +162,19 @@ def _pad(input, paddings):  # noqa: A002
         return x
     dims = [d + lo + hi for d, (lo, hi) in zip(x.shape, p.tolist())]
     check_size(dims, x.dtype)
-    out = np.zeros(dims, x.dtype)
-    out[tuple(slice(lo, lo + d) for d, (lo, _) in zip(x.shape, p.tolist()))] = x
+    return padded(x, p.tolist(), np.zeros((), x.dtype))
+
+
+def padded(x, pairs, value):
+    """`x` with pairs[k] = (before, after) elements of `value` around axis k. Only the borders are
+    filled before the copy: a zero-filled array is written twice (30% slower on ResNet50's
+    ZeroPadding2D)."""
+    out = np.empty([d + lo + hi for d, (lo, hi) in zip(x.shape, pairs)], x.dtype)
+    for axis, (lo, hi) in enumerate(pairs):
+        for start, stop in ((0, lo), (out.shape[axis] - hi, out.shape[axis])):
+            if stop > start:
+                out[(slice(None),) * axis + (slice(start, stop),)] = value
+    out[tuple(slice(lo, lo + d) for d, (lo, _) in zip(x.shape, pairs))] = x
     return out
 
 
