@@ -210,16 +210,22 @@ def test_nodes_of_one_shape_keep_their_own_filters(monkeypatch):
             assert_conforms(sess.run(name, {"x:0": x}), want.astype(np.float32), g, name, slack=2)
 
 
-def _count_reorders(monkeypatch):
+def _check_filter_reordered_once(monkeypatch, g, fetch, x, want, onednn_filter_shape, slack=1):
+    """Runs `fetch` three times, each within the policy of `want`; the filter and bias are kept, and
+    the filter was reordered once (skips saying why where oneDNN reads it as it is)."""
     reorders = []
     real_execute = onednn._OneDNN.execute
     monkeypatch.setattr(onednn._OneDNN, "execute", lambda dnn, primitive, args: reorders.append(primitive)
                         or real_execute(dnn, primitive, args))
-    return reorders
-
-
-def _problem_of(x_shape, f_shape):
-    return next(p for key, p in onednn._problems.items() if key[0] == "conv" and key[1:3] == (x_shape, f_shape))
+    with tf.Session(graph=g) as sess:
+        for _ in range(3):
+            assert_conforms(sess.run(fetch, {"x:0": x}), want.astype(np.float32), g, fetch, slack=slack)
+    problem = next(p for key, p in onednn._problems.items()
+                   if key[0] == "conv" and key[1:3] == (x.shape, onednn_filter_shape))
+    assert len(problem.constants) == 2  # the filter and the bias
+    if problem.reorder is None:
+        pytest.skip("oneDNN reads this filter as it is here (no reorder to count), at this ISA")
+    assert len(reorders) == 1
 
 
 def test_a_depthwise_filter_is_reordered_once(monkeypatch):
@@ -234,16 +240,8 @@ def test_a_depthwise_filter_is_reordered_once(monkeypatch):
     with g.as_default():
         out = fused_depthwise_conv2d(tf.placeholder(tf.float32, x.shape, name="x"), tf.constant(f), tf.constant(b),
                                      [1, 1, 1, 1], "SAME", activation="Relu6", name="c")
-    reorders = _count_reorders(monkeypatch)
     want = _activate(_conv64(x, _depthwise_as_grouped(f), (1, 1), "SAME", groups=32) + b, "Relu6")
-    with tf.Session(graph=g) as sess:
-        for _ in range(3):
-            assert_conforms(sess.run(out, {"x:0": x}), want.astype(np.float32), g, out.name)
-    problem = _problem_of(x.shape, (3, 3, 1, 32))
-    assert len(problem.constants) == 2  # the filter and the bias
-    if problem.reorder is None:
-        pytest.skip("oneDNN reads this filter as it is here (no reorder to count), at this ISA")
-    assert len(reorders) == 1
+    _check_filter_reordered_once(monkeypatch, g, out.name, x, want, (3, 3, 1, 32))
 
 
 def test_a_filter_from_a_weights_file_is_reordered_once(monkeypatch, tmp_path):
@@ -262,16 +260,8 @@ def test_a_filter_from_a_weights_file_is_reordered_once(monkeypatch, tmp_path):
     loaded = tf.load(str(path))
     mapped = [op.attrs["value"] for op in loaded.get_operations() if op.type == "Const" and op.attrs["value"].size > 24]
     assert len(mapped) == 1 and isinstance(mapped[0].base.base, memoryview)  # the filter, read from the map
-    reorders = _count_reorders(monkeypatch)
     want = _activate(_conv64(x, f, (1, 1), "SAME") + b, "Relu")
-    with tf.Session(graph=loaded) as sess:
-        for _ in range(3):
-            assert_conforms(sess.run("c:0", {"x:0": x}), want.astype(np.float32), loaded, "c:0", slack=2)
-    problem = _problem_of(x.shape, f.shape)
-    assert len(problem.constants) == 2
-    if problem.reorder is None:
-        pytest.skip("oneDNN reads this filter as it is here (no reorder to count), at this ISA")
-    assert len(reorders) == 1
+    _check_filter_reordered_once(monkeypatch, loaded, "c:0", x, want, f.shape, slack=2)
 
 
 @pytest.mark.parametrize("view", [False, True])
