@@ -10,6 +10,7 @@ The limit is GRAPHDEF_MAX_TENSOR_BYTES (bytes) when set, else the machine's phys
 memory. graphrun-cc applies the same rule with the same words.
 """
 
+import math
 import os
 
 from graphdef.framework.errors import InvalidArgumentError, ResourceExhaustedError
@@ -87,10 +88,11 @@ def check(dims, dtype, what="output", where=None, error=None):
     """
     import numpy as np
     dtype = np.dtype(dtype)
-    dims = tuple(int(d) for d in dims)
-    if any(d < 0 for d in dims):
+    dims = tuple(map(int, dims))
+    if dims and min(dims) < 0:
         return 0  # not a size at all: the caller's own validation names that mistake
-    size = tensor_bytes(dims, dtype.itemsize)
+    # every kernel asks on every run, so the common case is kept to a few builtin calls
+    size = math.prod(dims) * dtype.itemsize
     limit = max_tensor_bytes()
     if size == 0 and tensor_bytes([d for d in dims if d], dtype.itemsize) >= 1 << 63:
         # empty, yet numpy cannot even describe it: its other dims multiply past int64

@@ -6,7 +6,6 @@ CPU kernels accumulate.
 """
 
 import functools
-import math
 import operator
 
 import numpy as np
@@ -14,7 +13,7 @@ import numpy as np
 from graphdef.framework import dtypes
 from graphdef.framework.graph import get_default_graph
 from graphdef.framework.numerics import EXACT, tensor_ulps
-from graphdef.framework.limits import check as check_size, max_tensor_bytes
+from graphdef.framework.limits import check as check_size
 from graphdef.ops.registry import Attr, build, check_dims_vector, constant_value, convert_to_tensor, define
 from graphdef.ops.windows import (Window, col2im, depthwise_einsum, depthwise_sum, im2col, infer_window, padded_scratch,
                                   window_attrs)
@@ -31,22 +30,14 @@ FLOATS = dtypes.FLOATS
 
 
 def _work(x):
-    """The dtype arithmetic runs in: float32 for float16 (TF accumulates half in float), else x's own."""
+    """x in the dtype arithmetic runs in (_work_dtype)."""
     x = np.asarray(x)
-    return x.astype(np.float32) if x.dtype == np.float16 else x
+    return x.astype(_work_dtype(x.dtype), copy=False)
 
 
 def _work_dtype(dtype):
+    """float32 for float16 (TF accumulates half in float), else `dtype` itself."""
     return np.dtype(np.float32) if dtype == np.float16 else dtype
-
-
-def _check_output(dims, dtype):
-    """check_size for a convolution's output, quick when it fits (as it does on every run of a model;
-    an empty one goes the long way, which also checks its other dims)."""
-    dtype = _work_dtype(dtype)
-    size = math.prod(int(d) for d in dims) * dtype.itemsize
-    if size == 0 or size > max_tensor_bytes():
-        check_size(dims, dtype)
 
 
 def _ints(values):
@@ -126,7 +117,7 @@ def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, resid
     groups, window, geometry, out_dims = _conv2d_plan(x.shape, f.shape, _ints(strides), padding,
                                                       _ints(explicit_paddings), data_format, _ints(dilations))
     # the output's channels come from the filter and its H x W from the attrs: either may be huge
-    _check_output(out_dims, x.dtype)
+    check_size(out_dims, _work_dtype(x.dtype))
     out = onednn.convolve(x, f, groups, window, geometry, bias, activation, alpha, residual, residual_writable)
     if out is not None:
         return out, True
@@ -346,7 +337,7 @@ def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *,
     (oh, top, bottom), (ow, left, right) = geometry
     n, _, _, c = x.shape
     m = f.shape[3]
-    _check_output(out_dims, x.dtype)  # m comes from the filter: it multiplies the input's size
+    check_size(out_dims, _work_dtype(x.dtype))  # m comes from the filter: it multiplies the input's size
     # a depthwise filter [KH, KW, C, M] is a grouped one: C groups of one input and M output channels
     out = onednn.convolve(x, f.reshape(f.shape[0], f.shape[1], 1, c * m), c, window, geometry, bias, activation,
                           alpha)
