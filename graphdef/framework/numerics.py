@@ -35,6 +35,19 @@ def _eps(dtype):
     return 0.0
 
 
+
+def working_dtype(dtype):
+    """The dtype a float kernel computes in: float32 for float16 (TF's CPU kernels accumulate half
+    in float and round once at the end), else `dtype` itself."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32) if dtype == np.float16 else dtype
+
+
+def in_working_dtype(x):
+    """`x` as an array of working_dtype (itself when it already is one)."""
+    x = np.asarray(x)
+    return x.astype(working_dtype(x.dtype), copy=False)
+
 @dataclass(frozen=True)
 class Numerics:
     """How exactly an op's result is specified.

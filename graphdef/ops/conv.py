@@ -12,7 +12,7 @@ import numpy as np
 
 from graphdef.framework import dtypes
 from graphdef.framework.graph import get_default_graph
-from graphdef.framework.numerics import EXACT, tensor_ulps
+from graphdef.framework.numerics import EXACT, in_working_dtype, tensor_ulps, working_dtype
 from graphdef.framework.limits import check as check_size
 from graphdef.ops.registry import Attr, build, check_dims_vector, constant_value, convert_to_tensor, define
 from graphdef.ops.windows import (Window, col2im, depthwise_einsum, depthwise_sum, im2col, infer_window, padded_scratch,
@@ -27,17 +27,6 @@ from graphdef.ops import onednn
 DEPTHWISE_EINSUM_CHANNELS = 64
 CONV_TYPES = frozenset((dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32))
 FLOATS = dtypes.FLOATS
-
-
-def _work(x):
-    """x in the dtype arithmetic runs in (_work_dtype)."""
-    x = np.asarray(x)
-    return x.astype(_work_dtype(x.dtype), copy=False)
-
-
-def _work_dtype(dtype):
-    """float32 for float16 (TF accumulates half in float), else `dtype` itself."""
-    return np.dtype(np.float32) if dtype == np.float16 else dtype
 
 
 def _ints(values):
@@ -117,7 +106,7 @@ def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, resid
     groups, window, geometry, out_dims = _conv2d_plan(x.shape, f.shape, _ints(strides), padding,
                                                       _ints(explicit_paddings), data_format, _ints(dilations))
     # the output's channels come from the filter and its H x W from the attrs: either may be huge
-    check_size(out_dims, _work_dtype(x.dtype))
+    check_size(out_dims, working_dtype(x.dtype))
     out = onednn.convolve(x, f, groups, window, geometry, bias, activation, alpha, residual, residual_writable)
     if out is not None:
         return out, True
@@ -127,7 +116,7 @@ def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, resid
             conv2d_kernel(x[..., g * ci:(g + 1) * ci], f[..., g * cog:(g + 1) * cog], strides=strides, padding=padding,
                           explicit_paddings=explicit_paddings, data_format=data_format, dilations=dilations)
             for g in range(groups)], axis=3), False
-    cols, weights = im2col(_work(x), window, geometry), _work(f).reshape(-1, f.shape[3])
+    cols, weights = im2col(in_working_dtype(x), window, geometry), in_working_dtype(f).reshape(-1, f.shape[3])
     # one BLAS call, written straight into the output (an array of its own, so the Session may
     # let the BiasAdd and activation after it work in place)
     out = np.empty((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), np.result_type(cols, weights))
@@ -248,16 +237,17 @@ def _conv2d_backprop_input(input_sizes, filter, out_backprop, *, strides, paddin
     geometry = window.geometry(sizes[1], sizes[2])
     _check_gradient_shape(g, sizes[0], geometry[0][0], geometry[1][0], f.shape[3])
     # input_sizes is a value, and an empty out_backprop may stand for a patch matrix of any size
-    check_size(sizes, _work(g).dtype)
+    check_size(sizes, in_working_dtype(g).dtype)
     check_size((sizes[0] * geometry[0][0] * geometry[1][0], f.shape[0] * f.shape[1] * sizes[3]),
-               _work(g).dtype, "patch matrix")
+               in_working_dtype(g).dtype, "patch matrix")
     if groups == 1:
-        cols = _work(g).reshape(-1, f.shape[3]) @ _work(f).reshape(-1, f.shape[3]).T
+        cols = in_working_dtype(g).reshape(-1, f.shape[3]) @ in_working_dtype(f).reshape(-1, f.shape[3]).T
     else:  # group k's patch columns (its ci channels of every tap) from its cog gradient channels alone
         taps, ci, cog = f.shape[0] * f.shape[1], f.shape[2], f.shape[3] // groups
         pixels = sizes[0] * geometry[0][0] * geometry[1][0]
-        per_group = (_work(g).reshape(pixels, groups, cog).transpose(1, 0, 2)
-                     @ _work(f).reshape(taps * ci, groups, cog).transpose(1, 2, 0))  # [groups, pixels, taps*ci]
+        # [groups, pixels, taps*ci]
+        per_group = (in_working_dtype(g).reshape(pixels, groups, cog).transpose(1, 0, 2)
+                     @ in_working_dtype(f).reshape(taps * ci, groups, cog).transpose(1, 2, 0))
         cols = per_group.reshape(groups, pixels, taps, ci).transpose(1, 2, 0, 3).reshape(pixels, taps * groups * ci)
     return col2im(cols, window, geometry, sizes).astype(g.dtype, copy=False)
 
@@ -270,15 +260,15 @@ def _conv2d_backprop_filter(input, filter_sizes, out_backprop, *, strides, paddi
     window = Window(sizes[0], sizes[1], strides, padding, dilations, explicit_paddings, data_format)
     geometry = window.geometry(x.shape[1], x.shape[2])
     _check_gradient_shape(g, x.shape[0], geometry[0][0], geometry[1][0], sizes[3])
-    check_size(sizes, _work(x).dtype)  # filter_sizes is a value
-    patches = im2col(_work(x), window, geometry)
+    check_size(sizes, in_working_dtype(x).dtype)  # filter_sizes is a value
+    patches = im2col(in_working_dtype(x), window, geometry)
     if groups == 1:
-        out = patches.T @ _work(g).reshape(-1, sizes[3])
+        out = patches.T @ in_working_dtype(g).reshape(-1, sizes[3])
     else:  # group k's filter slice from its ci input channels of every tap and its cog gradient channels
         taps, ci, cog = sizes[0] * sizes[1], sizes[2], sizes[3] // groups
         pixels = patches.shape[0]
         per_group = (patches.reshape(pixels, taps, groups, ci).transpose(2, 1, 3, 0).reshape(groups, taps * ci, pixels)
-                     @ _work(g).reshape(pixels, groups, cog).transpose(1, 0, 2))  # [groups, taps*ci, cog]
+                     @ in_working_dtype(g).reshape(pixels, groups, cog).transpose(1, 0, 2))  # [groups, taps*ci, cog]
         out = per_group.reshape(groups, taps, ci, cog).transpose(1, 2, 0, 3)
     return out.reshape(sizes).astype(x.dtype, copy=False)
 
@@ -337,13 +327,13 @@ def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *,
     (oh, top, bottom), (ow, left, right) = geometry
     n, _, _, c = x.shape
     m = f.shape[3]
-    check_size(out_dims, _work_dtype(x.dtype))  # m comes from the filter: it multiplies the input's size
+    check_size(out_dims, working_dtype(x.dtype))  # m comes from the filter: it multiplies the input's size
     # a depthwise filter [KH, KW, C, M] is a grouped one: C groups of one input and M output channels
     out = onednn.convolve(x, f.reshape(f.shape[0], f.shape[1], 1, c * m), c, window, geometry, bias, activation,
                           alpha)
     if out is not None:
         return out, True
-    xp, fw = padded_scratch(_work(x), top, bottom, left, right), _work(f)
+    xp, fw = padded_scratch(in_working_dtype(x), top, bottom, left, right), in_working_dtype(f)
     # every element is written by the first offset's products (acc needs no zeros), unless
     # there is no offset at all: an empty filter, whose sum is 0
     acc = (np.empty if fw.size else np.zeros)((n, oh, ow, c, m), dtype=np.result_type(xp, fw))

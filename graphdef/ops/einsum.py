@@ -13,7 +13,7 @@ import numpy as np
 
 from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
-from graphdef.framework.numerics import tensor_ulps
+from graphdef.framework.numerics import tensor_ulps, working_dtype
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops.registry import Attr, build, convert_to_tensor, define
 from graphdef.ops import array as array_ops
@@ -106,10 +106,6 @@ def _infer(ctx):
     return [TensorShape([sizes.get(c) for c in eq.output])]
 
 
-def _work(dtype):
-    return np.float32 if dtype == np.float16 else dtype
-
-
 def _summed_alone(labels, others, out):
     return [c for c in labels if c not in others and c not in out]
 
@@ -128,8 +124,8 @@ def _einsum(*inputs, equation):
     sizes = label_sizes(eq, [x.shape for x in arrays])
     dtype = arrays[0].dtype
     out_dims = tuple(sizes[c] for c in eq.output)
-    check_size(out_dims, _work(dtype))
-    arrays = [x.astype(_work(dtype), copy=False) for x in arrays]
+    check_size(out_dims, working_dtype(dtype))
+    arrays = [x.astype(working_dtype(dtype), copy=False) for x in arrays]
     if len(arrays) == 1:
         x, labels = _reduce(arrays[0], eq.inputs[0], _summed_alone(eq.inputs[0], "", eq.output))
         return np.transpose(x, [labels.index(c) for c in eq.output]).astype(dtype, copy=False)

@@ -10,7 +10,7 @@ import numpy as np
 
 from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
-from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, tensor_ulps
+from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, in_working_dtype, tensor_ulps, working_dtype
 from graphdef.ops.registry import Attr, NOT_DIFFERENTIABLE, build, check_dims_vector, constant_value, define
 from graphdef.ops.windows import Window, infer_window, padded
 from graphdef.framework.shapes import TensorShape, show
@@ -132,15 +132,11 @@ def _cached_counts(kh, kw, sh, sw, oh, ow, h, w, top, left, dtype):
     return counts
 
 
-def _work(x):
-    return x.astype(np.float32) if x.dtype == np.float16 else x
-
-
 def _avg_pool(value, *, ksize, strides, padding, data_format):
     x = np.asarray(value)
     window = _pool_window(ksize, strides, padding, data_format)
     (oh, top, bottom), (ow, left, right) = _setup(x, window)
-    xp = padded(_work(x), top, bottom, left, right)
+    xp = padded(in_working_dtype(x), top, bottom, left, right)
     total = np.zeros((x.shape[0], oh, ow, x.shape[3]), xp.dtype)
     if not total.size:  # an empty [0, H, W, C] input may still claim OH x OW counts of any size
         return total.astype(x.dtype, copy=False)
@@ -160,10 +156,10 @@ def _avg_pool_grad(orig_input_shape, grad, *, ksize, strides, padding, data_form
     (oh, top, bottom), (ow, left, right) = window.geometry(h, w)
     if g.shape != (n, oh, ow, c):
         raise ValueError(f"grad has shape {show(g.shape)}, expected the pooled shape {show((n, oh, ow, c))}")
-    check_size((n, h + top + bottom, w + left + right, c), _work(g).dtype)  # before the window loops
+    check_size((n, h + top + bottom, w + left + right, c), working_dtype(g.dtype))  # before the window loops
     if not g.size:  # nothing to spread; orig_input_shape may still claim OH x OW counts of any size
         return np.zeros(shape, g.dtype)
-    share = _work(g) / _counts(window, oh, ow, h, w, top, left, _work(g).dtype)
+    share = in_working_dtype(g) / _counts(window, oh, ow, h, w, top, left, working_dtype(g.dtype))
     out = np.zeros((n, h + top + bottom, w + left + right, c), share.dtype)
     if out.size:  # an offset reaching only padding adds where the crop below drops
         for _, _, rows, cols in window.offsets(oh, ow, (top, h, left, w)):
