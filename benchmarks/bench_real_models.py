@@ -18,9 +18,12 @@ feed-forward with (tanh) GELU, over 128 positions of float inputs (the embedding
 Each engine lives in its own worker process for the whole run, so one's threads, caches and
 memory do not disturb another's and its peak memory (ru_maxrss) is its own. The workers take
 turns, round by round (`--rounds`), each doing `--runs` timed runs a turn, so a burst of load
-elsewhere on the machine hits them alike; the figure is the median over all timed runs. Each
-turn starts after `--settle` seconds of idle machine, so no engine's turn begins while the
-previous engine's threads still spin.
+elsewhere on the machine hits them alike (every other round in reverse order); the figure is
+the median over all timed runs. Each turn starts after `--settle` seconds of idle machine, so no
+engine's turn begins while the previous engine's threads still spin. A second table pairs the
+engines round by round: each round's median over ONNX Runtime's of the same round, whose median
+and range are steadier than the ratio of overall medians when the machine's speed drifts (on a
+shared VM, by tens of percent within a minute).
 graphrun-cc is started once per turn; its figure is its own in-process timing of the runs,
 not the process. Before timing, every engine's output is checked against TensorFlow's
 within a relative tolerance of 1e-3 of the output's range (deep float32 networks differ by
@@ -290,21 +293,31 @@ def main(argv=None):
                 if "tf-session" in engines:
                     check_outputs(name, batch, engines)
                 seconds = {e: [] for e in engines}
+                turns = {e: [] for e in engines}  # each round's median, for the paired ratios
                 memory = {}
-                for _ in range(args.rounds):
-                    for engine, w in workers.items():
+                for round_number in range(args.rounds):
+                    # every other round in reverse order, so no engine always follows the same one
+                    order = list(workers.items())
+                    for engine, w in order if round_number % 2 == 0 else order[::-1]:
                         # The engine before may still spin its idle threads (OpenBLAS, ONNX Runtime
                         # and TensorFlow all do for a while after a run): let them sleep first.
                         time.sleep(args.settle)
                         answer = w.ask(f"time {batch} {args.runs}")
                         seconds[engine] += answer["seconds"]
+                        turns[engine].append(statistics.median(answer["seconds"]))
                         memory[engine] = answer["maxrss_mb"]
-                rows.append((name, batch, {e: statistics.median(s) for e, s in seconds.items()}, memory))
+                rows.append((name, batch, {e: statistics.median(s) for e, s in seconds.items()}, memory, turns))
         finally:
             for w in workers.values():
                 w.close()
     print_table(rows, engines)
     return 0
+
+
+def paired_ratios(turns, engine, base):
+    """The engine's round medians over the base's of the same round: the machine's speed, which
+    drifts by tens of percent over a minute on a shared VM, is nearly the same within one round."""
+    return sorted(a / b for a, b in zip(turns[engine], turns[base]))
 
 
 def print_table(rows, engines):
@@ -313,14 +326,23 @@ def print_table(rows, engines):
     print("median ms per run (ratio to %s) and peak memory MB" % base)
     header = f"{'model':20s} {'batch':>5s} " + " ".join(f"{e:>22s}" for e in engines)
     print(header)
-    for name, batch, medians, memory in rows:
+    for name, batch, medians, memory, _ in rows:
         cells = []
         for e in engines:
             ratio = medians[e] / medians[base]
             cells.append(f"{medians[e] * 1e3:8.1f} ({ratio:4.2f}x) {memory.get(e, 0):5.0f}M")
         print(f"{name:20s} {batch:5d} " + " ".join(f"{c:>22s}" for c in cells))
+    print()
+    print("ratio to %s round by round (each round's medians; median, and lowest-highest round)" % base)
+    print(header)
+    for name, batch, _, _, turns in rows:
+        cells = []
+        for e in engines:
+            ratios = paired_ratios(turns, e, base)
+            cells.append(f"{statistics.median(ratios):4.2f}x ({ratios[0]:4.2f}-{ratios[-1]:4.2f})")
+        print(f"{name:20s} {batch:5d} " + " ".join(f"{c:>22s}" for c in cells))
     if "tf-session" in engines:  # the issue's other bar: graphdef's Session against TensorFlow's
-        for name, batch, medians, _ in rows:
+        for name, batch, medians, _, _ in rows:
             print(f"{name} batch {batch}: " + ", ".join(
                 f"{e} {medians[e] / medians['tf-session']:.2f}x TF Session" for e in engines
                 if e not in ("tf-session", "onnxruntime")))
