@@ -6,13 +6,15 @@ changed. The passes run in PASSES order until nothing changes (each may expose w
 folding makes batch-norm parameters constant, batch-norm folding leaves dead nodes to prune),
 then FINAL_PASSES once: bias/activation fusion into TF's _Fused* ops and Pad folding.
 
-Graphs with TF control flow or a function library are only pruned: folding across frames or
+Calls of library functions are inlined first when every function use can be (inline_calls.py).
+Graphs with TF control flow or a function library left are only pruned: folding across frames or
 into function bodies needs the frame-aware rules those runtimes have, not these.
 """
 
 import gc
 
 from graphdef.optimize.graph_view import GraphView
+from graphdef.optimize.inline_calls import inline_calls
 from graphdef.optimize.passes import FINAL_PASSES, PASSES, SESSION_FINAL_PASSES, Report
 
 __all__ = ["optimize", "FINAL_PASSES", "PASSES", "Report"]
@@ -30,10 +32,13 @@ def optimize(graph_def, outputs=None, keep=(), passes=None, for_tensorflow=True)
     `passes`: run just these, in rounds (default PASSES in rounds, then FINAL_PASSES once);
     `for_tensorflow` False: the result is only for graphdef's Session (SESSION_FINAL_PASSES),
     which runs a few forms TensorFlow's op definitions do not allow."""
+    nodes_before = len(graph_def.node)
+    graph_def, inlined = inline_calls(graph_def, set(outputs or ()) | set(keep))
     view = GraphView(graph_def)
     outputs = list(outputs) if outputs is not None else view.sinks()
     protected = set(outputs) | set(keep)
-    report = Report(nodes_before=len(view.nodes))
+    report = Report(nodes_before=nodes_before)
+    report.add("inline calls", inlined)
     structured = graph_def.library.SerializeToString() != b"" or any(n.op in CONTROL_FLOW_OPS for n in graph_def.node)
     chosen = [p for p in (passes or PASSES) if not structured or p.name == "prune"]
     for _ in range(MAX_ROUNDS):

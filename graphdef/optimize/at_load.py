@@ -10,7 +10,7 @@ and fed nodes keep their names.
 The switch: `load(path, optimize=False)`, or GRAPHDEF_OPTIMIZE=0 in the environment (as ORT's
 graph_optimization_level), or `graphrun --no-optimize`. Nothing is optimized, whatever the
 switch, for a graph that keeps state or flows control (variables, assignments, loops, a
-function library: a training graph's semantics are its node-by-node order), for one with an
+function library it cannot inline: a training graph's semantics are its node-by-node order), for one with an
 op graphdef cannot run (the plain plan names it), or once the graph has been added to after
 loading (the file no longer describes it). Any failure inside the passes also falls back to
 the graph as it is: optimizing only ever saves time.
@@ -21,6 +21,7 @@ import os
 from graphdef.ops.control_flow import CONTROL_FLOW_OPS as RUNTIME_CONTROL_FLOW_OPS
 from graphdef.ops.registry import REGISTRY
 from graphdef.optimize import CONTROL_FLOW_OPS, optimize
+from graphdef.optimize.inline_calls import inline_calls
 from graphdef.framework.graph import Graph
 from graphdef.wire import serialize
 from graphdef.wire.serialize import import_graph_def
@@ -55,7 +56,9 @@ def eligible(graph_def):
     """True for a stateless, loop-free graph of ops graphdef knows: the passes' rewrites are then
     the same computation, whatever is fetched or fed."""
     if graph_def.library.SerializeToString():
-        return False
+        graph_def, _ = inline_calls(graph_def)  # eligible when every call can be inlined
+        if graph_def.library.SerializeToString():
+            return False
     for node in graph_def.node:
         opdef = REGISTRY.get(node.op)
         if opdef is None or node.op in CONTROL_FLOW_OPS or node.op in RUNTIME_CONTROL_FLOW_OPS:

@@ -78,7 +78,7 @@ class FunctionLibrary:
         fdef = self.defs.get(name)
         if fdef is None:
             raise FunctionError(f"the graph's library has no function '{name}'")
-        values = _signature_values(fdef, attrs or {})
+        values = signature_values(fdef, attrs or {})
         key = (name, tuple(sorted((k, v.SerializeToString(deterministic=True)) for k, v in values.items())))
         found = self._bodies.get(key)
         if found is None:
@@ -98,7 +98,7 @@ def call_attrs(value):
     return attr if attr is not None and hasattr(attr, "items") else {}
 
 
-def _signature_values(fdef, attrs):
+def signature_values(fdef, attrs):
     """The signature attrs' values: the call's, else the function's own attrs, else the defaults."""
     values = {}
     for declared in fdef.signature.attr:
@@ -173,7 +173,11 @@ def _names(types):
 
 # -- instantiation ------------------------------------------------------------------------------
 
-def _instantiate(library, fdef, values):
+def plain_body(fdef, values):
+    """The function as a plain GraphDef for these signature attr `values`: a Placeholder per argument
+    tensor, then the body with every input in "node:k" form. Also (argument name -> its placeholder
+    names, each result tensor as "node:k" or a placeholder's name, the nodes the function must run
+    for their effects). FunctionError when the function is malformed."""
     sig = fdef.signature
     graph_def = graph_pb2.GraphDef()
     arg_nodes = {}  # argument name -> its placeholders (a list argument has one per tensor)
@@ -203,13 +207,6 @@ def _instantiate(library, fdef, values):
         node = graph_def.node[-1]
         for text in body_node.input:
             node.input.extend(_plain_inputs(text, offsets, arg_nodes, f"node '{body_node.name}'"))
-    graph = Graph()
-    graph.functions = library
-    created = library._import_nodes(graph_def, graph)
-    # A call runs the whole body, so what graphdef cannot run there is refused now, by name.
-    cannot = [op for op in created.values() if unsupported_ops.is_unsupported(op)]
-    if cannot:
-        raise FunctionError(f"function '{sig.name}': {unsupported_ops.describe(cannot)}")
     outputs = []
     for arg in sig.output_arg:
         types = _arg_dtypes(fdef, arg, values, "result")
@@ -219,15 +216,32 @@ def _instantiate(library, fdef, values):
         if len(returned) != len(types):
             raise FunctionError(f"function '{sig.name}': result '{arg.name}' is {len(types)} tensors, but ret "
                                 f"'{fdef.ret[arg.name]}' names {len(returned)}")
-        for text in returned:
-            name, index = _split(text)
-            outputs.append(created[name].outputs[index])
+        outputs.extend(returned)
     control = []
+    known = set(offsets).union(*arg_nodes.values())
     for name in sig.control_output:
         target = fdef.control_ret.get(name)
-        if target not in created:
+        if target not in known:
             raise FunctionError(f"function '{sig.name}': control output '{name}' names no node of the body")
-        control.append(created[target])
+        control.append(target)
+    return graph_def, arg_nodes, outputs, control
+
+
+def _instantiate(library, fdef, values):
+    sig = fdef.signature
+    graph_def, arg_nodes, returned, control_names = plain_body(fdef, values)
+    graph = Graph()
+    graph.functions = library
+    created = library._import_nodes(graph_def, graph)
+    # A call runs the whole body, so what graphdef cannot run there is refused now, by name.
+    cannot = [op for op in created.values() if unsupported_ops.is_unsupported(op)]
+    if cannot:
+        raise FunctionError(f"function '{sig.name}': {unsupported_ops.describe(cannot)}")
+    outputs = []
+    for text in returned:
+        name, index = _split(text)
+        outputs.append(created[name].outputs[index])
+    control = [created[name] for name in control_names]
     args = [created[name].outputs[0] for arg in sig.input_arg for name in arg_nodes[arg.name]]
     return FunctionBody(sig.name, graph, args, outputs, control)
 
