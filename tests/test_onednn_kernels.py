@@ -388,3 +388,58 @@ def test_kept_buffers_stay_within_their_budget(monkeypatch):
     for slot in slots:
         slot.release()
     assert not any(kept_buffers.kept_references(out.base) for out in outs)
+
+
+# -- every large float32 product on oneDNN (onednn.product) ------------------------------------------
+
+@pytest.mark.parametrize("transpose_a, transpose_b", [(False, False), (True, False), (False, True), (True, True)])
+def test_a_plain_matmul_runs_on_onednn_and_matches_float64(monkeypatch, transpose_a, transpose_b):
+    rng = np.random.default_rng(11)
+    a = rng.normal(size=(96, 128)).astype(np.float32)  # 96 * 128 * 112 multiply-adds: above MATMUL_MIN_WORK
+    b = rng.normal(size=(128, 112)).astype(np.float32)
+    a_in, b_in = (a.T.copy() if transpose_a else a), (b.T.copy() if transpose_b else b)
+    g, name, (by_onednn, by_numpy) = _run_both(monkeypatch, lambda: tf.matmul(
+        tf.placeholder(tf.float32, a_in.shape, name="a"), tf.placeholder(tf.float32, b_in.shape, name="b"),
+        transpose_a=transpose_a, transpose_b=transpose_b, name="m"), lambda g: {"a:0": a_in, "b:0": b_in})
+    want = a.astype(np.float64) @ b
+    assert_conforms(by_onednn, want.astype(np.float32), g, name)
+    assert_conforms(by_onednn, by_numpy, g, name)
+
+
+@pytest.mark.parametrize("x_shape, y_shape, adj_x", [
+    ((4, 64, 96), (96, 80), False),      # a batch of matrices times one matrix: one product of all rows
+    ((4, 64, 96), (4, 96, 80), False),   # a batch of products
+    ((2, 3, 96, 64), (2, 3, 96, 80), True),  # adjoint: a transposed view, made contiguous for oneDNN
+])
+def test_batch_matmul_runs_on_onednn_and_matches_float64(monkeypatch, x_shape, y_shape, adj_x):
+    from graphdef.ops.linalg import batch_matmul
+    rng = np.random.default_rng(12)
+    x = rng.normal(size=x_shape).astype(np.float32)
+    y = rng.normal(size=y_shape).astype(np.float32)
+    g, name, (by_onednn, by_numpy) = _run_both(monkeypatch, lambda: batch_matmul(
+        tf.placeholder(tf.float32, x.shape, name="x"), tf.placeholder(tf.float32, y.shape, name="y"), adj_x=adj_x,
+        name="m"), lambda g: {"x:0": x, "y:0": y})
+    want = np.matmul(np.swapaxes(x, -1, -2) if adj_x else x, y.astype(np.float64))
+    assert_conforms(by_onednn, want.astype(np.float32), g, name)
+    assert_conforms(by_onednn, by_numpy, g, name)
+
+
+def test_attention_einsums_run_on_onednn_and_match_float64(monkeypatch):
+    rng = np.random.default_rng(13)
+    q = rng.normal(size=(2, 64, 4, 32)).astype(np.float32)  # [batch, positions, heads, width], as Keras'
+    k = rng.normal(size=(2, 64, 4, 32)).astype(np.float32)
+    g, name, (by_onednn, by_numpy) = _run_both(monkeypatch, lambda: tf.einsum(
+        "aecd,abcd->acbe", tf.placeholder(tf.float32, k.shape, name="k"), tf.placeholder(tf.float32, q.shape, name="q"),
+        name="scores"), lambda g: {"k:0": k, "q:0": q})
+    want = np.einsum("aecd,abcd->acbe", k.astype(np.float64), q.astype(np.float64))
+    assert_conforms(by_onednn, want.astype(np.float32), g, name)
+    assert_conforms(by_onednn, by_numpy, g, name)
+
+
+def test_products_oneDNN_does_not_take_stay_with_numpy():
+    rng = np.random.default_rng(14)
+    big = rng.normal(size=(4, 64, 96)).astype(np.float32)
+    assert onednn.product(big.astype(np.float64), rng.normal(size=(4, 96, 80))) is None  # float64
+    assert onednn.product(big, rng.normal(size=(2, 96, 80)).astype(np.float32)) is None  # batch dims differ
+    assert onednn.product(big[:, :2, :8], rng.normal(size=(4, 8, 2)).astype(np.float32)) is None  # too small
+    assert onednn.product(np.zeros((0, 64, 96), np.float32), big[:1].transpose(0, 2, 1)[:0]) is None  # empty
