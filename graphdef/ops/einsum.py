@@ -14,7 +14,6 @@ import numpy as np
 from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import tensor_ulps, working_dtype
-from graphdef.ops import onednn
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops.registry import Attr, build, convert_to_tensor, define
 from graphdef.ops import array as array_ops
@@ -135,8 +134,7 @@ def _einsum(*inputs, equation):
     batch, free_a, contract, free_b = Equation((la, lb), eq.output).plan()
     a3 = _matrices(a, la, batch, free_a, contract, sizes)
     b3 = _matrices(b, lb, batch, contract, free_b, sizes)
-    product = onednn.product(a3, b3) if a3.ndim == b3.ndim else None  # see onednn.product: one library a run
-    product = (np.matmul(a3, b3) if product is None else product).reshape([sizes[c] for c in batch + free_a + free_b])
+    product = np.matmul(a3, b3).reshape([sizes[c] for c in batch + free_a + free_b])
     order = "".join(batch + free_a + free_b)
     return np.transpose(product, [order.index(c) for c in eq.output]).astype(dtype, copy=False)
 

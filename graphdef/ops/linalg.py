@@ -14,7 +14,6 @@ from graphdef.framework.shapes import TensorShape, broadcast, show
 from graphdef.ops.registry import Attr, build, convert_to_tensor, define
 from graphdef.ops import array as array_ops
 from graphdef.ops import math as math_ops
-from graphdef.ops import onednn
 
 f16, f32, f64 = dtypes.float16, dtypes.float32, dtypes.float64
 i8, i16, i32, i64 = dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64
@@ -88,13 +87,8 @@ def batch_matmul_values(x, y, adj_x, adj_y, out_dtype, broadcasting=True):
         # one per batch entry, each of which starts and joins BLAS's threads
         rows = _as_rows(x)
         if rows is not None:
-            return _product(rows, y).reshape(out_shape).astype(out_dtype, copy=False)
-    return _product(x, y).astype(out_dtype, copy=False)
-
-
-def _product(x, y):
-    out = onednn.product(x, y) if x.ndim == y.ndim else None
-    return np.matmul(x, y) if out is None else out
+            return np.matmul(rows, y).reshape(out_shape).astype(out_dtype, copy=False)
+    return np.matmul(x, y).astype(out_dtype, copy=False)
 
 
 def _as_rows(x):

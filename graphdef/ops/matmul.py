@@ -6,7 +6,6 @@ from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import tensor_ulps
 from graphdef.framework.shapes import TensorShape, show
-from graphdef.ops import onednn
 from graphdef.ops.registry import Attr, build, define
 
 def _infer_matmul(ctx):
@@ -31,10 +30,6 @@ def _matmul(a, b, *, transpose_a, transpose_b):
     m = np.shape(a)[1 if transpose_a else 0]
     n = np.shape(b)[0 if transpose_b else 1]
     check_size((m, n), np.result_type(a, b))
-    if np.result_type(a, b) == np.float32:
-        out = onednn.matmul(np.asarray(a), np.asarray(b), transpose_a=transpose_a, transpose_b=transpose_b)
-        if out is not None:
-            return out
     return np.matmul(a.T if transpose_a else a, b.T if transpose_b else b)
 
 

@@ -35,7 +35,6 @@ ENV_MAX_ISA = "GRAPHDEF_ONEDNN_MAX_CPU_ISA"
 
 # oneDNN 3's ABI (dnnl_types.h, dnnl_common_types.h): stable within the major version
 _F32, _TAG_ANY, _TAG_A, _TAG_AB, _TAG_BA, _TAG_NHWC, _TAG_HWIO, _TAG_HWIGO = 3, 1, 2, 3, 14, 22, 28, 39
-_TAG_ABC = 4
 _CPU, _FORWARD_INFERENCE, _CONVOLUTION_DIRECT, _POOLING_MAX = 1, 96, 1, 0x1ff
 _RELU, _CLIP_V2 = 32, 47
 _QUERY_IMPL_INFO_STR, _QUERY_WEIGHTS_MD, _QUERY_SCRATCHPAD_MD = 8, 131, 136
@@ -526,51 +525,6 @@ def matmul(a, b, bias=None, activation=None, alpha=0.0, transpose_a=False, trans
     if not problem.usable():
         return None
     return _run(dnn, problem, a, b, bias)
-
-
-def product(a, b):
-    """np.matmul(a, b) of float32 arrays by oneDNN, or None when numpy must serve: 2-D by 2-D, or
-    [..., M, K] by [..., K, N] with the same batch dims (attention's products). Every large product
-    of a run goes here, not only the fused ones: oneDNN's OpenMP threads and OpenBLAS's each spin
-    idle on the cores for a while after a call, so a model mixing the two ran each call at up to
-    100 times its time (ConvNeXt-tiny's depthwise convolutions between its Dense MatMuls)."""
-    a, b = np.asarray(a), np.asarray(b)
-    if a.ndim == 2 and b.ndim == 2:
-        return matmul(a, b)
-    return _batched(a, b)
-
-
-def _batched(a, b):
-    dnn = library()
-    if (dnn is None or a.dtype != np.float32 or b.dtype != np.float32 or a.ndim < 3
-            or a.shape[:-2] != b.shape[:-2] or a.shape[-1] != b.shape[-2]):
-        return None
-    batch, (m, k), n = a.shape[:-2], a.shape[-2:], b.shape[-1]
-    count = int(np.prod(batch, dtype=np.int64))
-    if min(count, m, k, n) <= 0 or count * m * k * n < MATMUL_MIN_WORK:
-        return None
-    key = ("batched matmul", count, m, k, n)
-
-    def make():
-        src, dst = dnn.md((count, m, k), _TAG_ABC), dnn.md((count, m, n), _TAG_ABC)
-
-        def create(pd, attr, any_weights):
-            # plain weights: both operands change every run, so a reorder would cost a copy each time
-            weights = dnn.md((count, k, n), _TAG_ABC)
-            try:
-                return dnn.lib.dnnl_matmul_primitive_desc_create(pd, dnn.engine, src, weights, None, dst, attr)
-            finally:
-                dnn.lib.dnnl_memory_desc_destroy(weights)
-        return _Problem(dnn, (count, m, n), src, dst, (count, k, n), _TAG_ABC, None, None, 0.0, create)
-
-    problem = _problem(dnn, key, make)
-    if not problem.usable():
-        return None
-    # contiguous operands: on a strided 4-D view oneDNN 3.2 takes its reference kernel (1.7 s for
-    # attention's scores at batch 8, against 0.67 ms contiguous)
-    x = np.ascontiguousarray(a).reshape(count, m, k)
-    f = np.ascontiguousarray(b).reshape(count, k, n)
-    return _run(dnn, problem, x, f, None).reshape(batch + (m, n))
 
 
 def _problem(dnn, key, make):
