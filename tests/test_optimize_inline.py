@@ -108,3 +108,13 @@ def test_a_body_node_whose_name_is_taken_stops_inlining(name):
     assert taken.name == name
     inlined, count = inline_calls(g)
     assert inlined is g and count == 0
+
+
+@pytest.mark.parametrize("attr", ["f", "Tout"])
+def test_a_call_without_its_attrs_is_left_alone_and_unchanged(attr):
+    g = _scaled_graph()
+    del next(n for n in g.node if n.name == "call").attr[attr]
+    before = g.SerializeToString()
+    inlined, count = inline_calls(g)
+    assert inlined is g and count == 0
+    assert g.SerializeToString() == before

@@ -107,9 +107,12 @@ def _inlined(graph_def, protected):
 def _body(call, defs, names):
     """(the plain body, its argument placeholder -> the call's input, result tensors, effect nodes)
     for `call`, checked inlinable."""
+    # membership first: reading a missing key of a proto map would add it to the caller's graph
+    if "f" not in call.attr or "Tout" not in call.attr or not call.attr["f"].HasField("func"):
+        raise _NotInlinable
     try:
         fdef = defs.get(call.attr["f"].func.name)
-        if fdef is None or not call.attr["f"].HasField("func"):
+        if fdef is None:
             raise _NotInlinable
         body, arg_nodes, outputs, control = plain_body(fdef, signature_values(fdef, call.attr["f"].func.attr))
     except (FunctionError, TypeError, ValueError, KeyError):
