@@ -118,3 +118,15 @@ def test_a_call_without_its_attrs_is_left_alone_and_unchanged(attr):
     inlined, count = inline_calls(g)
     assert inlined is g and count == 0
     assert g.SerializeToString() == before
+
+
+def test_at_load_a_body_op_that_flows_control_keeps_the_graph_as_it_is():
+    # inline_calls itself inlines a body with an Exit (the optimizer then only prunes); the at-load
+    # check reads the body's ops in place and refuses it, as it refuses a graph's own Exit
+    g = _scaled_graph()
+    body = g.library.function[0]
+    exit_node = body.node_def.add(name="leave", op="Exit", input=["product:z:0"])
+    exit_node.attr["T"].type = 1
+    body.ret["out"] = "leave:output:0"
+    assert inline_calls(g)[1] == 1
+    assert not eligible(g)

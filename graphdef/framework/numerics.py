@@ -35,7 +35,6 @@ def _eps(dtype):
     return 0.0
 
 
-
 def working_dtype(dtype):
     """The dtype a float kernel computes in: float32 for float16 (TF's CPU kernels accumulate half
     in float and round once at the end), else `dtype` itself."""
@@ -47,6 +46,7 @@ def in_working_dtype(x):
     """`x` as an array of working_dtype (itself when it already is one)."""
     x = np.asarray(x)
     return x.astype(working_dtype(x.dtype), copy=False)
+
 
 @dataclass(frozen=True)
 class Numerics:

@@ -29,6 +29,8 @@ ATTR_KINDS = ("type", "int", "float", "bool", "string", "shape", "tensor",
 # out: the first input's own array, given by the Session when nothing reads it after the
 # kernel; the kernel may write its result there when it has the input's shape and dtype)
 RUNTIME_PARAMS = frozenset(("state", "node", "ref", "refs", "functions", "out", "last_input_donated"))
+# those of them that tie an op to the session's state (variables, resources, functions)
+STATE_PARAMS = frozenset(("state", "ref", "refs", "functions"))
 # the most outputs one node may declare through a count attr (Split's num_split, Unpack's num):
 # a file's num_split=10**12 must be refused, not turned into 10**12 Tensor objects
 MAX_LISTED_OUTPUTS = 1 << 16

@@ -19,16 +19,14 @@ the graph as it is: optimizing only ever saves time.
 import os
 
 from graphdef.ops.control_flow import CONTROL_FLOW_OPS as RUNTIME_CONTROL_FLOW_OPS
-from graphdef.ops.registry import REGISTRY
+from graphdef.ops.registry import REGISTRY, STATE_PARAMS
 from graphdef.optimize import CONTROL_FLOW_OPS, optimize
-from graphdef.optimize.inline_calls import inline_calls
+from graphdef.optimize.inline_calls import inlined_nodes
 from graphdef.framework.graph import Graph
 from graphdef.wire import serialize
 from graphdef.wire.serialize import import_graph_def
 
 ENVIRONMENT_SWITCH = "GRAPHDEF_OPTIMIZE"
-# Kernel parameters that tie an op to the session's state (variables, resources, functions).
-STATEFUL_PARAMS = frozenset({"state", "ref", "refs", "functions"})
 
 
 def enabled(optimize_flag=None):
@@ -55,15 +53,16 @@ def load_with_graph_def(path, signature=None, optimize=None):
 def eligible(graph_def):
     """True for a stateless, loop-free graph of ops graphdef knows: the passes' rewrites are then
     the same computation, whatever is fetched or fed."""
+    nodes = graph_def.node
     if graph_def.library.SerializeToString():
-        graph_def, _ = inline_calls(graph_def)  # eligible when every call can be inlined
-        if graph_def.library.SerializeToString():
+        nodes = inlined_nodes(graph_def)  # the nodes once every call is inlined (None: it cannot be)
+        if nodes is None:
             return False
-    for node in graph_def.node:
+    for node in nodes:
         opdef = REGISTRY.get(node.op)
         if opdef is None or node.op in CONTROL_FLOW_OPS or node.op in RUNTIME_CONTROL_FLOW_OPS:
             return False
-        if opdef.ref_inputs or STATEFUL_PARAMS.intersection(opdef.kernel_params):
+        if opdef.ref_inputs or STATE_PARAMS.intersection(opdef.kernel_params):
             return False
     return True
 

@@ -8,7 +8,7 @@ call ran its body as a graph of its own.
 
 Inlining is all or nothing: every node that names a function must be a PartitionedCall or
 StatefulPartitionedCall whose body has only ops the registry knows, none of which keeps state,
-calls a function or flows control; else the graph stays as it is. A body node takes the call's
+calls a function (If and While name theirs); else the graph stays as it is. A body node takes the call's
 name as a prefix ("call/convolution"). Where the call's name must stay (fetched, fed, read as a
 control input, or read by nothing, as a default output is), an IdentityN of that name hands on
 the results. Elsewhere the readers read the body's results themselves, so the passes meet
@@ -17,10 +17,10 @@ Conv2D -> BiasAdd as in any other graph.
 
 from graphdef._proto import graph_pb2
 from graphdef.ops import REGISTRY
+from graphdef.ops.registry import STATE_PARAMS
 from graphdef.wire.functions import FunctionError, plain_body, signature_values
 
 CALL_OPS = frozenset({"PartitionedCall", "StatefulPartitionedCall"})
-_STATE_PARAMS = frozenset({"state", "ref", "refs", "functions"})
 
 
 class _NotInlinable(Exception):
@@ -38,7 +38,22 @@ def inline_calls(graph_def, protected=()):
         return graph_def, 0
 
 
-def _inlined(graph_def, protected):
+def inlined_nodes(graph_def):
+    """The nodes inline_calls would write, but for the IdentityNs that keep calls' names: the graph's
+    own and each call's body, read in place rather than copied with their weights (at load, where
+    only their ops matter). None when inline_calls would keep the graph as it is."""
+    if not graph_def.library.function:
+        return None
+    try:
+        calls = _calls(graph_def)
+    except _NotInlinable:
+        return None
+    own = [node for node in graph_def.node if node.op not in CALL_OPS]
+    return own + [node for _, (body, args, _, _) in calls.values() for node in body.node if node.name not in args]
+
+
+def _calls(graph_def):
+    """call name -> (the call, its _body), every call checked inlinable."""
     defs = {f.signature.name: f for f in graph_def.library.function}
     names = {n.name for n in graph_def.node}
     calls = {}
@@ -47,6 +62,11 @@ def _inlined(graph_def, protected):
             calls[node.name] = (node, _body(node, defs, names))
         elif _names_a_function(node):
             raise _NotInlinable
+    return calls
+
+
+def _inlined(graph_def, protected):
+    calls = _calls(graph_def)
     # a call whose name must stay: protected, read by a control input, or read by nothing
     data_read, control_read = set(), set()
     for node in graph_def.node:
@@ -127,7 +147,7 @@ def _body(call, defs, names):
             continue
         opdef = REGISTRY.get(node.op)
         if (opdef is None or node.op in CALL_OPS or opdef.stateful or opdef.ref_inputs
-                or _STATE_PARAMS.intersection(opdef.kernel_params) or _names_a_function(node)
+                or STATE_PARAMS.intersection(opdef.kernel_params) or _names_a_function(node)
                 or f"{call.name}/{node.name}" in names):
             raise _NotInlinable
     return body, dict(zip(placeholders, data_inputs)), outputs, control
