@@ -1,7 +1,9 @@
 // Conv2D, NHWC (grouped when the filter's in channels divide the input's),
 // and the fusion pass's _FusedConv2D (bias and activation after it).
 // float32 runs as a oneDNN primitive (lib/dnnl_conv.h) whenever oneDNN has
-// one for the shapes. The hand-written kernels are the fallback and serve the
+// one for the shapes; a 3x3 window with stride 1 over enough channels and
+// pixels, with a constant filter, runs by Winograd's F(2x2, 3x3)
+// (lib/winograd_conv.h) instead. The hand-written kernels are the fallback and serve the
 // other dtypes: the patch matrix of the output pixels times the [KH*KW*C,
 // out] filter. float32 is an implicit product (gemm_f32.h) that reads each
 // patch straight from a zero-padded copy of the input, pixels shared out
@@ -15,6 +17,7 @@
 
 #include "kernels/lib/dnnl_conv.h"
 #include "kernels/lib/gemm_f32.h"
+#include "kernels/lib/winograd_conv.h"
 #include "kernels/lib/min_max.h"
 #include "core/int_arith.h"
 #include "kernels/conv_common.h"
@@ -202,6 +205,7 @@ struct ConvNode {
   WindowAttrs window;
   Epilogue epilogue;
   std::shared_ptr<DnnlConvolution> dnnl;
+  std::shared_ptr<WinogradConvolution> winograd;
 };
 
 // The hand-written kernels, for every dtype, with a fused node's epilogue
@@ -267,6 +271,14 @@ void compute_conv_node(KernelContext& context) {
     return;
   }
   Tensor output = Tensor::uninitialized(input.dtype(), out_shape);
+  const bool winograd = input.dtype() == graphdef::DT_FLOAT && layout == Layout::kPlain &&
+                        context.input_is_constant(1) && node.winograd->suits(whole, groups, out_channels) &&
+                        node.winograd->run(whole, out_channels, input.data<float>(), filter.data<float>(),
+                                           bias ? bias->data<float>() : nullptr, output.data<float>());
+  if (winograd) {
+    context.set_output(0, std::move(output));
+    return;
+  }
   if (input.dtype() != graphdef::DT_FLOAT || !dnnl(output.data<float>())) {
     if (layout != Layout::kPlain) throw Error("internal error: oneDNN refused a convolution it had prepared");
     compute_hand_written(input, filter, groups, s, bias, node.epilogue, output);
@@ -284,7 +296,8 @@ REGISTER_KERNEL(declare_conv_attrs(Kernel("Conv2D")
                                    true)
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
                       return ConvNode{read_window_attrs(kernel, node, true, true), Epilogue{},
-                                      std::make_shared<DnnlConvolution>(Epilogue{})};
+                                      std::make_shared<DnnlConvolution>(Epilogue{}),
+                                      std::make_shared<WinogradConvolution>(Epilogue{})};
                     })
                     .compute(compute_conv_node));
 
@@ -300,7 +313,8 @@ REGISTER_KERNEL(declare_conv_attrs(declare_fused_epilogue(Kernel("_FusedConv2D")
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
                       const Epilogue epilogue = read_fused_ops(kernel, node, true);
                       return ConvNode{read_window_attrs(kernel, node, true, true), epilogue,
-                                      std::make_shared<DnnlConvolution>(epilogue)};
+                                      std::make_shared<DnnlConvolution>(epilogue),
+                                      std::make_shared<WinogradConvolution>(epilogue)};
                     })
                     .compute(compute_conv_node));
 

@@ -89,8 +89,8 @@ DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t 
     const memory::desc any_weights(weight_dims, kF32, Tag::any);
     const memory::desc bias_md = epilogue_.bias ? memory::desc({out_channels}, kF32, Tag::a) : memory::desc();
     try {
-      // Direct convolution only: Winograd would round differently from the
-      // policy's model of a sum of products.
+      // Direct convolution (oneDNN 3.2 has no Winograd kernel for x86); the
+      // 3x3 layers Winograd suits never get here (winograd_conv.h).
       auto make = [&] {
         return ConvPd(dnnl_engine(), dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src,
                       any_weights, bias_md, dst, {g.stride_h, g.stride_w}, {g.dilation_h - 1, g.dilation_w - 1},
