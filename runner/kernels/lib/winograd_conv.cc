@@ -361,13 +361,17 @@ WinogradConvolution::Prepared* WinogradConvolution::prepare(const ConvShape& s, 
   const int64_t budget = std::max<int64_t>(16, kChunkFloats / (kTaps * std::max(s.c, out_channels)));
   const int64_t chunks = (p->count + budget - 1) / budget;
   p->chunk = (p->count + chunks - 1) / chunks;
-  const int64_t taps = 9 * s.c * out_channels;
-  const bool finite = std::all_of(filter, filter + taps, [](float w) { return std::isfinite(w); });
-  if (finite) {
-    const std::vector<float> u = transform_filter(filter, s.c, out_channels);
+  // The transformed filter outlives a change of input shape (another batch size):
+  // only the products are made again.
+  if (filter_.empty() && filter_finite_) {
+    const int64_t taps = 9 * s.c * out_channels;
+    filter_finite_ = std::all_of(filter, filter + taps, [](float w) { return std::isfinite(w); });
+    if (filter_finite_) filter_ = transform_filter(filter, s.c, out_channels);
+  }
+  if (filter_finite_) {
     const int64_t rest = p->count - (chunks - 1) * p->chunk;
-    p->usable = make_product(p->full, p->chunk, s.c, out_channels, u) &&
-                (rest == p->chunk || make_product(p->last, rest, s.c, out_channels, u));
+    p->usable = make_product(p->full, p->chunk, s.c, out_channels, filter_) &&
+                (rest == p->chunk || make_product(p->last, rest, s.c, out_channels, filter_));
   }
   prepared_ = std::move(p);
   return prepared_.get();

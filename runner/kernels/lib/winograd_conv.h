@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "kernels/lib/dnnl_runtime.h"
 #include "kernels/lib/im2col.h"
@@ -56,6 +57,8 @@ class WinogradConvolution {
   const Epilogue epilogue_;
   std::mutex mutex_;
   std::unique_ptr<Prepared> prepared_;
+  std::vector<float> filter_;  // [16][C][out], plain; empty until the first run
+  bool filter_finite_ = true;
 };
 
 }  // namespace graphrun
