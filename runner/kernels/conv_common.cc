@@ -36,8 +36,6 @@ ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs&
   return s;
 }
 
-namespace {
-
 // Blocks pay where oneDNN's kernels stop at AVX2 or older: there its depthwise
 // and pointwise kernels took about half their NHWC time on nChw8c (a Zen 3, at
 // batch 8). With AVX-512 its NHWC kernels (brgconv) beat blocks of either
@@ -57,8 +55,6 @@ bool channel_blocks_enabled() {
   }();
   return enabled;
 }
-
-}  // namespace
 
 Layout conv_layout(const KernelContext& context, const Tensor& input, int64_t out_channels, bool depthwise,
                    const std::function<bool()>& ready_in_blocks) {

@@ -41,6 +41,10 @@ ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs&
 // convolutions) NHWC is as fast or faster, so a run of blocks never starts
 // there; with AVX-512, NHWC wins everywhere and blocks are off
 // (conv_common.cc). GRAPHRUN_CC_CHANNEL_BLOCKS=1 or 0 turns them on or off.
+// Whether runs of convolutions in channel blocks are on in this process
+// (by oneDNN's effective instruction set, or GRAPHRUN_CC_CHANNEL_BLOCKS).
+bool channel_blocks_enabled();
+
 Layout conv_layout(const KernelContext& context, const Tensor& input, int64_t out_channels, bool depthwise,
                    const std::function<bool()>& ready_in_blocks);
 

@@ -19,6 +19,9 @@
 //             x * Sigmoid(x)) as one _Fused* node
 //   rank 110  fuse_residual_add    such a convolution -> Add (-> activation): the Add as
 //             a oneDNN sum post-op
+//   rank 112  fuse_pointwise_depthwise  a 1x1 _FusedConv2D read only by a 3x3
+//             _FusedDepthwiseConv2dNative as one _FusedPointwiseDepthwise (oneDNN's
+//             depthwise post-op), where channel blocks are off
 //   rank 115  fuse_layer_norm      Keras' and tf.nn's layer norm over the last axis (Mean,
 //             SquaredDifference, Mean, Rsqrt, Muls, Adds) as one _FusedLayerNorm node
 //   rank 120  fuse_elementwise     chains of float32 elementwise ops on one tensor and

@@ -188,6 +188,12 @@ dnnl::primitive_attr strict_attr(const Epilogue& epilogue) {
   dnnl::post_ops ops;
   // dst = 1.0 * dst + (product + bias): the residual the output buffer holds.
   if (epilogue.residual) ops.append_sum(1.0f);
+  append_activation(ops, epilogue);
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+void append_activation(dnnl::post_ops& ops, const Epilogue& epilogue) {
   using A = dnnl::algorithm;
   switch (epilogue.activation) {
     case Activation::kNone: break;
@@ -198,8 +204,6 @@ dnnl::primitive_attr strict_attr(const Epilogue& epilogue) {
     case Activation::kLeakyRelu: ops.append_eltwise(A::eltwise_relu, epilogue.alpha, 0.0f); break;
     case Activation::kSwish: ops.append_eltwise(A::eltwise_swish, 1.0f, 0.0f); break;
   }
-  attr.set_post_ops(ops);
-  return attr;
 }
 
 namespace {

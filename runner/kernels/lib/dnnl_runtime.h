@@ -67,6 +67,8 @@ const Tensor* fused_bias(const KernelContext& context, const Epilogue& epilogue,
 // post-op) and the activation as post-ops, scratchpad passed by the caller
 // (scratchpad_for) at each execution.
 dnnl::primitive_attr strict_attr(const Epilogue& epilogue);
+// The epilogue's activation as a oneDNN post-op (none for kNone).
+void append_activation(dnnl::post_ops& ops, const Epilogue& epilogue);
 // The scratchpad memory for one execution of a primitive made with strict_attr (user mode).
 dnnl::memory scratchpad_for(const dnnl::memory::desc& desc);
 

@@ -1,0 +1,96 @@
+// _FusedPointwiseDepthwise: a _FusedConv2D with a 1x1 filter and the
+// _FusedDepthwiseConv2dNative with a 3x3 filter that alone reads it, as one
+// node (passes/fuse_pointwise_depthwise.cc writes it; a model file naming it
+// is refused). Inputs: the 1x1's input, filter [1, 1, C, E] and bias, then
+// the depthwise filter [3, 3, E, 1] and bias; the depthwise's window attrs;
+// pointwise_ops and fused_ops are the two nodes' fused_ops. float32 only.
+// It runs as one oneDNN primitive (lib/dnnl_pointwise_depthwise.h) where
+// oneDNN has one, else as the two oneDNN convolutions one after the other,
+// each as its own node would.
+#include <memory>
+
+#include "kernels/conv_common.h"
+#include "kernels/lib/dnnl_conv.h"
+#include "kernels/lib/dnnl_pointwise_depthwise.h"
+
+namespace graphrun {
+namespace {
+
+struct PointwiseDepthwiseNode {
+  WindowAttrs window;  // the depthwise's; the 1x1's is stride 1, unpadded
+  Epilogue pointwise, depthwise;
+  std::shared_ptr<DnnlPointwiseDepthwise> fused;
+  std::shared_ptr<DnnlConvolution> first, second;
+};
+
+Epilogue read_ops(const Kernel& kernel, const graphdef::NodeDef& node, const char* attr) {
+  const auto& list = kernel.attr(node, attr).list().s();
+  try {
+    return parse_fused_ops(std::vector<std::string>(list.begin(), list.end()), 0.0f);
+  } catch (const Error& e) {
+    throw Error(std::string("attr '") + attr + "': " + e.what());
+  }
+}
+
+void check_bias(const Tensor& bias, int64_t channels, const char* which) {
+  if (bias.shape() != Shape{channels}) {
+    throw Error(std::string(which) + " bias has shape " + shape_string(bias.shape()) + ", not [" +
+                std::to_string(channels) + "]");
+  }
+}
+
+void compute_pointwise_depthwise(KernelContext& context) {
+  const PointwiseDepthwiseNode& node = context.state<PointwiseDepthwiseNode>();
+  const Tensor& x = context.input(0);
+  const Tensor& filter = context.input(1);
+  const Tensor& dw_filter = context.input(3);
+  WindowAttrs unpadded;
+  unpadded.padding = "VALID";
+  const ConvShape pw = conv_shape(x.shape(), filter.shape(), unpadded);
+  const int64_t e = filter.shape()[3];
+  const ConvShape dw = conv_shape({pw.n, pw.h, pw.w, e}, dw_filter.shape(), node.window, "depthwise filter");
+  if (pw.window.kh != 1 || pw.window.kw != 1 || dw_filter.shape()[3] != 1) {
+    throw Error("the filters must be [1, 1, C, E] and [3, 3, E, 1]");
+  }
+  check_bias(context.input(2), e, "the 1x1 convolution's");
+  check_bias(context.input(4), e, "the depthwise convolution's");
+  const float* bias = context.input(2).data<float>();
+  const float* dw_bias = context.input(4).data<float>();
+  Tensor output = Tensor::uninitialized(graphdef::DT_FLOAT, {dw.n, dw.window.rows.out, dw.window.cols.out, e});
+  if (output.num_elements() > 0 &&
+      !node.fused->run(pw, e, dw, x.data<float>(), filter.data<float>(), bias, dw_filter.data<float>(), dw_bias,
+                       output.data<float>())) {
+    Tensor middle = Tensor::uninitialized(graphdef::DT_FLOAT, {pw.n, pw.h, pw.w, e});
+    const bool ran = node.first->run(pw, 1, e, x.data<float>(), filter.data<float>(), true, bias,
+                                     middle.data<float>()) &&
+                     node.second->run(dw, e, e, middle.data<float>(), dw_filter.data<float>(), true, dw_bias,
+                                      output.data<float>());
+    if (!ran) throw Error("oneDNN has no kernel for this 1x1 and depthwise convolution (run with --no-optimize)");
+  }
+  context.set_output(0, std::move(output));
+}
+
+REGISTER_KERNEL(declare_conv_attrs(Kernel("_FusedPointwiseDepthwise")
+                                       .input("input", "T")
+                                       .input("filter", "T")
+                                       .input("bias", "T")
+                                       .input("depthwise_filter", "T")
+                                       .input("depthwise_bias", "T")
+                                       .output("T")
+                                       .type_attr("T", {graphdef::DT_FLOAT})
+                                       .string_list_attr("pointwise_ops")
+                                       .string_list_attr("fused_ops")
+                                       .internal(),
+                                   false)
+                    .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
+                      const Epilogue pointwise = read_ops(kernel, node, "pointwise_ops");
+                      const Epilogue depthwise = read_ops(kernel, node, "fused_ops");
+                      return PointwiseDepthwiseNode{read_window_attrs(kernel, node, true, true), pointwise, depthwise,
+                                                    std::make_shared<DnnlPointwiseDepthwise>(pointwise, depthwise),
+                                                    std::make_shared<DnnlConvolution>(pointwise),
+                                                    std::make_shared<DnnlConvolution>(depthwise)};
+                    })
+                    .compute(compute_pointwise_depthwise));
+
+}  // namespace
+}  // namespace graphrun
