@@ -123,8 +123,30 @@ def test_the_pair_fuses_and_agrees_with_numpy(runner, tmp_path, case):
     assert_conforms(unfused, expected, model, fetch)
 
 
+def onednn_has_avx512():
+    """Whether graphrun-cc's oneDNN may use AVX-512 here (the CPU has it, and no profile caps it)."""
+    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else ""
+    cap = os.environ.get("GRAPHRUN_CC_MAX_CPU_ISA", "")
+    return " avx512f" in flags and (cap == "" or cap.upper().startswith("AVX512"))
+
+
+def test_a_wide_pair_runs_as_one_primitive_with_the_depthwise_inside(runner, tmp_path):
+    # oneDNN 3.2 fuses only where its jit 1x1 kernel wins (MobileNetV2's 112x112 pair from batch 2 on,
+    # with AVX-512); elsewhere it offers a reference composition, which the node does not take.
+    model, fetch, expected = build(tmp_path, (2, 112, 112, 16), 96, 2)
+    args = [model, "--feed", f"x=@{tmp_path / 'x.npy'}", "--fetch", fetch, "--out", tmp_path / "out"]
+    log = cc(runner, *args, env=dict(BLOCKS_OFF, ONEDNN_VERBOSE="1"))
+    convolutions = [line for line in log.splitlines() if line.startswith("onednn_verbose,exec,cpu,convolution")]
+    if onednn_has_avx512():
+        assert len(convolutions) == 1 and "+dw:k3s2p0+" in convolutions[0], convolutions
+    else:
+        assert len(convolutions) in (1, 2), convolutions
+    assert_conforms(np.load(tmp_path / "out" / "dw_act_0.npy"), expected, model, fetch)
+
+
 def test_without_a_fused_kernel_the_two_convolutions_run(runner, tmp_path):
-    # oneDNN's 1x1 kernels with a depthwise post-op start at AVX2: capped below, the node runs both steps
+    # at this size oneDNN offers only its reference composition (and below AVX2 no fused kernel at all):
+    # the node runs the two convolutions one after the other
     model, fetch, expected = build(tmp_path, *CASES["stride2-even"][:4])
     env = dict(BLOCKS_OFF, GRAPHRUN_CC_MAX_CPU_ISA="SSE41")
     assert op_types(runner, model, tmp_path, fetch, env) == ["_FusedPointwiseDepthwise"]

@@ -2,11 +2,14 @@
 // oneDNN primitive: its 1x1 kernel hands each band of rows it makes to the
 // depthwise kernel (oneDNN's depthwise post-op) while the band is still in
 // cache, so the 1x1's output, the widest tensor of a MobileNet block (six
-// times its input), is never written out and read back whole. At batch 8 on
-// MobileNetV2's 112x112 and 56x56 blocks the pair took 2.9 against 4.8 ms
-// and 1.7 against 2.0 ms. Float32 NHWC, constant filters, bias and Relu,
-// Relu6 or nothing after each step, as passes/fuse_pointwise_depthwise.cc
-// pairs them.
+// times its input), is never written out and read back whole. oneDNN 3.2
+// has that kernel (jit_1x1 with a depthwise post-op) only where it expects
+// it to win, such as MobileNetV2's widest pairs from batch 2 on with
+// AVX-512: at batch 8 the 112x112 pair took 3.2-3.4 ms in the model against
+// 6.4-6.6 as two nodes. Elsewhere it offers a reference composition of the
+// two kernels, no better than running them ourselves, which is declined.
+// Float32 NHWC, constant filters, bias and Relu, Relu6 or nothing after each
+// step, as passes/fuse_pointwise_depthwise.cc pairs them.
 #pragma once
 
 #include <cstdint>
