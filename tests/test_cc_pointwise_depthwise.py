@@ -152,6 +152,66 @@ def test_without_a_fused_kernel_the_two_convolutions_run(runner, tmp_path):
     assert op_types(runner, model, tmp_path, fetch, env) == ["_FusedPointwiseDepthwise"]
     (ours,) = fetched(runner, model, tmp_path, [fetch], env)
     assert_conforms(ours, expected, model, fetch)
+    log = cc(runner, model, "--feed", f"x=@{tmp_path / 'x.npy'}", "--fetch", fetch,
+             env=dict(env, ONEDNN_VERBOSE="1"))
+    convolutions = [line for line in log.splitlines() if line.startswith("onednn_verbose,exec,cpu,convolution")]
+    assert len(convolutions) == 2 and not any("+dw:" in line for line in convolutions), convolutions
+
+
+def test_a_grouped_1x1_runs_unfused_in_the_node(runner, tmp_path):
+    # the 1x1 filter has 2 of the input's 4 channels: two groups, as Conv2D computes them
+    x = RNG.uniform(-1, 1, (1, 8, 8, 4)).astype(np.float32)
+    w1 = RNG.standard_normal((1, 1, 2, 8)).astype(np.float32)
+    w2 = RNG.standard_normal((3, 3, 8, 1)).astype(np.float32)
+    b = np.linspace(-0.5, 0.5, 8).astype(np.float32)
+    g = Graph()
+    g.placeholder("x", np.float32, [1, 8, 8, 4])
+    for name, value in (("w1", w1), ("w2", w2), ("b", b)):
+        g.const(name, value)
+    g.op("expand", "Conv2D", ["x", "w1"], np.float32, strides=ints_attr([1, 1, 1, 1]), padding=str_attr("VALID"))
+    g.op("expand_bias", "BiasAdd", ["expand", "b"], np.float32)
+    g.op("dw", "DepthwiseConv2dNative", ["expand_bias", "w2"], np.float32, strides=ints_attr([1, 1, 1, 1]),
+         padding=str_attr("SAME"))
+    g.op("dw_bias", "BiasAdd", ["dw", "b"], np.float32)
+    model = g.save(tmp_path / "model.pb")
+    np.save(tmp_path / "x.npy", x)
+    x64 = x.astype(np.float64)
+    middle = np.concatenate([x64[..., :2] @ w1[0, 0, :, :4], x64[..., 2:] @ w1[0, 0, :, 4:]], -1) + b
+    expected = (depthwise64(middle, w2.astype(np.float64), 1, "SAME") + b).astype(np.float32)
+    assert fused_count(runner, model, BLOCKS_OFF) == 1
+    (ours,) = fetched(runner, model, tmp_path, ["dw_bias:0"], BLOCKS_OFF)
+    assert_conforms(ours, expected, model, "dw_bias:0")
+
+
+def with_explicit_pads(model, pads, path):
+    """The model with its depthwise padded EXPLICIT-ly by pads (top, bottom, left, right)."""
+    g = Graph()
+    g.proto.ParseFromString(model.read_bytes())
+    (dw,) = [n for n in g.proto.node if n.name == "dw"]
+    dw.attr["padding"].s = b"EXPLICIT"
+    dw.attr["explicit_paddings"].CopyFrom(ints_attr([0, 0, *pads, 0, 0]))
+    return g.save(path)
+
+
+def test_an_empty_input_gives_the_epilogue_of_zeros(runner, tmp_path):
+    # no rows: the 1x1 has nothing to sum, and every depthwise window lies in the padding (2 + 2 rows)
+    model, fetch, _ = build(tmp_path, (1, 0, 5, 8), 16, 1, act1=None, act2="Relu")
+    model = with_explicit_pads(model, [2, 2, 1, 1], tmp_path / "empty.pb")
+    assert fused_count(runner, model, BLOCKS_OFF) == 1
+    (ours,) = fetched(runner, model, tmp_path, [fetch], BLOCKS_OFF)
+    g = Graph()
+    g.proto.ParseFromString(model.read_bytes())
+    (b2,) = [np.frombuffer(n.attr["value"].tensor.tensor_content, np.float32) for n in g.proto.node if n.name == "b2"]
+    assert_conforms(ours, np.broadcast_to(np.maximum(b2, 0), (1, 2, 5, 16)), model, fetch)
+
+
+def test_explicit_padding_as_wide_as_the_window_is_not_fused(runner, tmp_path):
+    model, fetch, _ = build(tmp_path, (1, 4, 4, 8), 16, 1)
+    model = with_explicit_pads(model, [3, 3, 3, 3], tmp_path / "wide.pb")
+    assert fused_count(runner, model, BLOCKS_OFF) == 0
+    (ours,) = fetched(runner, model, tmp_path, [fetch], BLOCKS_OFF)
+    (unfused,) = fetched(runner, model, tmp_path, [fetch], BLOCKS_OFF, "--no-optimize")
+    assert_conforms(ours, unfused, model, fetch)
 
 
 def test_what_cannot_fuse_stays_two_nodes(runner, tmp_path):

@@ -104,6 +104,8 @@ CASES = {
     "valid-bias": ((1, 18, 17, 64), 80, "VALID", None),
     "explicit-relu": ((1, 12, 14, 96), 64, ((2, 0), (0, 1)), "Relu"),
     "resnet-stage4": ((2, 14, 14, 256), 256, "SAME", "Relu"),
+    # 1089 tiles: two chunks of 545 and 544 under the 4 MiB budget, so a second matmul for the last
+    "two-chunks": ((1, 66, 66, 64), 64, "SAME", "Relu"),
 }
 
 

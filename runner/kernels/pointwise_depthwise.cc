@@ -7,6 +7,7 @@
 // It runs as one oneDNN primitive (lib/dnnl_pointwise_depthwise.h) where
 // oneDNN has one, else as the two oneDNN convolutions one after the other,
 // each as its own node would.
+#include <algorithm>
 #include <memory>
 
 #include "kernels/conv_common.h"
@@ -39,6 +40,20 @@ void check_bias(const Tensor& bias, int64_t channels, const char* which) {
   }
 }
 
+// One of the two convolutions through oneDNN. Given the pass's rules, oneDNN
+// refuses only an empty input (no pixels or no channels) with a non-empty
+// output: each sum then has no products, so the output is the epilogue of
+// zeros, as TF computes it.
+void step(DnnlConvolution& conv, const ConvShape& s, int64_t groups, int64_t out, const float* x,
+          const Tensor& filter, const float* bias, const Epilogue& epilogue, Tensor& y) {
+  if (y.num_elements() == 0 || conv.run(s, groups, out, x, filter.data<float>(), true, bias, y.data<float>())) return;
+  if (s.n * s.h * s.w * s.c != 0) {
+    throw Error("oneDNN has no kernel for a step of this fused 1x1 and depthwise pair (run with --no-optimize)");
+  }
+  std::fill(y.data<float>(), y.data<float>() + y.num_elements(), 0.0f);
+  apply_epilogue(y.data<float>(), y.num_elements() / out, out, bias, epilogue);
+}
+
 void compute_pointwise_depthwise(KernelContext& context) {
   const PointwiseDepthwiseNode& node = context.state<PointwiseDepthwiseNode>();
   const Tensor& x = context.input(0);
@@ -46,7 +61,21 @@ void compute_pointwise_depthwise(KernelContext& context) {
   const Tensor& dw_filter = context.input(3);
   WindowAttrs unpadded;
   unpadded.padding = "VALID";
-  const ConvShape pw = conv_shape(x.shape(), filter.shape(), unpadded);
+  // A filter with fewer in channels than the input is a grouped 1x1 (as Conv2D's):
+  // run unfused, each step as its node would.
+  int64_t groups = 1;
+  Shape x_shape = x.shape();
+  if (x.rank() == 4 && filter.rank() == 4 && filter.shape()[2] > 0 && x_shape[3] != filter.shape()[2]) {
+    const int64_t c = x_shape[3], ci = filter.shape()[2], co = filter.shape()[3];
+    if (c % ci || co % (c / ci)) {
+      throw Error("the input's " + std::to_string(c) + " channels and the 1x1 filter's " + std::to_string(ci) +
+                  " in and " + std::to_string(co) + " out channels make no grouped convolution");
+    }
+    groups = c / ci;
+    x_shape[3] = ci;
+  }
+  ConvShape pw = conv_shape(x_shape, filter.shape(), unpadded);
+  pw.c = x.shape()[3];
   const int64_t e = filter.shape()[3];
   const ConvShape dw = conv_shape({pw.n, pw.h, pw.w, e}, dw_filter.shape(), node.window, "depthwise filter");
   if (pw.window.kh != 1 || pw.window.kw != 1 || dw_filter.shape()[3] != 1) {
@@ -57,15 +86,13 @@ void compute_pointwise_depthwise(KernelContext& context) {
   const float* bias = context.input(2).data<float>();
   const float* dw_bias = context.input(4).data<float>();
   Tensor output = Tensor::uninitialized(graphdef::DT_FLOAT, {dw.n, dw.window.rows.out, dw.window.cols.out, e});
-  if (output.num_elements() > 0 &&
-      !node.fused->run(pw, e, dw, x.data<float>(), filter.data<float>(), bias, dw_filter.data<float>(), dw_bias,
-                       output.data<float>())) {
+  const bool fused = output.num_elements() == 0 ||
+                     (groups == 1 && node.fused->run(pw, e, dw, x.data<float>(), filter.data<float>(), bias,
+                                                     dw_filter.data<float>(), dw_bias, output.data<float>()));
+  if (!fused) {
     Tensor middle = Tensor::uninitialized(graphdef::DT_FLOAT, {pw.n, pw.h, pw.w, e});
-    const bool ran = node.first->run(pw, 1, e, x.data<float>(), filter.data<float>(), true, bias,
-                                     middle.data<float>()) &&
-                     node.second->run(dw, e, e, middle.data<float>(), dw_filter.data<float>(), true, dw_bias,
-                                      output.data<float>());
-    if (!ran) throw Error("oneDNN has no kernel for this 1x1 and depthwise convolution (run with --no-optimize)");
+    step(*node.first, pw, groups, e, x.data<float>(), filter, bias, node.pointwise, middle);
+    step(*node.second, dw, e, e, middle.data<float>(), dw_filter, dw_bias, node.depthwise, output);
   }
   context.set_output(0, std::move(output));
 }

@@ -89,7 +89,12 @@ bool fusable(const Graph& graph, int i, const GraphReaders& readers, const PassC
       a.left || a.right) {
     return false;
   }
-  if (b.stride_h != b.stride_w || b.stride_h > 2 || b.dilation_h != 1 || b.dilation_w != 1) return false;
+  // Explicit pads under the window's 3, as oneDNN's convolutions take them (wider ones
+  // only hostile graphs have; the separate nodes' hand-written kernels serve those).
+  if (b.stride_h != b.stride_w || b.stride_h > 2 || b.dilation_h != 1 || b.dilation_w != 1 ||
+      std::max({b.top, b.bottom, b.left, b.right}) > 2) {
+    return false;
+  }
   const std::optional<Tensor> f1 = const_input(graph, pw.inputs[1], context);
   const std::optional<Tensor> f2 = const_input(graph, dw.inputs[1], context);
   if (!f1 || !f2 || f1->rank() != 4 || f2->rank() != 4) return false;

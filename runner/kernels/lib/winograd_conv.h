@@ -20,7 +20,6 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
-#include <vector>
 
 #include "kernels/lib/dnnl_runtime.h"
 #include "kernels/lib/im2col.h"
@@ -58,8 +57,7 @@ class WinogradConvolution {
   const Epilogue epilogue_;
   std::mutex mutex_;
   std::unique_ptr<Prepared> prepared_;
-  std::vector<float> filter_;  // [16][C][out], plain; empty until the first run
-  bool filter_finite_ = true;
+  bool filter_checked_ = false, filter_finite_ = false;  // whether every weight is finite, read once
 };
 
 }  // namespace graphrun
