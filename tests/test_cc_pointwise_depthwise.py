@@ -130,15 +130,16 @@ def onednn_has_avx512():
     return " avx512f" in flags and (cap == "" or cap.upper().startswith("AVX512"))
 
 
-def test_a_wide_pair_runs_as_one_primitive_with_the_depthwise_inside(runner, tmp_path):
+@pytest.mark.parametrize("stride, post_op", [(2, "+dw:k3s2p0+"), (1, "+dw:k3s1p1+")])
+def test_a_wide_pair_runs_as_one_primitive_with_the_depthwise_inside(runner, tmp_path, stride, post_op):
     # oneDNN 3.2 fuses only where its jit 1x1 kernel wins (MobileNetV2's 112x112 pair from batch 2 on,
     # with AVX-512); elsewhere it offers a reference composition, which the node does not take.
-    model, fetch, expected = build(tmp_path, (2, 112, 112, 16), 96, 2)
+    model, fetch, expected = build(tmp_path, (2, 112, 112, 16), 96, stride)
     args = [model, "--feed", f"x=@{tmp_path / 'x.npy'}", "--fetch", fetch, "--out", tmp_path / "out"]
     log = cc(runner, *args, env=dict(BLOCKS_OFF, ONEDNN_VERBOSE="1"))
     convolutions = [line for line in log.splitlines() if line.startswith("onednn_verbose,exec,cpu,convolution")]
     if onednn_has_avx512():
-        assert len(convolutions) == 1 and "+dw:k3s2p0+" in convolutions[0], convolutions
+        assert len(convolutions) == 1 and post_op in convolutions[0], convolutions
     else:
         assert len(convolutions) in (1, 2), convolutions
     assert_conforms(np.load(tmp_path / "out" / "dw_act_0.npy"), expected, model, fetch)
