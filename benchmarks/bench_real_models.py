@@ -2,7 +2,8 @@
 Transformer encoder, at batch 1 and 8.
 
     .venv/bin/python benchmarks/bench_real_models.py [--models mobilenet_v2,resnet50,transformer_encoder]
-                                                     [--batches 1,8] [--rounds 7] [--runs 5] [--settle 0.3]
+                                                     [--batches 1,8] [--rounds 7] [--runs 5] [--warmup 0.5]
+                                                     [--settle 0.3]
 
 TensorFlow makes each model with random seeded weights and freezes it the standard way
 (convert_variables_to_constants_v2), once, into build/bench_models/; tf2onnx converts the
@@ -19,8 +20,11 @@ Each engine lives in its own worker process for the whole run, so one's threads,
 memory do not disturb another's and its peak memory (ru_maxrss) is its own. The workers take
 turns, round by round (`--rounds`), each doing `--runs` timed runs a turn, so a burst of load
 elsewhere on the machine hits them alike (every other round in reverse order); the figure is
-the median over all timed runs. Each turn starts after `--settle` seconds of idle machine, so no
-engine's turn begins while the previous engine's threads still spin. A second table pairs the
+the median over all timed runs. Every engine warms up alike before its timed runs in each turn:
+untimed runs for `--warmup` seconds, at least 3 (an idle engine's threads sleep and its caches
+go cold between turns, and graphrun-cc starts a fresh process each turn). Each turn starts
+after `--settle` seconds of idle machine, so no engine's turn begins while the previous
+engine's threads still spin. A second table pairs the
 engines round by round: each round's median over ONNX Runtime's of the same round, whose median
 and range are steadier than the ratio of overall medians when the machine's speed drifts (on a
 shared VM, by tens of percent within a minute).
@@ -35,6 +39,7 @@ asserted. Needs the bench extras (`make bench` installs them).
 
 import argparse
 import json
+import math
 import os
 import resource
 import statistics
@@ -52,6 +57,8 @@ ENGINES = ("onnxruntime", "tf-session", "graphdef", "graphrun-cc")
 # The Keras applications, and the model name of the encoder built here
 APPLICATIONS = {"mobilenet_v2": "MobileNetV2", "resnet50": "ResNet50"}
 MODELS = (*APPLICATIONS, "transformer_encoder")
+# untimed runs each turn, at least, whatever --warmup's seconds
+MIN_WARMUP_RUNS = 3
 ENCODER = {"layers": 4, "width": 512, "heads": 8, "ffn": 2048, "positions": 128}
 
 
@@ -141,7 +148,8 @@ def load_engine(engine, name, info):
 
 
 def worker(engine, name):
-    """Reads commands ("check BATCH", "time BATCH RUNS", "quit"); answers one JSON line each."""
+    """Reads commands ("check BATCH", "time BATCH RUNS WARMUP_SECONDS", "quit"); answers one JSON
+    line each."""
     import numpy as np
     info = json.loads((CACHE / f"{name}.json").read_text())
     run = load_engine(engine, name, info)
@@ -154,6 +162,10 @@ def worker(engine, name):
             np.save(CACHE / f"{name}.{engine}.b{words[1]}.out.npy", run(x))
             answer = {}
         else:
+            warm_until, warm_runs = time.perf_counter() + float(words[3]), 0
+            while warm_runs < MIN_WARMUP_RUNS or time.perf_counter() < warm_until:
+                run(x)
+                warm_runs += 1
             seconds = []
             for _ in range(int(words[2])):
                 start = time.perf_counter()
@@ -202,6 +214,7 @@ class CcEngine:
 
     def __init__(self, name):
         self.name = name
+        self.last_median = {}  # batch -> seconds a run in the last turn, for the warm-up count
         self.info = json.loads((CACHE / f"{name}.json").read_text())
 
     def feeds(self, batch):
@@ -233,13 +246,16 @@ class CcEngine:
             saved = out / (fetch.replace("/", "_").replace(":", "_") + ".npy")
             np.save(CACHE / f"{self.name}.graphrun-cc.b{batch}.out.npy", np.load(saved))
             return {}
-        # A fresh process a turn: untimed runs warm its allocator and caches as the other engines'
-        # workers stay warm between turns (the first also reorders the weights). Measured on
-        # MobileNetV2 at batch 1: the median of the next 5 runs was 2.5 ms after 5 warm-up runs,
-        # 1.9-2.2 ms after 20 or 50.
+        # A fresh process a turn. bench's first run (which also reorders the weights) is untimed,
+        # then as many warm-up runs as fill the other engines' warm-up seconds, counted from this
+        # engine's last turn (20 before the first: MobileNetV2 at batch 1 took 2.5 ms a run after 5
+        # warm-up runs, 1.9-2.2 ms after 20 or 50).
+        warmup_seconds, last = float(words[3]), self.last_median.get(batch)
+        warmup = 20 if last is None else max(MIN_WARMUP_RUNS, math.ceil(warmup_seconds / last))
         report = json.loads(self.run("bench", model, "--feeds", self.feeds(batch), "--fetch", fetch,
-                                     "--warmup", "20", "--runs", words[2], "--json"))
+                                     "--warmup", warmup, "--runs", words[2], "--json"))
         # bench reports percentiles, not each run: its median stands for this turn's runs.
+        self.last_median[batch] = report["latency_seconds"]["p50"]
         seconds = [report["latency_seconds"]["p50"]] * report["runs"]
         return {"seconds": seconds, "maxrss_mb": self.maxrss_mb}
 
@@ -267,6 +283,8 @@ def main(argv=None):
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--engines", default=",".join(ENGINES))
+    parser.add_argument("--warmup", type=float, default=0.5,
+                        help="seconds of untimed runs (at least 3) before each turn's timed runs (default 0.5)")
     parser.add_argument("--settle", type=float, default=0.3,
                         help="seconds of idle machine before each engine's turn (default 0.3)")
     parser.add_argument("--worker", nargs=2, help=argparse.SUPPRESS)
@@ -302,7 +320,7 @@ def main(argv=None):
                         # The engine before may still spin its idle threads (OpenBLAS, ONNX Runtime
                         # and TensorFlow all do for a while after a run): let them sleep first.
                         time.sleep(args.settle)
-                        answer = w.ask(f"time {batch} {args.runs}")
+                        answer = w.ask(f"time {batch} {args.runs} {args.warmup}")
                         seconds[engine] += answer["seconds"]
                         turns[engine].append(statistics.median(answer["seconds"]))
                         memory[engine] = answer["maxrss_mb"]
