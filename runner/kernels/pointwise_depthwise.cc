@@ -34,7 +34,7 @@ Epilogue read_ops(const Kernel& kernel, const graphdef::NodeDef& node, const cha
 }
 
 void check_bias(const Tensor& bias, int64_t channels, const char* which) {
-  if (bias.shape() != Shape{channels}) {
+  if (bias.rank() != 1 || bias.shape()[0] != channels) {
     throw Error(std::string(which) + " bias has shape " + shape_string(bias.shape()) + ", not [" +
                 std::to_string(channels) + "]");
   }

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace graphrun {
@@ -19,8 +18,10 @@ struct DnnlConvolution::Prepared {
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward primitive;
   memory::desc user_weights_md;
-  memory weights;  // in pd's layout; filled from a constant filter once
+  bool user_layout = false;  // pd's weights layout is TF's: the filter is used in place
+  memory weights;            // otherwise in pd's layout; filled from a constant filter once
   bool weights_filled = false;
+  PrimitiveArgs args;
   bool pads = false;             // the window reaches into padding
   bool filter_finite = true;     // of the constant filter kept in `weights`
 };
@@ -102,7 +103,17 @@ DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t 
       const bool reference = std::string(p->pd.impl_info_str()).rfind("ref", 0) == 0;
       if (!(blocked && reference)) {
         p->primitive = dnnl::convolution_forward(p->pd);
-        p->weights = memory(p->pd.weights_desc(), dnnl_engine());
+        p->user_layout = p->pd.weights_desc() == p->user_weights_md;
+        if (p->user_layout) {
+          p->args.add(DNNL_ARG_WEIGHTS, p->user_weights_md);
+        } else {
+          p->weights = memory(p->pd.weights_desc(), dnnl_engine());
+          p->args.set_memory(DNNL_ARG_WEIGHTS, p->weights);
+        }
+        p->args.add(DNNL_ARG_SRC, p->pd.src_desc());
+        p->args.add(DNNL_ARG_DST, p->pd.dst_desc());
+        if (epilogue_.bias) p->args.add(DNNL_ARG_BIAS, p->pd.bias_desc());
+        p->args.add_scratchpad(p->pd.scratchpad_desc());
         p->usable = true;
       }
     } catch (const dnnl::error&) {
@@ -144,25 +155,17 @@ bool DnnlConvolution::run(const ConvShape& s, int64_t groups, int64_t out_channe
   if (p == nullptr) return false;
   dnnl_call("run a convolution", [&] {
     dnnl::stream& stream = dnnl_stream();
-    if (!constant_filter || !p->weights_filled) {
+    if (p->user_layout) {
+      p->args.point(DNNL_ARG_WEIGHTS, filter);  // already in oneDNN's layout: used in place
+    } else if (!constant_filter || !p->weights_filled) {
       memory user(p->user_weights_md, dnnl_engine(), const_cast<float*>(filter));
-      if (p->pd.weights_desc() == p->user_weights_md) {
-        p->weights = user;  // already in oneDNN's layout: used in place, so wrapped afresh each run
-      } else {
-        if (!p->weights.get(true) || p->weights.get_desc() != p->pd.weights_desc()) {
-          p->weights = memory(p->pd.weights_desc(), dnnl_engine());
-        }
-        dnnl::reorder(user, p->weights).execute(stream, user, p->weights);
-      }
-      p->weights_filled = constant_filter && p->pd.weights_desc() != p->user_weights_md;
+      dnnl::reorder(user, p->weights).execute(stream, user, p->weights);
+      p->weights_filled = constant_filter;
     }
-    memory src(p->pd.src_desc(), dnnl_engine(), const_cast<float*>(x));
-    memory dst(p->pd.dst_desc(), dnnl_engine(), y);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}};
-    if (epilogue_.bias) args.emplace(DNNL_ARG_BIAS, memory(p->pd.bias_desc(), dnnl_engine(), const_cast<float*>(bias)));
-    args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_for(p->pd.scratchpad_desc()));
-    p->primitive.execute(stream, args);
-    stream.wait();
+    p->args.point(DNNL_ARG_SRC, x);
+    p->args.point(DNNL_ARG_DST, y);
+    if (epilogue_.bias) p->args.point(DNNL_ARG_BIAS, bias);
+    p->args.run(p->primitive, stream);
   });
   return true;
 }

@@ -1,7 +1,5 @@
 #include "kernels/lib/dnnl_matmul.h"
 
-#include <unordered_map>
-
 namespace graphrun {
 
 using dnnl::memory;
@@ -13,8 +11,10 @@ struct DnnlMatMul::Prepared {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul primitive;
   memory::desc a_md, b_md, c_md, bias_md;
-  memory weights;
+  bool user_layout = false;  // pd's weights layout is b's own: b is used in place
+  memory weights;            // otherwise in pd's layout; filled from a constant b once
   bool weights_filled = false;
+  PrimitiveArgs args;
 };
 
 namespace {
@@ -86,6 +86,17 @@ DnnlMatMul::Prepared* DnnlMatMul::prepare(const std::vector<int64_t>& a_dims, co
         p->pd = dnnl::matmul::primitive_desc(dnnl_engine(), p->a_md, constant_b ? b_any : p->b_md, p->bias_md,
                                              p->c_md, strict_attr(epilogue_));
         p->primitive = dnnl::matmul(p->pd);
+        p->user_layout = p->pd.weights_desc() == p->b_md;
+        if (p->user_layout) {
+          p->args.add(DNNL_ARG_WEIGHTS, p->b_md);
+        } else {
+          p->weights = memory(p->pd.weights_desc(), dnnl_engine());
+          p->args.set_memory(DNNL_ARG_WEIGHTS, p->weights);
+        }
+        p->args.add(DNNL_ARG_SRC, p->a_md);
+        p->args.add(DNNL_ARG_DST, p->c_md);
+        if (epilogue_.bias) p->args.add(DNNL_ARG_BIAS, p->bias_md);
+        p->args.add_scratchpad(p->pd.scratchpad_desc());
         p->usable = true;
       }
     } catch (const dnnl::error&) {
@@ -104,21 +115,17 @@ bool DnnlMatMul::run(const std::vector<int64_t>& a_dims, const std::vector<int64
   if (!p->usable) return false;
   dnnl_call("run a matrix product", [&] {
     dnnl::stream& stream = dnnl_stream();
-    memory user_b(p->b_md, dnnl_engine(), const_cast<float*>(b));
-    memory weights = user_b;
-    if (p->pd.weights_desc() != p->b_md) {
-      if (!p->weights.get(true)) p->weights = memory(p->pd.weights_desc(), dnnl_engine());
-      if (!constant_b || !p->weights_filled) dnnl::reorder(user_b, p->weights).execute(stream, user_b, p->weights);
+    if (p->user_layout) {
+      p->args.point(DNNL_ARG_WEIGHTS, b);
+    } else if (!constant_b || !p->weights_filled) {
+      memory user_b(p->b_md, dnnl_engine(), const_cast<float*>(b));
+      dnnl::reorder(user_b, p->weights).execute(stream, user_b, p->weights);
       p->weights_filled = constant_b;
-      weights = p->weights;
     }
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(p->a_md, dnnl_engine(), const_cast<float*>(a))},
-                                         {DNNL_ARG_WEIGHTS, weights},
-                                         {DNNL_ARG_DST, memory(p->c_md, dnnl_engine(), c)}};
-    if (epilogue_.bias) args.emplace(DNNL_ARG_BIAS, memory(p->bias_md, dnnl_engine(), const_cast<float*>(bias)));
-    args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_for(p->pd.scratchpad_desc()));
-    p->primitive.execute(stream, args);
-    stream.wait();
+    p->args.point(DNNL_ARG_SRC, a);
+    p->args.point(DNNL_ARG_DST, c);
+    if (epilogue_.bias) p->args.point(DNNL_ARG_BIAS, bias);
+    p->args.run(p->primitive, stream);
   });
   return true;
 }

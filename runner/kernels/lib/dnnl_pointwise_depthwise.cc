@@ -1,7 +1,6 @@
 #include "kernels/lib/dnnl_pointwise_depthwise.h"
 
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace graphrun {
@@ -18,6 +17,7 @@ struct DnnlPointwiseDepthwise::Prepared {
   memory::desc depthwise_weights_md;
   memory weights, depthwise_weights;  // in the primitive's layouts, filled at the first run
   bool filled = false;
+  PrimitiveArgs args;
 };
 
 DnnlPointwiseDepthwise::DnnlPointwiseDepthwise(const Epilogue& pointwise, const Epilogue& depthwise)
@@ -60,6 +60,12 @@ DnnlPointwiseDepthwise::Prepared* DnnlPointwiseDepthwise::prepare(const ConvShap
         p->primitive = dnnl::convolution_forward(p->pd);
         p->depthwise_weights_md =
             p->pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS);
+        const memory::desc bias_md({e}, kF32, Tag::a);
+        p->args.add(DNNL_ARG_SRC, p->pd.src_desc());
+        p->args.add(DNNL_ARG_BIAS, bias_md);
+        p->args.add(DNNL_ARG_DST, p->pd.dst_desc());
+        p->args.add(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, bias_md);
+        p->args.add_scratchpad(p->pd.scratchpad_desc());
         p->usable = true;
       }
     } catch (const dnnl::error&) {
@@ -87,20 +93,15 @@ bool DnnlPointwiseDepthwise::run(const ConvShape& pw, int64_t e, const ConvShape
                      const_cast<float*>(depthwise_filter));
       p->depthwise_weights = memory(p->depthwise_weights_md, dnnl_engine());
       dnnl::reorder(user_dw, p->depthwise_weights).execute(stream, user_dw, p->depthwise_weights);
+      p->args.set_memory(DNNL_ARG_WEIGHTS, p->weights);
+      p->args.set_memory(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS, p->depthwise_weights);
       p->filled = true;
     }
-    const memory::desc bias_md({e}, kF32, Tag::a);
-    std::unordered_map<int, memory> args{
-        {DNNL_ARG_SRC, memory(p->pd.src_desc(), dnnl_engine(), const_cast<float*>(x))},
-        {DNNL_ARG_WEIGHTS, p->weights},
-        {DNNL_ARG_BIAS, memory(bias_md, dnnl_engine(), const_cast<float*>(bias))},
-        {DNNL_ARG_DST, memory(p->pd.dst_desc(), dnnl_engine(), y)},
-        {DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS, p->depthwise_weights},
-        {DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS,
-         memory(bias_md, dnnl_engine(), const_cast<float*>(depthwise_bias))},
-        {DNNL_ARG_SCRATCHPAD, scratchpad_for(p->pd.scratchpad_desc())}};
-    p->primitive.execute(stream, args);
-    stream.wait();
+    p->args.point(DNNL_ARG_SRC, x);
+    p->args.point(DNNL_ARG_BIAS, bias);
+    p->args.point(DNNL_ARG_DST, y);
+    p->args.point(DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_BIAS, depthwise_bias);
+    p->args.run(p->primitive, stream);
   });
   return true;
 }

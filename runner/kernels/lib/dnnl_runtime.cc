@@ -164,24 +164,68 @@ Epilogue read_fused_ops(const Kernel& kernel, const graphdef::NodeDef& node, boo
   return epilogue;
 }
 
-dnnl::memory scratchpad_for(const dnnl::memory::desc& desc) {
+void* scratchpad_buffer(std::size_t bytes) {
   // One growing buffer per calling thread: runs on a thread are sequential, and a buffer
   // per primitive would keep every node's scratch alive at once.
   // Over-allocated by one cache line so the start can be 64-byte aligned, as oneDNN's own is.
-  constexpr size_t kAlign = 64;
+  constexpr std::size_t kAlign = 64;
   thread_local std::vector<unsigned char> buffer;
-  const size_t bytes = desc.get_size();
-  if (bytes == 0) return dnnl::memory(desc, dnnl_engine(), nullptr);
   if (buffer.size() < bytes + kAlign) buffer.resize(bytes + kAlign);
   const auto address = reinterpret_cast<uintptr_t>(buffer.data());
-  return dnnl::memory(desc, dnnl_engine(), buffer.data() + (kAlign - address % kAlign) % kAlign);
+  return buffer.data() + (kAlign - address % kAlign) % kAlign;
+}
+
+dnnl::memory& PrimitiveArgs::slot(int arg) {
+  for (std::size_t i = 0; i < ids_.size(); ++i) {
+    if (ids_[i] == arg) return memories_[i];
+  }
+  ids_.push_back(arg);
+  memories_.emplace_back();
+  c_args_.push_back({arg, nullptr});
+  return memories_.back();
+}
+
+void PrimitiveArgs::add(int arg, const dnnl::memory::desc& desc) {
+  set_memory(arg, dnnl::memory(desc, dnnl_engine(), nullptr));
+}
+
+void PrimitiveArgs::set_memory(int arg, const dnnl::memory& memory) {
+  slot(arg) = memory;
+  // The C handles are re-read: slot() may have moved the vector's objects (their handles stay).
+  for (std::size_t i = 0; i < ids_.size(); ++i) c_args_[i].memory = memories_[i].get();
+}
+
+void PrimitiveArgs::point(int arg, const void* data) {
+  for (std::size_t i = 0; i < ids_.size(); ++i) {
+    if (ids_[i] == arg) {
+      memories_[i].set_data_handle(const_cast<void*>(data));
+      return;
+    }
+  }
+  throw dnnl::error(dnnl_invalid_arguments, "internal error: an argument the primitive was not given");
+}
+
+void PrimitiveArgs::add_scratchpad(const dnnl::memory::desc& desc) {
+  scratchpad_bytes_ = desc.get_size();
+  add(DNNL_ARG_SCRATCHPAD, desc);
+  scratchpad_index_ = static_cast<int>(ids_.size()) - 1;
+}
+
+void PrimitiveArgs::run(const dnnl::primitive& primitive, dnnl::stream& stream) {
+  if (scratchpad_index_ >= 0 && scratchpad_bytes_ > 0) {
+    memories_[scratchpad_index_].set_data_handle(scratchpad_buffer(scratchpad_bytes_));
+  }
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(primitive.get(), stream.get(), static_cast<int>(c_args_.size()),
+                                                 c_args_.data()),
+                          "could not execute a primitive");
+  stream.wait();
 }
 
 dnnl::primitive_attr strict_attr(const Epilogue& epilogue) {
   dnnl::primitive_attr attr;
   // No implicit down-conversion to bf16/f16: float32 stays float32 throughout.
   attr.set_fpmath_mode(dnnl::fpmath_mode::strict);
-  // The caller passes the scratchpad (scratchpad_for): in oneDNN's library mode it is a
+  // The caller passes the scratchpad (PrimitiveArgs): in oneDNN's library mode it is a
   // per-thread buffer sized when the primitive is created, so a cached primitive run from
   // another thread (libgraphrun's callers) could overrun that thread's smaller one.
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

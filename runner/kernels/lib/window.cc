@@ -35,11 +35,14 @@ void check_nhwc_list(const std::string& name, const std::vector<int64_t>& values
 // file (an attr of 2**62, a SAME window past INT64_MAX).
 WindowAxis axis_geometry(const std::string& padding, int64_t size, int64_t k, int64_t stride, int64_t dilation,
                          int64_t before, int64_t after) {
-  const std::string window = "a window of size " + std::to_string(k) + " with dilation " + std::to_string(dilation) +
-                             " and stride " + std::to_string(stride);
+  // Made only for a message: every convolution and pooling node runs this each run.
+  auto window = [&] {
+    return "a window of size " + std::to_string(k) + " with dilation " + std::to_string(dilation) + " and stride " +
+           std::to_string(stride);
+  };
   int64_t k_eff;
   if (__builtin_mul_overflow(k - 1, dilation, &k_eff) || __builtin_add_overflow(k_eff, 1, &k_eff)) {
-    throw Error(window + " is too large");
+    throw Error(window() + " is too large");
   }
   WindowAxis axis;
   if (padding == "SAME") {
@@ -47,7 +50,7 @@ WindowAxis axis_geometry(const std::string& padding, int64_t size, int64_t k, in
     int64_t total;
     if (__builtin_mul_overflow(std::max<int64_t>(axis.out - 1, 0), stride, &total) ||
         __builtin_add_overflow(total, k_eff, &total)) {
-      throw Error(window + " is too large for SAME padding over " + std::to_string(size));
+      throw Error(window() + " is too large for SAME padding over " + std::to_string(size));
     }
     total = std::max<int64_t>(total - size, 0);
     axis.before = total / 2;
@@ -60,7 +63,7 @@ WindowAxis axis_geometry(const std::string& padding, int64_t size, int64_t k, in
   }
   int64_t span;
   if (__builtin_sub_overflow(padded, k_eff, &span) || __builtin_add_overflow(span, stride, &span)) {
-    throw Error(window + " does not fit in " + std::to_string(padded));
+    throw Error(window() + " does not fit in " + std::to_string(padded));
   }
   axis.out = span / stride;  // C++ division truncates toward zero, as TF's does
   if (axis.out < 0) {

@@ -5,7 +5,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <unordered_map>
 #include <vector>
 
 #include "core/parallel.h"
@@ -270,7 +269,7 @@ std::vector<float> transform_filter(const float* filter, int64_t c, int64_t k) {
   return u;
 }
 
-// One growing buffer per calling thread, as scratchpad_for's: a run's
+// One growing buffer per calling thread, as scratchpad_buffer's: a run's
 // chunks are sequential, and one per node would keep every node's alive.
 float* thread_buffer(int slot, int64_t floats) {
   thread_local std::vector<float> buffers[2];
@@ -287,6 +286,7 @@ struct ChunkProduct {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul primitive;
   memory filter;
+  PrimitiveArgs args;
 };
 
 struct WinogradConvolution::Prepared {
@@ -311,8 +311,12 @@ bool make_product(ChunkProduct& product, int64_t tiles, int64_t c, int64_t k, co
   try {
     product.pd = dnnl::matmul::primitive_desc(dnnl_engine(), a, b, out, strict_attr(Epilogue{}));
     product.primitive = dnnl::matmul(product.pd);
+    product.args.add(DNNL_ARG_SRC, product.pd.src_desc());
+    product.args.add(DNNL_ARG_DST, product.pd.dst_desc());
+    product.args.add_scratchpad(product.pd.scratchpad_desc());
     if (same != nullptr && same->pd.weights_desc() == product.pd.weights_desc()) {
       product.filter = same->filter;
+      product.args.set_memory(DNNL_ARG_WEIGHTS, product.filter);
       return true;
     }
     const memory::desc plain({kTaps, c, k}, kF32, memory::format_tag::abc);
@@ -321,6 +325,7 @@ bool make_product(ChunkProduct& product, int64_t tiles, int64_t c, int64_t k, co
     dnnl::stream& stream = dnnl_stream();
     dnnl::reorder(user, product.filter).execute(stream, user, product.filter);
     stream.wait();
+    product.args.set_memory(DNNL_ARG_WEIGHTS, product.filter);
     return true;
   } catch (const dnnl::error&) {
     return false;  // no matmul for these shapes: the direct convolution serves them
@@ -406,13 +411,9 @@ bool WinogradConvolution::run(const ConvShape& s, int64_t out_channels, const fl
     });
     if (!finite) return false;
     dnnl_call("run a Winograd convolution's products", [&] {
-      dnnl::stream& stream = dnnl_stream();
-      memory a(product.pd.src_desc(), dnnl_engine(), v);
-      memory out(product.pd.dst_desc(), dnnl_engine(), m);
-      std::unordered_map<int, memory> args{{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, product.filter}, {DNNL_ARG_DST, out}};
-      args.emplace(DNNL_ARG_SCRATCHPAD, scratchpad_for(product.pd.scratchpad_desc()));
-      product.primitive.execute(stream, args);
-      stream.wait();
+      product.args.point(DNNL_ARG_SRC, v);
+      product.args.point(DNNL_ARG_DST, m);
+      product.args.run(product.primitive, dnnl_stream());
     });
     const double out_work = static_cast<double>(tiles * kTaps * g.k) * 4.0;
     parallel_for(tiles, out_work, [&](int64_t first, int64_t last) {
