@@ -2,8 +2,8 @@
 Transformer encoder, at batch 1 and 8.
 
     .venv/bin/python benchmarks/bench_real_models.py [--models mobilenet_v2,resnet50,transformer_encoder]
-                                                     [--batches 1,8] [--rounds 7] [--runs 5] [--warmup 0.5]
-                                                     [--settle 0.3]
+                                                     [--batches 1,8] [--rounds 7] [--runs 5] [--seconds 1]
+                                                     [--warmup 0.5] [--settle 0.3]
 
 TensorFlow makes each model with random seeded weights and freezes it the standard way
 (convert_variables_to_constants_v2), once, into build/bench_models/; tf2onnx converts the
@@ -18,7 +18,8 @@ feed-forward with (tanh) GELU, over 128 positions of float inputs (the embedding
 
 Each engine lives in its own worker process for the whole run, so one's threads, caches and
 memory do not disturb another's and its peak memory (ru_maxrss) is its own. The workers take
-turns, round by round (`--rounds`), each doing `--runs` timed runs a turn, so a burst of load
+turns, round by round (`--rounds`), each doing timed runs for `--seconds` a turn, at least
+`--runs` (so a small model's turn has hundreds of runs, a large one's a few), so a burst of load
 elsewhere on the machine hits them alike (every other round in reverse order); the figure is
 the median over all timed runs. Every engine warms up alike before its timed runs in each turn:
 untimed runs for `--warmup` seconds, at least 3 (an idle engine's threads sleep and its caches
@@ -148,8 +149,8 @@ def load_engine(engine, name, info):
 
 
 def worker(engine, name):
-    """Reads commands ("check BATCH", "time BATCH RUNS WARMUP_SECONDS", "quit"); answers one JSON
-    line each."""
+    """Reads commands ("check BATCH", "time BATCH RUNS SECONDS WARMUP_SECONDS", "quit"); answers one
+    JSON line each."""
     import numpy as np
     info = json.loads((CACHE / f"{name}.json").read_text())
     run = load_engine(engine, name, info)
@@ -162,12 +163,12 @@ def worker(engine, name):
             np.save(CACHE / f"{name}.{engine}.b{words[1]}.out.npy", run(x))
             answer = {}
         else:
-            warm_until, warm_runs = time.perf_counter() + float(words[3]), 0
+            warm_until, warm_runs = time.perf_counter() + float(words[4]), 0
             while warm_runs < MIN_WARMUP_RUNS or time.perf_counter() < warm_until:
                 run(x)
                 warm_runs += 1
-            seconds = []
-            for _ in range(int(words[2])):
+            seconds, until = [], time.perf_counter() + float(words[3])
+            while len(seconds) < int(words[2]) or time.perf_counter() < until:
                 start = time.perf_counter()
                 run(x)
                 seconds.append(time.perf_counter() - start)
@@ -250,10 +251,13 @@ class CcEngine:
         # then as many warm-up runs as fill the other engines' warm-up seconds, counted from this
         # engine's last turn (20 before the first: MobileNetV2 at batch 1 took 2.5 ms a run after 5
         # warm-up runs, 1.9-2.2 ms after 20 or 50).
-        warmup_seconds, last = float(words[3]), self.last_median.get(batch)
+        min_runs, timed_seconds, warmup_seconds = int(words[2]), float(words[3]), float(words[4])
+        last = self.last_median.get(batch)
         warmup = 20 if last is None else max(MIN_WARMUP_RUNS, math.ceil(warmup_seconds / last))
+        # As many timed runs as the others make in their seconds, at least min_runs.
+        runs = min_runs if last is None else max(min_runs, math.ceil(timed_seconds / last))
         report = json.loads(self.run("bench", model, "--feeds", self.feeds(batch), "--fetch", fetch,
-                                     "--warmup", warmup, "--runs", words[2], "--json"))
+                                     "--warmup", warmup, "--runs", runs, "--json"))
         # bench reports percentiles, not each run: its median stands for this turn's runs.
         self.last_median[batch] = report["latency_seconds"]["p50"]
         seconds = [report["latency_seconds"]["p50"]] * report["runs"]
@@ -281,7 +285,9 @@ def main(argv=None):
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--batches", default="1,8")
     parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=5, help="timed runs a turn, at least (default 5)")
+    parser.add_argument("--seconds", type=float, default=1.0,
+                        help="seconds of timed runs a turn, at least (default 1)")
     parser.add_argument("--engines", default=",".join(ENGINES))
     parser.add_argument("--warmup", type=float, default=0.5,
                         help="seconds of untimed runs (at least 3) before each turn's timed runs (default 0.5)")
@@ -320,7 +326,7 @@ def main(argv=None):
                         # The engine before may still spin its idle threads (OpenBLAS, ONNX Runtime
                         # and TensorFlow all do for a while after a run): let them sleep first.
                         time.sleep(args.settle)
-                        answer = w.ask(f"time {batch} {args.runs} {args.warmup}")
+                        answer = w.ask(f"time {batch} {args.runs} {args.seconds} {args.warmup}")
                         seconds[engine] += answer["seconds"]
                         turns[engine].append(statistics.median(answer["seconds"]))
                         memory[engine] = answer["maxrss_mb"]

@@ -120,6 +120,36 @@ def test_inputs_are_read_in_place_and_outputs_are_the_callers(lib, tmp_path):
     np.testing.assert_array_equal(z, x[::2])
 
 
+def test_weights_fed_at_run_time_are_read_afresh_each_run(lib, tmp_path):
+    """A model keeps each oneDNN primitive and its arguments between runs: a filter or right-hand matrix fed
+    as an input must still be the one of this run (a plain and a depthwise convolution, a matrix product),
+    and a constant's kept copy must not leak into a fed run of the same shapes."""
+    def build():
+        x = graphdef.placeholder(graphdef.float32, [1, 6, 6, 8], name="x")
+        w = graphdef.placeholder(graphdef.float32, [3, 3, 8, 16], name="w")
+        d = graphdef.placeholder(graphdef.float32, [3, 3, 8, 1], name="d")
+        b = graphdef.placeholder(graphdef.float32, [8, 5], name="b")
+        graphdef.nn.conv2d(x, w, [1, 1, 1, 1], "SAME", name="conv")
+        graphdef.nn.depthwise_conv2d_native(x, d, [1, 1, 1, 1], "VALID", name="depthwise")
+        graphdef.matmul(graphdef.reshape(x, [36, 8]), b, name="product")
+    path = serve_helpers.write_model(tmp_path / "fed_weights.pb", build)
+    model = libgraphrun.CcModel(path)
+    rng = np.random.default_rng(7)
+    x = rng.uniform(-1, 1, (1, 6, 6, 8)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    padded = np.pad(x64, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    fetches = ["conv", "depthwise", "product"]
+    for _ in range(3):
+        w, d, b = (rng.uniform(-1, 1, shape).astype(np.float32) for shape in ([3, 3, 8, 16], [3, 3, 8, 1], [8, 5]))
+        conv = sum(np.einsum("nhwc,co->nhwo", padded[:, i:i + 6, j:j + 6], w[i, j].astype(np.float64))
+                   for i in range(3) for j in range(3))
+        depthwise = sum(x64[:, i:i + 4, j:j + 4] * d[i, j, :, 0].astype(np.float64) for i in range(3) for j in range(3))
+        product = x64.reshape(36, 8) @ b.astype(np.float64)
+        actual = model.run({"x": x, "w": w, "d": d, "b": b}, fetches)
+        expected = [v.astype(np.float32) for v in (conv, depthwise, product)]
+        assert_all_conform(actual, expected, path, fetches, who="graphrun-cc and float64")
+
+
 # -- bad calls and bad models: one line and a status, never a crash --------------------------------------------
 
 def refused(call):
