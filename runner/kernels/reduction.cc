@@ -14,7 +14,6 @@
 #include "exec/kernel_context.h"
 #include "kernels/index_input.h"
 #include "kernels/lib/min_max.h"
-#include "kernels/lib/vec4.h"
 #include "graph/shape_rules.h"
 
 namespace graphrun {
@@ -50,33 +49,13 @@ ReductionPlan plan_reduction(const Shape& in, const std::vector<int>& axes, bool
   return plan;
 }
 
-// combine(o[k], x[k]) for k < n, one output element after another.
-struct ElementRows {
-  template <class T, class Acc, class Combine>
-  void operator()(Acc* o, const T* x, int64_t n, Combine combine) const {
-    for (int64_t k = 0; k < n; ++k) combine(o[k], x[k]);
-  }
-};
-
-// The same for a float sum, four lanes at a time: GCC at -O2 leaves the
-// loop above scalar, and a global average pool's channels are such a row
-// (MobileNetV2's took 0.33 ms at batch 8). Each output element still adds
-// its inputs one by one in the same order, so the bits are the same.
-struct FloatSumRows {
-  template <class Combine>
-  void operator()(float* o, const float* x, int64_t n, Combine combine) const {
-    int64_t k = 0;
-    for (; k + 4 <= n; k += 4) store4(o + k, load4(o + k) + load4(x + k));
-    for (; k < n; ++k) combine(o[k], x[k]);
-  }
-};
-
 // Calls combine(out[j], in[i]) for every input element i, in row-major order.
-// The innermost dim is walked as one run (a kept one combines a row of
-// inputs with a row of outputs, by `rows`), the odometer steps only over
-// the outer dims; each output still takes its inputs in the same order.
-template <class T, class Acc, class Combine, class Rows = ElementRows>
-void accumulate(const Tensor& input, const ReductionPlan& plan, Acc* out, Combine combine, Rows rows = {}) {
+// The innermost dim is walked as one run (a kept one adds a row of inputs
+// to a row of outputs, which vectorizes: a global average pool's channels),
+// the odometer steps only over the outer dims; each output still takes its
+// inputs in the same order.
+template <class T, class Acc, class Combine>
+void accumulate(const Tensor& input, const ReductionPlan& plan, Acc* out, Combine combine) {
   const int rank = static_cast<int>(input.rank());
   const T* in = input.data<T>();
   const int64_t total = input.num_elements();
@@ -94,7 +73,7 @@ void accumulate(const Tensor& input, const ReductionPlan& plan, Acc* out, Combin
     Acc* o = out + out_offset;
     const T* x = in + i;
     if (inner_kept) {
-      rows(o, x, inner, combine);
+      for (int64_t k = 0; k < inner; ++k) combine(o[k], x[k]);
     } else {
       for (int64_t k = 0; k < inner; ++k) combine(o[0], x[k]);
     }
@@ -168,9 +147,7 @@ void compute_reduction(KernelContext& context) {
     } else if constexpr (kind == Reduction::kMean && std::is_integral_v<T>) {
       integer_mean<T>(input, plan, out, size);
     } else {
-      auto sum = [](T& acc, T x) { acc = add(acc, x); };
-      if constexpr (std::is_same_v<T, float>) accumulate<T>(input, plan, out, sum, FloatSumRows{});
-      else accumulate<T>(input, plan, out, sum);
+      accumulate<T>(input, plan, out, [](T& acc, T x) { acc = add(acc, x); });
       if constexpr (kind == Reduction::kMean) {
         // 0 / 0 gives nan for an empty reduction, as in numpy and TensorFlow.
         for (int64_t j = 0; j < size; ++j) out[j] = out[j] / static_cast<T>(plan.count);
