@@ -155,23 +155,6 @@ void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64
   });
 }
 
-// A grouped convolution (TF's, when the filter's in channels divide the
-// input's): group g convolves input channels [g*ci, (g+1)*ci) with filter
-// out channels [g*cog, (g+1)*cog). The number of groups, checked.
-int64_t conv_groups(const Tensor& input, const Tensor& filter) {
-  const int64_t c = input.shape()[3], ci = filter.shape()[2], co = filter.shape()[3];
-  if (ci == 0 || c == 0 || c % ci) {
-    throw Error("the input's " + std::to_string(c) + " channels are not a multiple of the filter's " +
-                std::to_string(ci) + " in channels");
-  }
-  const int64_t groups = c / ci;
-  if (co % groups) {
-    throw Error(std::to_string(groups) + " groups (" + std::to_string(c) + " / " + std::to_string(ci) +
-                " channels) do not divide the filter's " + std::to_string(co) + " out channels");
-  }
-  return groups;
-}
-
 // The hand-written grouped path: each group an ordinary Conv2D on copies.
 void compute_grouped(const Tensor& input, const Tensor& filter, int64_t groups, const ConvShape& s,
                      Tensor& output) {

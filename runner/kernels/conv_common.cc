@@ -36,6 +36,20 @@ ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs&
   return s;
 }
 
+int64_t conv_groups(const Tensor& input, const Tensor& filter) {
+  const int64_t c = input.shape()[3], ci = filter.shape()[2], co = filter.shape()[3];
+  if (ci == 0 || c == 0 || c % ci) {
+    throw Error("the input's " + std::to_string(c) + " channels are not a multiple of the filter's " +
+                std::to_string(ci) + " in channels");
+  }
+  const int64_t groups = c / ci;
+  if (co % groups) {
+    throw Error(std::to_string(groups) + " groups (" + std::to_string(c) + " / " + std::to_string(ci) +
+                " channels) do not divide the filter's " + std::to_string(co) + " out channels");
+  }
+  return groups;
+}
+
 // Blocks pay where oneDNN's kernels stop at AVX2 or older: there its depthwise
 // and pointwise kernels took about half their NHWC time on nChw8c (a Zen 3, at
 // batch 8). With AVX-512 its NHWC kernels (brgconv) beat blocks of either

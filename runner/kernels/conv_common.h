@@ -30,6 +30,12 @@ const WindowAttrs& conv_window_attrs(const KernelContext& context);
 ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs& attrs,
                      const std::string& filter_what = "filter");
 
+// The groups of a grouped convolution (TF's, when the filter's in channels
+// divide the input's [N, H, W, C]): group g convolves input channels
+// [g*ci, (g+1)*ci) with filter out channels [g*cog, (g+1)*cog). Throws Error
+// when the channel counts make no groups.
+int64_t conv_groups(const Tensor& input, const Tensor& filter);
+
 // The layout a float32 convolution node runs in this time (core/tensor.h):
 // channel blocks of 8 when the executor lets its output stay in them, both
 // channel counts are whole blocks, the input already is in blocks or the

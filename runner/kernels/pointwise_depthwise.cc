@@ -66,13 +66,8 @@ void compute_pointwise_depthwise(KernelContext& context) {
   int64_t groups = 1;
   Shape x_shape = x.shape();
   if (x.rank() == 4 && filter.rank() == 4 && filter.shape()[2] > 0 && x_shape[3] != filter.shape()[2]) {
-    const int64_t c = x_shape[3], ci = filter.shape()[2], co = filter.shape()[3];
-    if (c % ci || co % (c / ci)) {
-      throw Error("the input's " + std::to_string(c) + " channels and the 1x1 filter's " + std::to_string(ci) +
-                  " in and " + std::to_string(co) + " out channels make no grouped convolution");
-    }
-    groups = c / ci;
-    x_shape[3] = ci;
+    groups = conv_groups(x, filter);
+    x_shape[3] = filter.shape()[2];
   }
   ConvShape pw = conv_shape(x_shape, filter.shape(), unpadded);
   pw.c = x.shape()[3];

@@ -17,10 +17,7 @@ struct DnnlConvolution::Prepared {
   bool usable = false;  // false: oneDNN refused this problem; the caller's kernel runs
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::convolution_forward primitive;
-  memory::desc user_weights_md;
-  bool user_layout = false;  // pd's weights layout is TF's: the filter is used in place
-  memory weights;            // otherwise in pd's layout; filled from a constant filter once
-  bool weights_filled = false;
+  WeightsArg weights;  // the filter: TF's layout in place, or kept in pd's (a constant one reordered once)
   PrimitiveArgs args;
   bool pads = false;             // the window reaches into padding
   bool filter_finite = true;     // of the constant filter kept in `weights`
@@ -86,7 +83,7 @@ DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t 
         groups == 1 ? memory::dims{out_channels, s.c, g.kh, g.kw}
                     : memory::dims{groups, out_channels / groups, s.c / groups, g.kh, g.kw};
     // TF's [KH, KW, C/groups, out] is hwio, and with groups hwigo (out = g * out/groups + o).
-    p->user_weights_md = memory::desc(weight_dims, kF32, groups == 1 ? Tag::hwio : Tag::hwigo);
+    const memory::desc user_weights(weight_dims, kF32, groups == 1 ? Tag::hwio : Tag::hwigo);
     const memory::desc any_weights(weight_dims, kF32, Tag::any);
     const memory::desc bias_md = epilogue_.bias ? memory::desc({out_channels}, kF32, Tag::a) : memory::desc();
     try {
@@ -103,13 +100,7 @@ DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t 
       const bool reference = std::string(p->pd.impl_info_str()).rfind("ref", 0) == 0;
       if (!(blocked && reference)) {
         p->primitive = dnnl::convolution_forward(p->pd);
-        p->user_layout = p->pd.weights_desc() == p->user_weights_md;
-        if (p->user_layout) {
-          p->args.add(DNNL_ARG_WEIGHTS, p->user_weights_md);
-        } else {
-          p->weights = memory(p->pd.weights_desc(), dnnl_engine());
-          p->args.set_memory(DNNL_ARG_WEIGHTS, p->weights);
-        }
+        p->weights.add_to(p->args, user_weights, p->pd.weights_desc());
         p->args.add(DNNL_ARG_SRC, p->pd.src_desc());
         p->args.add(DNNL_ARG_DST, p->pd.dst_desc());
         if (epilogue_.bias) p->args.add(DNNL_ARG_BIAS, p->pd.bias_desc());
@@ -132,7 +123,7 @@ DnnlConvolution::Prepared* DnnlConvolution::ready_locked(const ConvShape& s, int
   // oneDNN skips padding taps; TF multiplies them, so a padding tap of an
   // inf or NaN weight makes NaN. Such a filter goes to the caller's kernel.
   if (p->pads) {
-    if (!constant_filter || !p->weights_filled) {
+    if (!constant_filter || !p->weights.filled()) {
       const WindowGeometry& g = s.window;
       const int64_t count = g.kh * g.kw * (s.c / groups) * out_channels;
       p->filter_finite = std::all_of(filter, filter + count, [](float w) { return std::isfinite(w); });
@@ -155,13 +146,7 @@ bool DnnlConvolution::run(const ConvShape& s, int64_t groups, int64_t out_channe
   if (p == nullptr) return false;
   dnnl_call("run a convolution", [&] {
     dnnl::stream& stream = dnnl_stream();
-    if (p->user_layout) {
-      p->args.point(DNNL_ARG_WEIGHTS, filter);  // already in oneDNN's layout: used in place
-    } else if (!constant_filter || !p->weights_filled) {
-      memory user(p->user_weights_md, dnnl_engine(), const_cast<float*>(filter));
-      dnnl::reorder(user, p->weights).execute(stream, user, p->weights);
-      p->weights_filled = constant_filter;
-    }
+    p->weights.point(p->args, filter, constant_filter, stream);
     p->args.point(DNNL_ARG_SRC, x);
     p->args.point(DNNL_ARG_DST, y);
     if (epilogue_.bias) p->args.point(DNNL_ARG_BIAS, bias);

@@ -11,9 +11,7 @@ struct DnnlMatMul::Prepared {
   dnnl::matmul::primitive_desc pd;
   dnnl::matmul primitive;
   memory::desc a_md, b_md, c_md, bias_md;
-  bool user_layout = false;  // pd's weights layout is b's own: b is used in place
-  memory weights;            // otherwise in pd's layout; filled from a constant b once
-  bool weights_filled = false;
+  WeightsArg weights;  // b: in place, or kept in pd's layout (a constant b reordered once)
   PrimitiveArgs args;
 };
 
@@ -86,13 +84,7 @@ DnnlMatMul::Prepared* DnnlMatMul::prepare(const std::vector<int64_t>& a_dims, co
         p->pd = dnnl::matmul::primitive_desc(dnnl_engine(), p->a_md, constant_b ? b_any : p->b_md, p->bias_md,
                                              p->c_md, strict_attr(epilogue_));
         p->primitive = dnnl::matmul(p->pd);
-        p->user_layout = p->pd.weights_desc() == p->b_md;
-        if (p->user_layout) {
-          p->args.add(DNNL_ARG_WEIGHTS, p->b_md);
-        } else {
-          p->weights = memory(p->pd.weights_desc(), dnnl_engine());
-          p->args.set_memory(DNNL_ARG_WEIGHTS, p->weights);
-        }
+        p->weights.add_to(p->args, p->b_md, p->pd.weights_desc());
         p->args.add(DNNL_ARG_SRC, p->a_md);
         p->args.add(DNNL_ARG_DST, p->c_md);
         if (epilogue_.bias) p->args.add(DNNL_ARG_BIAS, p->bias_md);
@@ -115,13 +107,7 @@ bool DnnlMatMul::run(const std::vector<int64_t>& a_dims, const std::vector<int64
   if (!p->usable) return false;
   dnnl_call("run a matrix product", [&] {
     dnnl::stream& stream = dnnl_stream();
-    if (p->user_layout) {
-      p->args.point(DNNL_ARG_WEIGHTS, b);
-    } else if (!constant_b || !p->weights_filled) {
-      memory user_b(p->b_md, dnnl_engine(), const_cast<float*>(b));
-      dnnl::reorder(user_b, p->weights).execute(stream, user_b, p->weights);
-      p->weights_filled = constant_b;
-    }
+    p->weights.point(p->args, b, constant_b, stream);
     p->args.point(DNNL_ARG_SRC, a);
     p->args.point(DNNL_ARG_DST, c);
     if (epilogue_.bias) p->args.point(DNNL_ARG_BIAS, bias);

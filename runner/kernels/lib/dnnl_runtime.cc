@@ -221,6 +221,27 @@ void PrimitiveArgs::run(const dnnl::primitive& primitive, dnnl::stream& stream) 
   stream.wait();
 }
 
+void WeightsArg::add_to(PrimitiveArgs& args, const dnnl::memory::desc& user, const dnnl::memory::desc& wanted) {
+  user_ = user;
+  in_place_ = wanted == user;
+  if (in_place_) {
+    args.add(DNNL_ARG_WEIGHTS, user);
+  } else {
+    kept_ = dnnl::memory(wanted, dnnl_engine());
+    args.set_memory(DNNL_ARG_WEIGHTS, kept_);
+  }
+}
+
+void WeightsArg::point(PrimitiveArgs& args, const void* data, bool constant, dnnl::stream& stream) {
+  if (in_place_) {
+    args.point(DNNL_ARG_WEIGHTS, data);
+  } else if (!constant || !filled_) {
+    dnnl::memory user(user_, dnnl_engine(), const_cast<void*>(data));
+    dnnl::reorder(user, kept_).execute(stream, user, kept_);
+    filled_ = constant;
+  }
+}
+
 dnnl::primitive_attr strict_attr(const Epilogue& epilogue) {
   dnnl::primitive_attr attr;
   // No implicit down-conversion to bf16/f16: float32 stays float32 throughout.

@@ -104,6 +104,26 @@ class PrimitiveArgs {
   int scratchpad_index_ = -1;
 };
 
+// A primitive's weights argument, given at each run as the caller's buffer
+// in the `user` layout: used in place when the primitive's layout is that
+// one, else reordered into a kept copy, on every run or, for constant
+// weights, once.
+class WeightsArg {
+ public:
+  // Declares the weights argument of `args`; `wanted` is the primitive's layout.
+  void add_to(PrimitiveArgs& args, const dnnl::memory::desc& user, const dnnl::memory::desc& wanted);
+  // Points `args` at this run's weights (reordering them on `stream` if need be).
+  void point(PrimitiveArgs& args, const void* data, bool constant, dnnl::stream& stream);
+  // The kept copy holds constant weights already: they are not read again.
+  bool filled() const { return filled_; }
+
+ private:
+  dnnl::memory::desc user_;
+  bool in_place_ = false;
+  bool filled_ = false;
+  dnnl::memory kept_;
+};
+
 // y[rows, channels] += bias, then the activation: the hand-written kernels'
 // epilogue, with the element rules of the BiasAdd and activation kernels.
 void apply_epilogue(float* y, int64_t rows, int64_t channels, const float* bias, const Epilogue& epilogue);
