@@ -61,6 +61,10 @@ CONV_CASES = [  # x shape, filter shape, strides, padding, dilations, explicit p
     ((1, 5, 6, 4), (2, 3, 4, 5), (1, 2, 1, 1), "EXPLICIT", (1, 1, 1, 1), (0, 0, 1, 2, 0, 3, 0, 0)),
     ((3, 4, 4, 6), (1, 1, 6, 9), (1, 1, 1, 1), "VALID", (1, 1, 1, 1), ()),
     ((1, 3, 3, 2), (5, 5, 2, 3), (1, 1, 1, 1), "SAME", (1, 1, 1, 1), ()),
+    # 1x1 to fewer than 32 channels over many pixels: MobileNetV2's projections, which take
+    # oneDNN's AVX2 kernel on a CPU that splits 512-bit operations (lib/dnnl_conv.cc)
+    ((2, 28, 28, 96), (1, 1, 96, 24), (1, 1, 1, 1), "VALID", (1, 1, 1, 1), ()),
+    ((1, 40, 40, 32), (1, 1, 32, 16), (1, 1, 1, 1), "SAME", (1, 1, 1, 1), ()),
 ]
 
 

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <cpuid.h>
+
 namespace graphrun {
 
 namespace {
@@ -21,11 +23,29 @@ CpuIsa detect() {
   return CpuIsa::kAvx512;
 }
 
+bool zen4() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return false;
+  char vendor[13] = {};
+  std::memcpy(vendor, &ebx, 4);
+  std::memcpy(vendor + 4, &edx, 4);
+  std::memcpy(vendor + 8, &ecx, 4);
+  if (std::strcmp(vendor, "AuthenticAMD") != 0 || !__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+  const unsigned family = ((eax >> 8) & 0xf) + ((eax >> 20) & 0xff);  // base + extended, as AMD defines it
+  __builtin_cpu_init();
+  return family == 0x19 && __builtin_cpu_supports("avx512f");
+}
+
 }  // namespace
 
 CpuIsa own_kernel_isa() {
   static const CpuIsa isa = detect();
   return isa;
+}
+
+bool splits_512bit_operations() {
+  static const bool split = zen4();
+  return split;
 }
 
 }  // namespace graphrun

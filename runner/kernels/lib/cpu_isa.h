@@ -17,4 +17,10 @@ enum class CpuIsa {
 // GRAPHRUN_CC_NO_AVX512 at most kAvx2.
 CpuIsa own_kernel_isa();
 
+// True on a CPU with AVX-512 whose vector units are 256 bits wide, so that
+// each 512-bit operation takes two of their turns (AMD's Zen 4, family 19h):
+// there AVX-512 buys no arithmetic over AVX2, and a kernel that pads its
+// channels to 16 lanes does wasted work. Read once.
+bool splits_512bit_operations();
+
 }  // namespace graphrun

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/lib/cpu_isa.h"
+
 namespace graphrun {
 
 using dnnl::memory;
@@ -42,23 +44,47 @@ bool fits_dnnl(const ConvShape& s, int64_t groups, int64_t out_channels) {
          g.cols.after >= 0;
 }
 
-// oneDNN 3.2 ranks its brdgmm depthwise kernel first on AVX-512, but its
-// jit_dw kernel of the same ISA ran MobileNetV2's depthwise layers in 4.1 ms
-// a batch of 8 against brdgmm's 4.8 (Zen 5): take jit_dw when it is offered
-// at the first choice's ISA. Below AVX-512 jit_dw is already the first.
-// next_impl() moves the descriptor itself (copies share it), so when jit_dw
-// is not on the list the first choice is made again.
 using ConvPd = dnnl::convolution_forward::primitive_desc;
-ConvPd prefer_jit_depthwise(const std::function<ConvPd()>& make) {
+
+// The first of `make`'s implementations named `wanted`, else its first choice.
+// next_impl() moves the descriptor itself (copies share it), so when `wanted`
+// is not on the list the first choice is made again.
+ConvPd prefer_impl(const std::function<ConvPd()>& make, const std::string& wanted) {
   ConvPd pd = make();
-  const std::string first = pd.impl_info_str();
-  const std::size_t colon = first.find(':');
-  if (first.rfind("brdgmm_dw:", 0) != 0 || colon == std::string::npos) return pd;
-  const std::string wanted = "jit_dw" + first.substr(colon);  // "jit_dw:avx512_core"
+  if (pd.impl_info_str() == wanted) return pd;
   while (pd.next_impl()) {
     if (pd.impl_info_str() == wanted) return pd;
   }
   return make();
+}
+
+// oneDNN 3.2's first choice is not always its fastest kernel here:
+// - It ranks its brdgmm depthwise kernel first on AVX-512, but its jit_dw
+//   kernel of the same ISA ran MobileNetV2's depthwise layers in 4.1 ms a
+//   batch of 8 against brdgmm's 4.8 (Zen 5): take jit_dw when it is offered
+//   at the first choice's ISA. Below AVX-512 jit_dw is already the first.
+// - On a CPU that splits each 512-bit operation in two (cpu_isa.h), a 1x1
+//   convolution to fewer than 32 channels ran faster on its AVX2 kernel:
+//   MobileNetV2's 112x112 32->16 and 56x56 96->24 and 144->24 layers took
+//   2.7-3.4 ms together at a batch of 8 against 4.0-4.2 at AVX-512 (Zen 4;
+//   the whole model 3% less at batch 1 and 2% at 8, over 20 and 14 pairs).
+//   These layers move many pixels for little arithmetic, and 24 channels fill
+//   only three quarters of two 512-bit registers. At 32 channels and more the
+//   two ISAs came out even. Other CPUs keep oneDNN's choice.
+ConvPd choose_impl(const std::function<ConvPd()>& make, const ConvShape& s, int64_t groups, int64_t out_channels) {
+  ConvPd pd = make();
+  const std::string first = pd.impl_info_str();
+  const std::size_t colon = first.find(':');
+  if (colon == std::string::npos) return pd;
+  if (groups == s.c && groups == out_channels && first.rfind("brdgmm_dw:", 0) == 0) {
+    return prefer_impl(make, "jit_dw" + first.substr(colon));  // "jit_dw:avx512_core"
+  }
+  const WindowGeometry& g = s.window;
+  if (groups == 1 && g.kh == 1 && g.kw == 1 && out_channels < 32 && first.rfind("brgconv_1x1:avx512", 0) == 0 &&
+      splits_512bit_operations()) {
+    return prefer_impl(make, "brgconv_1x1:avx2");
+  }
+  return pd;
 }
 
 }  // namespace
@@ -94,7 +120,7 @@ DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t 
                       any_weights, bias_md, dst, {g.stride_h, g.stride_w}, {g.dilation_h - 1, g.dilation_w - 1},
                       {g.rows.before, g.cols.before}, {g.rows.after, g.cols.after}, strict_attr(epilogue_));
       };
-      p->pd = groups == s.c && groups == out_channels ? prefer_jit_depthwise(make) : make();
+      p->pd = choose_impl(make, s, groups, out_channels);
       // In blocks, oneDNN's reference kernel is the only one for some rare
       // windows: far slower than staying plain, so those stay plain.
       const bool reference = std::string(p->pd.impl_info_str()).rfind("ref", 0) == 0;
