@@ -1,6 +1,8 @@
 #include "core/tensor_memory.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -80,10 +82,44 @@ Cache& cache() {
   return *instance;
 }
 
+// A CNN's activations are often whole pages long (28x28x192 floats is 147
+// pages), so buffers malloc places one after another start at the same
+// offset within their pages, and a kernel streaming through its input and
+// output at once finds them on the same cache sets, and its loads held up by
+// stores to the other buffer whose addresses match in the low 12 bits (4K
+// aliasing). So a buffer of kMinColoredBytes or more starts at one of the 64
+// cache-line offsets of a page (its color), each allocation at the next.
+// MobileNetV2 at batch 1: Conv1 (whose input and output were so placed)
+// 0.20 -> 0.15 ms, its depthwise steps 3-17% faster, the whole model 0.95x
+// (faster in 14 of 16 alternating pairs; at batch 8 0.97x, 10 of 10; ResNet50
+// 0.985x, 10 of 10). The buffer's true start is kept just below it.
+constexpr std::size_t kMinColoredBytes = std::size_t{64} << 10;
+constexpr std::size_t kColors = kPage / kAlignment;
+
+void* allocate_colored(std::size_t bytes, bool zeroed) {
+  static std::atomic<std::size_t> next{0};
+  // 21 is coprime with 64: successive buffers step through every color.
+  const std::size_t color = next.fetch_add(1, std::memory_order_relaxed) * 21 % kColors * kAlignment;
+  char* start = static_cast<char*>(std::malloc(bytes + kPage + 2 * kAlignment));
+  if (start == nullptr) return nullptr;
+  const std::uintptr_t first = (reinterpret_cast<std::uintptr_t>(start) + 2 * kAlignment - 1) / kAlignment * kAlignment;
+  char* buffer = reinterpret_cast<char*>(first) + color;
+  std::memcpy(buffer - sizeof(char*), &start, sizeof(char*));
+  if (zeroed) std::memset(buffer, 0, bytes);
+  return buffer;
+}
+
+void free_colored(void* buffer) {
+  char* start = nullptr;
+  std::memcpy(&start, static_cast<char*>(buffer) - sizeof(char*), sizeof(char*));
+  std::free(start);
+}
+
 }  // namespace
 
 void* allocate_tensor_memory(std::size_t bytes, bool zeroed) {
-  if (bytes < kMinCachedBytes) return zeroed ? std::calloc(bytes, 1) : std::malloc(bytes);
+  if (bytes < kMinColoredBytes) return zeroed ? std::calloc(bytes, 1) : std::malloc(bytes);
+  if (bytes < kMinCachedBytes) return allocate_colored(bytes, zeroed);
   const std::size_t size = size_class(bytes);
   void* memory = nullptr;
   {
@@ -116,8 +152,12 @@ void* allocate_tensor_memory(std::size_t bytes, bool zeroed) {
 
 void free_tensor_memory(void* memory, std::size_t bytes) noexcept {
   if (memory == nullptr) return;
-  if (bytes < kMinCachedBytes) {
+  if (bytes < kMinColoredBytes) {
     std::free(memory);
+    return;
+  }
+  if (bytes < kMinCachedBytes) {
+    free_colored(memory);
     return;
   }
   const std::size_t size = size_class(bytes);

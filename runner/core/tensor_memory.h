@@ -17,14 +17,15 @@
 
 namespace graphrun {
 
-// Buffers smaller than this come from malloc directly: below the mmap
+// Buffers smaller than this come from malloc directly (from 64 KiB up at a
+// varying offset within a page, tensor_memory.cc says why): below the mmap
 // threshold core/memory_reuse.cc sets, glibc's heap reuses them, and across
 // sizes, which a cache by size cannot (caching from 1 MiB up took
 // MobileNetV2 b8's peak from 182 to 267 MB; from 32 MiB up, 191 MB).
 constexpr std::size_t kMinCachedBytes = std::size_t{32} << 20;
 
-// `bytes` (> 0) of memory aligned for every element type (64 bytes for a
-// cached size, which vector loads prefer), zero-filled when `zeroed`.
+// `bytes` (> 0) of memory aligned for every element type (64 bytes from
+// 64 KiB up, which vector loads prefer), zero-filled when `zeroed`.
 // Returns nullptr when out of memory.
 void* allocate_tensor_memory(std::size_t bytes, bool zeroed);
 
