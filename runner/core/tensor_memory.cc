@@ -87,39 +87,54 @@ Cache& cache() {
 // offset within their pages, and a kernel streaming through its input and
 // output at once finds them on the same cache sets, and its loads held up by
 // stores to the other buffer whose addresses match in the low 12 bits (4K
-// aliasing). So a buffer of kMinColoredBytes or more starts at one of the 64
-// cache-line offsets of a page (its color), each allocation at the next.
-// MobileNetV2 at batch 1: Conv1 (whose input and output were so placed)
-// 0.20 -> 0.15 ms, its depthwise steps 3-17% faster, the whole model 0.95x
-// (faster in 14 of 16 alternating pairs; at batch 8 0.97x, 10 of 10; ResNet50
-// 0.985x, 10 of 10). The buffer's true start is kept just below it.
+// aliasing). So a buffer of kMinColoredBytes or more starts past its
+// (64-byte aligned) malloc address by one of 64 cache-line steps, its color,
+// and successive buffers take different colors. MobileNetV2 at batch 1:
+// Conv1 (whose input and output were so placed) 0.20 -> 0.15 ms, its
+// depthwise steps 3-17% faster, the whole model 0.95x (faster in 14 of 16
+// alternating pairs; at batch 8 0.97x, 10 of 10; ResNet50 0.985x, 10 of 10).
+// The malloc address is kept just below the buffer. The padding stays
+// poisoned under AddressSanitizer, so an overrun is still caught.
 constexpr std::size_t kMinColoredBytes = std::size_t{64} << 10;
 constexpr std::size_t kColors = kPage / kAlignment;
+constexpr std::size_t kColorPadding = kPage + kAlignment;
+// A colored block stays under glibc's mmap threshold (core/memory_reuse.cc),
+// so the heap still reuses it from run to run.
+constexpr std::size_t kMaxColoredBytes = kMinCachedBytes - kColorPadding - kAlignment;  // room for malloc's header
 
 void* allocate_colored(std::size_t bytes, bool zeroed) {
   static std::atomic<std::size_t> next{0};
   // 21 is coprime with 64: successive buffers step through every color.
   const std::size_t color = next.fetch_add(1, std::memory_order_relaxed) * 21 % kColors * kAlignment;
-  char* start = static_cast<char*>(std::malloc(bytes + kPage + 2 * kAlignment));
+  // calloc's blocks fresh from the system arrive as zero pages: no clearing pass.
+  char* start = static_cast<char*>(zeroed ? std::calloc(bytes + kColorPadding, 1) : std::malloc(bytes + kColorPadding));
   if (start == nullptr) return nullptr;
-  const std::uintptr_t first = (reinterpret_cast<std::uintptr_t>(start) + 2 * kAlignment - 1) / kAlignment * kAlignment;
-  char* buffer = reinterpret_cast<char*>(first) + color;
+  // At least one pointer's room below the buffer, at most kAlignment - 1 + sizeof(char*) + 4032 bytes.
+  const std::uintptr_t aligned =
+      (reinterpret_cast<std::uintptr_t>(start) + sizeof(char*) + kAlignment - 1) / kAlignment * kAlignment;
+  char* buffer = reinterpret_cast<char*>(aligned) + color;
   std::memcpy(buffer - sizeof(char*), &start, sizeof(char*));
-  if (zeroed) std::memset(buffer, 0, bytes);
+  GRAPHRUN_POISON(start, buffer - start);
+  GRAPHRUN_POISON(buffer + bytes, start + bytes + kColorPadding - (buffer + bytes));
   return buffer;
 }
 
-void free_colored(void* buffer) {
+bool colored(std::size_t bytes) { return bytes >= kMinColoredBytes && bytes < kMaxColoredBytes; }
+
+void free_colored(void* memory, std::size_t bytes) {
+  char* buffer = static_cast<char*>(memory);
+  GRAPHRUN_UNPOISON(buffer - sizeof(char*), sizeof(char*));
   char* start = nullptr;
-  std::memcpy(&start, static_cast<char*>(buffer) - sizeof(char*), sizeof(char*));
+  std::memcpy(&start, buffer - sizeof(char*), sizeof(char*));
+  GRAPHRUN_UNPOISON(start, bytes + kColorPadding);
   std::free(start);
 }
 
 }  // namespace
 
 void* allocate_tensor_memory(std::size_t bytes, bool zeroed) {
-  if (bytes < kMinColoredBytes) return zeroed ? std::calloc(bytes, 1) : std::malloc(bytes);
-  if (bytes < kMinCachedBytes) return allocate_colored(bytes, zeroed);
+  if (colored(bytes)) return allocate_colored(bytes, zeroed);
+  if (bytes < kMinCachedBytes) return zeroed ? std::calloc(bytes, 1) : std::malloc(bytes);
   const std::size_t size = size_class(bytes);
   void* memory = nullptr;
   {
@@ -152,12 +167,12 @@ void* allocate_tensor_memory(std::size_t bytes, bool zeroed) {
 
 void free_tensor_memory(void* memory, std::size_t bytes) noexcept {
   if (memory == nullptr) return;
-  if (bytes < kMinColoredBytes) {
-    std::free(memory);
+  if (colored(bytes)) {
+    free_colored(memory, bytes);
     return;
   }
   if (bytes < kMinCachedBytes) {
-    free_colored(memory);
+    std::free(memory);
     return;
   }
   const std::size_t size = size_class(bytes);

@@ -24,8 +24,9 @@ namespace graphrun {
 // MobileNetV2 b8's peak from 182 to 267 MB; from 32 MiB up, 191 MB).
 constexpr std::size_t kMinCachedBytes = std::size_t{32} << 20;
 
-// `bytes` (> 0) of memory aligned for every element type (64 bytes from
-// 64 KiB up, which vector loads prefer), zero-filled when `zeroed`.
+// `bytes` (> 0) of memory aligned for every element type (to 64 bytes,
+// which vector loads prefer, from 64 KiB up to just under 32 MiB, and for
+// the larger buffers not zeroed), zero-filled when `zeroed`.
 // Returns nullptr when out of memory.
 void* allocate_tensor_memory(std::size_t bytes, bool zeroed);
 
