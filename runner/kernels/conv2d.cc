@@ -223,7 +223,7 @@ void compute_conv_node(KernelContext& context) {
   const Tensor& given = context.input(0);  // maybe in channel blocks; its shape is the same
   const Tensor& filter = context.input(1);
   const bool grouped = given.rank() == 4 && filter.rank() == 4 && given.shape()[3] != filter.shape()[2];
-  const int64_t groups = grouped ? conv_groups(given, filter) : 1;
+  const int64_t groups = grouped ? conv_groups(given.shape(), filter.shape()) : 1;
   const Shape& in = given.shape();
   ConvShape s = grouped ? conv_shape({in[0], in[1], in[2], filter.shape()[2]}, filter.shape(), node.window)
                         : conv_shape(in, filter.shape(), node.window);

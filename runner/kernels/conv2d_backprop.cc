@@ -90,17 +90,7 @@ void unslice_channels(const std::vector<T>& from, int64_t rows, int64_t width, i
 // out channels co: 1 group when they are equal, else Conv2D's grouping.
 int64_t backprop_groups(const Shape& input, const Shape& filter) {
   if (input.size() != 4 || filter.size() != 4 || input[3] == filter[2]) return 1;
-  const int64_t c = input[3], ci = filter[2], co = filter[3];
-  if (ci == 0 || c == 0 || c % ci) {
-    throw Error("the input's " + std::to_string(c) + " channels are not a multiple of the filter's " +
-                std::to_string(ci) + " in channels");
-  }
-  const int64_t groups = c / ci;
-  if (co % groups) {
-    throw Error(std::to_string(groups) + " groups (" + std::to_string(c) + " / " + std::to_string(ci) +
-                " channels) do not divide the filter's " + std::to_string(co) + " out channels");
-  }
-  return groups;
+  return conv_groups(input, filter);
 }
 
 // One group's shape: the input with ci channels, the filter with co / groups out channels.

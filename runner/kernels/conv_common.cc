@@ -36,8 +36,8 @@ ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs&
   return s;
 }
 
-int64_t conv_groups(const Tensor& input, const Tensor& filter) {
-  const int64_t c = input.shape()[3], ci = filter.shape()[2], co = filter.shape()[3];
+int64_t conv_groups(const Shape& input, const Shape& filter) {
+  const int64_t c = input[3], ci = filter[2], co = filter[3];
   if (ci == 0 || c == 0 || c % ci) {
     throw Error("the input's " + std::to_string(c) + " channels are not a multiple of the filter's " +
                 std::to_string(ci) + " in channels");

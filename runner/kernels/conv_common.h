@@ -34,7 +34,7 @@ ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs&
 // divide the input's [N, H, W, C]): group g convolves input channels
 // [g*ci, (g+1)*ci) with filter out channels [g*cog, (g+1)*cog). Throws Error
 // when the channel counts make no groups.
-int64_t conv_groups(const Tensor& input, const Tensor& filter);
+int64_t conv_groups(const Shape& input, const Shape& filter);
 
 // The layout a float32 convolution node runs in this time (core/tensor.h):
 // channel blocks of 8 when the executor lets its output stay in them, both

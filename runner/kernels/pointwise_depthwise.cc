@@ -66,7 +66,7 @@ void compute_pointwise_depthwise(KernelContext& context) {
   int64_t groups = 1;
   Shape x_shape = x.shape();
   if (x.rank() == 4 && filter.rank() == 4 && filter.shape()[2] > 0 && x_shape[3] != filter.shape()[2]) {
-    groups = conv_groups(x, filter);
+    groups = conv_groups(x.shape(), filter.shape());
     x_shape[3] = filter.shape()[2];
   }
   ConvShape pw = conv_shape(x_shape, filter.shape(), unpadded);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/lib/cpu_isa.h"
@@ -46,12 +47,11 @@ bool fits_dnnl(const ConvShape& s, int64_t groups, int64_t out_channels) {
 
 using ConvPd = dnnl::convolution_forward::primitive_desc;
 
-// The first of `make`'s implementations named `wanted`, else its first choice.
-// next_impl() moves the descriptor itself (copies share it), so when `wanted`
-// is not on the list the first choice is made again.
-ConvPd prefer_impl(const std::function<ConvPd()>& make, const std::string& wanted) {
-  ConvPd pd = make();
-  if (pd.impl_info_str() == wanted) return pd;
+// The implementation named `wanted` among those after `pd`, oneDNN's first
+// choice from `make`, else that first choice. next_impl() moves the
+// descriptor itself (copies share it), so when `wanted` is not on the list
+// the first choice is made again.
+ConvPd prefer_impl(ConvPd pd, const std::function<ConvPd()>& make, const std::string& wanted) {
   while (pd.next_impl()) {
     if (pd.impl_info_str() == wanted) return pd;
   }
@@ -77,12 +77,12 @@ ConvPd choose_impl(const std::function<ConvPd()>& make, const ConvShape& s, int6
   const std::size_t colon = first.find(':');
   if (colon == std::string::npos) return pd;
   if (groups == s.c && groups == out_channels && first.rfind("brdgmm_dw:", 0) == 0) {
-    return prefer_impl(make, "jit_dw" + first.substr(colon));  // "jit_dw:avx512_core"
+    return prefer_impl(std::move(pd), make, "jit_dw" + first.substr(colon));  // "jit_dw:avx512_core"
   }
   const WindowGeometry& g = s.window;
   if (groups == 1 && g.kh == 1 && g.kw == 1 && out_channels < 32 && first.rfind("brgconv_1x1:avx512", 0) == 0 &&
       splits_512bit_operations()) {
-    return prefer_impl(make, "brgconv_1x1:avx2");
+    return prefer_impl(std::move(pd), make, "brgconv_1x1:avx2");
   }
   return pd;
 }
