@@ -341,7 +341,7 @@ def test_an_output_buffer_is_written_again_only_when_nothing_holds_it(monkeypatc
 
 
 @needs_trusted_refcounts
-def test_a_kept_output_is_still_donated_and_fetches_survive_the_next_run(monkeypatch):
+def test_a_kept_output_is_still_donated_and_fetches_survive_the_next_run(monkeypatch, small_steps_donate):
     """The Session lets Tanh write into the convolution's kept output (the slot's reference is not
     another owner), and a fetched result the caller holds is not overwritten by the next run."""
     monkeypatch.setattr(kept_buffers, "KEEP_MIN_BYTES", 0)

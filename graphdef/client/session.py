@@ -313,7 +313,7 @@ class _Plan:
         ins = [[slot_of(t) for t in _data_inputs(op)] for op in compute]
         donating = [may_donate(op, i, f) or ("last" if may_donate_last(op, i, f) else False)
                     for op, i, f in zip(compute, ins, frees)]
-        self.segments = _segments([_bind_kernel(op, session) for op in compute], ins,
+        self.segments = _segments([_bind_kernel(op, session, d) for op, d in zip(compute, donating)], ins,
                                   [[slots[t] for t in op.outputs] for op in compute], frees, len(slots), donating)
         self.ops = compute
         self.first_output = [slots[op.outputs[0]] if op.outputs else None for op in compute]
@@ -441,8 +441,10 @@ def _dependencies(op, fed):
     yield from op.control_inputs
 
 
-def _bind_kernel(op, session):
+def _bind_kernel(op, session, donating=False):
     opdef = op.opdef
+    if not donating and hasattr(opdef.kernel, "plain"):  # the kernel without its out= wrapper
+        return _checked(op, opdef.kernel.plain) if CHECK_KERNELS else opdef.kernel.plain
     kwargs = {}
     for name in opdef.kernel_params:
         if name == "state":

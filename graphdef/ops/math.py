@@ -101,6 +101,7 @@ def _into_first(ufunc, plain):
             return plain(x, y)
         return ufunc(x, y, out=out)
     kernel.__name__ = f"_{ufunc.__name__}"
+    kernel.plain = plain  # what a step that never donates calls: no wrapper on its path (scalars)
     return kernel
 
 
