@@ -82,7 +82,10 @@ def gradients(ys, xs, grad_ys=None, name="gradients", stop_gradients=None, gate_
                     raise AssertionError(f"gradient of {op.type} gave {len(in_grads)} values for "
                                          f"{len(op.inputs)} inputs")
                 if gate_gradients and sum(g is not None for g in in_grads) > 1:
-                    in_grads = gradients_released_together(graph, in_grads)
+                    # the gate waits only for the gradients that flow on to an x: one of an input
+                    # nothing needs (a fed batch's, into the first MatMul) is then never computed
+                    in_grads = gradients_released_together(
+                        graph, in_grads, waits_for=[g for t, g in zip(op.inputs, in_grads) if t.op in between])
             for t, g in zip(op.inputs, in_grads):
                 if g is not None and t.op in between:
                     pending.setdefault(t, []).append(g)
@@ -99,10 +102,12 @@ def _loop_step(context, pending, between):
             pending.setdefault(t, []).append(g)
 
 
-def gradients_released_together(graph, grads):
-    """Each gradient through an Identity run after all of them (TF's tf.tuple, names included)."""
+def gradients_released_together(graph, grads, waits_for=None):
+    """Each gradient through an Identity run after all of them (TF's tf.tuple, names included), or
+    after all of `waits_for` (those of them that are used)."""
+    waits_for = grads if waits_for is None else waits_for
     with graph.name_scope("tuple"):
-        gate = group(*dict.fromkeys(g.op for g in grads if g is not None))
+        gate = group(*dict.fromkeys(g.op for g in waits_for if g is not None))
         with graph.control_dependencies([gate]):
             return [None if g is None else identity(g, name="control_dependency") for g in grads]
 

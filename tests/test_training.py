@@ -183,3 +183,44 @@ def test_tensorflow_runs_our_training_graph_to_the_same_weights(tf1, name):
             sess.run(train.name, {"x:0": feed})
         theirs = sess.run("w:0")
     np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def _ops_run_by(op):
+    """Every op `op` waits for, through data and control edges."""
+    seen, stack = set(), [op]
+    while stack:
+        node = stack.pop()
+        if node not in seen:
+            seen.add(node)
+            stack.extend(t.op for t in node.inputs)
+            stack.extend(node.control_inputs)
+    return seen
+
+
+def test_gated_step_waits_only_for_gradients_it_uses():
+    """GATE_OP releases a MatMul's two input gradients together; the fed batch's one leads to no
+    variable, so the step neither waits for it nor computes it (a third of a small MLP's backward
+    products), and the weights come out bit for bit as without the gate."""
+    rng = np.random.default_rng(7)
+    w0 = rng.normal(size=(6, 4)).astype(np.float32)
+    xv, yv = rng.normal(size=(5, 6)).astype(np.float32), rng.normal(size=(5, 4)).astype(np.float32)
+    weights = {}
+    for gate in (tf.train.Optimizer.GATE_NONE, tf.train.Optimizer.GATE_OP):
+        g = tf.Graph()
+        with g.as_default():
+            x = tf.placeholder(tf.float32, [None, 6], name="x")
+            w = tf.Variable(w0, name="w")
+            product = tf.matmul(x, w, name="product")
+            loss = tf.reduce_mean(tf.square(product - yv))
+            train = tf.train.GradientDescentOptimizer(0.1).minimize(loss, gate_gradients=gate)
+            init = tf.global_variables_initializer()
+        ran = {op.name for op in _ops_run_by(train)}
+        assert "gradients/product_grad/MatMul_1" in ran       # x^T g: w's gradient
+        assert "gradients/product_grad/MatMul" not in ran     # g w^T: the fed batch's
+        with tf.Session(graph=g) as sess:
+            sess.run(init)
+            sess.run(train, {x: xv})
+            weights[gate] = sess.run(w)
+    expected = w0 - 0.1 * (xv.T.astype(np.float64) @ (2 * (xv.astype(np.float64) @ w0 - yv) / yv.size))
+    np.testing.assert_array_equal(weights[tf.train.Optimizer.GATE_OP], weights[tf.train.Optimizer.GATE_NONE])
+    np.testing.assert_allclose(weights[tf.train.Optimizer.GATE_OP], expected, rtol=1e-5, atol=1e-6)
