@@ -8,7 +8,9 @@ With gate_gradients (what optimizers ask for, TF1's GATE_OP), an op's input grad
 released together: each passes an Identity that waits for all of them. Without that gate an
 optimizer's update of a ref variable can run as soon as its own gradient exists, while another
 gradient of the same op still has to read the variable (TensorFlow's reads of a ref variable
-alias its buffer, so that read would see the updated value).
+alias its buffer, so that read would see the updated value). The gate waits only for the
+gradients that lead on to an x (TF's tf.tuple waits for all of them: the same names, fewer
+control inputs), so a gradient nothing uses, a fed batch's, is never computed.
 """
 
 from graphdef.ops import while_gradients

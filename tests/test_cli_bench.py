@@ -81,6 +81,27 @@ def test_profile_keeps_variables_and_results_right(tmp_path):
         assert sess.run(out) == 6.0
 
 
+def test_profile_times_a_step_that_could_not_work_in_place():
+    """A donating step whose input is still viewed calls its kernel without out=: that call is
+    timed too (every node's time is counted, none shows zero)."""
+    import numpy as np
+    from graphdef.graphrun.node_profile import profile
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [65536], name="x")
+        doubled = tf.multiply(x, 2.0, name="doubled")
+        tf.reshape(doubled, [256, 256], name="view")   # fetched first, so it runs first; it shares
+        # doubled's memory, so tripled, the last reader of doubled, cannot write into it
+        tripled = tf.multiply(doubled, 3.0, name="tripled")
+        out = tf.multiply(tripled, 5.0, name="out")    # tripled is dead and unviewed: donated
+    with tf.Session(graph=g) as sess:
+        times = profile(sess, ["view:0", "out:0"], {x: np.ones(65536, np.float32)}, 5)
+        seconds = {op.name: t for op, t in times.per_node()}
+        assert set(seconds) == {"doubled", "view", "tripled", "out"}
+        assert all(t > 0 for t in seconds.values()), seconds
+        np.testing.assert_array_equal(sess.run(out, {x: np.ones(65536, np.float32)}), np.full(65536, 30, np.float32))
+
+
 def test_nearest_rank_percentiles():
     ordered = list(range(1, 101))
     assert [bench.percentile(ordered, p) for p in (50, 90, 99, 100)] == [50, 90, 99, 100]

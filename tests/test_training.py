@@ -221,6 +221,18 @@ def test_gated_step_waits_only_for_gradients_it_uses():
             sess.run(init)
             sess.run(train, {x: xv})
             weights[gate] = sess.run(w)
+    # two layers: the second MatMul's gate still waits for the hidden activation's gradient,
+    # which reads w2 and leads on to w1: w2's update must not run before it
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [None, 6], name="x")
+        hidden = tf.matmul(x, tf.Variable(w0, name="w1"), name="hidden")
+        out = tf.matmul(hidden, tf.Variable(np.ones((4, 2), np.float32), name="w2"), name="out")
+        tf.train.GradientDescentOptimizer(0.1).minimize(tf.reduce_sum(out))
+    gate = g.get_operation_by_name("gradients/out_grad/tuple/group_deps")
+    assert {op.name for op in gate.control_inputs} == {"gradients/out_grad/MatMul", "gradients/out_grad/MatMul_1"}
+    gate = g.get_operation_by_name("gradients/hidden_grad/tuple/group_deps")
+    assert {op.name for op in gate.control_inputs} == {"gradients/hidden_grad/MatMul_1"}
     expected = w0 - 0.1 * (xv.T.astype(np.float64) @ (2 * (xv.astype(np.float64) @ w0 - yv) / yv.size))
     np.testing.assert_array_equal(weights[tf.train.Optimizer.GATE_OP], weights[tf.train.Optimizer.GATE_NONE])
     np.testing.assert_allclose(weights[tf.train.Optimizer.GATE_OP], expected, rtol=1e-5, atol=1e-6)

@@ -445,7 +445,8 @@ def _dependencies(op, fed):
 
 def _bind_kernel(op, session, donating=False):
     opdef = op.opdef
-    if not donating and hasattr(opdef.kernel, "plain"):  # the kernel without its out= wrapper
+    if not donating and hasattr(opdef.kernel, "plain") and opdef.kernel_params == ("out",):
+        # the kernel without its out= wrapper (math.py's _into_first; it takes no attrs to bind)
         return _checked(op, opdef.kernel.plain) if CHECK_KERNELS else opdef.kernel.plain
     kwargs = {}
     for name in opdef.kernel_params:

@@ -11,7 +11,9 @@ import numpy as np
 from graphdef.ops.kept_buffers import REFCOUNTS_TRUSTED, kept_references
 
 _FREED = object()
-_ndarray = np.ndarray  # a scalar (numpy's or Python's) is never donated: checked inline, it costs no call
+# A donating step checks its dead input inline (an array, large enough where the static shape left
+# that open, and unshared): a call in between would hold one more reference than _sole_owner counts
+_ndarray = np.ndarray
 # Below this many elements a result is cheaper to allocate than to check whether its input may
 # take it (numpy reuses small blocks; measured: the in-place ufunc wins from about 1,000 float32s)
 DONATE_MIN_ELEMENTS = 1024
@@ -45,22 +47,20 @@ def may_donate(op, ins, frees):
     """True when the step may write its result into its first input's array: the kernel takes
     out=, and that input, of the output's dtype, is read by nothing after this step (nor fed,
     fetched or a constant: those slots are never freed). Whether no other value shares the
-    array is only known when it runs (_sole_owner). Nor does a result not known to be large: its
-    static shape's known dims must promise DONATE_MIN_ELEMENTS (a batch of Keras activations,
-    [?, 128, 512], does; a scalar chain, or a tensor of unknown rank, pays no check per step)."""
+    array is only known when it runs (_sole_owner). Nor does a result too small to gain from it:
+    one whose static shape is known and under DONATE_MIN_ELEMENTS, or of unknown rank (a scalar
+    chain then pays no check per step); with unknown dims the run checks the array's size."""
     return ("out" in op.opdef.kernel_params and len(op.outputs) == 1 and 1 <= len(ins) <= 2
             and ins[0] in frees and ins[0] not in ins[1:] and op.inputs[0].dtype is op.outputs[0].dtype
-            and _known_large(op.outputs[0]))
+            and _may_be_large(op.outputs[0]))
 
 
-def _known_large(tensor):
-    dims = tensor.shape.dims
-    if dims is None:
+def _may_be_large(tensor):
+    shape = tensor.shape
+    if shape.dims is None:
         return False
-    n = 1
-    for d in dims:
-        n *= 1 if d is None else d
-    return n >= DONATE_MIN_ELEMENTS
+    n = shape.num_elements()
+    return n is None or n >= DONATE_MIN_ELEMENTS
 
 
 def may_donate_last(op, ins, frees):
@@ -87,14 +87,16 @@ def _sole_owner(x):
 def _run_unary_donating(v, items):
     for fn, plain, a, o, f in items:
         x = v[a]
-        v[o] = fn(x, out=x) if type(x) is _ndarray and _sole_owner(x) else plain(x)
+        v[o] = (fn(x, out=x) if type(x) is _ndarray and x.size >= DONATE_MIN_ELEMENTS and _sole_owner(x)
+                else plain(x))
         v[f] = _FREED
 
 
 def _run_binary_donating(v, items):
     for fn, plain, a, b, o, f, g in items:
         x = v[a]
-        v[o] = fn(x, v[b], out=x) if type(x) is _ndarray and _sole_owner(x) else plain(x, v[b])
+        v[o] = (fn(x, v[b], out=x) if type(x) is _ndarray and x.size >= DONATE_MIN_ELEMENTS and _sole_owner(x)
+                else plain(x, v[b]))
         v[f] = v[g] = _FREED
 
 

@@ -61,7 +61,9 @@ def _timed_segments(plan, totals):
     for kind, items in plan.segments:
         timed = []
         for item in items:
-            timed.append((_timed(item[0], index, totals),) + tuple(item[1:]))
+            # every kernel a step may call: a donating step also holds the one it calls when it
+            # cannot donate (session_steps._plain); the rest of an item is slot numbers
+            timed.append(tuple(_timed(part, index, totals) if callable(part) else part for part in item))
             index += 1
         segments.append((kind, timed))
     if index != len(plan.ops):
