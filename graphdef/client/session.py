@@ -315,7 +315,7 @@ class _Plan:
         ins = [[slot_of(t) for t in _data_inputs(op)] for op in compute]
         donating = [may_donate(op, i, f) or ("last" if may_donate_last(op, i, f) else False)
                     for op, i, f in zip(compute, ins, frees)]
-        self.segments = _segments([_bind_kernel(op, session, d) for op, d in zip(compute, donating)], ins,
+        self.segments = _segments([_bind_kernel(op, session) for op in compute], ins,
                                   [[slots[t] for t in op.outputs] for op in compute], frees, len(slots), donating)
         self.ops = compute
         self.first_output = [slots[op.outputs[0]] if op.outputs else None for op in compute]
@@ -443,11 +443,8 @@ def _dependencies(op, fed):
     yield from op.control_inputs
 
 
-def _bind_kernel(op, session, donating=False):
+def _bind_kernel(op, session):
     opdef = op.opdef
-    if not donating and hasattr(opdef.kernel, "plain") and opdef.kernel_params == ("out",):
-        # the kernel without its out= wrapper (math.py's _into_first; it takes no attrs to bind)
-        return _checked(op, opdef.kernel.plain) if CHECK_KERNELS else opdef.kernel.plain
     kwargs = {}
     for name in opdef.kernel_params:
         if name == "state":

@@ -111,8 +111,8 @@ def _run_general_donating_last(v, items):
 
 
 def _plain(kernel):
-    """What a donating step calls when it cannot donate: the kernel without its out= wrapper
-    where it has one (math.py's _into_first), so a scalar step pays no extra call."""
+    """What a step calls when it does not donate: the kernel without its out= wrapper where it
+    has one (math.py's _into_first, bound as it is), so a scalar step pays no extra call."""
     return getattr(kernel, "plain", kernel)
 
 
@@ -127,9 +127,9 @@ def segments(kernels, ins, outs, frees, spare, donating):
         elif donate and len(i) == 1:
             kind, item = _run_unary_donating, (fn, _plain(fn), i[0], o[0], f[0])
         elif len(o) == 1 and len(i) == 2 and len(f) <= 2:
-            kind, item = _run_binary, (fn, i[0], i[1], o[0], *(f + [spare, spare])[:2])
+            kind, item = _run_binary, (_plain(fn), i[0], i[1], o[0], *(f + [spare, spare])[:2])
         elif len(o) == 1 and len(i) == 1 and len(f) <= 1:
-            kind, item = _run_unary, (fn, i[0], o[0], (f + [spare])[0])
+            kind, item = _run_unary, (_plain(fn), i[0], o[0], (f + [spare])[0])
         else:
             kind, item = _run_general, (fn, tuple(i), tuple(o), tuple(f))
         if segments and segments[-1][0] is kind:
