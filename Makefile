@@ -34,7 +34,7 @@ DNNL_LIBS = -L$(ONEDNN)/lib -l:libdnnl.so.3 -lgomp
 # graphrun-cc as a library with a C API (runner/capi/graphrun_c.h), for graphrun serve's runtime
 LIBGRAPHRUN := $(BUILD)/libgraphrun.so
 
-.PHONY: all setup sysdeps venv proto bytecode cc demo test test-profiles bench clean tf-fixtures
+.PHONY: all setup sysdeps venv proto bytecode cc native demo test test-profiles bench clean tf-fixtures
 
 all: setup
 
@@ -132,16 +132,25 @@ NPROC := $(shell nproc 2>/dev/null || echo 2)
 # Only the compile runs in parallel: the pip installs above must not race each other.
 cc: $(BUILD)/.sysdeps $(ONEDNN_STAMP)
 	@$(MAKE) --no-print-directory -j$(NPROC) $(RUNNER) $(LIBGRAPHRUN)
+	@$(MAKE) --no-print-directory native
+
+# The package finds its native files inside itself (graphdef/_native/), where a wheel carries them;
+# in a checkout they are links to build/ (an editable install sees a rebuild at once).
+NATIVE := graphdef/_native
+native: $(RUNNER) $(LIBGRAPHRUN)
+	@ln -sfn ../../$(RUNNER) $(NATIVE)/graphrun-cc
+	@ln -sfn ../../$(LIBGRAPHRUN) $(NATIVE)/libgraphrun.so
+	@ln -sfn ../../$(ONEDNN)/lib/libdnnl.so.3 $(NATIVE)/libdnnl.so.3
 
 $(RUNNER): $(RUNNER_OBJ)
 	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) $(DNNL_LIBS) -lzip -lpthread \
-	  -Wl,-rpath,'$$ORIGIN/onednn/lib'
+	  -Wl,-rpath,'$$ORIGIN:$$ORIGIN/onednn/lib'
 
 # Only graphrun_* is exported: the runner's C++ symbols stay inside, clashing with nothing a host
 # process has loaded (another protobuf, another oneDNN).
 $(LIBGRAPHRUN): $(LIB_OBJ) runner/capi/exports.map
 	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=runner/capi/exports.map -Wl,--no-undefined -o $@ $(LIB_OBJ) \
-	  $$(pkg-config --libs protobuf) $(DNNL_LIBS) -lzip -lpthread -Wl,-rpath,'$$ORIGIN/onednn/lib'
+	  $$(pkg-config --libs protobuf) $(DNNL_LIBS) -lzip -lpthread -Wl,-rpath,'$$ORIGIN:$$ORIGIN/onednn/lib'
 
 # Objects are rebuilt when the compile flags change (an old non-PIC object cannot go into the library).
 CXXFLAGS_STAMP := $(OBJ)/.cxxflags

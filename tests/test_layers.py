@@ -1,5 +1,6 @@
 """The package's layers, read from the tree: a module imports only from its own layer or lower.
 
+    _native     the native runtime's files and the one binding of its C API (graphrun_c.h)
     _proto      code generated from proto/
     framework   graph, dtypes, shapes, errors, the numerics policy, limits: no ops, no files
     ops         the op registry and the op families (definitions, kernels, gradients)
@@ -18,7 +19,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "graphdef"
-LAYERS = ["_proto", "framework", "ops", "wire", "client", "optimize", "top", "serving", "graphrun"]
+LAYERS = ["_native", "_proto", "framework", "ops", "wire", "client", "optimize", "top", "serving", "graphrun"]
 
 # (importing module, imported module): why it cannot be a module-level import
 UPWARD_FUNCTION_IMPORTS = {
