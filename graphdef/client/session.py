@@ -20,7 +20,6 @@ from graphdef.framework.limits import TensorTooLarge, check as check_tensor_size
 from graphdef.framework.shapes import show
 from graphdef.framework.toposort import toposort
 from graphdef.client.functions import FunctionRuntime
-from graphdef.client.memory_reuse import keep_freed_memory
 from graphdef.client.session_steps import may_donate, may_donate_last, segments as _segments
 from graphdef.ops.control_flow import CONTROL_FLOW_OPS
 from graphdef.ops import unsupported as unsupported_ops
@@ -33,7 +32,6 @@ class Session:
     """Runs a graph; keeps variable values across run() calls until closed."""
 
     def __init__(self, target="", graph=None, config=None):
-        keep_freed_memory()
         self.graph = graph if graph is not None else get_default_graph()
         self._variables = {}
         self._plans = {}
