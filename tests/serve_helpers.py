@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import graphdef as tf
-from graphdef.serving import libgraphrun
+from graphdef._native import capi as libgraphrun
 from tests.numerics_policy import assert_all_conform
 
 ROOT = Path(__file__).resolve().parents[1]

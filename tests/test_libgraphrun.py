@@ -1,4 +1,4 @@
-"""build/libgraphrun.so (runner/capi/graphrun_c.h) through its ctypes binding, graphdef/serving/libgraphrun.py.
+"""libgraphrun.so (runner/capi/graphrun_c.h) through the package's one binding of it, graphdef/_native/capi.py.
 
 TensorFlow's own models (tests/tf_models) give TensorFlow's recorded answers within each case's tolerance,
 and the Session's within the numerics policy; the metadata is TensorFlow's; bad calls and bad models
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import graphdef
-from graphdef.serving import libgraphrun
+from graphdef._native import capi as libgraphrun
 from graphdef.serving.runtime import CcRuntime, SessionRuntime
 from graphdef.wire.serialize import load
 from tests import serve_helpers
@@ -239,18 +239,18 @@ def test_a_failing_kernel_is_a_run_error(lib, tmp_path):
 
 def test_a_missing_library_is_named(tmp_path):
     env = {**os.environ, "GRAPHDEF_LIBGRAPHRUN": str(tmp_path / "nowhere.so"), "PYTHONPATH": str(REPO)}
-    script = ("from graphdef.serving import libgraphrun\n"
+    script = ("from graphdef._native import capi as libgraphrun\n"
               "try:\n    libgraphrun.load_library()\n"
               "except libgraphrun.LibraryMissing as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, cwd=REPO, check=False)
-    assert "nowhere.so not found" in out.stdout, out.stderr
+    assert "nowhere.so" in out.stdout and "GRAPHDEF_LIBGRAPHRUN" in out.stdout, out.stderr
 
 
 def test_the_library_runs_in_a_process_that_loaded_tensorflow_first(lib):
     """TensorFlow puts its own protobuf and oneDNN (other versions) in the process's global scope; the
     library must keep using its own (a protobuf call reaching TensorFlow's aborted the process)."""
     script = ("import numpy as np, tensorflow\n"
-              "from graphdef.serving import libgraphrun\n"
+              "from graphdef._native import capi as libgraphrun\n"
               "model = libgraphrun.CcModel('tests/tf_models/cnn/model.pb')\n"
               "image = np.load('tests/tf_models/cnn/feed_image.npy')\n"
               "print(model.run({'image': image}, ['probs'])[0].shape)\n")

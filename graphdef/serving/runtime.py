@@ -22,7 +22,7 @@ import numpy as np
 
 from graphdef.client.session import Session
 from graphdef.framework.errors import InvalidArgumentError, OpError
-from graphdef.serving import libgraphrun
+from graphdef._native import capi as libgraphrun
 from graphdef.wire.model_file import is_lowering_residue, output_names
 from graphdef.wire.serialize import load
 from graphdef.optimize.at_load import load_with_graph_def  # optimized at load, as graphrun runs it

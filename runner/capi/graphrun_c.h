@@ -1,5 +1,5 @@
 /* graphrun-cc as a library: load a model once, run it many times, from C or
- * through any foreign-function interface (graphdef/serving/libgraphrun.py is
+ * through any foreign-function interface (graphdef/_native/capi.py is
  * the Python binding). Built as build/libgraphrun.so from the objects that
  * make build/graphrun-cc, so a model runs here exactly as `graphrun-cc`
  * runs it, optimized at load by the same graph passes.

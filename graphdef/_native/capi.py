@@ -1,7 +1,8 @@
-"""The C++ runtime (graphrun-cc) in process: a ctypes binding of build/libgraphrun.so (runner/capi/graphrun_c.h).
+"""The C++ runtime in process: the package's one binding of libgraphrun.so (runner/capi/graphrun_c.h).
 
-The library is found through the environment variable GRAPHDEF_LIBGRAPHRUN (a path to the .so), else
-in the build/ folder of the source tree this package sits in (`make cc` builds it there). Inputs are
+Every way from Python into the C++ core goes through this module (ctypes). The library is the
+package's own (graphdef/_native/, where a wheel carries it and `make cc` links it in a checkout), or
+the file $GRAPHDEF_LIBGRAPHRUN names (see graphdef/_native/__init__.py). Inputs are
 handed to the library in place (a C-contiguous array of the input's dtype is never copied); each
 output is copied once, out of the library's result into a numpy array the caller owns.
 
@@ -12,12 +13,11 @@ keep going meanwhile.
 
 import ctypes
 import os
-from pathlib import Path
 
 import numpy as np
 
-ENV_PATH = "GRAPHDEF_LIBGRAPHRUN"
-LIBRARY_NAME = "libgraphrun.so"
+from graphdef import _native
+from graphdef._native import library_path  # noqa: F401 (part of this module's interface)
 
 # graphrun_c.h's status codes
 OK, USAGE, MODEL, RUN, UNSUPPORTED, INTERNAL = 0, 2, 3, 4, 5, 6
@@ -38,14 +38,6 @@ class GraphrunError(RuntimeError):
     def unsupported(self):
         """The model needs an op or dtype graphrun-cc cannot run (Python's runtime may)."""
         return self.code == UNSUPPORTED
-
-
-def library_path():
-    """Where the library is looked for: $GRAPHDEF_LIBGRAPHRUN, else <source tree>/build/libgraphrun.so."""
-    given = os.environ.get(ENV_PATH)
-    if given:
-        return Path(given)
-    return Path(__file__).resolve().parents[2] / "build" / LIBRARY_NAME
 
 
 _library = None
@@ -93,8 +85,7 @@ def load_library():
     if _library is None:
         path = library_path()
         if not path.is_file():
-            how = f"${ENV_PATH}" if os.environ.get(ENV_PATH) else "`make cc` builds it"
-            raise LibraryMissing(f"{path} not found ({how})")
+            raise LibraryMissing(_native.how_to_get(_native.LIBRARY))
         # oneDNN's OpenMP threads would spin at every barrier, taking the cores the server's threads
         # need; graphrun-cc sets this before libgomp starts, and so must a process loading the library.
         if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
