@@ -15,7 +15,6 @@ off what this CPU has and another may lack:
                                convolutions and products); oneDNN's own ONEDNN_MAX_CPU_ISA would cap the
                                oracle TensorFlow's too, whose float16 matmul then aborts on a CPU with
                                AVX512-FP16
-    GRAPHDEF_ONEDNN_MAX_CPU_ISA  the same for the Python runtime's oneDNN convolutions (graphdef/ops/onednn.py)
 
     .venv/bin/python -m tests.cpu_profiles                  # every profile, the whole suite
     .venv/bin/python -m tests.cpu_profiles no-avx2 -- -x    # one profile, pytest flags after --
@@ -44,18 +43,17 @@ PROFILES = {
     "no-avx512": ("an AVX2 machine (Zen 3, Haswell): no AVX-512 in numpy, OpenBLAS's Haswell kernels, "
                   "TensorFlow's Eigen kernels",
                   {"NPY_DISABLE_CPU_FEATURES": _dispatched("X86_V4", "AVX512"), "OPENBLAS_CORETYPE": "Haswell",
-                   "TF_ENABLE_ONEDNN_OPTS": "0", "GRAPHRUN_CC_MAX_CPU_ISA": "AVX2", "GRAPHRUN_CC_NO_AVX512": "1",
-                   "GRAPHDEF_ONEDNN_MAX_CPU_ISA": "AVX2"}),
+                   "TF_ENABLE_ONEDNN_OPTS": "0", "GRAPHRUN_CC_MAX_CPU_ISA": "AVX2", "GRAPHRUN_CC_NO_AVX512": "1"}),
     "no-avx2": ("an AVX machine (Sandy Bridge): numpy at its SSE4.2 baseline, OpenBLAS's Sandybridge kernels, "
                 "TensorFlow's oneDNN kernels, graphrun-cc's portable GEMM and oneDNN's AVX kernels",
                 {"NPY_DISABLE_CPU_FEATURES": _dispatched("X86_V3", "X86_V4", "AVX512"),
                  "OPENBLAS_CORETYPE": "Sandybridge", "TF_ENABLE_ONEDNN_OPTS": "1", "GRAPHRUN_CC_NO_AVX2": "1",
-                 "GRAPHRUN_CC_MAX_CPU_ISA": "AVX", "GRAPHDEF_ONEDNN_MAX_CPU_ISA": "AVX"}),
+                 "GRAPHRUN_CC_MAX_CPU_ISA": "AVX"}),
     "sse-only": ("an SSE4.2 machine (Nehalem): numpy's baseline, OpenBLAS's Nehalem kernels, TensorFlow's Eigen "
                  "kernels, graphrun-cc's portable GEMM",
                  {"NPY_DISABLE_CPU_FEATURES": _dispatched("X86_V3", "X86_V4", "AVX512"),
                   "OPENBLAS_CORETYPE": "Nehalem", "TF_ENABLE_ONEDNN_OPTS": "0", "GRAPHRUN_CC_NO_AVX2": "1",
-                  "GRAPHRUN_CC_MAX_CPU_ISA": "SSE41", "GRAPHDEF_ONEDNN_MAX_CPU_ISA": "SSE41"}),
+                  "GRAPHRUN_CC_MAX_CPU_ISA": "SSE41"}),
 }
 
 

@@ -5,9 +5,6 @@ window offset), never a loop over pixels. float16 is computed in float32 and rou
 CPU kernels accumulate.
 """
 
-import functools
-import operator
-
 import numpy as np
 
 from graphdef.framework import dtypes
@@ -20,19 +17,12 @@ from graphdef.ops.windows import (Window, col2im, depthwise_einsum, depthwise_su
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops import array as array_ops
 from graphdef.ops import math as math_ops
-from graphdef.ops import onednn
 
 # From this many channels (multiplier 1) one einsum over a strided view of every window beats the
 # per-offset passes (measured on MobileNetV2's layers: 1.5-2.5x at 96 to 960 channels, slower at 32).
 DEPTHWISE_EINSUM_CHANNELS = 64
 CONV_TYPES = frozenset((dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32))
 FLOATS = dtypes.FLOATS
-
-
-def _ints(values):
-    """A list(int) attr as a cache key: 2.0 or a numpy integer is refused or made an int here, so one
-    never stands for another in a cached plan."""
-    return tuple(operator.index(v) for v in values)
 
 
 def _window(attrs, kh, kw):
@@ -93,47 +83,27 @@ def _backprop_groups(x_shape, f_shape, what):
 
 
 def conv2d_kernel(x, filter, *, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002 - TF's name
-    return conv2d_with_epilogue(x, filter, strides=strides, padding=padding, explicit_paddings=explicit_paddings,
-                                data_format=data_format, dilations=dilations)[0]
-
-
-def conv2d_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, residual=None,  # noqa: A002
-                         residual_writable=False, *, strides, padding, explicit_paddings, data_format, dilations):
-    """(Conv2D's output, whether `bias`, `residual` (added after the bias) and `activation` are
-    already applied): oneDNN applies them when it serves the convolution (graphdef/ops/onednn.py),
-    the caller otherwise; `residual_writable`: oneDNN may write the output into the residual's array."""
     x, f = np.asarray(x), np.asarray(filter)
-    groups, window, geometry, out_dims = _conv2d_plan(x.shape, f.shape, _ints(strides), padding,
-                                                      _ints(explicit_paddings), data_format, _ints(dilations))
+    groups = _groups(x.shape[3], f.shape[2], f.shape[3]) if x.ndim == 4 and f.ndim == 4 else 1
+    if groups == 1:
+        _check_depth(x.shape, f.shape)
+    window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
+    geometry = window.geometry(x.shape[1], x.shape[2])
+    out_dims = (x.shape[0], geometry[0][0], geometry[1][0], f.shape[3])
     # the output's channels come from the filter and its H x W from the attrs: either may be huge
     check_size(out_dims, working_dtype(x.dtype))
-    out = onednn.convolve(x, f, groups, window, geometry, bias, activation, alpha, residual, residual_writable)
-    if out is not None:
-        return out, True
-    if groups > 1:
+    if groups > 1:  # each group's channels convolved by its slice of the filter
         ci, cog = f.shape[2], f.shape[3] // groups
         return np.concatenate([
             conv2d_kernel(x[..., g * ci:(g + 1) * ci], f[..., g * cog:(g + 1) * cog], strides=strides, padding=padding,
                           explicit_paddings=explicit_paddings, data_format=data_format, dilations=dilations)
-            for g in range(groups)], axis=3), False
+            for g in range(groups)], axis=3)
     cols, weights = im2col(in_working_dtype(x), window, geometry), in_working_dtype(f).reshape(-1, f.shape[3])
-    # one BLAS call, written straight into the output (an array of its own, so the Session may
-    # let the BiasAdd and activation after it work in place)
-    out = np.empty((x.shape[0], geometry[0][0], geometry[1][0], f.shape[3]), np.result_type(cols, weights))
+    # one BLAS call, written straight into the output (an array of its own, so a fused kernel, or
+    # the Session's BiasAdd and activation steps after it, may work in place)
+    out = np.empty(out_dims, np.result_type(cols, weights))
     np.matmul(cols, weights, out=out.reshape(-1, f.shape[3]))
-    return out.astype(x.dtype, copy=False), False
-
-
-@functools.lru_cache(maxsize=1024)
-def _conv2d_plan(x_shape, f_shape, strides, padding, explicit_paddings, data_format, dilations):
-    """(groups, Window, geometry, output dims) of a Conv2D, checked; made once per shape and attrs,
-    as a model runs the same few again and again (an error is raised again each time)."""
-    groups = _groups(x_shape[3], f_shape[2], f_shape[3]) if len(x_shape) == 4 and len(f_shape) == 4 else 1
-    if groups == 1:
-        _check_depth(x_shape, f_shape)
-    window = Window(f_shape[0], f_shape[1], strides, padding, dilations, explicit_paddings, data_format)
-    geometry = window.geometry(x_shape[1], x_shape[2])
-    return groups, window, geometry, (x_shape[0], geometry[0][0], geometry[1][0], f_shape[3])
+    return out.astype(x.dtype, copy=False)
 
 
 def _conv_attrs(attrs):
@@ -313,26 +283,13 @@ def infer_depthwise(ctx):
 
 
 def depthwise_kernel(x, filter, *, strides, padding, explicit_paddings, data_format, dilations):  # noqa: A002
-    return depthwise_with_epilogue(x, filter, strides=strides, padding=padding, explicit_paddings=explicit_paddings,
-                                   data_format=data_format, dilations=dilations)[0]
-
-
-def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *, strides, padding,  # noqa: A002
-                            explicit_paddings, data_format, dilations):
-    """(DepthwiseConv2dNative's output, whether `bias` and `activation` are already applied), as
-    conv2d_with_epilogue (a residual is only ever fused into a Conv2D)."""
     x, f = np.asarray(x), np.asarray(filter)
-    window, geometry, out_dims = _depthwise_plan(x.shape, f.shape, _ints(strides), padding, _ints(explicit_paddings),
-                                                 data_format, _ints(dilations))
-    (oh, top, bottom), (ow, left, right) = geometry
+    _check_depth(x.shape, f.shape)
+    window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
+    (oh, top, bottom), (ow, left, right) = window.geometry(x.shape[1], x.shape[2])
     n, _, _, c = x.shape
     m = f.shape[3]
-    check_size(out_dims, working_dtype(x.dtype))  # m comes from the filter: it multiplies the input's size
-    # a depthwise filter [KH, KW, C, M] is a grouped one: C groups of one input and M output channels
-    out = onednn.convolve(x, f.reshape(f.shape[0], f.shape[1], 1, c * m), c, window, geometry, bias, activation,
-                          alpha)
-    if out is not None:
-        return out, True
+    check_size((n, oh, ow, c * m), working_dtype(x.dtype))  # m comes from the filter: it multiplies the input's size
     xp, fw = padded_scratch(in_working_dtype(x), top, bottom, left, right), in_working_dtype(f)
     # every element is written by the first offset's products (acc needs no zeros), unless
     # there is no offset at all: an empty filter, whose sum is 0
@@ -344,16 +301,7 @@ def depthwise_with_epilogue(x, filter, bias=None, activation=None, alpha=0.0, *,
             depthwise_einsum(xp, fw, window, acc[..., 0])
         else:
             depthwise_sum(xp, fw, window, acc)
-    return acc.reshape(n, oh, ow, c * m).astype(x.dtype, copy=False), False
-
-
-@functools.lru_cache(maxsize=1024)
-def _depthwise_plan(x_shape, f_shape, strides, padding, explicit_paddings, data_format, dilations):
-    """(Window, geometry, output dims) of a DepthwiseConv2dNative, checked, as _conv2d_plan."""
-    _check_depth(x_shape, f_shape)
-    window = Window(f_shape[0], f_shape[1], strides, padding, dilations, explicit_paddings, data_format)
-    geometry = window.geometry(x_shape[1], x_shape[2])
-    return window, geometry, (x_shape[0], geometry[0][0], geometry[1][0], x_shape[3] * f_shape[3])
+    return acc.reshape(n, oh, ow, c * m).astype(x.dtype, copy=False)
 
 
 def _depthwise_grad(op, g):

@@ -4,11 +4,10 @@ activation in one node (_FusedConv2D, _FusedDepthwiseConv2dNative, _FusedMatMul)
 Only the optimizer's fusion passes write them (graphdef/optimize/passes/fusion.py), in the form
 TensorFlow 2.21's CPU kernels run: fused_ops [BiasAdd] or [BiasAdd, activation], one arg (the
 bias), float32; and, in the copy only graphdef's Session runs, _FusedConv2D with a residual added
-after the bias (residual_fusion.py). numpy's kernels compute the product as the unfused op does,
-then add the bias and apply the activation with the element rules of the BiasAdd and activation
-kernels: the unfused chain's bits, with passes and allocations fewer. Where oneDNN serves the
-product (graphdef/ops/onednn.py) it adds the bias, the residual and the activation itself, in its
-own order: within the ops' numerics policy of the chain, not always its bits.
+after the bias (residual_fusion.py). The kernels are the unfused chain's: the product by the
+Conv2D, DepthwiseConv2dNative or MatMul kernel, then the bias and the residual added and the
+activation applied in place, with the element rules of the BiasAdd, AddV2 and activation kernels:
+a fused node gives the chain's bits.
 """
 
 import numpy as np
@@ -17,9 +16,7 @@ from graphdef._proto import graph_pb2
 from graphdef.framework import dtypes
 from graphdef.framework.numerics import tensor_ulps
 from graphdef.framework.shapes import TensorShape, broadcast, show
-from graphdef.ops.conv import (conv2d_with_epilogue, depthwise_with_epilogue, infer_conv2d, infer_depthwise,
-                               padding_attrs, spatial)
-from graphdef.ops import onednn
+from graphdef.ops.conv import conv2d_kernel, depthwise_kernel, infer_conv2d, infer_depthwise, padding_attrs, spatial
 from graphdef.ops.matmul import _infer_matmul, _matmul
 from graphdef.ops.registry import Attr, NOT_DIFFERENTIABLE, build, define
 from graphdef.ops.windows import window_attrs
@@ -90,43 +87,18 @@ def _infer_fused(op_type, infer_product):
     return infer
 
 
-_TILED = {}  # (id(bias), repeats) -> (bias, the bias tiled): a Const's bias is tiled once, not per run
-_TILED_MAX = 4096
-
-
-def _tiled(bias, repeats):
-    """np.tile(bias, repeats), kept for a read-only bias (a Const's value, which never changes;
-    keeping the array itself in the entry keeps its id from being reused)."""
-    if bias.flags.writeable:
-        return np.tile(bias, repeats)
-    key = (id(bias), repeats)
-    hit = _TILED.get(key)
-    if hit is not None and hit[0] is bias:
-        return hit[1]
-    if len(_TILED) >= _TILED_MAX:
-        _TILED.clear()
-    tiled = np.tile(bias, repeats)
-    _TILED[key] = (bias, tiled)
-    return tiled
-
-
-def apply_epilogue(out, bias, fused_ops, alpha):
-    """out += bias along the last dim, then the activation, in place on `out` (an array the
-    kernel just made) with the BiasAdd and activation kernels' element rules."""
-    bias = np.asarray(bias)
+def apply_epilogue(out, args, fused_ops, alpha):
+    """The rest of the chain on the product `out` (an array the kernel just made, so written in
+    place): + the bias args[0], + the residual args[1] if any, then the activation."""
+    bias = np.asarray(args[0])
     if bias.ndim != 1 or bias.shape[0] != out.shape[-1] or bias.dtype != out.dtype:
         raise ValueError(f"the bias {bias.dtype.name}{show(bias.shape)} must be 1-D, of the output's dtype and "
                          f"match its last dim ({out.dtype.name}{show(out.shape)})")
-    if not out.size:
-        return out
-    channels = out.shape[-1]
-    if out.ndim >= 3 and channels < 512:
-        # rows of W*C against the bias tiled W times: runs long enough for numpy's inner loop
-        run = out.shape[-2] * channels
-        rows = out.reshape(-1, run)
-        np.add(rows, _tiled(bias, out.shape[-2]), out=rows)
-    else:
-        np.add(out, bias, out=out)
+    np.add(out, bias, out=out)
+    if len(args) == 2:  # as AddV2: broadcasting, into a new array when the shape grows
+        residual = np.asarray(args[1])
+        grows = np.broadcast_shapes(out.shape, residual.shape) != out.shape
+        out = np.add(out, residual, out=None if grows else out)
     return apply_activation(out, _activation_of(fused_ops), alpha)
 
 
@@ -147,66 +119,26 @@ def apply_activation(out, activation, alpha):
     return out
 
 
-# The activations oneDNN applies with the same element rules as the activation kernels (its Elu
-# computes exp its own way, so Elu stays with numpy)
-ONEDNN_ACTIVATIONS = ("Relu", "Relu6", "LeakyRelu")
-
-
-def _for_onednn(activation):
-    """The activation to ask oneDNN for: `activation` when it applies it the kernels' way, else None."""
-    return activation if activation in ONEDNN_ACTIVATIONS else None
-
-
-def _after_onednn(out, activation, alpha):
-    """An output oneDNN made: the activation it was not asked for (Elu), applied here."""
-    return out if _for_onednn(activation) == activation else apply_activation(out, activation, alpha)
-
-
-def _convolve_fused(op_type, convolve, input, filter, args, fused_ops, num_args, leakyrelu_alpha,  # noqa: A002
-                    window, donated=False):
-    _check_args(op_type, args, fused_ops, num_args)
-    activation = _activation_of(fused_ops)
-    bias = np.asarray(args[0])
-    residual = np.asarray(args[1]) if len(args) == 2 else None
-    extra = {"residual": residual, "residual_writable": donated} if residual is not None else {}
-    out, applied = convolve(input, filter, bias, _for_onednn(activation), leakyrelu_alpha, **extra, **window)
-    if not applied:
-        out = apply_epilogue(out, bias, ["BiasAdd"], leakyrelu_alpha)
-        if residual is not None:  # as AddV2: broadcasting, into a new array when the shape grows
-            out = np.add(out, residual, out=out if np.broadcast_shapes(out.shape, residual.shape) == out.shape
-                         else None)
-        return apply_activation(out, activation, leakyrelu_alpha)
-    return _after_onednn(out, activation, leakyrelu_alpha)
-
-
 def _fused_conv2d(input, filter, *args, strides, padding, explicit_paddings, data_format,  # noqa: A002
-                  dilations, fused_ops, num_args, leakyrelu_alpha, last_input_donated=False):
-    # last_input_donated: the Session lets the kernel write into a residual nothing reads after it
-    return _convolve_fused("_FusedConv2D", conv2d_with_epilogue, input, filter, args, fused_ops, num_args,
-                           leakyrelu_alpha, dict(strides=strides, padding=padding, explicit_paddings=explicit_paddings,
-                                                 data_format=data_format, dilations=dilations),
-                           donated=last_input_donated)
+                  dilations, fused_ops, num_args, leakyrelu_alpha):
+    _check_args("_FusedConv2D", args, fused_ops, num_args)
+    out = conv2d_kernel(input, filter, strides=strides, padding=padding, explicit_paddings=explicit_paddings,
+                        data_format=data_format, dilations=dilations)
+    return apply_epilogue(out, args, fused_ops, leakyrelu_alpha)
 
 
 def _fused_depthwise(input, filter, *args, strides, padding, explicit_paddings, data_format,  # noqa: A002
                      dilations, fused_ops, num_args, leakyrelu_alpha):
-    return _convolve_fused("_FusedDepthwiseConv2dNative", depthwise_with_epilogue, input, filter, args, fused_ops,
-                           num_args, leakyrelu_alpha, dict(strides=strides, padding=padding,
-                                                           explicit_paddings=explicit_paddings,
-                                                           data_format=data_format, dilations=dilations))
+    _check_args("_FusedDepthwiseConv2dNative", args, fused_ops, num_args)
+    out = depthwise_kernel(input, filter, strides=strides, padding=padding, explicit_paddings=explicit_paddings,
+                           data_format=data_format, dilations=dilations)
+    return apply_epilogue(out, args, fused_ops, leakyrelu_alpha)
 
 
 def _fused_matmul(a, b, *args, transpose_a, transpose_b, fused_ops, num_args, leakyrelu_alpha):
     _check_args("_FusedMatMul", args, fused_ops, num_args)
-    a, b, bias = np.asarray(a), np.asarray(b), np.asarray(args[0])
-    activation = _activation_of(fused_ops)
-    # oneDNN when it takes the product: a CNN's classifier then runs on the threads its convolutions
-    # ran on, not on OpenBLAS's, which spin on for a while after a call and slow the next convolution
-    out = onednn.matmul(a, b, bias, _for_onednn(activation), leakyrelu_alpha, transpose_a, transpose_b)
-    if out is None:
-        out = _matmul(a, b, transpose_a=transpose_a, transpose_b=transpose_b)
-        return apply_epilogue(out, bias, fused_ops, leakyrelu_alpha)
-    return _after_onednn(out, activation, leakyrelu_alpha)
+    out = _matmul(np.asarray(a), np.asarray(b), transpose_a=transpose_a, transpose_b=transpose_b)
+    return apply_epilogue(out, args, fused_ops, leakyrelu_alpha)
 
 
 def _check_args(op_type, args, fused_ops, num_args):

@@ -1,7 +1,7 @@
 """Pooling, NHWC only: MaxPool and AvgPool with the gradient ops TF emits for them.
 
 Each kernel makes one vectorised pass per window offset (KH * KW passes over the output),
-never a loop over pixels; oneDNN serves float32 MaxPool when it is there (ops/onednn.py).
+never a loop over pixels.
 """
 
 import functools
@@ -16,7 +16,6 @@ from graphdef.ops.windows import Window, infer_window, padded
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops import array as array_ops
 from graphdef.ops import conv as conv_ops
-from graphdef.ops import onednn
 
 MAX_POOL_TYPES = dtypes.NUMERIC - {dtypes.uint32, dtypes.uint64}  # TF's MaxPool has no 32/64-bit unsigned kernel
 FLOATS = dtypes.FLOATS
@@ -65,9 +64,6 @@ def _max_pool(input, *, ksize, strides, padding, explicit_paddings, data_format)
     # TF starts every window at the lowest finite value and skips NaN, so a window of only NaN
     # or -inf gives the lowest finite value; padding never wins
     check_size((x.shape[0], oh, ow, x.shape[3]), x.dtype)
-    out = onednn.max_pool(x, window, ((oh, top, bottom), (ow, left, right)))  # the same rule, on every core
-    if out is not None:
-        return out
     lowest = _lowest(x.dtype)
     xp = padded(x, top, bottom, left, right, lowest)
     out = np.full((x.shape[0], oh, ow, x.shape[3]), lowest, dtype=x.dtype)

@@ -87,11 +87,7 @@ def ndarray_from_proto(proto, where="tensor"):
     else:
         flat = np.concatenate([typed, np.full(count - typed.size, typed[-1], dtype.np)])
     array = flat.reshape(shape.dims)
-    # the memory's owner too, so kernels may keep what they derive from it (ops/onednn.py)
-    view = array
-    while isinstance(view, np.ndarray):
-        view.flags.writeable = False
-        view = view.base
+    array.flags.writeable = False
     return array
 
 
