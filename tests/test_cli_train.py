@@ -11,7 +11,7 @@ import pytest
 
 import graphdef as tf
 from graphdef.graphrun import cli
-from graphdef.client import session as session_module
+from graphdef.client import runtime
 from tests.cc_helpers import run_cc
 from tests.conformance.replay import from_json_output
 from tests.graphrun_helpers import counter_model, fails, graphrun, json_line, ok
@@ -153,13 +153,15 @@ def test_a_step_is_planned_once(capsys, tmp_path, monkeypatch):
     for the fetches, however many steps."""
     plans = []
 
-    class CountedPlan(session_module._Plan):
-        def __init__(self, session, fetches, feed_keys):
-            plans.append(fetches)
-            super().__init__(session, fetches, feed_keys)
+    make_plan = runtime.make_plan
 
-    # The Session's plan class is private; counting its instances is the direct evidence.
-    monkeypatch.setattr(session_module, "_Plan", CountedPlan)
+    def counted(session, fetches, feed_keys):
+        plans.append(fetches)
+        return make_plan(session, fetches, feed_keys)
+
+    # Every plan of a Session, on either engine, is made by runtime.make_plan: counting its calls is
+    # the direct evidence.
+    monkeypatch.setattr(runtime, "make_plan", counted)
     model = Regression(tmp_path, "gradient_descent")
     ok(capsys, *model.argv(1000))
     assert len(plans) == 3

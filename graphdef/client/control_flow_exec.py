@@ -102,7 +102,7 @@ class ControlFlowPlan:
     def __init__(self, session, targets, feeds, rebuild, single, bind_kernel, convert_feed, result):
         self.rebuild, self.single, self.feeds = rebuild, single, feeds
         self.convert_feed, self.result = convert_feed, result
-        self.variables = session._variables
+        self.variables = session._variables.python  # brought up to date before each run (variables.py)
         self.max_iterations = max_iterations()
         fed = {t: i for i, t in enumerate(feeds)}
         ops = _needed_ops(targets, fed)

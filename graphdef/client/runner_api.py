@@ -31,10 +31,10 @@ class Runner:
 
     `fetches`: tensor or node names to compute (default: the model's outputs, every output
     of every node nothing consumes). `init`: names of ops to run once after loading, such as
-    a variable initializer ("init").
+    a variable initializer ("init"). `engine`: the Session's ("auto", "python" or "cc").
     """
 
-    def __init__(self, path, fetches=None, init=None):
+    def __init__(self, path, fetches=None, init=None, engine=None):
         self.path = os.fspath(path)
         self._fetch_names = _names(fetches)
         self._init_names = _names(init)
@@ -46,7 +46,8 @@ class Runner:
         self.outputs = [t.name for t in self._targets]
         self._placeholders = feeding.placeholders(self.graph)
         self._required = feeding.unfed_placeholders(self._targets, {})
-        self._session = Session(graph=self.graph)
+        self.engine = engine
+        self._session = Session(graph=self.graph, engine=engine)
         for name in self._init_names:
             self._session.run(name)
 
@@ -73,7 +74,7 @@ class Runner:
         return next(iter(outputs.values())) if len(outputs) == 1 else outputs
 
     def __reduce__(self):
-        return open_runner, (self.path, self._fetch_names, self._init_names)
+        return open_runner, (self.path, self._fetch_names, self._init_names, self.engine)
 
     def __repr__(self):
         inputs = ", ".join(feeding.describe(op) for op in self._placeholders) or "none"
@@ -122,14 +123,14 @@ def _names(value):
     return tuple(value)
 
 
-def open_runner(path, fetches=(), init=()):
+def open_runner(path, fetches=(), init=(), engine=None):
     """A Runner for `path`, shared within this process while the file is unchanged."""
     path = os.fspath(path)
     stat = os.stat(path)
-    key = (os.path.realpath(path), stat.st_mtime_ns, stat.st_size, tuple(fetches), tuple(init))
+    key = (os.path.realpath(path), stat.st_mtime_ns, stat.st_size, tuple(fetches), tuple(init), engine)
     with _cache_lock:
         runner = _cache.get(key)
         if runner is None:
-            runner = Runner(path, fetches or None, init or None)
+            runner = Runner(path, fetches or None, init or None, engine)
             _cache[key] = runner
         return runner

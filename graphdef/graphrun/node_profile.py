@@ -1,6 +1,6 @@
 """Time spent in each node of a Session's run, for `graphrun bench --profile`.
 
-Session.run executes a plan (graphdef.client.session._Plan): its `ops` are the nodes it runs,
+The numpy engine executes a plan (graphdef.client.python_engine._Plan): its `ops` are the nodes it runs,
 in order, and its `segments` hold one step per op, in the same order, each step a tuple
 whose first item is the op's bound kernel. Profiling builds such a plan and swaps each
 kernel for one that adds its own duration to that op's total, so the plan runs exactly
@@ -13,7 +13,7 @@ node's kernel is timed over all the iterations it runs.
 import time
 
 from graphdef.client.control_flow_exec import ControlFlowPlan
-from graphdef.client.session import _make_plan
+from graphdef.client.python_engine import make_plan
 
 
 class NodeTimes:
@@ -42,7 +42,7 @@ class NodeTimes:
 
 def profile(session, fetches, feed_dict, runs):
     """NodeTimes of `runs` runs of session.run(fetches, feed_dict), node by node."""
-    plan = _make_plan(session, fetches, tuple(feed_dict))
+    plan = make_plan(session, fetches, tuple(feed_dict))
     if isinstance(plan, ControlFlowPlan):  # kernels timed per node; routing ops (Switch, Merge, ...) cost ~0
         nodes = sorted((n for n in plan.nodes.values() if n.kernel is not None), key=lambda n: n.op.name)
         ops, totals = [n.op for n in nodes], [0.0] * len(nodes)
@@ -68,7 +68,7 @@ def _timed_segments(plan, totals):
         segments.append((kind, timed))
     if index != len(plan.ops):
         raise RuntimeError(f"the session's plan has {index} steps for {len(plan.ops)} ops; "
-                           "node_profile no longer matches graphdef.client.session")
+                           "node_profile no longer matches graphdef.client.python_engine")
     return segments
 
 

@@ -3,11 +3,11 @@
 The server talks to a runtime only through this interface (load, inputs/outputs, run), so the
 protocols, batching and the repository do not know which one runs the model:
 
-    CcRuntime       graphrun-cc's C++ kernels in process, through build/libgraphrun.so (libgraphrun.py):
+    CcRuntime       graphrun-cc's C++ kernels in process, through libgraphrun.so (graphdef/_native/capi.py):
                     the fastest runtime there is (oneDNN convolutions and matrix products, the C++
                     graph passes), so the default whenever the library is built and runs the model
-    SessionRuntime  graphdef's Python Session: every op graphdef has, so the fallback for a model
-                    needing an op only Python runs, or when the library is not built
+    SessionRuntime  graphdef's Session on its numpy engine: every op graphdef has, so the fallback
+                    for a model needing an op only Python runs, or when the library is not built
 
 Session is not shared between threads: each worker thread gets its own Session on the one loaded
 (read-only) Graph, so concurrent batches never share a plan's scratch state. The library runs one
@@ -78,7 +78,8 @@ class _Specs:
 
 
 class SessionRuntime(_Specs):
-    """graphdef's Python Session on a frozen graph loaded once."""
+    """graphdef's Session, numpy engine, on a frozen graph loaded once (the server picks cc or python
+    per model itself, so this runtime is the numpy one, not the Session's auto)."""
 
     kind = "graphdef-python"
 
@@ -103,7 +104,7 @@ class SessionRuntime(_Specs):
         """feeds {input name: ndarray}, fetches [output name] -> [ndarray] in fetch order (on a worker thread)."""
         session = getattr(self._local, "session", None)
         if session is None:
-            session = self._local.session = Session(graph=self.graph)
+            session = self._local.session = Session(graph=self.graph, engine="python")
         feed_dict = {self.input(name).tensor_name: value for name, value in feeds.items()}
         values = session.run([self.output(name).tensor_name for name in fetches], feed_dict)
         return [np.asarray(v) for v in values]
@@ -127,7 +128,7 @@ def _merged(ours, theirs):
 
 
 class CcRuntime(_Specs):
-    """graphrun-cc's runtime in process (build/libgraphrun.so): the model loaded and optimized once, in C++."""
+    """graphrun-cc's runtime in process (libgraphrun.so): the model loaded and optimized once, in C++."""
 
     kind = "graphrun-cc"
 

@@ -1,0 +1,146 @@
+"""The cc engine: a Session's plans run in the C++ core, in process, through graphrun_c.h.
+
+One CcSession (graphdef/_native/capi.py) per Session holds the graph and its variables between
+runs. The graph is sent once and extended with the nodes added since whenever a new plan finds
+it grown (a TF1 graph gains a saver or another train op after its session starts). What a run
+fetches, feeds and returns follows the numpy engine's rules (run_args.py): feeds are converted
+and checked here, results come back as numpy scalars for 0-d values, and the C++ core's failures
+become graphdef's OpError classes, its one line naming the node.
+"""
+
+import os
+import threading
+
+from graphdef._native import capi
+from graphdef._proto import graph_pb2
+from graphdef.client.run_args import check_runnable, convert_feed, needed_ops, resolve, result
+from graphdef.framework.errors import (FailedPreconditionError, InvalidArgumentError, OpError,
+                                       ResourceExhaustedError, UnimplementedError)
+from graphdef.framework.graph import Tensor
+from graphdef.ops.array import frozen
+from graphdef.wire.serialize import PRODUCER, graph_to_proto, node_to_proto
+
+# The numpy engine's switch for its load-time passes (graphdef.optimize.at_load) turns the
+# C++ core's graph passes off too, so GRAPHDEF_OPTIMIZE=0 runs the graph as written in both.
+OPTIMIZE_SWITCH = "GRAPHDEF_OPTIMIZE"
+
+
+def optimize_enabled():
+    return os.environ.get(OPTIMIZE_SWITCH, "1").strip().lower() not in ("0", "false", "off", "no")
+
+
+def op_error(error, where="Session.run"):
+    """The OpError a GraphrunError stands for: the class TensorFlow would raise, the same line."""
+    message = str(error)
+    if error.unsupported:
+        return UnimplementedError(f"{where}: {message}")
+    if "not initialized" in message or "uninitialized" in message:
+        return FailedPreconditionError(message)
+    if "out of memory" in message or "too large" in message or "exceeds" in message:
+        return ResourceExhaustedError(message)
+    if error.code in (capi.USAGE, capi.RUN, capi.MODEL):
+        return InvalidArgumentError(message)
+    return OpError(message)
+
+
+class CcRuntime:
+    """The C++ core holding one Session's graph and variables."""
+
+    name = "cc"
+
+    def __init__(self, graph, optimize=None):
+        self.graph = graph
+        self.optimize = optimize_enabled() if optimize is None else bool(optimize)
+        self._lock = threading.Lock()
+        self._cc = None
+        self._sent = 0          # graph.get_operations()[:_sent] are in the C++ session
+        self._version = None    # graph.version when they were sent
+        self._variables = []    # the VariableV2 nodes sent
+        self.session()
+
+    def session(self):
+        """The CcSession, holding the graph as it is now."""
+        with self._lock:
+            graph = self.graph
+            if self._cc is not None and graph.version == self._version:
+                return self._cc
+            ops = graph.get_operations()
+            added = ops[self._sent:]
+            if self._cc is None:
+                self._cc = capi.CcSession(graph_to_proto(graph).SerializeToString(), optimize=self.optimize)
+            elif graph.version - self._version == len(added):  # nodes were only added: send those
+                extension = graph_pb2.GraphDef()
+                extension.versions.producer = PRODUCER
+                for op in added:
+                    node_to_proto(op, extension.node.add())
+                self._cc.extend(extension.SerializeToString())
+            else:  # an existing node was rewired: a new session, the variables carried over
+                values = {name: self._cc.read_variable(name) for name in self._variables}
+                self._cc.close()
+                self._cc = capi.CcSession(graph_to_proto(graph).SerializeToString(), optimize=self.optimize)
+                for name, value in values.items():
+                    if value is not None:
+                        self._cc.assign_variable(name, value)
+            self._variables += [op.name for op in added if op.type == "VariableV2"]
+            self._sent, self._version = len(ops), graph.version
+            return self._cc
+
+    def plan(self, fetches, feed_keys):
+        return CcPlan(self, fetches, feed_keys)
+
+    def read_variable(self, name):
+        value = self.session().read_variable(name)
+        return None if value is None else frozen(value)
+
+    def assign_variable(self, name, value):
+        self.session().assign_variable(name, value)
+
+    def close(self):
+        with self._lock:
+            if self._cc is not None:
+                self._cc.close()
+                self._cc = None
+
+
+class CcPlan:
+    """One (fetches, feed keys) checked once against the C++ core's kernels, ready to run."""
+
+    def __init__(self, runtime, fetches, feed_keys):
+        self.runtime = runtime
+        graph = runtime.graph
+        self.rebuild, self.single, targets, self.feeds = resolve(graph, fetches, feed_keys)
+        fed = {t: i for i, t in enumerate(self.feeds)}
+        order = needed_ops(targets, fed)
+        check_runnable(graph, order, self.feeds)
+        self.feed_names = [t.name for t in self.feeds]
+        self.fetch_names, self.target_names = [], []
+        self.leaves = []  # per fetch leaf: ("feed", i), ("fetch", j), or None for an Operation
+        fetched = {}
+        for t in targets:
+            if not isinstance(t, Tensor):
+                if not (t.outputs and all(out in fed for out in t.outputs)) and t.name not in self.target_names:
+                    self.target_names.append(t.name)
+                self.leaves.append(None)
+            elif t in fed:
+                self.leaves.append(("feed", fed[t]))
+            else:
+                if t.name not in fetched:  # the C API takes each fetch once
+                    fetched[t.name] = len(self.fetch_names)
+                    self.fetch_names.append(t.name)
+                self.leaves.append(("fetch", fetched[t.name]))
+        try:
+            runtime.session().check(self.feed_names, self.fetch_names, self.target_names)
+        except capi.GraphrunError as e:
+            raise op_error(e) from None
+
+    def run(self, feed_dict):
+        fed = [convert_feed(value, tensor) for value, tensor in zip(feed_dict.values(), self.feeds)] \
+            if self.feeds else []
+        try:
+            values = self.runtime.session().run(dict(zip(self.feed_names, fed)), self.fetch_names,
+                                                self.target_names)
+        except capi.GraphrunError as e:
+            raise op_error(e) from None
+        leaves = [None if leaf is None else result((fed if leaf[0] == "feed" else values)[leaf[1]])
+                  for leaf in self.leaves]
+        return leaves[0] if self.single else self.rebuild(leaves)

@@ -1,0 +1,209 @@
+"""The numpy engine: prune to what the fetches need, order it, run the numpy kernels.
+
+A plan is made once per (fetches, feed keys) and reused. It is a list of steps
+that read and write numbered slots, so the run loop does no graph work at all; an
+intermediate's slot is cleared after its last use.
+"""
+
+import functools
+import os
+
+import numpy as np
+
+from graphdef.client.control_flow_exec import ControlFlowPlan, reaches_control_flow
+from graphdef.client.functions import FunctionRuntime
+from graphdef.client.run_args import (check_runnable, convert_feed, data_inputs, fast_scalar, forwarded,
+                                      needed_ops, resolve, result)
+from graphdef.client.session_steps import may_donate, may_donate_last, segments as _segments
+from graphdef.framework import dtypes
+from graphdef.framework.errors import InvalidArgumentError, OpError, ResourceExhaustedError
+from graphdef.framework.graph import Operation, Tensor
+from graphdef.framework.limits import TensorTooLarge, check as check_tensor_size
+from graphdef.framework.shapes import show
+from graphdef.ops.control_flow import CONTROL_FLOW_OPS
+
+# In tests every kernel's output is checked against the op's inferred dtype and shape.
+CHECK_KERNELS = os.environ.get("GRAPHDEF_CHECK_KERNELS") == "1"
+
+
+def make_plan(session, fetches, feed_keys):
+    """The plain plan, or the control-flow executor when the fetches need a Switch, Merge or loop."""
+    graph = session.graph
+    rebuild, single, targets, feeds = resolve(graph, fetches, feed_keys)
+    if any(op.type in CONTROL_FLOW_OPS for op in graph._ops.values()) and reaches_control_flow(targets, set(feeds)):
+        return ControlFlowPlan(session, targets, feeds, rebuild, single, _bind_kernel, convert_feed, result)
+    # A graph loaded from a file carries the optimizer its loader set up (graphdef.optimize.at_load):
+    # given what this plan fetches and feeds, it may offer a graph optimized for them.
+    run_optimizer = getattr(graph, "_run_optimizer", None)
+    optimized = run_optimizer(graph, targets, feeds) if run_optimizer is not None else None
+    return _Plan(session, rebuild, single, targets, feeds, optimized)
+
+
+class _Plan:
+    """`optimized`: (graph, report) of an optimized copy of session.graph to run instead, whose
+    fetched and fed nodes have the same names; `self.optimization` keeps the report."""
+
+    def __init__(self, session, rebuild, single, targets, feeds, optimized=None):
+        self.rebuild, self.single, self.feeds = rebuild, single, feeds
+        self.optimization = None
+        graph = session.graph
+        if optimized is not None:
+            graph, self.optimization = optimized
+            targets = [graph.as_graph_element(t.name) for t in targets]
+            self.feeds = [graph.get_tensor_by_name(t.name) for t in self.feeds]
+        fed = {t: i for i, t in enumerate(self.feeds)}
+
+        def slot_source(t):
+            return forwarded(t, fed)
+
+        order = needed_ops(targets, fed)
+        check_runnable(graph, order, self.feeds)
+
+        slots = {}
+        for t in self.feeds:
+            slots[t] = len(slots)
+        for op in order:
+            for t in op.outputs:
+                slots[t] = len(slots)
+        def slot_of(t):
+            return slots[slot_source(t)]
+
+        self.feed_slots = [slots[t] for t in self.feeds]
+        self.fetch_slots = [slot_of(t) if isinstance(t, Tensor) else None for t in targets]
+        keep = set(self.fetch_slots) | set(self.feed_slots)
+
+        compute = _with_variable_reads(order, targets, fed)
+        _check_static_sizes(compute)
+        keep |= {slots[op.outputs[0]] for op in compute if op.type == "VariableV2"}
+        last_use = {}
+        for i, op in enumerate(compute):
+            for t in data_inputs(op):
+                last_use[slot_of(t)] = i
+        frees = [[] for _ in compute]
+        for slot, i in last_use.items():
+            if slot not in keep:
+                frees[i].append(slot)
+
+        # one spare slot at the end absorbs "frees" of steps that free nothing
+        self.initial = [None] * (len(slots) + 1)
+        for op in order:
+            if op.type == "Const":
+                self.initial[slots[op.outputs[0]]] = fast_scalar(op.attrs["value"])
+        ins = [[slot_of(t) for t in data_inputs(op)] for op in compute]
+        donating = [may_donate(op, i, f) or ("last" if may_donate_last(op, i, f) else False)
+                    for op, i, f in zip(compute, ins, frees)]
+        self.segments = _segments([_bind_kernel(op, session) for op in compute], ins,
+                                  [[slots[t] for t in op.outputs] for op in compute], frees, len(slots), donating)
+        self.ops = compute
+        self.first_output = [slots[op.outputs[0]] if op.outputs else None for op in compute]
+
+    def run(self, feed_dict):
+        values = self.initial[:]
+        if self.feeds:
+            for slot, tensor, value in zip(self.feed_slots, self.feeds, feed_dict.values()):
+                values[slot] = fast_scalar(convert_feed(value, tensor))
+        with np.errstate(all="ignore"):
+            try:
+                for run_segment, items in self.segments:
+                    run_segment(values, items)
+            except TensorTooLarge as exc:  # a kernel refused to allocate: name the node that asked
+                raise self._node_error(values, exc) from None
+            except OpError:
+                raise
+            except Exception as exc:  # a kernel failed: name the node that did
+                raise self._node_error(values, exc) from exc
+        if self.single:
+            slot = self.fetch_slots[0]
+            return None if slot is None else result(values[slot])
+        return self.rebuild([None if s is None else result(values[s]) for s in self.fetch_slots])
+
+    def _node_error(self, values, exc):
+        for op, slot in zip(self.ops, self.first_output):
+            if slot is not None and values[slot] is None:
+                break
+        else:
+            op = self.ops[-1]
+        if isinstance(exc, TensorTooLarge):
+            return ResourceExhaustedError(f"node '{op.name}' ({op.type}): {exc}")
+        if isinstance(exc, MemoryError) or "too big" in str(exc) or "Maximum allowed size" in str(exc):
+            return ResourceExhaustedError(f"node '{op.name}' ({op.type}): out of memory: {exc}")
+        return InvalidArgumentError(f"node '{op.name}' ({op.type}): {exc}")
+
+
+def _check_static_sizes(compute):
+    """Refuses, before anything runs, a step whose inferred output is fully known and over the
+    tensor size limit (tf.zeros([10**6, 10**6]) and its like): the kernels check the sizes
+    that only values decide."""
+    for op in compute:
+        for t in op.outputs:
+            dims = t.shape.dims
+            if dims and None not in dims:
+                check_tensor_size(dims, t.dtype.np, where=f"node '{op.name}' ({op.type})")
+
+
+def _with_variable_reads(order, targets, fed):
+    """The ops to run, with each variable read placed right before each op that consumes it.
+
+    A variable is read when its consumer runs, as in TensorFlow, so a read ordered after an
+    assignment (by a control dependency) sees the new value. Consts need no step at all.
+    """
+    compute = []
+    for op in order:
+        if op.type in ("Const", "VariableV2"):
+            continue
+        for var_op in dict.fromkeys(t.op for t in data_inputs(op) if t.op.type == "VariableV2" and t not in fed):
+            compute.append(var_op)
+        compute.append(op)
+    for t in targets:  # a fetched variable, as a tensor or as an op, is read (so checked) last
+        if isinstance(t, Tensor) and t.op.type == "VariableV2" and t not in fed:
+            compute.append(t.op)
+        elif isinstance(t, Operation) and t.type == "VariableV2" and t.outputs[0] not in fed:
+            compute.append(t)
+    return compute
+
+
+def _bind_kernel(op, session):
+    opdef = op.opdef
+    kwargs = {}
+    for name in opdef.kernel_params:
+        if name == "state":
+            kwargs[name] = session._variables.python
+        elif name == "node":
+            kwargs[name] = op.name
+        elif name == "functions":
+            kwargs[name] = _function_runtime(session)
+        elif name == "ref":
+            kwargs[name] = op.inputs[opdef.ref_inputs[0]].op.name
+        elif name == "refs":
+            kwargs[name] = tuple(op.inputs[i].op.name for i in opdef.ref_inputs)
+        elif name in ("out", "last_input_donated"):
+            continue  # given per run, when the input may be overwritten (session_steps)
+        else:
+            kwargs[name] = op.attrs[name]
+    kernel = functools.partial(opdef.kernel, **kwargs) if kwargs else opdef.kernel
+    if CHECK_KERNELS:
+        kernel = _checked(op, kernel)
+    return kernel
+
+
+def _function_runtime(session):
+    runtime = getattr(session, "_functions", None)
+    if runtime is None:
+        runtime = session._functions = FunctionRuntime(session.graph.functions, session._function_session,
+                                                         session._variables)
+    return runtime
+
+
+def _checked(op, kernel):
+    def run(*args, **kwargs):
+        out = kernel(*args, **kwargs)
+        results = (out,) if len(op.outputs) == 1 else tuple(out)
+        for t, value in zip(op.outputs, results):
+            if t.dtype is dtypes.variant:
+                continue
+            value = np.asarray(value)
+            if value.dtype != t.dtype.np or not t.shape.is_compatible_with(value.shape):
+                raise AssertionError(f"kernel of '{op.name}' ({op.type}) gave {value.dtype}{show(value.shape)}; "
+                                     f"inference said {t.dtype.name}{show(t.shape)}")
+        return out
+    return run
