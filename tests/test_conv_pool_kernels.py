@@ -58,11 +58,12 @@ def _activate(y, activation, alpha=0.2):
 
 
 def _run(build, feeds):
-    """The fetch `build` makes, run in a Session, with its graph and name for the policy."""
+    """The fetch `build` makes, run by the numpy kernels (the python engine: these are its tests),
+    with its graph and name for the policy."""
     g = tf.Graph()
     with g.as_default():
         out = build()
-    with tf.Session(graph=g) as sess:
+    with tf.Session(graph=g, engine="python") as sess:
         return g, out.name, sess.run(out, feeds)
 
 
