@@ -19,14 +19,6 @@ def graph():
         yield g
 
 
-@pytest.fixture
-def small_steps_donate(monkeypatch):
-    """The Session lets a step write into its dead input even when the result is small (it
-    normally does from DONATE_MIN_ELEMENTS), so a test's few elements take the in-place path."""
-    from graphdef.client import session_steps
-    monkeypatch.setattr(session_steps, "DONATE_MIN_ELEMENTS", 0)
-
-
 @pytest.fixture(scope="session")
 def cc_runner():
     """build/graphrun-cc, built with `make cc` when missing; a failed build fails, never skips."""

@@ -175,7 +175,7 @@ def _gelu64(x):
     return 0.5 * h * (1 + np.tanh(0.7978846 * (h + 0.044715 * h ** 3)))
 
 
-def test_gelu_runs_in_place_with_the_bits_of_the_file_as_it_is(tmp_path, small_steps_donate):
+def test_gelu_runs_in_place_with_the_bits_of_the_file_as_it_is(tmp_path):
     path = _gelu_file(tmp_path)
     # GELU is well conditioned above about -1 (below, 1 + tanh cancels tanh's last bits away)
     x = np.random.default_rng(4).uniform(-1, 3, size=(5, 8)).astype(np.float32)
@@ -201,7 +201,7 @@ def test_gelu_runs_in_place_with_the_bits_of_the_file_as_it_is(tmp_path, small_s
         assert_conforms(answers[0][0][1:], _gelu64(x[1:]).astype(np.float32), graph_def, "gelu:0")
 
 
-def test_gelu_in_place_matches_tensorflow(tmp_path, tf_oracle, small_steps_donate):
+def test_gelu_in_place_matches_tensorflow(tmp_path, tf_oracle):
     path = _gelu_file(tmp_path)
     x = np.random.default_rng(5).uniform(-1, 3, size=(3, 8)).astype(np.float32)
     with tf.Session(graph=tf.load(str(path))) as sess:
@@ -216,7 +216,7 @@ def test_gelu_in_place_matches_tensorflow(tmp_path, tf_oracle, small_steps_donat
         assert_conforms(a, b, graph_def, fetch)
 
 
-def test_in_place_steps_never_overwrite_a_value_still_read(small_steps_donate):
+def test_in_place_steps_never_overwrite_a_value_still_read():
     """Mul, Sub, Tanh and Softmax written into a dead input: a view of it, a fetch, a feed and a
     constant keep their values, on every run of the plan."""
     g = tf.Graph()
@@ -245,26 +245,3 @@ def test_in_place_steps_never_overwrite_a_value_still_read(small_steps_donate):
             assert_same(got[3], e / np.sum(e, axis=-1, keepdims=True))
             assert_same(got[4], np.array([2.0, -4.0, 6.0], np.float32))
             assert_same(xv, kept)
-
-
-@pytest.mark.parametrize("shape, donated", [
-    ([None, 128, 512], True),   # Keras activations: the known dims promise 65,536 elements a row
-    ([2, 1024], True),
-    ([1024], True),
-    ([1023], False),            # below DONATE_MIN_ELEMENTS: allocating is cheaper than the check
-    ([None, 8], True),          # unknown dims: the run checks the array's size
-    ([], False),                # a scalar chain pays no check per step
-    (None, False),              # unknown rank: nothing promises a large result
-])
-def test_a_step_donates_its_dead_input_only_when_the_result_may_be_large(shape, donated):
-    from graphdef.client.session_steps import DONATE_MIN_ELEMENTS, may_donate
-    assert DONATE_MIN_ELEMENTS == 1024
-    g = tf.Graph()
-    with g.as_default():
-        x = tf.placeholder(tf.float32, shape, name="x")
-        twice = tf.multiply(x, 2.0, name="twice")
-        y = tf.multiply(twice, 3.0, name="y")  # twice is read by nothing else: a dead first input
-    slot_of_twice, slot_of_three = 0, 1
-    assert may_donate(y.op, [slot_of_twice, slot_of_three], frees=[slot_of_twice]) is donated
-    # a first input still read afterwards is never donated, however large
-    assert may_donate(y.op, [slot_of_twice, slot_of_three], frees=[]) is False

@@ -163,7 +163,7 @@ def test_graphrun_no_optimize_gives_tensorflows_answer_too():
 
 # -- in-place steps --------------------------------------------------------------------------------
 
-def test_in_place_steps_never_overwrite_a_value_still_read(small_steps_donate):
+def test_in_place_steps_never_overwrite_a_value_still_read():
     """Relu, Relu6 and BiasAdd may write into their input when nothing reads it afterwards; a
     view of it (Reshape), a fetch, a feed or a constant must keep its value."""
     g = tf.Graph()
@@ -191,7 +191,7 @@ def test_in_place_steps_never_overwrite_a_value_still_read(small_steps_donate):
             np.testing.assert_array_equal(xv, kept)
 
 
-def test_add_in_place_only_where_the_sum_fits_its_first_input(small_steps_donate):
+def test_add_in_place_only_where_the_sum_fits_its_first_input():
     """AddV2 may write into its first input when nothing reads it afterwards and the sum has its
     shape and dtype; a broadcast to a larger shape, a viewed value or a fed one gets a new array."""
     g = tf.Graph()

@@ -14,7 +14,7 @@ from graphdef.client.control_flow_exec import ControlFlowPlan, reaches_control_f
 from graphdef.client.functions import FunctionRuntime
 from graphdef.client.run_args import (check_runnable, convert_feed, data_inputs, fast_scalar, forwarded,
                                       needed_ops, resolve, result)
-from graphdef.client.session_steps import may_donate, may_donate_last, segments as _segments
+from graphdef.client.session_steps import segments as _segments
 from graphdef.framework import dtypes
 from graphdef.framework.errors import InvalidArgumentError, OpError, ResourceExhaustedError
 from graphdef.framework.graph import Operation, Tensor
@@ -90,10 +90,8 @@ class _Plan:
             if op.type == "Const":
                 self.initial[slots[op.outputs[0]]] = fast_scalar(op.attrs["value"])
         ins = [[slot_of(t) for t in data_inputs(op)] for op in compute]
-        donating = [may_donate(op, i, f) or ("last" if may_donate_last(op, i, f) else False)
-                    for op, i, f in zip(compute, ins, frees)]
         self.segments = _segments([_bind_kernel(op, session) for op in compute], ins,
-                                  [[slots[t] for t in op.outputs] for op in compute], frees, len(slots), donating)
+                                  [[slots[t] for t in op.outputs] for op in compute], frees, len(slots))
         self.ops = compute
         self.first_output = [slots[op.outputs[0]] if op.outputs else None for op in compute]
 
@@ -177,7 +175,7 @@ def _bind_kernel(op, session):
         elif name == "refs":
             kwargs[name] = tuple(op.inputs[i].op.name for i in opdef.ref_inputs)
         elif name in ("out", "last_input_donated"):
-            continue  # given per run, when the input may be overwritten (session_steps)
+            continue  # the numpy engine never lets a kernel write into an input
         else:
             kwargs[name] = op.attrs[name]
     kernel = functools.partial(opdef.kernel, **kwargs) if kwargs else opdef.kernel
