@@ -26,9 +26,9 @@ ATTR_KINDS = ("type", "int", "float", "bool", "string", "shape", "tensor",
 
 # keyword-only kernel parameters that are not attrs but come from the runtime
 # (functions: what runs the GraphDef library's functions, for If, While and the calls;
-# out: the first input's own array, given by the Session when nothing reads it after the
-# kernel; the kernel may write its result there when it has the input's shape and dtype)
-RUNTIME_PARAMS = frozenset(("state", "node", "ref", "refs", "functions", "out", "last_input_donated"))
+# out: an array a caller may pass for the result, which the kernel writes into when it has the
+# first input's shape and dtype; the Session never passes one)
+RUNTIME_PARAMS = frozenset(("state", "node", "ref", "refs", "functions", "out"))
 # those of them that tie an op to the session's state (variables, resources, functions)
 STATE_PARAMS = frozenset(("state", "ref", "refs", "functions"))
 # the most outputs one node may declare through a count attr (Split's num_split, Unpack's num):
