@@ -57,12 +57,18 @@ def graphdef_imports(path):
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             # `from graphdef.client import session` imports graphdef.client.session
-            names = [f"{node.module}.{a.name}" if (PACKAGE.parent / node.module.replace(".", "/") / f"{a.name}.py")
-                     .exists() else node.module for a in node.names]
+            names = [f"{node.module}.{a.name}" if _is_module(node.module, a.name) else node.module
+                     for a in node.names]
         else:
             continue
         found += [(name, id(node) in top_level) for name in names if name.split(".")[0] == "graphdef"]
     return found
+
+
+def _is_module(package, name):
+    """Whether `from package import name` names a module or subpackage (else: a name inside `package`)."""
+    folder = PACKAGE.parent / package.replace(".", "/")
+    return (folder / f"{name}.py").exists() or (folder / name / "__init__.py").exists()
 
 
 def modules():
