@@ -6,8 +6,7 @@ their Add and Relu were two more single-threaded passes over the block's output.
 
 TensorFlow's _FusedConv2D kernel runs no Add, so only the Session's copy gets this
 (SESSION_FINAL_PASSES), after bias and activation fusion has made the _FusedConv2D. The kernel
-adds as AddV2 does (broadcasting included) when numpy serves it; oneDNN's sum post-op adds the
-residual inside its accumulation, within the unfused chain's numerics policy.
+adds as AddV2 does (broadcasting included), so the fused node gives the unfused chain's bits.
 """
 
 from graphdef.optimize.graph_view import parse_input
