@@ -73,6 +73,21 @@ def _declare(lib):
         signatures[f"graphrun_model_{side}_rank"] = ([model, ctypes.c_int], ctypes.c_int)
         signatures[f"graphrun_model_{side}_shape"] = ([model, ctypes.c_int], i64p)
     signatures["graphrun_model_input_required"] = ([model, ctypes.c_int], ctypes.c_int)
+    session, errp = ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)
+    signatures.update({
+        "graphrun_session_create": ([ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.POINTER(session), errp],
+                                    ctypes.c_int),
+        "graphrun_session_extend": ([session, ctypes.c_void_p, ctypes.c_size_t, errp], ctypes.c_int),
+        "graphrun_session_check": ([session, ctypes.c_int, c_char_pp, ctypes.c_int, c_char_pp, ctypes.c_int, c_char_pp,
+                                    errp], ctypes.c_int),
+        "graphrun_session_run": ([session, ctypes.c_int, c_char_pp, c_char_pp, ctypes.POINTER(ctypes.c_int), i64p,
+                                  ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, c_char_pp, ctypes.c_int, c_char_pp,
+                                  ctypes.POINTER(result), errp], ctypes.c_int),
+        "graphrun_session_read_variable": ([session, ctypes.c_char_p, ctypes.POINTER(result), errp], ctypes.c_int),
+        "graphrun_session_assign_variable": ([session, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int, i64p,
+                                              ctypes.c_void_p, errp], ctypes.c_int),
+        "graphrun_free_session": ([session], None),
+    })
     for name, (argtypes, restype) in signatures.items():
         function = getattr(lib, name)
         function.argtypes = argtypes
@@ -117,6 +132,43 @@ def _shape(rank, dims):
     return [None if dims[i] < 0 else int(dims[i]) for i in range(rank)]
 
 
+def _strings(texts):
+    texts = [str(t).encode() for t in texts]
+    return (ctypes.c_char_p * len(texts))(*texts)
+
+
+class _Feeds:
+    """A run's feeds as graphrun_c.h takes them. An array already C-contiguous is handed over in place
+    (np.asarray copies nothing then); the arrays are held here until the call returns."""
+
+    def __init__(self, feeds):
+        self.arrays = arrays = [np.asarray(v, order="C") for v in feeds.values()]
+        self.count = count = len(arrays)
+        self.names = (ctypes.c_char_p * count)(*(str(n).encode() for n in feeds))
+        self.dtypes = (ctypes.c_char_p * count)(*(a.dtype.name.encode() for a in arrays))
+        self.ranks = (ctypes.c_int * count)(*(a.ndim for a in arrays))
+        self.dims = (ctypes.c_int64 * max(1, sum(a.ndim for a in arrays)))(*(d for a in arrays for d in a.shape))
+        self.data = (ctypes.c_void_p * count)(*(a.ctypes.data for a in arrays))
+
+
+def _values(lib, result, names):
+    """The result's tensors as numpy arrays the caller owns (copied once); frees the result."""
+    try:
+        values = []
+        for k in range(lib.graphrun_result_count(result)):
+            shape = tuple(lib.graphrun_result_shape(result, k)[i] for i in range(lib.graphrun_result_rank(result, k)))
+            value = np.empty(shape, np.dtype(lib.graphrun_result_dtype(result, k).decode()))
+            if value.nbytes != lib.graphrun_result_nbytes(result, k):
+                raise GraphrunError(INTERNAL, f"{names[k]}: {lib.graphrun_result_nbytes(result, k)} "
+                                              f"bytes for {value.nbytes} expected")
+            if value.nbytes:
+                ctypes.memmove(value.ctypes.data, lib.graphrun_result_data(result, k), value.nbytes)
+            values.append(value)
+        return values
+    finally:
+        lib.graphrun_free_result(result)
+
+
 class CcModel:
     """A model loaded into the library: inputs/outputs as (name, numpy dtype, shape, required), and run()."""
 
@@ -142,36 +194,94 @@ class CcModel:
     def run(self, feeds, fetches):
         """feeds {input name: array}, fetches [output name] -> [ndarray] in fetch order; raises GraphrunError."""
         lib = self._lib
-        arrays = [np.asarray(v, order="C") for v in feeds.values()]  # no copy for an array already in C order
-        count = len(arrays)
-        names = (ctypes.c_char_p * count)(*(str(n).encode() for n in feeds))
-        dtypes = (ctypes.c_char_p * count)(*(a.dtype.name.encode() for a in arrays))
-        ranks = (ctypes.c_int * count)(*(a.ndim for a in arrays))
-        dims = (ctypes.c_int64 * max(1, sum(a.ndim for a in arrays)))(*(d for a in arrays for d in a.shape))
-        data = (ctypes.c_void_p * count)(*(a.ctypes.data for a in arrays))
-        wanted = (ctypes.c_char_p * len(fetches))(*(str(f).encode() for f in fetches))
+        args = _Feeds(feeds)
+        wanted = _strings(fetches)
         result, error = ctypes.c_void_p(), ctypes.c_void_p()
-        status = lib.graphrun_model_run(self._handle, count, names, dtypes, ranks, dims, data, len(fetches), wanted,
-                                        ctypes.byref(result), ctypes.byref(error))
+        status = lib.graphrun_model_run(self._handle, args.count, args.names, args.dtypes, args.ranks, args.dims,
+                                        args.data, len(fetches), wanted, ctypes.byref(result), ctypes.byref(error))
         _check(lib, status, error)
-        try:
-            values = []
-            for k in range(lib.graphrun_result_count(result)):
-                shape = tuple(lib.graphrun_result_shape(result, k)[i] for i in range(lib.graphrun_result_rank(result, k)))
-                value = np.empty(shape, np.dtype(lib.graphrun_result_dtype(result, k).decode()))
-                if value.nbytes != lib.graphrun_result_nbytes(result, k):
-                    raise GraphrunError(INTERNAL, f"output {fetches[k]}: {lib.graphrun_result_nbytes(result, k)} "
-                                                  f"bytes for {value.nbytes} expected")
-                if value.nbytes:
-                    ctypes.memmove(value.ctypes.data, lib.graphrun_result_data(result, k), value.nbytes)
-                values.append(value)
-            return values
-        finally:
-            lib.graphrun_free_result(result)
+        return _values(lib, result, fetches)
 
     def close(self):
         if getattr(self, "_handle", None):
             self._lib.graphrun_free_model(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        self.close()
+
+
+class CcSession:
+    """A TF1 session in the C++ core (graphrun_c.h's graphrun_session): a serialized GraphDef, its
+    variables kept between runs, run(feeds, fetches, targets) with TensorFlow's names."""
+
+    def __init__(self, graph_def_bytes, optimize=True):
+        self._lib = lib = load_library()
+        self._handle = None
+        graph_def_bytes = bytes(graph_def_bytes)
+        handle, error = ctypes.c_void_p(), ctypes.c_void_p()
+        status = lib.graphrun_session_create(graph_def_bytes, len(graph_def_bytes), int(bool(optimize)),
+                                             ctypes.byref(handle), ctypes.byref(error))
+        _check(lib, status, error)
+        self._handle = handle
+
+    def _session(self):
+        if not self._handle:
+            raise GraphrunError(USAGE, "the session is closed")
+        return self._handle
+
+    def extend(self, graph_def_bytes):
+        """Adds (or replaces by name) the nodes of a serialized GraphDef; variables keep their values."""
+        graph_def_bytes = bytes(graph_def_bytes)
+        error = ctypes.c_void_p()
+        status = self._lib.graphrun_session_extend(self._session(), graph_def_bytes, len(graph_def_bytes),
+                                                   ctypes.byref(error))
+        _check(self._lib, status, error)
+
+    def check(self, feed_names, fetches, targets):
+        """Raises GraphrunError (.unsupported for an op without a kernel) unless these could run."""
+        feed_names, fetches, targets = list(feed_names), list(fetches), list(targets)
+        error = ctypes.c_void_p()
+        status = self._lib.graphrun_session_check(self._session(), len(feed_names), _strings(feed_names),
+                                                  len(fetches), _strings(fetches), len(targets), _strings(targets),
+                                                  ctypes.byref(error))
+        _check(self._lib, status, error)
+
+    def run(self, feeds, fetches, targets=()):
+        """feeds {"node" or "node:k": array}, fetches ["node" or "node:k"], targets [node name] -> [ndarray]
+        in fetch order, after every target ran; raises GraphrunError."""
+        lib = self._lib
+        fetches, targets = list(fetches), list(targets)
+        args = _Feeds(feeds)
+        result, error = ctypes.c_void_p(), ctypes.c_void_p()
+        status = lib.graphrun_session_run(self._session(), args.count, args.names, args.dtypes, args.ranks, args.dims,
+                                          args.data, len(fetches), _strings(fetches), len(targets), _strings(targets),
+                                          ctypes.byref(result), ctypes.byref(error))
+        _check(lib, status, error)
+        return _values(lib, result, fetches)
+
+    def read_variable(self, name):
+        """The variable's value (a copy), or None while it has none; GraphrunError for an unknown name."""
+        result, error = ctypes.c_void_p(), ctypes.c_void_p()
+        status = self._lib.graphrun_session_read_variable(self._session(), str(name).encode(), ctypes.byref(result),
+                                                          ctypes.byref(error))
+        _check(self._lib, status, error)
+        values = _values(self._lib, result, [name])
+        return values[0] if values else None
+
+    def assign_variable(self, name, value):
+        """Sets the variable's value (copied by the library); the dtype must be the variable's."""
+        array = np.asarray(value, order="C")
+        dims = (ctypes.c_int64 * max(1, array.ndim))(*array.shape)
+        error = ctypes.c_void_p()
+        status = self._lib.graphrun_session_assign_variable(self._session(), str(name).encode(),
+                                                            array.dtype.name.encode(), array.ndim, dims,
+                                                            array.ctypes.data, ctypes.byref(error))
+        _check(self._lib, status, error)
+
+    def close(self):
+        if getattr(self, "_handle", None):
+            self._lib.graphrun_free_session(self._handle)
             self._handle = None
 
     def __del__(self):

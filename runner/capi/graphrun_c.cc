@@ -2,15 +2,12 @@
 // everything and reports it as a status and one line of text.
 #include "capi/graphrun_c.h"
 
-#include <cstdlib>
-#include <cstring>
 #include <memory>
-#include <new>
 #include <string>
 #include <vector>
 
+#include "capi/c_calls.h"
 #include "capi/model.h"
-#include "graph/shape_rules.h"
 #include "core/version.h"
 
 struct graphrun_model {
@@ -19,56 +16,10 @@ struct graphrun_model {
   explicit graphrun_model(Args&&... args) : model(std::forward<Args>(args)...) {}
 };
 
-struct graphrun_result {
-  std::vector<graphrun::TensorPtr> values;
-  std::vector<std::string> dtypes;
-};
-
 namespace {
 
 using graphrun::TensorInfo;
-
-// One line, however the message was written, in memory the caller frees
-// with graphrun_free_string (free()).
-void report(char** error, std::string message) {
-  if (error == nullptr) return;
-  for (char& c : message) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  *error = static_cast<char*>(std::malloc(message.size() + 1));
-  if (*error != nullptr) std::memcpy(*error, message.c_str(), message.size() + 1);
-}
-
-template <class Body>
-int guarded(char** error, Body&& body) {
-  if (error != nullptr) *error = nullptr;
-  try {
-    body();
-    return GRAPHRUN_OK;
-  } catch (const graphrun::UnsupportedError& e) {
-    report(error, e.what());
-    return GRAPHRUN_UNSUPPORTED;
-  } catch (const graphrun::ExitError& e) {
-    report(error, e.what());
-    switch (e.code()) {
-      case graphrun::kExitUsage: return GRAPHRUN_USAGE;
-      case graphrun::kExitModel: return GRAPHRUN_MODEL;
-      default: return GRAPHRUN_RUN;
-    }
-  } catch (const graphrun::Error& e) {
-    report(error, e.what());
-    return GRAPHRUN_RUN;
-  } catch (const std::bad_alloc&) {
-    report(error, "out of memory");
-    return GRAPHRUN_RUN;
-  } catch (const std::exception& e) {
-    report(error, std::string("internal error: ") + e.what());
-    return GRAPHRUN_INTERNAL;
-  } catch (...) {
-    report(error, "internal error: an unknown exception");
-    return GRAPHRUN_INTERNAL;
-  }
-}
+using graphrun::capi::guarded;
 
 // The accessors take an index a caller may get wrong; out of range gives
 // NULL / -1 rather than reading past the end.
@@ -174,34 +125,10 @@ int graphrun_model_run(graphrun_model* model, int num_feeds, const char* const* 
     if (result == nullptr) throw graphrun::UsageError("graphrun_model_run: no place for the result (result is NULL)");
     *result = nullptr;
     if (model == nullptr) throw graphrun::UsageError("graphrun_model_run: no model (model is NULL)");
-    if (num_feeds < 0 || num_fetches < 0) throw graphrun::UsageError("graphrun_model_run: a negative count");
-    if (num_feeds > 0 && (!names || !dtypes || !ranks || !data)) {
-      throw graphrun::UsageError("graphrun_model_run: feeds counted but their arrays are NULL");
-    }
-    if (num_fetches > 0 && !fetches) throw graphrun::UsageError("graphrun_model_run: fetches counted but NULL");
-    std::vector<graphrun::BorrowedFeed> feeds(num_feeds);
-    std::size_t next_dim = 0;
-    for (int k = 0; k < num_feeds; ++k) {
-      if (!names[k] || !dtypes[k]) throw graphrun::UsageError("graphrun_model_run: feed " + std::to_string(k) + " has a NULL name or dtype");
-      feeds[k].name = names[k];
-      feeds[k].dtype = dtypes[k];
-      if (ranks[k] < 0 || ranks[k] > graphrun::kMaxStaticRank) {
-        throw graphrun::UsageError("input '" + feeds[k].name + "': rank " + std::to_string(ranks[k]) + " is out of range");
-      }
-      if (ranks[k] > 0 && !dims) throw graphrun::UsageError("graphrun_model_run: dims is NULL");
-      feeds[k].shape.assign(dims + next_dim, dims + next_dim + ranks[k]);
-      next_dim += ranks[k];
-      feeds[k].data = data[k];
-    }
-    std::vector<std::string> wanted;
-    for (int k = 0; k < num_fetches; ++k) {
-      if (!fetches[k]) throw graphrun::UsageError("graphrun_model_run: fetch " + std::to_string(k) + " is NULL");
-      wanted.emplace_back(fetches[k]);
-    }
-    auto made = std::make_unique<graphrun_result>();
-    made->values = model->model.run(feeds, wanted);
-    for (const auto& value : made->values) made->dtypes.push_back(graphrun::dtype_name(value->dtype()));
-    *result = made.release();
+    const auto feeds =
+        graphrun::capi::borrowed_feeds("graphrun_model_run", "input", num_feeds, names, dtypes, ranks, dims, data);
+    const auto wanted = graphrun::capi::strings("graphrun_model_run", "fetches", num_fetches, fetches);
+    *result = graphrun::capi::new_result(model->model.run(feeds, wanted));
   });
 }
 

@@ -116,7 +116,66 @@ const int64_t* graphrun_result_shape(const graphrun_result* result, int index);
 const void* graphrun_result_data(const graphrun_result* result, int index);
 size_t graphrun_result_nbytes(const graphrun_result* result, int index);
 
+/* A session: TensorFlow 1's Session.run on a graph with variables, the
+ * values of its variables kept from one run to the next (an initializer,
+ * then training steps), as `graphrun-cc MODEL --run init --run train
+ * --steps N` runs them. Names are TensorFlow's: a feed or a fetch is "node"
+ * (output 0) or "node:k"; a target is a node name. Every call on a session
+ * takes the process-wide run lock (see "Threads"); a session must not be
+ * freed while another thread calls it. */
+typedef struct graphrun_session graphrun_session;
+
+/* A session on a serialized GraphDef (binary wire format, `size` bytes,
+ * copied). Any well-formed graph is taken, an empty one included; ops
+ * without a kernel only fail the runs that need them. VariableV2 nodes have
+ * no value until a run assigns one and keep it across runs. With `optimize`
+ * nonzero (and GRAPHRUN_CC_OPTIMIZE not "0") each plan runs the graph
+ * passes keeping its feeds, fetches and targets (never folding a variable or
+ * what reads one). Free it with graphrun_free_session. */
+int graphrun_session_create(const void* graph_def, size_t size, int optimize, graphrun_session** session,
+                            char** error);
+
+/* Grows the graph (a TF1 graph grows after its session starts): each node
+ * and function of `graph_def` is added, replacing the one of its name if
+ * the graph has it, so either a whole newer GraphDef or only the nodes added
+ * since may be given. Plans are made anew; a variable keeps its value when
+ * the new graph has a VariableV2 of the same name and dtype. On failure the
+ * session is as it was. */
+int graphrun_session_extend(graphrun_session* session, const void* graph_def, size_t size, char** error);
+
+/* Whether these feeds (names), fetches and targets could run, without
+ * running: GRAPHRUN_OK; GRAPHRUN_UNSUPPORTED with the message naming every
+ * op without a kernel that they need (as graphrun-cc names them);
+ * GRAPHRUN_USAGE for an unknown name or a feed this runtime cannot take
+ * (it feeds a node with one output, of a dtype above). */
+int graphrun_session_check(graphrun_session* session, int num_feeds, const char* const* feed_names, int num_fetches,
+                           const char* const* fetches, int num_targets, const char* const* targets, char** error);
+
+/* One execution, TF1 Session.run semantics: every target (run for its
+ * effects: an initializer, a training step) and every fetch, each node at
+ * most once. Feeds are given as in graphrun_model_run (read in place, never
+ * written, during the call) but named "node" or "node:k"; the dtype must be
+ * the node's and a Placeholder's shape must fit. Plans are kept per (feeds,
+ * fetches, targets), up to a bound. On success *result holds one tensor per
+ * fetch, in fetch order; neither it nor the variables refer to the feeds'
+ * memory afterwards. */
+int graphrun_session_run(graphrun_session* session, int num_feeds, const char* const* names, const char* const* dtypes,
+                         const int* ranks, const int64_t* dims, const void* const* data, int num_fetches,
+                         const char* const* fetches, int num_targets, const char* const* targets,
+                         graphrun_result** result, char** error);
+
+/* A variable's value: a result of one tensor, or of none while it has no
+ * value; GRAPHRUN_USAGE when the graph has no VariableV2 of that name. */
+int graphrun_session_read_variable(graphrun_session* session, const char* name, graphrun_result** result,
+                                   char** error);
+
+/* Sets a variable's value (`rank` dims at `dims`, the elements at `data`,
+ * copied); its dtype must be the variable's. */
+int graphrun_session_assign_variable(graphrun_session* session, const char* name, const char* dtype, int rank,
+                                     const int64_t* dims, const void* data, char** error);
+
 /* Each accepts NULL. */
+void graphrun_free_session(graphrun_session* session);
 void graphrun_free_model(graphrun_model* model);
 void graphrun_free_result(graphrun_result* result);
 void graphrun_free_string(char* text);

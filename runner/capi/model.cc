@@ -45,11 +45,6 @@ std::string listing(const std::vector<TensorInfo>& infos, const char* what) {
 
 }  // namespace
 
-std::mutex& run_lock() {
-  static std::mutex lock;
-  return lock;
-}
-
 CapiModel::CapiModel(const std::string& path, const std::string& signature, bool optimize_graph) {
   Prepared prepared;
   prepared.graph = Graph::load(path, signature);

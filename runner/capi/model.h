@@ -13,14 +13,11 @@
 #include "core/errors.h"
 #include "core/tensor.h"
 #include "exec/executor.h"
+#include "exec/unsupported.h"
 #include "graph/graph.h"
+#include "session/session.h"
 
 namespace graphrun {
-
-// The model needs a node graphrun-cc cannot run (GRAPHRUN_UNSUPPORTED).
-struct UnsupportedError : ModelError {
-  using ModelError::ModelError;
-};
 
 struct TensorInfo {
   std::string name;    // in runs: the input's node name; "node" or "node:k" for an output
@@ -29,14 +26,6 @@ struct TensorInfo {
   std::vector<int64_t> dims;  // -1: any size
   bool required = true;       // false for a PlaceholderWithDefault
   Endpoint endpoint;          // in the optimized graph
-};
-
-// One feed as the C call gives it: nothing is copied.
-struct BorrowedFeed {
-  std::string name;
-  std::string dtype;
-  Shape shape;
-  const void* data = nullptr;
 };
 
 class CapiModel {
@@ -66,8 +55,5 @@ class CapiModel {
   // questions over and over. Used under the run lock only.
   std::map<std::string, std::unique_ptr<Executor>> plans_;
 };
-
-// Held for the whole of each run (see graphrun_c.h, "Threads").
-std::mutex& run_lock();
 
 }  // namespace graphrun

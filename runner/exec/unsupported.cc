@@ -132,7 +132,7 @@ std::string describe_unsupported(const Graph& graph, const std::vector<int>& nod
 void check_supported(const Graph& graph, const std::vector<int>& runs, const std::vector<Endpoint>& fetches,
                      const FeedMap& feeds) {
   const std::vector<int> found = needed_unsupported(graph, runs, fetches, feeds);
-  if (!found.empty()) throw ModelError(graph.source() + ": " + describe_unsupported(graph, found));
+  if (!found.empty()) throw UnsupportedError(graph.source() + ": " + describe_unsupported(graph, found));
 }
 
 }  // namespace graphrun

@@ -8,10 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "core/errors.h"
 #include "exec/executor.h"
 #include "graph/graph.h"
 
 namespace graphrun {
+
+// A run needs a node graphrun-cc cannot run (graphrun_c.h's
+// GRAPHRUN_UNSUPPORTED; for the CLI, a model error like any other).
+struct UnsupportedError : ModelError {
+  using ModelError::ModelError;
+};
 
 // The unsupported nodes (no kernel, or a foreign dtype) that running `runs`
 // and computing `fetches` need, walking data and control inputs back and

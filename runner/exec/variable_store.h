@@ -1,7 +1,7 @@
 // The values of the graph's variables (VariableV2 nodes), keyed by the
-// variable node's name. execute() (invocation.h) owns one store for the whole
-// invocation, so a sequence of runs (e.g. training steps) sees the values
-// earlier runs wrote.
+// variable node's name. Whoever runs a sequence of plans owns one store for
+// all of them (a Session, graphrun-cc's invocation), so each run (e.g. a
+// training step) sees the values earlier runs wrote.
 #pragma once
 
 #include <string>
@@ -19,6 +19,9 @@ class VariableStore {
   TensorPtr read(const std::string& name) const;
 
   void write(const std::string& name, TensorPtr value) { values_[name] = std::move(value); }
+
+  void erase(const std::string& name) { values_.erase(name); }
+  const std::unordered_map<std::string, TensorPtr>& values() const { return values_; }
 
  private:
   std::unordered_map<std::string, TensorPtr> values_;

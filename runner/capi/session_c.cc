@@ -1,0 +1,127 @@
+// graphrun_c.h's session functions: a graphrun::Session (session/session.h)
+// behind C calls. Every call on a session takes the process-wide run lock:
+// runs already use every core, and the session's plans and variables are
+// then never touched by two threads at once.
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "capi/c_calls.h"
+#include "capi/graphrun_c.h"
+#include "session/session.h"
+
+struct graphrun_session {
+  graphrun::Session session;
+  graphrun_session(std::unique_ptr<graphdef::GraphDef> graph, bool optimize) : session(std::move(graph), optimize) {}
+};
+
+namespace {
+
+using graphrun::UsageError;
+using graphrun::capi::guarded;
+using graphrun::capi::strings;
+
+graphrun::Session& session_of(graphrun_session* session, const char* call) {
+  if (session == nullptr) throw UsageError(std::string(call) + ": no session (session is NULL)");
+  return session->session;
+}
+
+std::string name_of(const char* name, const char* call) {
+  if (name == nullptr) throw UsageError(std::string(call) + ": no variable name (name is NULL)");
+  return name;
+}
+
+}  // namespace
+
+extern "C" {
+
+int graphrun_session_create(const void* graph_def, size_t size, int optimize, graphrun_session** session,
+                            char** error) {
+  return guarded(error, [&] {
+    if (session == nullptr) throw UsageError("graphrun_session_create: no place for the session (session is NULL)");
+    *session = nullptr;
+    auto graph = graphrun::parse_graph_bytes("graph", graph_def, size);
+    *session = new graphrun_session(std::move(graph), optimize != 0);
+  });
+}
+
+int graphrun_session_extend(graphrun_session* session, const void* graph_def, size_t size, char** error) {
+  return guarded(error, [&] {
+    graphrun::Session& target = session_of(session, "graphrun_session_extend");
+    const auto more = graphrun::parse_graph_bytes("graph extension", graph_def, size);
+    std::lock_guard<std::mutex> lock(graphrun::run_lock());
+    target.extend(*more);
+  });
+}
+
+int graphrun_session_check(graphrun_session* session, int num_feeds, const char* const* feed_names, int num_fetches,
+                           const char* const* fetches, int num_targets, const char* const* targets, char** error) {
+  return guarded(error, [&] {
+    const char* call = "graphrun_session_check";
+    graphrun::Session& target = session_of(session, call);
+    const auto fed = strings(call, "feed names", num_feeds, feed_names);
+    const auto fetched = strings(call, "fetches", num_fetches, fetches);
+    const auto run = strings(call, "targets", num_targets, targets);
+    std::lock_guard<std::mutex> lock(graphrun::run_lock());
+    target.check(fed, fetched, run);
+  });
+}
+
+int graphrun_session_run(graphrun_session* session, int num_feeds, const char* const* names, const char* const* dtypes,
+                         const int* ranks, const int64_t* dims, const void* const* data, int num_fetches,
+                         const char* const* fetches, int num_targets, const char* const* targets,
+                         graphrun_result** result, char** error) {
+  return guarded(error, [&] {
+    const char* call = "graphrun_session_run";
+    if (result == nullptr) throw UsageError("graphrun_session_run: no place for the result (result is NULL)");
+    *result = nullptr;
+    graphrun::Session& target = session_of(session, call);
+    const auto feeds = graphrun::capi::borrowed_feeds(call, "feed", num_feeds, names, dtypes, ranks, dims, data);
+    const auto fetched = strings(call, "fetches", num_fetches, fetches);
+    const auto run = strings(call, "targets", num_targets, targets);
+    std::vector<graphrun::TensorPtr> values;
+    {
+      std::lock_guard<std::mutex> lock(graphrun::run_lock());
+      values = target.run(feeds, fetched, run);
+    }
+    *result = graphrun::capi::new_result(std::move(values));
+  });
+}
+
+int graphrun_session_read_variable(graphrun_session* session, const char* name, graphrun_result** result,
+                                   char** error) {
+  return guarded(error, [&] {
+    const char* call = "graphrun_session_read_variable";
+    if (result == nullptr) throw UsageError(std::string(call) + ": no place for the result (result is NULL)");
+    *result = nullptr;
+    graphrun::Session& target = session_of(session, call);
+    const std::string variable = name_of(name, call);
+    std::vector<graphrun::TensorPtr> values;
+    {
+      std::lock_guard<std::mutex> lock(graphrun::run_lock());
+      if (graphrun::TensorPtr value = target.read_variable(variable)) values.push_back(std::move(value));
+    }
+    *result = graphrun::capi::new_result(std::move(values));
+  });
+}
+
+int graphrun_session_assign_variable(graphrun_session* session, const char* name, const char* dtype, int rank,
+                                     const int64_t* dims, const void* data, char** error) {
+  return guarded(error, [&] {
+    const char* call = "graphrun_session_assign_variable";
+    graphrun::Session& target = session_of(session, call);
+    graphrun::BorrowedFeed value;
+    value.name = name_of(name, call);
+    if (dtype == nullptr) throw UsageError(std::string(call) + ": no dtype (dtype is NULL)");
+    value.dtype = dtype;
+    value.shape = graphrun::capi::shape_of("variable '" + value.name + "'", rank, dims);
+    value.data = data;
+    std::lock_guard<std::mutex> lock(graphrun::run_lock());
+    target.assign_variable(value);
+  });
+}
+
+void graphrun_free_session(graphrun_session* session) { delete session; }
+
+}  // extern "C"
