@@ -34,7 +34,7 @@ DNNL_LIBS = -L$(ONEDNN)/lib -l:libdnnl.so.3 -lgomp
 # graphrun-cc as a library with a C API (runner/capi/graphrun_c.h), for graphrun serve's runtime
 LIBGRAPHRUN := $(BUILD)/libgraphrun.so
 
-.PHONY: all setup sysdeps venv proto bytecode cc native demo test test-profiles bench clean tf-fixtures
+.PHONY: all setup sysdeps venv proto bytecode cc native demo test test-profiles bench clean tf-fixtures wheel sdk
 
 all: setup
 
@@ -177,6 +177,9 @@ $(OBJ)/shared/runner/%.o: runner/%.cc $(CC_GEN) $(CXXFLAGS_STAMP) $(ONEDNN_STAMP
 # for CI (make fuzz-cc-run, make fuzz-py-run), campaigns by hand.
 include fuzz/fuzz.mk
 include fuzz/py/fuzz_py.mk
+
+# Distribution: the wheel (make wheel) and the C SDK (make sdk), in dist/ (packaging/).
+include packaging/wheel.mk packaging/sdk.mk
 
 # Build models, save them, and run the same files in every runtime: the seed program, then
 # seed 002's IQ models and a digits classifier, trained in the graph and frozen.

