@@ -197,12 +197,13 @@ demo: setup $(VENV)/.demo
 	$(VPY) examples/digits.py $(DEMO)
 	$(VENV)/bin/graphrun $(DEMO)/digits.pb --feed images=@$(DEMO)/digits_sample.npy --fetch classes
 
-test: setup $(VENV)/.oracles $(VENV)/.demo
+# sdk: tests/test_sdk.py compiles the C example against the SDK's tarball.
+test: setup $(VENV)/.oracles $(VENV)/.demo sdk
 	$(VPY) -m pytest -q tests
 
 # The suite again as CPUs without AVX-512, AVX2 or oneDNN would run it (tests/cpu_profiles.py);
 # PROFILES=no-avx2 picks one.
-test-profiles: setup $(VENV)/.oracles $(VENV)/.demo
+test-profiles: setup $(VENV)/.oracles $(VENV)/.demo sdk
 	$(VPY) -m tests.cpu_profiles $(PROFILES)
 
 $(VENV)/.bench: $(VENV)/.oracles pyproject.toml
