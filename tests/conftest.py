@@ -19,6 +19,19 @@ def graph():
         yield g
 
 
+# Modules whose subject is the op families' numpy kernels (their semantics, errors and gradients
+# against oracles): their Sessions run on the python engine, since auto would hand nearly every
+# op to the C++ core, whose kernels have their own tests (test_cc_*.py) and the engines' own
+# comparison (test_engines.py). GRAPHDEF_ENGINE=auto or cc, set for a run, still wins elsewhere.
+NUMPY_KERNEL_MODULES = ("test_ops_", "test_gradients", "test_list_ops")
+
+
+@pytest.fixture(autouse=True)
+def numpy_engine_for_kernel_tests(request, monkeypatch):
+    if request.module.__name__.rpartition(".")[2].startswith(NUMPY_KERNEL_MODULES):
+        monkeypatch.setenv("GRAPHDEF_ENGINE", "python")
+
+
 @pytest.fixture(scope="session")
 def cc_runner():
     """build/graphrun-cc, built with `make cc` when missing; a failed build fails, never skips."""

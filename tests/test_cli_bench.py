@@ -28,6 +28,7 @@ def test_text_report(capsys):
 def test_json_report_is_consistent(capsys):
     report = json_line(ok(capsys, "bench", MLP, *RANDOM_MLP, "--runs", "40", "--warmup", "0", "--json"))
     assert (report["runs"], report["warmup_runs"]) == (40, 0)
+    assert report["engine"] == "cc"  # auto: the C++ core has every kernel the MLP needs
     lat = report["latency_seconds"]
     assert 0 < lat["min"] <= lat["p50"] <= lat["p90"] <= lat["p99"] <= lat["max"]
     assert report["runs_per_second"] == pytest.approx(40 / (lat["mean"] * 40))
@@ -63,6 +64,15 @@ def test_profile_json(capsys):
     assert sum(t["nodes"] for t in profile["op_types"]) == 9    # 3 MatMul, 3 AddV2, 2 Relu, 1 Sigmoid
     assert {n["node"] for n in profile["slowest_nodes"]} <= {op.name for op in tf.load(MLP).get_operations()}
     assert sum(t["seconds"] for t in profile["op_types"]) == pytest.approx(profile["seconds_per_run"])
+    assert report["engine"] == "python"  # only the numpy engine times its nodes: the whole bench runs there
+
+
+def test_engine_choice(capsys):
+    assert json_line(ok(capsys, "bench", MLP, *RANDOM_MLP, "--runs", "3", "--engine", "python", "--json"))[
+        "engine"] == "python"
+    assert json_line(ok(capsys, "bench", MLP, *RANDOM_MLP, "--runs", "3", "--engine", "cc", "--json"))[
+        "engine"] == "cc"
+    fails(capsys, 2, "bench", MLP, *RANDOM_MLP, "--engine", "cc", "--profile", mentions=["--profile", "numpy"])
 
 
 def test_profile_keeps_variables_and_results_right(tmp_path):

@@ -364,7 +364,7 @@ def test_bool_bytes_other_than_0_and_1_read_as_true(models, cc_runner):
 def test_compare_runs_both_runtimes_on_external_weights_and_refuses_tensorflow(models, cc_runner):
     _, external = models
     feeds = ["--feed", f"ids={json.dumps(IDS.tolist())}", "--fetch", "rows"]
-    code, out, err = run_graphrun("compare", external, "--cc", cc_runner, *feeds)
+    code, out, err = run_graphrun("compare", external, *feeds)  # python and cc, in process
     assert (code, err) == (0, ""), err
     code, out, err = run_graphrun("compare", external, "--engines", "python,tensorflow", *feeds)
     assert code != 0 and "--inline-weights" in out + err, (out, err)

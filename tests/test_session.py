@@ -206,6 +206,7 @@ def test_a_variable_is_read_when_its_consumer_runs(graph):
 
 
 def test_shape_rules_hold_at_run_time_for_fed_shapes(graph):
+    """Each engine's message names the node and both shapes in its own words."""
     a = tf.placeholder(tf.float32, name="a")
     b = tf.placeholder(tf.float32, name="b")
     total = tf.add_n([a, b], name="total")
@@ -214,9 +215,9 @@ def test_shape_rules_hold_at_run_time_for_fed_shapes(graph):
     step = tf.raw_op("ApplyGradientDescent", w.op.outputs[0], tf.constant(0.5), delta, name="step")
     with tf.Session() as sess:
         sess.run(w.initializer)
-        with pytest.raises(InvalidArgumentError, match=r"node 'total' \(AddN\).*\[2\] and \[1\]"):
+        with pytest.raises(InvalidArgumentError, match=r"node 'total' \(AddN\).*\[2\].*\[1\]"):
             sess.run(total, {a: [1.0, 2.0], b: [3.0]})
-        with pytest.raises(InvalidArgumentError, match=r"node 'step'.*\[2,2\] for variable 'w' of shape \[2\]"):
+        with pytest.raises(InvalidArgumentError, match=r"node 'step'.*(\[2,2\].*'w'|'w'.*\[2,2\])"):
             sess.run(step, {delta: np.ones((2, 2))})
         np.testing.assert_array_equal(sess.run(w), [1.0, 2.0])  # nothing was half-applied
 

@@ -36,7 +36,7 @@ def op_error(error, where="Session.run"):
         return UnimplementedError(f"{where}: {message}")
     if "not initialized" in message or "uninitialized" in message:
         return FailedPreconditionError(message)
-    if "out of memory" in message or "too large" in message or "exceeds" in message:
+    if "out of memory" in message or "over the limit" in message or "exceeds" in message:
         return ResourceExhaustedError(message)
     if error.code in (capi.USAGE, capi.RUN, capi.MODEL):
         return InvalidArgumentError(message)
@@ -55,7 +55,6 @@ class CcRuntime:
         self._cc = None
         self._sent = 0          # graph.get_operations()[:_sent] are in the C++ session
         self._version = None    # graph.version when they were sent
-        self._variables = []    # the VariableV2 nodes sent
         self.session()
 
     def session(self):
@@ -67,21 +66,18 @@ class CcRuntime:
             ops = graph.get_operations()
             added = ops[self._sent:]
             if self._cc is None:
+                _check_size(ops)
                 self._cc = capi.CcSession(graph_to_proto(graph).SerializeToString(), optimize=self.optimize)
             elif graph.version - self._version == len(added):  # nodes were only added: send those
                 extension = graph_pb2.GraphDef()
                 extension.versions.producer = PRODUCER
                 for op in added:
                     node_to_proto(op, extension.node.add())
+                if graph.functions is not None:  # a new node may call a function added with it
+                    extension.library.CopyFrom(graph.functions.proto)
                 self._cc.extend(extension.SerializeToString())
-            else:  # an existing node was rewired: a new session, the variables carried over
-                values = {name: self._cc.read_variable(name) for name in self._variables}
-                self._cc.close()
-                self._cc = capi.CcSession(graph_to_proto(graph).SerializeToString(), optimize=self.optimize)
-                for name, value in values.items():
-                    if value is not None:
-                        self._cc.assign_variable(name, value)
-            self._variables += [op.name for op in added if op.type == "VariableV2"]
+            else:  # an existing node was rewired: the whole graph again (variables keep their values)
+                self._cc.extend(graph_to_proto(graph).SerializeToString())
             self._sent, self._version = len(ops), graph.version
             return self._cc
 
@@ -100,6 +96,19 @@ class CcRuntime:
             if self._cc is not None:
                 self._cc.close()
                 self._cc = None
+
+
+# A GraphDef travels to the C++ core as one protobuf message, which cannot pass 2 GiB; a model
+# with weights that large (kept in a .weights file, memory-mapped) runs on the numpy engine.
+MESSAGE_LIMIT = (1 << 31) - (16 << 20)
+
+
+def _check_size(ops):
+    total = sum(getattr(op.attrs.get("value"), "nbytes", 0) for op in ops if op.type == "Const")
+    if total > MESSAGE_LIMIT:
+        raise capi.GraphrunError(capi.MODEL, f"the graph's constants take {total / (1 << 30):.1f} GiB, more than "
+                                             "a GraphDef can carry to the C++ core (2 GiB); graphrun-cc maps such a "
+                                             "model's weights file itself")
 
 
 class CcPlan:

@@ -99,12 +99,21 @@ def make_plan(session, fetches, feed_keys):
         else:
             reason = None
     if plan is None:
-        plan = session._runtimes["python"].plan(fetches, feed_keys)
-        plan.runtime = session._runtimes["python"]
+        plan = python_plan(session, fetches, feed_keys)
         if session.engine == "auto":
-            plan.fallback = reason
-    else:
-        plan.runtime = session._runtimes["cc"]
+            plan.fallback = reason  # why cc did not take it
+        return plan
+    return _tracked(plan, session._runtimes["cc"], session, fetches, feed_keys)
+
+
+def python_plan(session, fetches, feed_keys):
+    """The numpy engine's plan, whatever the session's engine (profiling, optimization reports)."""
+    runtime = session._runtimes["python"]
+    return _tracked(runtime.plan(fetches, feed_keys), runtime, session, fetches, feed_keys)
+
+
+def _tracked(plan, runtime, session, fetches, feed_keys):
+    plan.runtime = runtime
     _, _, targets, feeds = resolve(session.graph, fetches, feed_keys)
     plan.touches, plan.writes = touched_variables(targets, feeds)
     return plan

@@ -8,7 +8,7 @@ the same things and raises the same error classes (run_args.py).
 
 import threading
 
-from graphdef.client import python_engine, runtime
+from graphdef.client import runtime
 from graphdef.client.run_args import structure_key
 from graphdef.client.variables import Variables
 from graphdef.framework.graph import Operation, Tensor, get_default_graph
@@ -37,7 +37,9 @@ class Session:
         """Evaluates `fetches` (a Tensor, Operation, name, or a list/tuple/dict of them)."""
         if self._closed:
             raise RuntimeError("Session.run: this session is closed")
-        plan = self._plan(fetches, feed_dict)
+        return self._run_plan(self._plan(fetches, feed_dict), feed_dict)
+
+    def _run_plan(self, plan, feed_dict):
         if not plan.touches:
             return plan.run(feed_dict)
         variables = self._variables
@@ -127,7 +129,7 @@ def plan_engine(session, fetches, feed_dict=None):
 def optimization_report(session, fetches, feed_dict=None):
     """What the numpy engine's load-time passes change in the graph session.run(fetches, feed_dict)
     runs (graphdef.optimize.Report), or None when it runs the graph as it is."""
-    plan = python_engine.make_plan(session, fetches, tuple(feed_dict) if feed_dict else ())
+    plan = runtime.python_plan(session, fetches, tuple(feed_dict) if feed_dict else ())
     return getattr(plan, "optimization", None)
 
 

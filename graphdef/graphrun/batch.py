@@ -18,6 +18,7 @@ from graphdef.client import feeds as feeding
 from graphdef.framework.errors import OpError
 from graphdef.graphrun.npy_stream import NpyError, NpyMap, NpyWriter
 from graphdef.client.output_format import format_shape
+from graphdef.client.runtime import ENGINES
 from graphdef.client.session import Session
 from graphdef.framework.shapes import show
 
@@ -53,6 +54,8 @@ def build_parser():
                         help="values for every batch from an .npz archive (repeatable)")
     cli.add_fetch_argument(parser, '"node" or "node:k" to compute (default: the model\'s one output)')
     cli.add_optimize_argument(parser)
+    parser.add_argument("--engine", choices=ENGINES, help="the Session's engine (default auto: the C++ core "
+                                                          "where it has every kernel, else numpy)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar and no summary line")
     return parser
 
@@ -80,7 +83,8 @@ def main(args):
         cli.check_fed([target], {**constant, **{t: None for t in inputs}})
         started = time.perf_counter()
         written = stream(graph, target, inputs, constant, rows, args.batch_size, args.output,
-                         progress=not args.quiet and sys.stderr.isatty())
+                         progress=not args.quiet and sys.stderr.isatty(), engine=args.engine,
+                         optimize=cli.optimize_switch(args))
         seconds = time.perf_counter() - started
     finally:
         for mapped in inputs.values():
@@ -151,13 +155,13 @@ def _common_rows(inputs):
     return next(iter(counts.values()))
 
 
-def stream(graph, target, inputs, constant, rows, batch_size, output, progress=False):
+def stream(graph, target, inputs, constant, rows, batch_size, output, progress=False, engine=None, optimize=None):
     """Runs every batch and writes the results to `output`; returns (dtype name, shape) written."""
     directory = os.path.dirname(os.path.abspath(output))
     # beside the target, so the final rename cannot cross file systems; created by open(), so
     # the file gets the usual permissions
     partial = os.path.join(directory, f".{os.path.basename(output)}.partial-{os.getpid()}")
-    session = Session(graph=graph)
+    session = Session(graph=graph, engine=engine, optimize=optimize)
     bar = _progress_bar(rows) if progress else None
     feed_dict = dict(constant)
     same_dtype = [(t, m.array) for t, m in inputs.items() if m.array.dtype == t.dtype.np]

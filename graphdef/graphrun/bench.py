@@ -1,12 +1,14 @@
 """graphrun bench: how fast a model runs here, after warm-up, as percentiles and throughput.
 
 One Session runs the same fetches with the same feeds over and over, as a serving loop
-would. The first run (which also plans the execution) is reported on its own, then come
+would, on the engine --engine names (by default auto: the C++ core where it has every
+kernel). The first run (which also plans the execution) is reported on its own, then come
 --warmup untimed runs, then the timed runs: --runs N, or as many as fit in --duration S;
 by default up to 1000 runs or 5 seconds, whichever ends first. Percentiles use the
 nearest-rank rule (the ceil(p/100 * n)-th smallest latency). --profile then repeats the
 timed runs with a timer around every node and prints the time per op type and the
-slowest nodes; the latency figures come from the runs without timers.
+slowest nodes; the latency figures come from the runs without timers. Only the numpy engine
+can time its nodes, so --profile runs the whole bench on it.
 """
 
 import json
@@ -16,7 +18,8 @@ import time
 
 from graphdef.graphrun import cli, feed_options
 from graphdef.framework.errors import OpError
-from graphdef.client.session import Session, optimization_report
+from graphdef.client.runtime import ENGINES
+from graphdef.client.session import Session, optimization_report, plan_engine
 from graphdef.graphrun.inspect_model import optimized_line
 
 DEFAULT_RUNS = 1000
@@ -51,7 +54,10 @@ def build_parser():
     stop = parser.add_mutually_exclusive_group()
     stop.add_argument("--runs", type=_positive, metavar="N", help="exactly N timed runs")
     stop.add_argument("--duration", type=_seconds, metavar="S", help="timed runs for S seconds")
-    parser.add_argument("--profile", action="store_true", help="time every node; print per op type and slowest nodes")
+    parser.add_argument("--engine", choices=ENGINES,
+                        help="the Session's engine (default auto; python with --profile)")
+    parser.add_argument("--profile", action="store_true",
+                        help="time every node on the numpy engine; print per op type and slowest nodes")
     parser.add_argument("--top", type=_positive, default=10, metavar="K", help="slowest nodes to list (default 10)")
     parser.add_argument("--json", action="store_true", help="print one JSON document")
     feed_options.add_arguments(parser)
@@ -89,9 +95,14 @@ def main(args):
     prepared = cli.prepare(args)
     load_seconds = time.perf_counter() - started
     fetches, feed_dict = list(prepared.targets), prepared.fed.values
-    session = Session(graph=prepared.graph)
+    engine = args.engine or ("python" if args.profile else None)
+    if args.profile and engine != "python":
+        raise cli.Failure(cli.EXIT_USAGE, "--profile times the nodes of the numpy engine: leave --engine out, "
+                                          "or give --engine python")
+    session = Session(graph=prepared.graph, engine=engine, optimize=cli.optimize_switch(args))
     try:
         first = _timed_run(session, fetches, feed_dict)
+        ran_on = plan_engine(session, fetches, feed_dict)
         for _ in range(args.warmup):
             session.run(fetches, feed_dict)
         latencies = measure(lambda: session.run(fetches, feed_dict), args.runs, args.duration)
@@ -107,6 +118,7 @@ def main(args):
     report = {
         "model": args.model,
         "feeds": prepared.fed.describe(),
+        "engine": ran_on,
         "load_seconds": load_seconds,
         "first_run_seconds": first,
         "warmup_runs": args.warmup,

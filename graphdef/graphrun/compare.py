@@ -23,10 +23,9 @@ DESCRIPTION = ("Run a GraphDef with the same feeds in several engines and check 
 
 EPILOG = f"""\
 engines:
-  python      this package's Session
-  cc          the C++ runner, as a subprocess with the feeds written to .npy files: --cc PATH,
-              else ${{GRAPHRUN_CC}}, else build/graphrun-cc in this repository, else graphrun-cc
-              on PATH (build it with `make cc`)
+  python      this package's Session on its numpy engine, the reference runtime
+  cc          this package's Session on the C++ core, in process (libgraphrun.so, the library
+              graphrun-cc is made of; $GRAPHDEF_LIBGRAPHRUN names another)
   tensorflow  tf.compat.v1.import_graph_def and a Session, when TensorFlow is installed
 
 the check:
@@ -42,7 +41,7 @@ the check:
 exit codes:
   0    PASSED: every output agrees
   1    FAILED: an output differs, holds NaN/Inf, or an engine failed on the model
-  2    usage or feed error, or an engine is not available (graphrun-cc not built,
+  2    usage or feed error, or an engine is not available (libgraphrun.so not built,
        TensorFlow not installed)
   3    the model cannot be read or is invalid (for this package's loader)
   130  interrupted
@@ -58,7 +57,6 @@ def build_parser():
     parser.add_argument("--rtol", type=_tolerance, default=1e-5, metavar="R", help="relative tolerance (default 1e-5)")
     parser.add_argument("--allow-nonfinite", action="store_true",
                         help="accept NaN/Inf where every engine has the same ones")
-    parser.add_argument("--cc", metavar="PATH", help="the graphrun-cc binary to use as engine cc")
     parser.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
     feed_options.add_arguments(parser)
     cli.add_optimize_argument(parser)
@@ -80,7 +78,7 @@ def main(args):
     engines = _engine_list(args.engines)
     prepared = cli.prepare(args)
     job = Job(args.model, prepared.graph, [t.name for t in prepared.targets],
-              {t.op.name: v for t, v in prepared.fed.values.items()}, cc=args.cc)
+              {t.op.name: v for t, v in prepared.fed.values.items()}, optimize=cli.optimize_switch(args))
     results = {}
     for name in engines:
         try:
@@ -222,7 +220,7 @@ def format_report(report):
              f"feeds: {report['feeds']}"]
     times = ", ".join(f"{name} {report['seconds'][name] * 1000:.1f} ms" for name in engines if name in report["seconds"])
     if times:
-        notes = [note for name, note in (("cc", "cc includes its process start"),
+        notes = [note for name, note in (("cc", "cc includes loading the graph"),
                                          ("tensorflow", "tensorflow its import")) if name in report["seconds"]]
         lines.append(f"time: {times}" + (f" ({', '.join(notes)})" if notes else ""))
     header = ["output", "engine", "dtype", "shape", "max abs err", "max rel err", "nan", "inf", "result"]

@@ -1,30 +1,25 @@
-"""The runtimes `graphrun compare` drives: this package, the C++ runner, and TensorFlow.
+"""The engines `graphrun compare` drives: this package's two Session engines, and TensorFlow.
 
-Each engine takes a Job (the model file, the fetch names, the feeds as {placeholder name:
-ndarray}) and returns the fetched values as ndarrays in fetch order. An engine that
-cannot be used at all (no binary, TensorFlow not installed) raises EngineMissing; one
-that fails on this model or these feeds raises EngineError with its one-line reason.
+Each engine takes a Job (the model as this package loaded it, the fetch names, the feeds as
+{placeholder name: ndarray}) and returns the fetched values as ndarrays in fetch order. python
+and cc are graphdef.Session(engine=...) on the same graph: the numpy reference runtime and the
+C++ core in process (graphdef/client/runtime.py). An engine that cannot be used at all (the
+C++ library not built, TensorFlow not installed) raises EngineMissing; one that fails on this
+model or these feeds raises EngineError with its one-line reason.
 """
 
 import contextlib
-import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-from graphdef.framework.errors import OpError
+from graphdef._native import capi
 from graphdef.client.session import Session
+from graphdef.framework.errors import OpError
 from graphdef.wire import external_weights
 from graphdef.wire.serialize import is_text_path
-
-CC_ENV = "GRAPHRUN_CC"
-CC_NAME = "graphrun-cc"
 
 
 class EngineMissing(RuntimeError):
@@ -38,16 +33,22 @@ class EngineError(RuntimeError):
 class Job:
     """What every engine runs: the model, the fetches (tensor names) and the feeds."""
 
-    def __init__(self, model, graph, fetches, feeds, cc=None):
+    def __init__(self, model, graph, fetches, feeds, optimize=None):
         self.model = str(model)
         self.graph = graph          # the model as this package loaded it
         self.fetches = list(fetches)
         self.feeds = dict(feeds)    # {placeholder name: ndarray of its dtype}
-        self.cc = cc                # --cc PATH, if given
+        self.optimize = optimize    # False: the cc engine runs the graph as written (--no-optimize)
 
 
-def run_python(job):
-    session = Session(graph=job.graph)
+def run_session(job, engine):
+    """The job on a fresh Session of `engine` ("python" or "cc")."""
+    if engine == "cc":
+        try:
+            capi.load_library()
+        except capi.LibraryMissing as e:
+            raise EngineMissing(str(e)) from None
+    session = Session(graph=job.graph, engine=engine, optimize=job.optimize)
     try:
         return [np.asarray(v) for v in session.run(job.fetches, {f"{k}:0": v for k, v in job.feeds.items()})]
     except (OpError, ValueError, TypeError) as e:
@@ -56,73 +57,12 @@ def run_python(job):
         session.close()
 
 
-# -- the C++ runner -----------------------------------------------------------------------
-
-def find_cc(explicit=None):
-    """The graphrun-cc binary: --cc, else $GRAPHRUN_CC, else the repository's build/, else PATH."""
-    if explicit or os.environ.get(CC_ENV):
-        path = Path(explicit or os.environ[CC_ENV])
-        how = "--cc" if explicit else f"${CC_ENV}"
-        if not (path.is_file() and os.access(path, os.X_OK)):
-            raise EngineMissing(f"{how} names {path}, which is not an executable file")
-        return path
-    built = Path(__file__).resolve().parents[2] / "build" / CC_NAME
-    if built.is_file() and os.access(built, os.X_OK):
-        return built
-    found = shutil.which(CC_NAME)
-    if found:
-        return Path(found)
-    raise EngineMissing(f"{CC_NAME} not found: build it with `make cc`, or give its path "
-                        f"with --cc PATH or ${CC_ENV}")
+def run_python(job):
+    return run_session(job, "python")
 
 
 def run_cc(job):
-    """graphrun-cc with every feed as an .npy file and --json; its JSON read back exactly."""
-    binary = find_cc(job.cc)
-    with tempfile.TemporaryDirectory(prefix="graphrun-compare-") as tmp:
-        command = [str(binary), job.model, "--json"]
-        for i, (name, value) in enumerate(job.feeds.items()):
-            path = os.path.join(tmp, f"feed{i}.npy")
-            np.save(path, value, allow_pickle=False)
-            command += ["--feed", f"{name}=@{path}"]
-        for name in job.fetches:
-            command += ["--fetch", name]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True)
-        except OSError as e:
-            raise EngineMissing(f"cannot start {binary}: {e.strerror}") from None
-    if done.returncode != 0:
-        reason = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else "no message"
-        raise EngineError(f"{CC_NAME} exited with {done.returncode}: {reason}")
-    try:
-        outputs = json.loads(done.stdout)["outputs"]
-        return [array_from_json(o["values"], o["dtype"], o["shape"]) for o in outputs]
-    except (ValueError, KeyError, TypeError) as e:
-        raise EngineError(f"{CC_NAME} printed output that is not graphrun's --json ({_one_line(e)})") from None
-
-
-def array_from_json(values, dtype, shape):
-    """The ndarray a --json output entry denotes, exactly.
-
-    Floats are printed with the shortest digits that round-trip in their own precision,
-    so parsing to float64 and rounding once to float32 or float16 gives back the very
-    value (float64 has more than twice their precision, so the double rounding is harmless).
-    """
-    dtype = np.dtype(dtype)
-    flat = list(_flatten(values, len(shape)))
-    if dtype.kind == "f":
-        array = np.array([float(v) for v in flat], np.float64).astype(dtype)  # "nan"/"inf" strings parse too
-    else:
-        array = np.array(flat, dtype=dtype)
-    return array.reshape(shape)
-
-
-def _flatten(values, depth):
-    if depth == 0:
-        yield values
-        return
-    for item in values:
-        yield from _flatten(item, depth - 1)
+    return run_session(job, "cc")
 
 
 # -- TensorFlow ---------------------------------------------------------------------------

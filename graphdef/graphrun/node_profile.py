@@ -13,7 +13,7 @@ node's kernel is timed over all the iterations it runs.
 import time
 
 from graphdef.client.control_flow_exec import ControlFlowPlan
-from graphdef.client.python_engine import make_plan
+from graphdef.client.runtime import python_plan
 
 
 class NodeTimes:
@@ -42,7 +42,7 @@ class NodeTimes:
 
 def profile(session, fetches, feed_dict, runs):
     """NodeTimes of `runs` runs of session.run(fetches, feed_dict), node by node."""
-    plan = make_plan(session, fetches, tuple(feed_dict))
+    plan = python_plan(session, fetches, tuple(feed_dict))
     if isinstance(plan, ControlFlowPlan):  # kernels timed per node; routing ops (Switch, Merge, ...) cost ~0
         nodes = sorted((n for n in plan.nodes.values() if n.kernel is not None), key=lambda n: n.op.name)
         ops, totals = [n.op for n in nodes], [0.0] * len(nodes)
@@ -52,7 +52,7 @@ def profile(session, fetches, feed_dict, runs):
         ops, totals = plan.ops, [0.0] * len(plan.ops)
         plan.segments = _timed_segments(plan, totals)
     for _ in range(runs):
-        plan.run(feed_dict)
+        session._run_plan(plan, feed_dict)  # the variables brought from the cc engine where they live
     return NodeTimes(ops, totals, runs)
 
 

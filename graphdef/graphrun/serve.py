@@ -28,7 +28,7 @@ endpoints (HTTP on --port-http, gRPC on --port-grpc):
        ModelMetadata, ModelInfer;  tensorflow.serving.PredictionService: Predict, GetModelMetadata
 
 runtime:
-  --runtime cc runs the model with graphrun-cc's C++ kernels in process (build/libgraphrun.so, or
+  --runtime cc runs the model with graphrun-cc's C++ kernels in process (the package's libgraphrun.so, or
   $GRAPHDEF_LIBGRAPHRUN), the fastest; --runtime python with graphdef's Session. By default: cc when the
   library is built, falling back to python for a model needing an op only Python runs; one line at
   start says which runtime serves.
@@ -77,7 +77,7 @@ def build_parser():
     parser.add_argument("--max-queue", type=_positive_int, default=256, metavar="Q",
                         help="waiting requests per model before 429 / RESOURCE_EXHAUSTED (default 256)")
     parser.add_argument("--runtime", choices=sorted(runtimes.RUNTIMES),
-                        help="what runs the model (default cc when build/libgraphrun.so is built, else python)")
+                        help="what runs the model (default cc when libgraphrun.so loads, else python)")
     parser.add_argument("--workers", type=_positive_int, metavar="N",
                         help="inference threads (default 1 with the cc runtime, which runs one batch at a time on "
                              "every core; 2 with python)")
