@@ -13,15 +13,20 @@ PY_GEN := $(patsubst proto/%.proto,graphdef/_proto/%_pb2.py,$(PROTOS))
 SERVING_PROTOS := $(wildcard proto/serving/*.proto)
 PY_GEN += $(patsubst proto/serving/%.proto,graphdef/_proto/%_pb2.py,$(SERVING_PROTOS))
 CC_GEN := $(patsubst proto/%.proto,$(GEN_CC)/%.pb.cc,$(PROTOS))
-RUNNER_SRC := $(shell find runner -name '*.cc' -not -path 'runner/capi/*' 2>/dev/null)
+# The C++ runtime is a core (every layer below session, and session) and two thin clients of it,
+# the CLI and the C API, which never include each other (tests/test_cc_layers.py).
+CORE_DIRS := core io graph exec kernels passes session
+CORE_SRC := $(shell find $(addprefix runner/,$(CORE_DIRS)) -name '*.cc' 2>/dev/null)
+CLI_SRC := $(wildcard runner/cli/*.cc)
 CAPI_SRC := $(wildcard runner/capi/*.cc)
+RUNNER_SRC := $(CORE_SRC) $(CLI_SRC)
 SYS_PKGS := g++ make pkg-config protobuf-compiler libprotobuf-dev libeigen3-dev nlohmann-json3-dev libzip-dev graphviz
 CXXFLAGS ?= -O2 -g0
 # No contraction of a * b + c into an FMA: it would change the bits of ops the numerics policy calls exact,
 # and by compiler version; the GEMM kernel asks for its FMAs by name.
 CXXFLAGS += -std=c++17 -ffp-contract=off -Wall -Wextra -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3 \
             -isystem $(ONEDNN)/include
-# Position-independent, so the same objects also make build/libgraphrun.so; no semantic interposition,
+# Position-independent, so the core's objects also go into build/libgraphrun.so; no semantic interposition,
 # so calls inside the runner stay direct and inlinable, as in the executable (measured: no slower).
 CXXFLAGS += -fPIC -fno-semantic-interposition
 RUNNER := $(BUILD)/graphrun-cc
@@ -119,12 +124,13 @@ $(GEN_CC)/%.pb.cc: proto/%.proto | $(BUILD)/.sysdeps
 # One object per source, with the headers each includes tracked (-MMD), so a change
 # recompiles only what it touches and `make -j` uses every core.
 OBJ := $(BUILD)/obj
-RUNNER_OBJ := $(patsubst %.cc,$(OBJ)/%.o,$(RUNNER_SRC) $(CC_GEN:$(BUILD)/%=%))
-# The library: the runner's objects but main(), plus the C API. dnnl_runtime's twin leaves out the
-# executable-only start-up hook (.preinit_array, which a shared library may not have).
-DNNL_RUNTIME_OBJ := $(OBJ)/runner/kernels/lib/dnnl_runtime.o
-LIB_OBJ := $(filter-out $(OBJ)/runner/cli/main.o $(DNNL_RUNTIME_OBJ),$(RUNNER_OBJ)) \
-           $(OBJ)/shared/runner/kernels/lib/dnnl_runtime.o $(patsubst %.cc,$(OBJ)/%.o,$(CAPI_SRC))
+CORE_OBJ := $(patsubst %.cc,$(OBJ)/%.o,$(CORE_SRC) $(CC_GEN:$(BUILD)/%=%))
+CLI_OBJ := $(patsubst %.cc,$(OBJ)/%.o,$(CLI_SRC))
+CAPI_OBJ := $(patsubst %.cc,$(OBJ)/%.o,$(CAPI_SRC))
+# The core, compiled once (position-independent) for both clients. Linked whole: kernels and graph
+# passes register themselves from static initializers that nothing else references.
+CORE_LIB := $(BUILD)/libgraphrun_core.a
+CORE_LINK = -Wl,--whole-archive $(CORE_LIB) -Wl,--no-whole-archive
 PROTOBUF_FLAGS = $$(pkg-config --cflags protobuf)
 
 NPROC := $(shell nproc 2>/dev/null || echo 2)
@@ -142,14 +148,19 @@ native: $(RUNNER) $(LIBGRAPHRUN)
 	@ln -sfn ../../$(LIBGRAPHRUN) $(NATIVE)/libgraphrun.so
 	@ln -sfn ../../$(ONEDNN)/lib/libdnnl.so.3 $(NATIVE)/libdnnl.so.3
 
-$(RUNNER): $(RUNNER_OBJ)
-	$(CXX) $(CXXFLAGS) -o $@ $(RUNNER_OBJ) $$(pkg-config --libs protobuf) $(DNNL_LIBS) -lzip -lpthread \
+$(CORE_LIB): $(CORE_OBJ)
+	@rm -f $@
+	$(AR) qcs $@ $(CORE_OBJ)
+
+$(RUNNER): $(CLI_OBJ) $(CORE_LIB)
+	$(CXX) $(CXXFLAGS) -o $@ $(CLI_OBJ) $(CORE_LINK) $$(pkg-config --libs protobuf) $(DNNL_LIBS) -lzip -lpthread \
 	  -Wl,-rpath,'$$ORIGIN:$$ORIGIN/onednn/lib'
 
 # Only graphrun_* is exported: the runner's C++ symbols stay inside, clashing with nothing a host
 # process has loaded (another protobuf, another oneDNN).
-$(LIBGRAPHRUN): $(LIB_OBJ) runner/capi/exports.map
-	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=runner/capi/exports.map -Wl,--no-undefined -o $@ $(LIB_OBJ) \
+$(LIBGRAPHRUN): $(CAPI_OBJ) $(CORE_LIB) runner/capi/exports.map
+	$(CXX) $(CXXFLAGS) -shared -Wl,--version-script=runner/capi/exports.map -Wl,--no-undefined -o $@ $(CAPI_OBJ) \
+	  $(CORE_LINK) \
 	  $$(pkg-config --libs protobuf) $(DNNL_LIBS) -lzip -lpthread -Wl,-rpath,'$$ORIGIN:$$ORIGIN/onednn/lib'
 
 # Objects are rebuilt when the compile flags change (an old non-PIC object cannot go into the library).
@@ -167,11 +178,7 @@ $(OBJ)/runner/%.o: runner/%.cc $(CC_GEN) $(CXXFLAGS_STAMP) $(ONEDNN_STAMP)
 	@mkdir -p $(dir $@)
 	$(CXX) $(CXXFLAGS) $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
 
-$(OBJ)/shared/runner/%.o: runner/%.cc $(CC_GEN) $(CXXFLAGS_STAMP) $(ONEDNN_STAMP)
-	@mkdir -p $(dir $@)
-	$(CXX) $(CXXFLAGS) -DGRAPHRUN_SHARED_LIBRARY $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
-
--include $(RUNNER_OBJ:.o=.d) $(LIB_OBJ:.o=.d)
+-include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CAPI_OBJ:.o=.d)
 
 # Fuzzing (fuzz/README.md): the C++ runner under ASan+UBSan and the Python runtime; short runs
 # for CI (make fuzz-cc-run, make fuzz-py-run), campaigns by hand.

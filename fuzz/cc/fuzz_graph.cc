@@ -24,7 +24,7 @@
 #include "graph/graph.h"
 #include "hostile_feeds.h"
 #include "outcomes.h"
-#include "exec/prepare.h"
+#include "cli/prepare.h"
 #include "graph/shape_inference.h"
 #include "cli/verbs.h"
 

@@ -31,7 +31,7 @@ TensorFlow ignores attrs whose names start with "_", so it imports such a file w
 its external Consts are zeros: `graphrun convert --inline-weights` writes a self-contained .pb for
 a model under 2 GB. graphdef refuses a Const whose weights file is missing or does not match.
 
-graphrun-cc reads the same format (runner/io/external_weights.cc).
+graphrun-cc reads the same format (runner/graph/external_weights.cc).
 """
 
 import hashlib

@@ -1,8 +1,9 @@
-/* graphrun-cc as a library: load a model once, run it many times, from C or
- * through any foreign-function interface (graphdef/_native/capi.py is
- * the Python binding). Built as build/libgraphrun.so from the objects that
- * make build/graphrun-cc, so a model runs here exactly as `graphrun-cc`
- * runs it, optimized at load by the same graph passes.
+/* graphrun-cc as a library: load a model once, run it many times, or hold
+ * a TF1 session with variables, from C or through any foreign-function
+ * interface (graphdef/_native/capi.py is the Python binding). Built as
+ * build/libgraphrun.so from the C++ core graphrun-cc is also built on
+ * (build/libgraphrun_core.a: no CLI code), so a model runs here exactly as
+ * `graphrun-cc` runs it, optimized by the same graph passes.
  *
  * Errors: every function that can fail returns a status (GRAPHRUN_OK, or the
  * kind of failure) and, when `error` is not NULL, stores one line saying

@@ -4,7 +4,7 @@
 #include <new>
 
 #include "exec/fetches.h"
-#include "exec/prepare.h"
+#include "session/prepared.h"
 #include "exec/unfed.h"
 #include "exec/unsupported.h"
 #include "exec/variable_store.h"

@@ -14,7 +14,7 @@
 
 #include "core/float_repr.h"
 #include "io/format.h"
-#include "exec/prepare.h"
+#include "cli/prepare.h"
 #include "io/stdout.h"
 #include "cli/verbs.h"
 

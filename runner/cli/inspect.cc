@@ -11,7 +11,7 @@
 #include "graph/graph.h"
 #include "graph/input_name.h"
 #include "graph/saved_model.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "graph/shape_inference.h"
 #include "passes/pass.h"
 #include "io/stdout.h"

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "core/dtype.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "io/format.h"
 
 namespace graphrun {

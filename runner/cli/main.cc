@@ -13,7 +13,7 @@
 #include "cli/cli.h"
 #include "cli/kernel_schemas.h"
 #include "core/errors.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "io/stdout.h"
 #include "core/tensor_limit.h"
 #include "cli/verbs.h"

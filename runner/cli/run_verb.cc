@@ -3,7 +3,7 @@
 #include "io/format.h"
 #include "cli/invocation.h"
 #include "io/out_files.h"
-#include "exec/prepare.h"
+#include "cli/prepare.h"
 #include "io/stdout.h"
 #include "cli/verbs.h"
 

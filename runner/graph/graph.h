@@ -10,7 +10,7 @@
 
 #include "core/dtype.h"
 #include "graph.pb.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 
 namespace graphrun {
 

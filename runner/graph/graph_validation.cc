@@ -10,7 +10,7 @@
 #include "core/errors.h"
 #include "graph/graph.h"
 #include "graph/input_name.h"
-#include "io/external_weights.h"
+#include "graph/external_weights.h"
 
 namespace graphrun {
 namespace {

@@ -9,7 +9,7 @@
 #include <type_traits>
 
 #include "core/parallel.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/min_max.h"
 #include "kernels/lib/vec4.h"

@@ -5,7 +5,7 @@
 // in order. Integers wrap, as AddV2 does. There is no broadcasting: every
 // input must have the first one's shape, as TensorFlow requires.
 #include "core/int_arith.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

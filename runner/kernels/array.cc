@@ -3,7 +3,7 @@
 
 #include "kernels/lib/broadcast.h"
 #include "kernels/lib/permute.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/index_input.h"
 #include "graph/shape_rules.h"

@@ -7,7 +7,7 @@
 // filter) is BatchMatMulV2 with _FusedMatMul's bias and activation after it.
 #include <memory>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/batch_gemm.h"
 #include "kernels/lib/dnnl_matmul.h"

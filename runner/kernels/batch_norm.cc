@@ -14,7 +14,7 @@
 #include <limits>
 #include <vector>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 
 namespace graphrun {

@@ -3,7 +3,7 @@
 // gradient for the bias: the sum over every dim but the last.
 #include "core/int_arith.h"
 #include "core/parallel.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/pairwise_sum.h"
 #include "kernels/lib/vec4.h"

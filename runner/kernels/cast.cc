@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

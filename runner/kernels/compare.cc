@@ -4,7 +4,7 @@
 // every comparison with NaN is false except !=, which is true, and -0.0
 // equals 0.0.
 #include "kernels/lib/broadcast.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

@@ -1,9 +1,9 @@
 // Const: a tensor stored in the node's `value` attr.
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/tensor_proto.h"
 #include "graph/shape_rules.h"
-#include "io/external_weights.h"
+#include "graph/external_weights.h"
 
 namespace graphrun {
 namespace {

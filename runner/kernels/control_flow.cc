@@ -3,7 +3,7 @@
 // frames, iterations), which exec/frame_executor.cc implements; a graph
 // holding any of them runs there. The kernels below are the part that is an
 // ordinary computation on one node's inputs.
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 
 namespace graphrun {

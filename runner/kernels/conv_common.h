@@ -11,7 +11,7 @@
 
 #include "kernels/lib/dnnl_runtime.h"
 #include "kernels/lib/im2col.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 
 namespace graphrun {

@@ -4,7 +4,7 @@
 // gradient graph reuses).
 #include <string>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 #include "kernels/softmax_rows.h"

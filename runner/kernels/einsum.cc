@@ -11,7 +11,7 @@
 #include <string>
 
 #include "core/int_arith.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/batch_gemm.h"
 #include "kernels/lib/dnnl_matmul.h"

@@ -12,7 +12,7 @@
 
 #include "core/errors.h"
 #include "exec/executor.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/functions.h"
 

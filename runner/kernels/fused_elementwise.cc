@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 #include "kernels/fused_elementwise.h"

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "core/parallel.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 #include "kernels/lib/broadcast.h"

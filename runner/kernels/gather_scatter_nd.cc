@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "core/int_arith.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/axis.h"
 

@@ -2,7 +2,7 @@
 // which says which axes a broadcast operand's gradient must be summed over.
 #include <algorithm>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/index_input.h"
 #include "graph/shape_rules.h"

@@ -1,6 +1,6 @@
 // IdentityN: its inputs, of the dtypes the list attr T names, handed on
 // unchanged (shared, not copied).
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

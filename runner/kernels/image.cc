@@ -12,7 +12,7 @@
 
 #include "core/int_arith.h"
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 
 namespace graphrun {

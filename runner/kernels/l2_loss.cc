@@ -1,6 +1,6 @@
 // L2Loss: sum(t * t) / 2 as a scalar, summed as np.sum sums a contiguous
 // array (pairwise_sum.h), so it matches Python's kernel bit for bit.
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/pairwise_sum.h"
 #include "graph/shape_rules.h"

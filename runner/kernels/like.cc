@@ -1,6 +1,6 @@
 // ZerosLike and OnesLike: a tensor of x's shape and dtype filled with 0 or 1
 // (false or true for bool). x's values are never read.
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

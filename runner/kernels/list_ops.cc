@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "core/tensor_limit.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 
 namespace graphrun {

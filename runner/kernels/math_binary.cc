@@ -12,7 +12,7 @@
 #include "core/parallel.h"
 #include "kernels/lib/vec4.h"
 #include "kernels/lib/min_max.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

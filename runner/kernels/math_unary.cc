@@ -4,7 +4,7 @@
 #include "core/int_arith.h"
 #include "kernels/lib/min_max.h"
 #include "kernels/lib/exp_tanh_f32.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/lib/vec4.h"
 #include "graph/shape_rules.h"

@@ -2,7 +2,7 @@
 // Reciprocal and its TF 1.x name Inv, IsFinite/IsNan/IsInf and Selu.
 #include <cmath>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 #include "kernels/unary.h"

@@ -9,7 +9,7 @@
 #include "kernels/lib/dnnl_matmul.h"
 
 #include "core/int_arith.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <queue>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 
 namespace graphrun {

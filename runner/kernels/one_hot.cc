@@ -3,7 +3,7 @@
 // [0, depth) (e.g. -1) gives an all-off row, as in TensorFlow.
 #include <cstring>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

@@ -1,6 +1,6 @@
 // Ops that hand their input on unchanged (sharing it, not copying it), and
 // NoOp, which exists only to carry control dependencies.
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

@@ -1,5 +1,5 @@
 // Placeholder and PlaceholderWithDefault: the graph's inputs, given by --feed.
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_pattern.h"
 #include "graph/shape_rules.h"

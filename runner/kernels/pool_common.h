@@ -4,7 +4,7 @@
 
 #include "core/parallel.h"
 #include "kernels/lib/im2col.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

@@ -9,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/index_input.h"
 #include "core/random_words.h"

@@ -14,7 +14,7 @@
 #include <limits>
 
 #include "core/int_arith.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

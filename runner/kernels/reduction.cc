@@ -10,7 +10,7 @@
 
 #include "kernels/lib/broadcast.h"
 #include "core/int_arith.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/index_input.h"
 #include "kernels/lib/min_max.h"

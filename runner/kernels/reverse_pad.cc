@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 #include "kernels/axis.h"

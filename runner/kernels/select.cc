@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "kernels/lib/broadcast.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

@@ -2,7 +2,7 @@
 // read the input's elements.
 #include <limits>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

@@ -1,6 +1,6 @@
 // Slice and Tile (Pad is in pad.cc). Out-of-range begins and sizes are
 // errors, never clamped, as in TF (numpy would clip them).
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 #include "kernels/axis.h"

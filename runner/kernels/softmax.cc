@@ -1,6 +1,6 @@
 // Softmax and LogSoftmax over the last axis of a tensor of rank >= 1.
 #include "core/parallel.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/softmax_rows.h"
 #include "graph/shape_rules.h"

@@ -5,7 +5,7 @@
 // the output is allocated.
 #include <cstring>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/index_input.h"
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 #include "kernels/axis.h"

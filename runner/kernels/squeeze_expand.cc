@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <set>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 #include "kernels/axis.h"

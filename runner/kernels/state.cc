@@ -3,7 +3,7 @@
 // names and output the new value (the optimizers' update ops are in
 // optimizers.cc).
 #include "core/int_arith.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_pattern.h"
 #include "graph/shape_rules.h"

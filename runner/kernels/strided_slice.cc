@@ -3,7 +3,7 @@
 // resolved spec of strided_slice_spec.h.
 #include <limits>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/axis.h"
 #include "kernels/strided_box.h"

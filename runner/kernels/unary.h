@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "core/parallel.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
 

@@ -7,7 +7,7 @@
 #include <unordered_set>
 
 #include "core/errors.h"
-#include "exec/prepare.h"
+#include "session/prepared.h"
 #include "exec/run_targets.h"
 #include "exec/unfed.h"
 #include "exec/unsupported.h"

@@ -12,7 +12,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 #include "exec/kernel_context.h"
 
 namespace graphrun {

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 
 namespace graphrun {
 

@@ -1,4 +1,4 @@
-#include "io/feeds.h"
+#include "cli/feeds.h"
 
 #include <new>
 

@@ -1,4 +1,4 @@
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 
 #include <algorithm>
 #include <limits>

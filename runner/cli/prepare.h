@@ -8,32 +8,16 @@
 #include <vector>
 
 #include "cli/cli.h"
-#include "exec/executor.h"
-#include "exec/fetches.h"
-#include "graph/graph.h"
-#include "passes/pass.h"
+#include "session/prepared.h"
 
 namespace graphrun {
 
-struct Prepared {
-  std::unique_ptr<const Graph> graph;
-  FeedMap feeds;
-  std::vector<int> runs;
-  std::vector<Fetch> fetches;
-  PassReport passes;  // what the graph passes changed
-};
-
-// Throws ModelError or UsageError.
+// Throws ModelError or UsageError. Calls optimize() last, keeping the graph
+// as it is under --no-optimize.
 Prepared prepare(const Options& options);
 
 // prepare() for a graph already loaded (options.model is not read).
 Prepared prepare(std::unique_ptr<const Graph> graph, const Options& options);
-
-// Runs the graph passes (runner/passes) on prepared.graph, keeping the fed,
-// fetched and run nodes, and moves the feeds, runs and fetches to the
-// rewritten graph's node indices. prepare() calls it last, with `enabled`
-// false under --no-optimize.
-void optimize(Prepared& prepared, bool enabled = true);
 
 // "x float32 [8,784] random (seed 0), k int32 [] --feed": the feeds as
 // graphrun bench lists them, in the order graphrun gathers them.

@@ -1,4 +1,4 @@
-#include "io/random_feeds.h"
+#include "cli/random_feeds.h"
 
 #include <cmath>
 #include <limits>

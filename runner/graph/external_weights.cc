@@ -1,4 +1,4 @@
-#include "io/external_weights.h"
+#include "graph/external_weights.h"
 
 #include <sys/stat.h>
 
