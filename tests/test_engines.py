@@ -220,3 +220,15 @@ def test_the_engine_is_checked_and_the_environment_sets_the_default(graph, monke
     monkeypatch.setenv("GRAPHDEF_ENGINE", "fast")
     with pytest.raises(ValueError, match="GRAPHDEF_ENGINE"):
         tf.Session()
+
+
+def test_runner_runs_on_either_engine_and_pickles_its_choice():
+    import pickle
+    from tests.graphrun_helpers import MLP
+    batch = np.random.default_rng(3).normal(size=(5, 16)).astype(np.float32)
+    numpy_runner = tf.Runner(MLP, engine="python")
+    cc_runner = tf.Runner(MLP, engine="cc")
+    assert plan_engine(cc_runner._session, cc_runner._targets, {"x:0": batch}) == "cc"
+    (name, want), = numpy_runner.run(batch).items()
+    assert_conforms(cc_runner.run(batch)[name], want, MLP, name)  # the engines agree within the policy
+    assert pickle.loads(pickle.dumps(cc_runner)).engine == "cc"
