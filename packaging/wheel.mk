@@ -12,10 +12,10 @@ $(VENV)/.wheel-tools: $(VENV)/.installed pyproject.toml
 	$(VPY) -m pip install -q -e '.[wheel]'
 	@touch $@
 
-# Staged under build/ so the wheel holds real copies, never the checkout's links into build/. No ctypes
-# extension module: the tag is py3-none-<platform>, and auditwheel picks the manylinux policy the
-# native files meet. Rebuilt each time: it is cheap next to the C++ build, and the stage always matches
-# the work tree.
+# Staged under build/ so the wheel holds real copies, never the checkout's links into build/. No Python
+# extension module (the package uses ctypes): the tag is py3-none-<platform>, and auditwheel picks the
+# manylinux policy the native files meet (packaging/smoke_test.py checks its JSON report: no external
+# library). Rebuilt each time: it is cheap next to the C++ build, and the stage always matches the tree.
 wheel: cc proto $(VENV)/.wheel-tools
 	rm -rf $(WHEEL_STAGE) && mkdir -p $(WHEEL_STAGE)/src $(DIST)
 	cp pyproject.toml $(WHEEL_STAGE)/src/
