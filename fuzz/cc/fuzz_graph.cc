@@ -2,7 +2,8 @@
 // same functions graphrun-cc's run verb uses (Graph::parse, which validates;
 // prepare(), which resolves feeds and fetches; compute_fetches() and the
 // formatters, the two halves of run_prepared()), plus inspect's shape
-// inference. Feeds are synthesized for the
+// inference, and the C API's session (graphrun_session_create and _check)
+// on the same bytes. Feeds are synthesized for the
 // placeholders; which kind, and what is fetched, follows from a hash of the
 // input so every input replays the same way.
 //
@@ -27,6 +28,8 @@
 #include "cli/prepare.h"
 #include "graph/shape_inference.h"
 #include "cli/verbs.h"
+#include "exec/fetches.h"
+#include "session/session.h"
 
 using namespace graphrun;
 using namespace graphrun_fuzz;
@@ -120,8 +123,25 @@ Outcome classify(const ExitError& error, const std::string& input) {
   }
 }
 
+// A session takes any well-formed GraphDef (an empty one too): it must load
+// the bytes or refuse them with a clean error, and check its default fetches.
+void check_session(const uint8_t* data, size_t size) {
+  try {
+    Session session(parse_graph_bytes("graph", data, size), /*optimize=*/true);
+    std::vector<std::string> fetches;
+    for (const Fetch& fetch : default_fetches(session.graph())) fetches.push_back(fetch.name);
+    session.check({}, fetches, {});
+  } catch (const ExitError&) {
+  } catch (const std::bad_alloc&) {
+    finding("bad_alloc", "a session's allocation failed outside every size check");
+  } catch (const std::exception& error) {
+    finding("uncaught exception in a session", error.what());
+  }
+}
+
 Outcome execute(const uint8_t* data, size_t size) {
   const std::string bytes(reinterpret_cast<const char*>(data), size);
+  check_session(data, size);
   try {
     std::unique_ptr<const Graph> graph = Graph::parse("fuzz.pb", bytes);
     infer_shapes(*graph);  // graphrun-cc inspect's analysis

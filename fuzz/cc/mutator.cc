@@ -16,7 +16,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
 #include "graph.pb.h"
-#include "exec/kernel.h"
+#include "graph/kernel.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
 
