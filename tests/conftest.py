@@ -20,10 +20,10 @@ def graph():
 
 
 # Modules whose subject is the op families' numpy kernels (their semantics, errors and gradients
-# against oracles): their Sessions run on the python engine, since auto would hand nearly every
+# against oracles, and the hostile inputs they must refuse): their Sessions run on the python engine, since auto would hand nearly every
 # op to the C++ core, whose kernels have their own tests (test_cc_*.py) and the engines' own
 # comparison (test_engines.py). GRAPHDEF_ENGINE=auto or cc, set for a run, still wins elsewhere.
-NUMPY_KERNEL_MODULES = ("test_ops_", "test_gradients", "test_list_ops")
+NUMPY_KERNEL_MODULES = ("test_ops_", "test_gradients", "test_list_ops", "test_hostile_py")
 
 
 @pytest.fixture(autouse=True)

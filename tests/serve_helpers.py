@@ -24,7 +24,7 @@ from tests.numerics_policy import assert_all_conform
 ROOT = Path(__file__).resolve().parents[1]
 START_SECONDS = 60
 # graphrun serve's runtimes (graphdef/serving/runtime.py): graphrun-cc's kernels through
-# build/libgraphrun.so, and graphdef's Python Session
+# libgraphrun.so, and graphdef's Session on the numpy engine
 RUNTIMES = ["cc", "python"]
 
 
@@ -99,10 +99,11 @@ def http(served, method, path, body=None, headers=None, timeout=30):
 
 
 def session_answer(model, feeds, fetch):
-    """The model run in process by graphdef's Session, loaded as the server loads it (optimized at
-    load, as tf.load does): the answer every protocol must give."""
+    """The model run in process by graphdef's Session on the numpy engine (the server's python
+    runtime), loaded as the server loads it (optimized at load, as tf.load does): the answer every
+    protocol must give."""
     graph = tf.load(str(model))
-    with tf.Session(graph=graph) as session:
+    with tf.Session(graph=graph, engine="python") as session:
         return session.run(fetch, {f"{k}:0": v for k, v in feeds.items()})
 
 

@@ -232,5 +232,5 @@ def test_without_the_library_python_serves_saying_why(tmp_path):
     finally:
         assert server.stop() == 0
     assert (f"graphrun serve: runtime python (graphdef's Session): the C++ runtime is not available: "
-            f"{tmp_path / 'missing.so'} not found") in server.log()
+            f"$GRAPHDEF_LIBGRAPHRUN names {tmp_path / 'missing.so'}, which is not there") in server.log()
     assert "(graphdef-python, batching off)" in server.log()
