@@ -41,8 +41,9 @@ from numpy.lib.stride_tricks import sliding_window_view  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script: make graphdef and tests importable from the checkout
+from graphdef._native import executable_path  # noqa: E402
 MODELS = ROOT / "tests" / "tf_models"
-RUNNER = Path(os.environ.get("GRAPHRUN_CC", ROOT / "build" / "graphrun-cc"))
+RUNNER = executable_path()  # $GRAPHRUN_CC, else the graphrun-cc this graphdef carries
 REPEATS = 7
 SESSION_TARGET, CC_TARGET = 1.15, 1.0
 

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_startup.py
 
-Targets (the portable-slice issue): graphrun under 0.5 s, build/graphrun-cc under 50 ms.
+Targets (the portable-slice issue): graphrun under 0.5 s, graphrun-cc under 50 ms.
 Each command runs several times; the median is reported, and both runners' output must agree.
 """
 
@@ -16,7 +16,10 @@ import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 GRAPHRUN = pathlib.Path(sys.executable).parent / "graphrun"
-RUNNER = ROOT / "build" / "graphrun-cc"
+sys.path.insert(0, str(ROOT))
+from graphdef._native import executable_path  # noqa: E402
+
+RUNNER = executable_path()  # $GRAPHRUN_CC, else the graphrun-cc this graphdef carries
 RUNS = 15
 
 
