@@ -2,11 +2,14 @@
 each with RUNPATH $ORIGIN, so the folder works wherever it is copied (the wheel's graphdef/_native/, the
 C SDK's lib/).
 
-    python packaging/bundle.py DEST FILE...
+    python packaging/bundle.py [--licenses DIR] DEST FILE...
 
 The libraries are found as the build's own files find them (ldd: RUNPATH, then the system's), followed
 to their own dependencies. A library is left to the system only if it is in SYSTEM below, the libraries
-every manylinux policy lists (auditwheel checks the result against its policy afterwards).
+every manylinux policy lists (auditwheel checks the result against its policy afterwards). Each library
+copied from a Debian package comes with that package's copyright file, in DIR (default DEST/licenses):
+their licenses (BSD, Apache 2.0, zlib's, GCC's runtime exception) ask for the notice to travel with the
+binary.
 """
 
 import re
@@ -42,7 +45,34 @@ def needed(path):
     return found
 
 
-def bundle(dest, files):
+def debian_package(path):
+    """The Debian package that installed `path`, or None (not a dpkg system, or not a package's file)."""
+    if not shutil.which("dpkg-query"):
+        return None
+    candidates = {str(path), str(path.resolve())}
+    # merged /usr: dpkg knows a file by the path its package gave it, with or without /usr
+    candidates |= {c.removeprefix("/usr") for c in candidates}
+    candidates |= {"/usr" + c for c in candidates if not c.startswith("/usr")}
+    for candidate in sorted(candidates):
+        proc = subprocess.run(["dpkg-query", "-S", candidate], capture_output=True, text=True)
+        if proc.returncode == 0:
+            return proc.stdout.split(":")[0].split(",")[0].strip()
+    return None
+
+
+def copy_licenses(libraries, licenses):
+    licenses.mkdir(parents=True, exist_ok=True)
+    for soname, where in sorted(libraries.items()):
+        package = debian_package(where)
+        notice = Path("/usr/share/doc", package or "-", "copyright")
+        if notice.is_file():
+            shutil.copyfile(notice, licenses / f"{package}.txt")
+        else:
+            # oneDNN's, from PyPI: the Makefile adds its notices (packaging/notices.py)
+            print(f"bundle: no Debian copyright file for {soname} ({where}): add its license beside")
+
+
+def bundle(dest, files, licenses=None):
     dest.mkdir(parents=True, exist_ok=True)
     libraries = {}
     for f in files:
@@ -63,12 +93,18 @@ def bundle(dest, files):
         if ".so" in name and not subprocess.run([tool, "--print-soname", target], check=True, capture_output=True,
                                                 text=True).stdout.strip():
             subprocess.run([tool, "--set-soname", name, target], check=True)
+    copy_licenses(libraries, licenses or dest / "licenses")
     for path in sorted(dest.iterdir()):
-        print(f"  {path.name:24} {path.stat().st_size / 2**20:7.1f} MiB")
+        if path.is_file():
+            print(f"  {path.name:24} {path.stat().st_size / 2**20:7.1f} MiB")
     return sorted(libraries)
 
 
 if __name__ == "__main__":
-    if len(sys.argv) < 3:
+    args = sys.argv[1:]
+    licenses = None
+    if args[:1] == ["--licenses"] and len(args) > 1:
+        licenses, args = Path(args[1]), args[2:]
+    if len(args) < 2:
         sys.exit(__doc__)
-    bundle(Path(sys.argv[1]), [Path(f) for f in sys.argv[2:]])
+    bundle(Path(args[0]), [Path(f) for f in args[1:]], licenses)

@@ -1,6 +1,7 @@
 # `make sdk`: dist/graphrun-c-<version>-linux-x86_64.tar.gz, the C API for C and C++ programs: the header,
 # libgraphrun.so with every library it loads beside it (RUNPATH $ORIGIN), a relocatable pkg-config file and
-# CMake package (graphrun::graphrun), and the example examples/c/classify.c. Included by the Makefile.
+# CMake package (graphrun::graphrun), the example examples/c/classify.c, and the bundled libraries'
+# licenses. Included by the Makefile.
 
 SDK_NAME := graphrun-c-$(VERSION)-linux-x86_64
 SDK_STAGE := $(BUILD)/sdk/$(SDK_NAME)
@@ -13,11 +14,12 @@ $(BUILD)/.sdk-sysdeps:
 	$(call install_packages,the C SDK's test,cmake)
 	@touch $@
 
-sdk: cc $(VENV)/.wheel-tools $(BUILD)/.sdk-sysdeps
+sdk: cc $(VENV)/.wheel-tools $(BUILD)/.sdk-sysdeps $(ONEDNN_NOTICES)/.done
 	rm -rf $(BUILD)/sdk && mkdir -p $(SDK_STAGE)/include $(SDK_STAGE)/lib/pkgconfig \
 	  $(SDK_STAGE)/lib/cmake/graphrun $(SDK_STAGE)/examples/c $(DIST)
 	cp runner/capi/graphrun_c.h $(SDK_STAGE)/include/
-	$(VPY) packaging/bundle.py $(SDK_STAGE)/lib $(LIBGRAPHRUN)
+	$(VPY) packaging/bundle.py --licenses $(SDK_STAGE)/licenses $(SDK_STAGE)/lib $(LIBGRAPHRUN)
+	cp $(ONEDNN_NOTICES)/*.txt $(SDK_STAGE)/licenses/
 	sed 's/@VERSION@/$(VERSION)/' $(SDK_TEMPLATES)/graphrun.pc.in > $(SDK_STAGE)/lib/pkgconfig/graphrun.pc
 	for f in graphrun-config graphrun-config-version; do \
 	  sed 's/@VERSION@/$(VERSION)/' $(SDK_TEMPLATES)/$$f.cmake.in > $(SDK_STAGE)/lib/cmake/graphrun/$$f.cmake; done

@@ -119,6 +119,7 @@ def check_location(source_tree):
 def check_ldd(native, source_tree):
     elves = [p for p in sorted(native.iterdir()) if p.is_file() and p.read_bytes()[:4] == b"\x7fELF"]
     assert {"graphrun-cc", "libgraphrun.so", "libdnnl.so.3"} <= {p.name for p in elves}, elves
+    assert (native / "licenses" / "onednn-LICENSE.txt").is_file(), "the bundled libraries' licenses are missing"
     for path in elves:
         assert not path.is_symlink(), f"{path} is a link"
         for line in run(["ldd", path], cwd=native).splitlines():

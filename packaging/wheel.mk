@@ -12,17 +12,31 @@ $(VENV)/.wheel-tools: $(VENV)/.installed pyproject.toml
 	$(VPY) -m pip install -q -e '.[wheel]'
 	@touch $@
 
+# oneDNN's license and third-party notices (Apache 2.0 asks for them beside the binary), from the pinned
+# wheel build/onednn/ was unpacked from (pip's cache has it), which keeps only headers and the library.
+# bundle.py copies the Debian libraries' own copyright files.
+ONEDNN_NOTICES := $(BUILD)/licenses/onednn
+$(ONEDNN_NOTICES)/.done: runner/third_party/onednn.txt | $(VENV)/.installed
+	rm -rf $(ONEDNN_NOTICES) && mkdir -p $(ONEDNN_NOTICES)/wheel
+	grep '^onednn-cpu-gomp==' runner/third_party/onednn.txt > $(ONEDNN_NOTICES)/requirements.txt
+	$(VPY) -m pip download -q --no-deps --only-binary=:all: --require-hashes \
+	  -r $(ONEDNN_NOTICES)/requirements.txt -d $(ONEDNN_NOTICES)/wheel
+	$(VPY) packaging/notices.py $(ONEDNN_NOTICES)/wheel/*.whl $(ONEDNN_NOTICES)
+	rm -rf $(ONEDNN_NOTICES)/wheel $(ONEDNN_NOTICES)/requirements.txt
+	@touch $@
+
 # Staged under build/ so the wheel holds real copies, never the checkout's links into build/. No Python
 # extension module (the package uses ctypes): the tag is py3-none-<platform>, and auditwheel picks the
 # manylinux policy the native files meet (packaging/smoke_test.py checks its JSON report: no external
 # library). Rebuilt each time: it is cheap next to the C++ build, and the stage always matches the tree.
-wheel: cc proto $(VENV)/.wheel-tools
+wheel: cc proto $(VENV)/.wheel-tools $(ONEDNN_NOTICES)/.done
 	rm -rf $(WHEEL_STAGE) && mkdir -p $(WHEEL_STAGE)/src $(DIST)
 	cp pyproject.toml $(WHEEL_STAGE)/src/
 	cp -R graphdef $(WHEEL_STAGE)/src/
 	find $(WHEEL_STAGE)/src -name __pycache__ -prune -exec rm -rf {} +
 	find $(WHEEL_STAGE)/src/graphdef/_native -mindepth 1 -not -name '*.py' -delete
 	$(VPY) packaging/bundle.py $(WHEEL_STAGE)/src/graphdef/_native $(NATIVE_FILES)
+	cp $(ONEDNN_NOTICES)/*.txt $(WHEEL_STAGE)/src/graphdef/_native/licenses/
 	cd $(WHEEL_STAGE)/src && ../../../$(VPY) -m pip wheel -q --no-deps --no-build-isolation -w ../raw . \
 	  -C--build-option=--plat-name=linux_x86_64 -C--build-option=--python-tag=py3
 	rm -f $(DIST)/graphdef-$(VERSION)-*.whl

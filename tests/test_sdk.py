@@ -107,7 +107,8 @@ def assert_loads_from(program, sdk):
 def test_sdk_layout(sdk):
     for path in ["include/graphrun_c.h", "lib/libgraphrun.so", "lib/libdnnl.so.3", "lib/pkgconfig/graphrun.pc",
                  "lib/cmake/graphrun/graphrun-config.cmake", "lib/cmake/graphrun/graphrun-config-version.cmake",
-                 "examples/c/classify.c", "examples/c/CMakeLists.txt"]:
+                 "examples/c/classify.c", "examples/c/CMakeLists.txt",
+                 "licenses/onednn-LICENSE.txt", "licenses/onednn-THIRD-PARTY-PROGRAMS.txt"]:
         assert (sdk / path).is_file() and not (sdk / path).is_symlink(), path
     runpath = run(["readelf", "-d", sdk / "lib/libgraphrun.so"], sdk, clean_env())
     assert re.search(r"RUNPATH.*\[\$ORIGIN\]", runpath), runpath
