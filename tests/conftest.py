@@ -19,16 +19,18 @@ def graph():
         yield g
 
 
-# Modules whose subject is the op families' numpy kernels (their semantics, errors and gradients
-# against oracles, and the hostile inputs they must refuse): their Sessions run on the python engine, since auto would hand nearly every
-# op to the C++ core, whose kernels have their own tests (test_cc_*.py) and the engines' own
-# comparison (test_engines.py). GRAPHDEF_ENGINE=auto or cc, set for a run, still wins elsewhere.
-NUMPY_KERNEL_MODULES = ("test_ops_", "test_gradients", "test_list_ops", "test_hostile_py")
+# Modules whose subject is the numpy runtime (the op families' kernels: their semantics, errors and
+# gradients against oracles, the hostile inputs they must refuse; its control-flow executor): their
+# Sessions run on the python engine, since auto would hand nearly every op to the C++ core, whose
+# kernels have their own tests (test_cc_*.py) and the engines' comparison (test_engines.py).
+# Elsewhere GRAPHDEF_ENGINE, when a run sets it, decides.
+NUMPY_RUNTIME_MODULES = ("test_ops_", "test_gradients", "test_list_ops", "test_hostile_py",
+                         "test_control_flow_exec")
 
 
 @pytest.fixture(autouse=True)
-def numpy_engine_for_kernel_tests(request, monkeypatch):
-    if request.module.__name__.rpartition(".")[2].startswith(NUMPY_KERNEL_MODULES):
+def numpy_engine_for_numpy_runtime_tests(request, monkeypatch):
+    if request.module.__name__.rpartition(".")[2].startswith(NUMPY_RUNTIME_MODULES):
         monkeypatch.setenv("GRAPHDEF_ENGINE", "python")
 
 

@@ -232,3 +232,17 @@ def test_runner_runs_on_either_engine_and_pickles_its_choice():
     (name, want), = numpy_runner.run(batch).items()
     assert_conforms(cc_runner.run(batch)[name], want, MLP, name)  # the engines agree within the policy
     assert pickle.loads(pickle.dumps(cc_runner)).engine == "cc"
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_while_loop_runs_on_either_engine(graph, engine):
+    """Collatz steps from a fed start, counted by a TF1 while_loop: Switch, Merge and loop frames."""
+    start = tf.placeholder(tf.int32, [], name="start")
+    _, steps = tf.while_loop(lambda n, k: n > 1,
+                             lambda n, k: (tf.where(tf.equal(n % 2, 0), n // 2, 3 * n + 1), k + 1), [start, 0])
+
+    def collatz(n, k=0):
+        return k if n == 1 else collatz(n // 2 if n % 2 == 0 else 3 * n + 1, k + 1)
+    with tf.Session(engine=engine) as sess:
+        assert [sess.run(steps, {start: n}) for n in (1, 6, 27)] == [collatz(n) for n in (1, 6, 27)]
+        assert plan_engine(sess, steps, {start: 6}) == engine

@@ -13,7 +13,7 @@ import threading
 
 from graphdef._native import capi
 from graphdef._proto import graph_pb2
-from graphdef.client.run_args import check_runnable, convert_feed, needed_ops, resolve, result
+from graphdef.client.run_args import check_runnable, convert_feed, reachable_ops, resolve, result
 from graphdef.framework.errors import (FailedPreconditionError, InvalidArgumentError, OpError,
                                        ResourceExhaustedError, UnimplementedError)
 from graphdef.framework.graph import Tensor
@@ -119,8 +119,7 @@ class CcPlan:
         graph = runtime.graph
         self.rebuild, self.single, targets, self.feeds = resolve(graph, fetches, feed_keys)
         fed = {t: i for i, t in enumerate(self.feeds)}
-        order = needed_ops(targets, fed)
-        check_runnable(graph, order, self.feeds)
+        check_runnable(graph, reachable_ops(graph, targets, fed), self.feeds)
         self.feed_names = [t.name for t in self.feeds]
         self.fetch_names, self.target_names = [], []
         self.leaves = []  # per fetch leaf: ("feed", i), ("fetch", j), or None for an Operation

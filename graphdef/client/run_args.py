@@ -170,9 +170,9 @@ def _dependencies(op, fed):
     yield from op.control_inputs
 
 
-def needed_ops(targets, fed):
-    """The ops the targets need, in an order that runs each after its inputs: fed tensors cut the
-    graph, and an Operation whose every output is fed need not run."""
+def _roots(targets, fed):
+    """The ops the targets start from: fed tensors need no op, nor does an Operation whose every
+    output is fed."""
     roots = []
     for t in targets:
         if isinstance(t, Tensor):
@@ -181,7 +181,24 @@ def needed_ops(targets, fed):
                 roots.append(t.op)
         elif not (t.outputs and all(out in fed for out in t.outputs)):
             roots.append(t)
-    return toposort(roots, lambda op: _dependencies(op, fed))
+    return roots
+
+
+def needed_ops(targets, fed):
+    """The ops the targets need, in an order that runs each after its inputs (fed tensors cut the
+    graph)."""
+    return toposort(_roots(targets, fed), lambda op: _dependencies(op, fed))
+
+
+def reachable_ops(graph, targets, fed):
+    """The ops the targets need, in the graph's order: loops included, which have no run order."""
+    stack, seen = _roots(targets, fed), set()
+    while stack:
+        op = stack.pop()
+        if op not in seen:
+            seen.add(op)
+            stack.extend(_dependencies(op, fed))
+    return [op for op in graph.get_operations() if op in seen]
 
 
 def check_runnable(graph, order, feeds):
