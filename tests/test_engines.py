@@ -3,12 +3,15 @@ against a float64 oracle written here, within the ops' numerics; auto's choice a
 variables handed between engines; a graph that grows after its session started."""
 
 import collections
+import threading
+import time
 
 import numpy as np
 import pytest
 
 import graphdef as tf
 from graphdef._native import capi
+from graphdef.client import cc_engine
 from graphdef.client.session import plan_engine
 from graphdef.framework.errors import FailedPreconditionError, InvalidArgumentError, UnimplementedError
 from tests.numerics_policy import assert_conforms
@@ -246,3 +249,35 @@ def test_a_while_loop_runs_on_either_engine(graph, engine):
     with tf.Session(engine=engine) as sess:
         assert [sess.run(steps, {start: n}) for n in (1, 6, 27)] == [collatz(n) for n in (1, 6, 27)]
         assert plan_engine(sess, steps, {start: 6}) == engine
+
+
+def test_two_threads_planning_first_share_one_cc_runtime(graph, monkeypatch):
+    """The first plans of two threads at once: one C++ session, so what one runs (an initializer)
+    the other's plans see."""
+    w = tf.Variable(np.float32(2.0), name="w")
+    c = tf.constant(1.0, name="c")
+    made = []
+
+    class Slow(capi.CcSession):
+        def __init__(self, *args, **kwargs):
+            made.append(self)
+            time.sleep(0.3)  # the window in which the other thread also finds no cc runtime
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(cc_engine.capi, "CcSession", Slow)
+    with tf.Session(engine="cc") as sess:
+        start, errors = threading.Barrier(2), []
+
+        def first_run(fetch):
+            start.wait()
+            try:
+                sess.run(fetch)
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(e)
+        threads = [threading.Thread(target=first_run, args=(f,)) for f in (w.initializer, c)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert not errors and len(made) == 1
+        assert sess.run(w) == np.float32(2.0)

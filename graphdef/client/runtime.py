@@ -67,20 +67,25 @@ def cc_runtime(session):
     """The session's CcRuntime, made on first use; raises LibraryMissing or GraphrunError."""
     global _library_missing
     runtimes = session._runtimes
-    if "cc" not in runtimes:
-        if _library_missing is not None:
-            raise _library_missing
-        if session._cc_refused is not None:  # the graph itself: not tried again for every plan
-            raise session._cc_refused
-        try:
-            runtimes["cc"] = CcRuntime(session.graph, session._optimize)
-        except capi.LibraryMissing as e:
-            _library_missing = e
-            raise
-        except capi.GraphrunError as e:
-            session._cc_refused = e
-            raise
-    return runtimes["cc"]
+    if "cc" in runtimes:
+        return runtimes["cc"]
+    # Two threads' first plans must not each make one: a plan would run in a runtime whose
+    # variables the session does not track.
+    with session._lock:
+        if "cc" not in runtimes:
+            if _library_missing is not None:
+                raise _library_missing
+            if session._cc_refused is not None:  # the graph itself: not tried again for every plan
+                raise session._cc_refused
+            try:
+                runtimes["cc"] = CcRuntime(session.graph, session._optimize)
+            except capi.LibraryMissing as e:
+                _library_missing = e
+                raise
+            except capi.GraphrunError as e:
+                session._cc_refused = e
+                raise
+        return runtimes["cc"]
 
 
 def make_plan(session, fetches, feed_keys):
@@ -103,7 +108,7 @@ def make_plan(session, fetches, feed_keys):
         if session.engine == "auto":
             plan.fallback = reason  # why cc did not take it
         return plan
-    return _tracked(plan, session._runtimes["cc"], session, fetches, feed_keys)
+    return _tracked(plan, plan.runtime, session, fetches, feed_keys)
 
 
 def python_plan(session, fetches, feed_keys):
