@@ -138,6 +138,23 @@ def test_feeds_are_not_kept_after_the_run(lib):
     np.testing.assert_array_equal(session.read_variable("v"), [[1, 2], [3, 4]])
 
 
+def test_values_in_the_other_byte_order_are_read_as_numbers(lib):
+    """A '>f4' array is named "float32" like a native one: the binding must hand over native bytes."""
+    graph = tf.Graph()
+    with graph.as_default():
+        value = tf.placeholder(tf.float32, [2], name="value")
+        v = tf.Variable(np.zeros(2, np.float32), name="v")
+        tf.multiply(value, 2.0, name="twice")
+    session = capi.CcSession(graph.as_graph_def().SerializeToString())
+    swapped = np.array([1.5, -3.25], dtype=np.dtype(np.float32).newbyteorder())
+    (twice,) = session.run({"value": swapped}, ["twice"], [])
+    np.testing.assert_array_equal(twice, np.float64([1.5, -3.25]) * 2)
+    session.assign_variable("v", swapped)
+    np.testing.assert_array_equal(session.read_variable("v"), np.float64([1.5, -3.25]))
+    model_feeds = capi._Feeds({"value": swapped})
+    assert ctypes.string_at(model_feeds.data[0], 8) == np.float32([1.5, -3.25]).tobytes()
+
+
 def test_read_and_assign_round_trip(lib):
     session = capi.CcSession(regression().as_graph_def().SerializeToString())
     session.assign_variable("w", np.float32([[1], [2], [3]]))

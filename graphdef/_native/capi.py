@@ -137,12 +137,19 @@ def _strings(texts):
     return (ctypes.c_char_p * len(texts))(*texts)
 
 
+def _native_order(value):
+    """`value` as a C-contiguous array in this machine's byte order: the library reads the elements of
+    the dtype it is told ("float32"), and a '>f4' array's name is "float32" too."""
+    array = np.asarray(value, order="C")
+    return array if array.dtype.isnative else array.astype(array.dtype.newbyteorder("="))
+
+
 class _Feeds:
     """A run's feeds as graphrun_c.h takes them. An array already C-contiguous is handed over in place
     (np.asarray copies nothing then); the arrays are held here until the call returns."""
 
     def __init__(self, feeds):
-        self.arrays = arrays = [np.asarray(v, order="C") for v in feeds.values()]
+        self.arrays = arrays = [_native_order(v) for v in feeds.values()]
         self.count = count = len(arrays)
         self.names = (ctypes.c_char_p * count)(*(str(n).encode() for n in feeds))
         self.dtypes = (ctypes.c_char_p * count)(*(a.dtype.name.encode() for a in arrays))
@@ -271,7 +278,7 @@ class CcSession:
 
     def assign_variable(self, name, value):
         """Sets the variable's value (copied by the library); the dtype must be the variable's."""
-        array = np.asarray(value, order="C")
+        array = _native_order(value)
         dims = (ctypes.c_int64 * max(1, array.ndim))(*array.shape)
         error = ctypes.c_void_p()
         status = self._lib.graphrun_session_assign_variable(self._session(), str(name).encode(),
