@@ -132,6 +132,27 @@ def test_example_with_pkg_config(sdk, classifier, tmp_path):
     assert_classified(classify(program, model, x, tmp_path, tmp_path / "x.raw"), expected(x, w, b))
 
 
+def test_example_refuses_a_raw_file_shorter_than_a_fixed_input(sdk, tmp_path):
+    """A raw file of 3 values for an input [2, 6]: the example must say so, never hand the library a
+    buffer shorter than the shape it names (which the library then reads past)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.placeholder(tf.float32, [2, FEATURES], name="x")
+        tf.nn.softmax(tf.matmul(x, tf.constant(np.ones((FEATURES, CLASSES), np.float32))), name="probs")
+    model = tmp_path / "fixed.pb"
+    tf.save(graph, model)
+    flags = run(["pkg-config", "--cflags", "--libs", "graphrun"], tmp_path,
+                {**clean_env(), "PKG_CONFIG_PATH": str(sdk / "lib/pkgconfig")}).split()
+    program = tmp_path / "classify"
+    run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", program, sdk / "examples/c/classify.c", *flags],
+        tmp_path, clean_env())
+    np.float32([1, 2, 3]).tofile(tmp_path / "short.raw")
+    proc = subprocess.run([str(program), str(model), str(tmp_path / "short.raw")], cwd=tmp_path, env=clean_env(),
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "holds 3 float32 values, input x takes 12" in proc.stderr, proc
+    assert "row " not in proc.stdout
+
+
 def test_example_with_cmake(sdk, classifier, tmp_path):
     model, w, b = classifier
     build = tmp_path / "build"

@@ -125,8 +125,16 @@ int main(int argc, char** argv) {
       values = (float*)file;
       count = size / (long)sizeof(float);
       int open = 1;
-      for (int i = 0; i < rank; i++)
-        if (dims[i] < 0) dims[i] = open ? count / known : 1, open = 0;
+      long need = 1;
+      for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0) dims[i] = open && known ? count / known : 1, open = 0;
+        need *= dims[i];
+      }
+      /* The library reads as many elements as the shape holds: never past the file's. */
+      if (need > count) {
+        fprintf(stderr, "classify: %s holds %ld float32 values, input %s takes %ld\n", argv[2], count, input, need);
+        return 1;
+      }
     }
   } else {
     for (int i = 0; i < rank; i++)
