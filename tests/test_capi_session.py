@@ -9,6 +9,7 @@ dtypes give a GraphrunError of one line, never a crash.
 
 import ctypes
 import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -372,3 +373,50 @@ def test_many_plans_and_threads_give_the_serial_answers(lib):
         t.join()
     for r in results:
         np.testing.assert_array_equal(r, serial)
+
+
+CLOSE_DURING_RUN = """
+import threading, time
+import numpy as np
+import graphdef as tf
+from graphdef._native import capi
+graph = tf.Graph()
+with graph.as_default():
+    x = tf.placeholder(tf.float32, [None, None], name="x")
+    y = x
+    for _ in range(40):
+        y = tf.matmul(y, x)
+        y = y / tf.reduce_max(tf.abs(y))
+    tf.identity(y, name="out")
+session = capi.CcSession(graph.as_graph_def().SerializeToString())
+a = np.random.default_rng(0).random((600, 600)).astype(np.float32)
+want = a.astype(np.float64)
+y = want
+for _ in range(40):
+    y = y @ want
+    y = y / np.abs(y).max()
+got = {}
+def run():
+    got["out"] = session.run({"x": a}, ["out"])[0]
+thread = threading.Thread(target=run)
+thread.start()
+time.sleep(0.02)
+session.close()  # while the run is in the library
+thread.join()
+np.testing.assert_allclose(got["out"], y, rtol=1e-3, atol=1e-4)
+try:
+    session.run({"x": a}, ["out"])
+except capi.GraphrunError as e:
+    assert "closed" in str(e)
+else:
+    raise AssertionError("a closed session ran")
+print("ok")
+"""
+
+
+def test_close_from_another_thread_waits_for_the_run_in_the_library(lib):
+    """TF1 lets another thread close a session: the run in progress finishes (against float64 numpy)
+    and the session is freed after it, never under it (that was a segfault)."""
+    proc = subprocess.run([sys.executable, "-c", CLOSE_DURING_RUN], cwd=REPO, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", (proc.returncode, proc.stderr[-2000:])

@@ -13,6 +13,7 @@ keep going meanwhile.
 
 import ctypes
 import os
+import threading
 
 import numpy as np
 
@@ -225,6 +226,11 @@ class CcSession:
     def __init__(self, graph_def_bytes, optimize=True):
         self._lib = lib = load_library()
         self._handle = None
+        # close() from another thread (TF1 allows it) must not free the session under a call in the
+        # library: calls count themselves in and out, and the last one out frees a closed session.
+        self._guard = threading.Lock()
+        self._calls = 0
+        self._closing = False
         graph_def_bytes = bytes(graph_def_bytes)
         handle, error = ctypes.c_void_p(), ctypes.c_void_p()
         status = lib.graphrun_session_create(graph_def_bytes, len(graph_def_bytes), int(bool(optimize)),
@@ -232,26 +238,35 @@ class CcSession:
         _check(lib, status, error)
         self._handle = handle
 
-    def _session(self):
-        if not self._handle:
-            raise GraphrunError(USAGE, "the session is closed")
-        return self._handle
+    def _call(self, function, *args):
+        """function(handle, *args): the library's status, the handle kept alive for the call."""
+        with self._guard:
+            if not self._handle or self._closing:
+                raise GraphrunError(USAGE, "the session is closed")
+            self._calls += 1
+            handle = self._handle
+        try:
+            return function(handle, *args)
+        finally:
+            with self._guard:
+                self._calls -= 1
+                if self._closing and self._calls == 0:
+                    self._free()
 
     def extend(self, graph_def_bytes):
         """Adds (or replaces by name) the nodes of a serialized GraphDef; variables keep their values."""
         graph_def_bytes = bytes(graph_def_bytes)
         error = ctypes.c_void_p()
-        status = self._lib.graphrun_session_extend(self._session(), graph_def_bytes, len(graph_def_bytes),
-                                                   ctypes.byref(error))
+        status = self._call(self._lib.graphrun_session_extend, graph_def_bytes, len(graph_def_bytes),
+                            ctypes.byref(error))
         _check(self._lib, status, error)
 
     def check(self, feed_names, fetches, targets):
         """Raises GraphrunError (.unsupported for an op without a kernel) unless these could run."""
         feed_names, fetches, targets = list(feed_names), list(fetches), list(targets)
         error = ctypes.c_void_p()
-        status = self._lib.graphrun_session_check(self._session(), len(feed_names), _strings(feed_names),
-                                                  len(fetches), _strings(fetches), len(targets), _strings(targets),
-                                                  ctypes.byref(error))
+        status = self._call(self._lib.graphrun_session_check, len(feed_names), _strings(feed_names),
+                            len(fetches), _strings(fetches), len(targets), _strings(targets), ctypes.byref(error))
         _check(self._lib, status, error)
 
     def run(self, feeds, fetches, targets=()):
@@ -261,17 +276,17 @@ class CcSession:
         fetches, targets = list(fetches), list(targets)
         args = _Feeds(feeds)
         result, error = ctypes.c_void_p(), ctypes.c_void_p()
-        status = lib.graphrun_session_run(self._session(), args.count, args.names, args.dtypes, args.ranks, args.dims,
-                                          args.data, len(fetches), _strings(fetches), len(targets), _strings(targets),
-                                          ctypes.byref(result), ctypes.byref(error))
+        status = self._call(lib.graphrun_session_run, args.count, args.names, args.dtypes, args.ranks, args.dims,
+                            args.data, len(fetches), _strings(fetches), len(targets), _strings(targets),
+                            ctypes.byref(result), ctypes.byref(error))
         _check(lib, status, error)
         return _values(lib, result, fetches)
 
     def read_variable(self, name):
         """The variable's value (a copy), or None while it has none; GraphrunError for an unknown name."""
         result, error = ctypes.c_void_p(), ctypes.c_void_p()
-        status = self._lib.graphrun_session_read_variable(self._session(), str(name).encode(), ctypes.byref(result),
-                                                          ctypes.byref(error))
+        status = self._call(self._lib.graphrun_session_read_variable, str(name).encode(), ctypes.byref(result),
+                            ctypes.byref(error))
         _check(self._lib, status, error)
         values = _values(self._lib, result, [name])
         return values[0] if values else None
@@ -281,15 +296,23 @@ class CcSession:
         array = _native_order(value)
         dims = (ctypes.c_int64 * max(1, array.ndim))(*array.shape)
         error = ctypes.c_void_p()
-        status = self._lib.graphrun_session_assign_variable(self._session(), str(name).encode(),
-                                                            array.dtype.name.encode(), array.ndim, dims,
-                                                            array.ctypes.data, ctypes.byref(error))
+        status = self._call(self._lib.graphrun_session_assign_variable, str(name).encode(),
+                            array.dtype.name.encode(), array.ndim, dims, array.ctypes.data, ctypes.byref(error))
         _check(self._lib, status, error)
 
+    def _free(self):
+        self._lib.graphrun_free_session(self._handle)
+        self._handle = None
+
     def close(self):
-        if getattr(self, "_handle", None):
-            self._lib.graphrun_free_session(self._handle)
-            self._handle = None
+        """Frees the session now, or when the calls other threads are making return."""
+        if not hasattr(self, "_guard"):
+            return
+        with self._guard:
+            if self._handle and not self._closing:
+                self._closing = True
+                if self._calls == 0:
+                    self._free()
 
     def __del__(self):
         self.close()
