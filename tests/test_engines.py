@@ -281,3 +281,24 @@ def test_two_threads_planning_first_share_one_cc_runtime(graph, monkeypatch):
             t.join()
         assert not errors and len(made) == 1
         assert sess.run(w) == np.float32(2.0)
+
+
+def test_an_op_added_while_the_graph_is_sent_is_sent_next_time(graph, monkeypatch):
+    """Another thread adds an op while this one extends the C++ session (in the library, the GIL
+    released): the next run that needs it must send it, not take the graph as already sent."""
+    a = tf.constant(2.0, name="a")
+    b = tf.multiply(a, 3.0, name="b")
+    with tf.Session(engine="cc") as sess:
+        assert sess.run(b) == 6.0
+        c = tf.add(b, 1.0, name="c")
+        late = []
+        extend = capi.CcSession.extend
+
+        def extend_while_another_thread_adds(self, graph_def_bytes):
+            extend(self, graph_def_bytes)
+            if not late:
+                late.append(tf.multiply(a, 10.0, name="late"))
+        monkeypatch.setattr(capi.CcSession, "extend", extend_while_another_thread_adds)
+        assert sess.run(c) == 7.0
+        monkeypatch.setattr(capi.CcSession, "extend", extend)
+        assert sess.run(late[0]) == np.float32(2.0 * 10.0)

@@ -61,14 +61,17 @@ class CcRuntime:
         """The CcSession, holding the graph as it is now."""
         with self._lock:
             graph = self.graph
-            if self._cc is not None and graph.version == self._version:
+            # Read once, before the ops: another thread may add ops meanwhile (while this one is in
+            # the library), and a version counting an op not sent would hide it for good.
+            version = graph.version
+            if self._cc is not None and version == self._version:
                 return self._cc
             ops = graph.get_operations()
             added = ops[self._sent:]
             if self._cc is None:
                 _check_size(ops)
                 self._cc = capi.CcSession(graph_to_proto(graph).SerializeToString(), optimize=self.optimize)
-            elif graph.version - self._version == len(added):  # nodes were only added: send those
+            elif version - self._version == len(added):  # nodes were only added: send those
                 extension = graph_pb2.GraphDef()
                 extension.versions.producer = PRODUCER
                 for op in added:
@@ -78,7 +81,7 @@ class CcRuntime:
                 self._cc.extend(extension.SerializeToString())
             else:  # an existing node was rewired: the whole graph again (variables keep their values)
                 self._cc.extend(graph_to_proto(graph).SerializeToString())
-            self._sent, self._version = len(ops), graph.version
+            self._sent, self._version = len(ops), version
             return self._cc
 
     def plan(self, fetches, feed_keys):
