@@ -161,6 +161,24 @@ def test_graphrun_no_optimize_gives_tensorflows_answer_too():
         replay.check_outputs("graphrun " + " ".join(extra), case, outputs)
 
 
+def test_graphrun_no_optimize_runs_the_graph_as_written_on_the_default_engine(tmp_path):
+    """(x @ W) * c + b, which the C++ passes fold into x @ (W * c) + b: with --no-optimize, graphrun's
+    answer is float32 arithmetic in the file's order, bit for bit, on the default engine too."""
+    x, w, c = np.float32(0.7858014), np.float32(0.5539307), np.float32(0.88336885)
+    as_written = np.float32(np.float32(x * w) * c) + np.float32(0)
+    folded = np.float32(x * np.float32(np.float64(w) * np.float64(c))) + np.float32(0)
+    assert as_written != folded  # the values are chosen so the two orders round apart
+    g = tf.Graph()
+    with g.as_default():
+        xp = tf.placeholder(tf.float32, [1, 1], name="x")
+        tf.add(tf.multiply(tf.matmul(xp, tf.constant([[w]])), tf.constant([c])), tf.constant([0.0]), name="y")
+    tf.save(g, tmp_path / "fold.pb")
+    np.save(tmp_path / "x.npy", np.array([[x]], np.float32))
+    code, out, err = graphrun(tmp_path / "fold.pb", "--feed", f"x=@{tmp_path / 'x.npy'}", "--json", "--no-optimize")
+    assert code == 0, err
+    assert np.float32(json.loads(out)["outputs"][0]["values"][0][0]) == as_written
+
+
 # -- in-place steps --------------------------------------------------------------------------------
 
 def test_in_place_steps_never_overwrite_a_value_still_read():

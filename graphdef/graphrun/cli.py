@@ -219,7 +219,7 @@ def run_command(args):
         raise Failure(EXIT_USAGE, "--steps repeats the last --run target; give one with --run")
     prepared = prepare(args)
     values = run(prepared.graph, prepared.targets, prepared.fed.values, prepared.runs,
-                 1 if args.steps is None else args.steps)
+                 1 if args.steps is None else args.steps, optimize=optimize_switch(args))
     outputs = [(t.name, value) for t, value in zip(prepared.targets, values)]
     if args.out is not None:
         text = _write_out(args, outputs)
@@ -385,14 +385,15 @@ def check_fed(targets, feed_dict, file_order=None):
                                   "--feeds FILE.npz or --random")
 
 
-def run(graph, targets, feed_dict, runs=(), steps=1):
+def run(graph, targets, feed_dict, runs=(), steps=1, optimize=None):
     """Executes `runs` in order (the last one `steps` times), then returns the fetched values.
 
     One Session throughout, so what a run writes to a variable is what the next run and
     the fetches read. The Session plans each distinct run once and reuses the plan, so a
-    step costs only its kernels. Failure(EXIT_RUN) if the graph fails.
+    step costs only its kernels. `optimize`: False runs the graph as written on the cc engine
+    too (--no-optimize). Failure(EXIT_RUN) if the graph fails.
     """
-    session = Session(graph=graph)
+    session = Session(graph=graph, optimize=optimize)
     try:
         execute = session.run
         for i, element in enumerate(runs):
