@@ -2,6 +2,7 @@
 
 import asyncio
 import logging
+import os
 import sys
 
 from graphdef.graphrun import cli
@@ -131,6 +132,10 @@ def _choose_runtime(args):
 
 def main(args):
     _logging(args)
+    # Before the library loads (graphrun_c.h, "OpenMP"): a server's network loop and interpreter need
+    # the cores between runs, and each worker thread's OpenMP team would otherwise spin after its run.
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     sys.setswitchinterval(SWITCH_INTERVAL)
     runtime, fallback = _choose_runtime(args)
     workers = args.workers or (1 if runtime == "cc" else 2)

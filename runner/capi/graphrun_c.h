@@ -27,10 +27,11 @@
  * OpenMP: the threads (libgomp) spin long at every barrier unless told
  * otherwise, which on a machine with busy cores takes the core the other
  * threads need; graphrun-cc shortens the spin (GOMP_SPINCOUNT=1000) before
- * libgomp starts. A library cannot, so a process should set
- * OMP_WAIT_POLICY=PASSIVE in its environment before loading this library
- * (the Python binding does, unless the user set either variable). In a
- * server process passive waits matter more than in graphrun-cc:
+ * libgomp starts. A library cannot, so a process should set it (or
+ * OMP_WAIT_POLICY=PASSIVE) in its environment before loading this library
+ * (the Python binding sets GOMP_SPINCOUNT=1000, graphrun serve PASSIVE,
+ * unless the user set either variable). In a server process passive waits
+ * matter more than in graphrun-cc:
  * each calling thread that runs a model gets its own OpenMP team, so the
  * team of the previous caller would still be spinning when the next starts,
  * and the server's own threads (its network loop, the Python interpreter)
