@@ -399,7 +399,7 @@ def test_kernel_failure(capsys, tmp_path):
 
 
 def test_interrupt(capsys, seed, monkeypatch):
-    def interrupted(*args):
+    def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
     monkeypatch.setattr(cli, "run", interrupted)
     assert fails(capsys, 130, seed) == "graphrun: interrupted\n"
