@@ -39,11 +39,15 @@ DNNL_LIBS = -L$(ONEDNN)/lib -l:libdnnl.so.3 -lgomp
 # graphrun-cc as a library with a C API (runner/capi/graphrun_c.h), for graphrun serve's runtime
 LIBGRAPHRUN := $(BUILD)/libgraphrun.so
 
-.PHONY: all setup sysdeps venv proto bytecode cc native demo test test-profiles bench clean tf-fixtures wheel sdk
+.PHONY: all help setup sysdeps venv proto bytecode cc native demo test test-profiles bench clean tf-fixtures wheel sdk
 
 all: setup
 
-setup: venv proto bytecode cc
+# `make help` lists every target whose rule line ends in `## what it does`, in every included file.
+help: ## list the make targets
+	@awk -F':.*## ' '/^[a-zA-Z0-9_.-]+:.*## / {printf "  %-16s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+setup: venv proto bytecode cc ## set up .venv, generated code and the C++ runtime
 
 # The package byte-compiled ahead: where PYTHONDONTWRITEBYTECODE is set (CI, containers) Python would
 # otherwise compile every module again in each process it starts (graphrun's start-up: 320 -> 160 ms).
@@ -136,7 +140,7 @@ PROTOBUF_FLAGS = $$(pkg-config --cflags protobuf)
 NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 # Only the compile runs in parallel: the pip installs above must not race each other.
-cc: $(BUILD)/.sysdeps $(ONEDNN_STAMP)
+cc: $(BUILD)/.sysdeps $(ONEDNN_STAMP) ## build graphrun-cc and libgraphrun.so
 	@$(MAKE) --no-print-directory -j$(NPROC) $(RUNNER) $(LIBGRAPHRUN)
 	@$(MAKE) --no-print-directory native
 
@@ -188,10 +192,13 @@ include fuzz/py/fuzz_py.mk
 # Distribution: the wheel (make wheel) and the C SDK (make sdk), in dist/ (packaging/).
 include packaging/wheel.mk packaging/sdk.mk
 
+# Developer tools: the documentation site (make docs) and the lint checks (make lint).
+include tools/docs.mk tools/lint.mk
+
 # Build models, save them, and run the same files in every runtime: the seed program, then
 # seed 002's IQ models and a digits classifier, trained in the graph and frozen.
 DEMO := $(BUILD)/demo
-demo: setup $(VENV)/.demo
+demo: setup $(VENV)/.demo ## build models, save them, run them in every runtime
 	@mkdir -p $(DEMO)
 	$(VPY) examples/seed.py $(DEMO)/seed.pb
 	$(VENV)/bin/graphrun $(DEMO)/seed.pb
@@ -205,25 +212,25 @@ demo: setup $(VENV)/.demo
 	$(VENV)/bin/graphrun $(DEMO)/digits.pb --feed images=@$(DEMO)/digits_sample.npy --fetch classes
 
 # sdk: tests/test_sdk.py compiles the C example against the SDK's tarball.
-test: setup $(VENV)/.oracles $(VENV)/.demo sdk
+test: setup $(VENV)/.oracles $(VENV)/.demo sdk ## the whole test suite
 	$(VPY) -m pytest -q tests
 
 # The suite again as CPUs without AVX-512, AVX2 or oneDNN would run it (tests/cpu_profiles.py);
 # PROFILES=no-avx2 picks one.
-test-profiles: setup $(VENV)/.oracles $(VENV)/.demo sdk
+test-profiles: setup $(VENV)/.oracles $(VENV)/.demo sdk ## the suite as CPUs without AVX-512/AVX2/oneDNN run it
 	$(VPY) -m tests.cpu_profiles $(PROFILES)
 
 $(VENV)/.bench: $(VENV)/.oracles pyproject.toml
 	$(VPY) -m pip install -q -e '.[bench]'
 	@touch $@
 
-bench: setup $(VENV)/.bench
+bench: setup $(VENV)/.bench ## every benchmark in benchmarks/, peers side by side
 	@for f in benchmarks/bench_*.py; do echo "== $$f"; $(VPY) $$f || exit 1; done
 
 # Regenerate the committed TensorFlow-made models and TF1 transcripts (needs TensorFlow).
-tf-fixtures: setup $(VENV)/.oracles
+tf-fixtures: setup $(VENV)/.oracles ## regenerate the TensorFlow-made test models
 	$(VPY) -m tests.tf_models.generate
 	$(VPY) -m tests.tf1_programs --write
 
-clean:
+clean: ## remove build/ and generated code
 	rm -rf $(BUILD) graphdef/_proto/*_pb2.py

@@ -69,7 +69,7 @@ fuzz-corpus:
 
 # A short run. libFuzzer exits non-zero on a finding (the input is saved as
 # build/fuzz/crash-*, timeout-* or oom-*); the outcome counts come last.
-fuzz-cc-run: fuzz-cc fuzz-corpus
+fuzz-cc-run: fuzz-cc fuzz-corpus ## a short libFuzzer run of the C++ runtime
 	@rm -f $(FUZZ_DIR)/counts.txt
 	GRAPHRUN_FUZZ_COUNTS=$(FUZZ_DIR)/counts.txt $(FUZZ_BIN) $(FUZZ_FLAGS) $(FUZZ_LENGTH) \
 	  -artifact_prefix=$(FUZZ_DIR)/ -print_final_stats=1 $(FUZZ_CORPUS)
@@ -81,7 +81,7 @@ fuzz-cc-run: fuzz-cc fuzz-corpus
 FUZZ_CAMPAIGN_SECONDS ?= 2400
 FUZZ_CAMPAIGN := $(FUZZ_DIR)/campaign
 .PHONY: fuzz-cc-campaign
-fuzz-cc-campaign: fuzz-cc fuzz-corpus
+fuzz-cc-campaign: fuzz-cc fuzz-corpus ## a long libFuzzer campaign
 	@mkdir -p $(FUZZ_CAMPAIGN)
 	GRAPHRUN_FUZZ_COUNTS=$(FUZZ_CAMPAIGN)/counts.txt $(FUZZ_BIN) $(FUZZ_FLAGS) -fork=1 -ignore_timeouts=1 \
 	  -ignore_crashes=1 -ignore_ooms=1 -max_total_time=$(FUZZ_CAMPAIGN_SECONDS) \

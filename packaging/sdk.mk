@@ -14,7 +14,7 @@ $(BUILD)/.sdk-sysdeps:
 	$(call install_packages,the C SDK's test,cmake)
 	@touch $@
 
-sdk: cc $(VENV)/.wheel-tools $(BUILD)/.sdk-sysdeps $(ONEDNN_NOTICES)/.done
+sdk: cc $(VENV)/.wheel-tools $(BUILD)/.sdk-sysdeps $(ONEDNN_NOTICES)/.done ## the C SDK tarball in dist/
 	rm -rf $(BUILD)/sdk && mkdir -p $(SDK_STAGE)/include $(SDK_STAGE)/lib/pkgconfig \
 	  $(SDK_STAGE)/lib/cmake/graphrun $(SDK_STAGE)/examples/c $(DIST)
 	cp runner/capi/graphrun_c.h $(SDK_STAGE)/include/

@@ -29,7 +29,7 @@ $(ONEDNN_NOTICES)/.done: runner/third_party/onednn.txt | $(VENV)/.installed
 # extension module (the package uses ctypes): the tag is py3-none-<platform>, and auditwheel picks the
 # manylinux policy the native files meet (packaging/smoke_test.py checks its JSON report: no external
 # library). Rebuilt each time: it is cheap next to the C++ build, and the stage always matches the tree.
-wheel: cc proto $(VENV)/.wheel-tools $(ONEDNN_NOTICES)/.done
+wheel: cc proto $(VENV)/.wheel-tools $(ONEDNN_NOTICES)/.done ## the manylinux wheel in dist/
 	rm -rf $(WHEEL_STAGE) && mkdir -p $(WHEEL_STAGE)/src $(DIST)
 	cp pyproject.toml $(WHEEL_STAGE)/src/
 	cp -R graphdef $(WHEEL_STAGE)/src/

@@ -8,10 +8,10 @@ FUZZ_PY_OUT ?= build/fuzz-py
 
 .PHONY: fuzz-py-run fuzz-py-replay
 
-fuzz-py-run: $(VENV)/.installed $(PY_GEN)
+fuzz-py-run: $(VENV)/.installed $(PY_GEN) ## a short fuzz run of the Python runtime
 	$(VPY) fuzz/py/run_fuzz.py $(if $(FUZZ_RUNS),--runs $(FUZZ_RUNS),--seconds $(FUZZ_SECONDS)) --seed $(FUZZ_SEED) \
 	  --out $(FUZZ_PY_OUT)
 
-fuzz-py-replay: $(VENV)/.installed $(PY_GEN)
+fuzz-py-replay: $(VENV)/.installed $(PY_GEN) ## replay the Python fuzzer's findings
 	@ls $(FUZZ_PY_OUT)/crashes/*.case >/dev/null 2>&1 || { echo "no saved findings in $(FUZZ_PY_OUT)/crashes"; exit 0; }
 	$(VPY) fuzz/py/run_fuzz.py --replay $(FUZZ_PY_OUT)/crashes/*.case

@@ -1,0 +1,1 @@
+# The documentation site (docs/, mkdocs.yml): filled in by the docs work.

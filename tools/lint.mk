@@ -1,0 +1,1 @@
+# Lint and format checks: filled in by the lint work.
