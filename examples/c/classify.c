@@ -63,7 +63,10 @@ static int parse_npy(char* file, long size, float** values, long* count, int* ra
   while (*p && *p != ')') {
     char* end;
     long long d = strtoll(p, &end, 10);
-    if (end == p) { p++; continue; }
+    if (end == p) {
+      p++;
+      continue;
+    }
     if (*rank == MAX_RANK) return 0;
     dims[(*rank)++] = d;
     *count *= d;
@@ -168,6 +171,7 @@ int main(int argc, char** argv) {
 
   graphrun_free_result(result);
   graphrun_free_model(model);
-  if (file) free(file); else free(values);
+  if (file) free(file);
+  else free(values);
   return 0;
 }

@@ -70,7 +70,8 @@ void write_hostile_npy_files() {
       {"lying_header", dict("<f4", "(1000, 1000)"), raw<float>({1.0f, 2.0f})},
       {"lying_huge", dict("<f4", "(100000000000, 100000000000)"), raw<float>({1.0f})},
       {"negative_dim", dict("<f4", "(-1,)"), raw<float>({1.0f})},
-      {"pickled_object", dict("|O", "(1,)"), std::string("\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00\x8c\x01x\x94.", 16)},
+      {"pickled_object", dict("|O", "(1,)"),
+       std::string("\x80\x04\x95\x05\x00\x00\x00\x00\x00\x00\x00\x8c\x01x\x94.", 16)},
       {"bad_magic", "", "not an npy file"},
       {"rank_9", dict("<f4", "(1, 1, 1, 1, 1, 1, 1, 1, 1)"), raw<float>({1.0f})},
   };
@@ -82,11 +83,13 @@ void write_hostile_npy_files() {
     }
     values.push_back(std::string("@") + dir + "/missing.npy");
   }
+  // clang-format off: a value table, laid out by hand
   const char* json[] = {
       "0", "-1", "1.5", "true", "[]", "[[]]", "[1,2,3]", "[[1,2],[3,4]]", "[[1],[2,3]]", "1e400",
       "9223372036854775807", "-9223372036854775809", "18446744073709551616", "[[[[[[[[1]]]]]]]]",
       "[0.5,-0.5,255,256]", "\"text\"", "null", "{}", "[1,", "",
   };
+  // clang-format on
   for (const char* text : json) values.push_back(text);
   values.push_back(std::string(5000, '[') + std::string(5000, ']'));  // deep nesting
 }

@@ -45,6 +45,7 @@ class Random {
   uint64_t state_;
 };
 
+// clang-format off: value tables, laid out by hand
 const int64_t kInterestingInts[] = {0, 1, -1, 2, 3, 7, 64, 255, 256, -2, 1 << 20, INT32_MAX, INT32_MIN,
                                     int64_t{1} << 31, int64_t{1} << 32, int64_t{1} << 62, INT64_MAX, INT64_MIN,
                                     1000000, 1000000000000};
@@ -52,11 +53,12 @@ const int64_t kInterestingInts[] = {0, 1, -1, 2, 3, 7, 64, 255, 256, -2, 1 << 20
 const double kInterestingFloats[] = {0.0, -0.0, 1.0, -1.0, 0.5, 1e-45, 1e38, -1e38, 3.4e38, 1e300,
                                      std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
                                      -std::numeric_limits<double>::infinity(), 1e6, 255.5};
+// clang-format on
 
-const graphdef::DataType kDtypes[] = {graphdef::DT_FLOAT, graphdef::DT_DOUBLE, graphdef::DT_INT32, graphdef::DT_INT64,
-                                      graphdef::DT_INT8,  graphdef::DT_UINT8,  graphdef::DT_BOOL,  graphdef::DT_INT16,
-                                      graphdef::DT_UINT16, graphdef::DT_UINT32, graphdef::DT_UINT64, graphdef::DT_STRING,
-                                      graphdef::DT_HALF};
+const graphdef::DataType kDtypes[] = {
+    graphdef::DT_FLOAT,  graphdef::DT_DOUBLE, graphdef::DT_INT32, graphdef::DT_INT64,  graphdef::DT_INT8,
+    graphdef::DT_UINT8,  graphdef::DT_BOOL,   graphdef::DT_INT16, graphdef::DT_UINT16, graphdef::DT_UINT32,
+    graphdef::DT_UINT64, graphdef::DT_STRING, graphdef::DT_HALF};
 
 int64_t interesting_int(Random& random) {
   if (random.chance(30)) return static_cast<int64_t>(random.below(10));
@@ -120,19 +122,22 @@ void make_attr(AttrValue& value, graphrun::AttrKind kind, const graphrun::AttrSp
       }
       const int rank = static_cast<int>(random.below(5));
       for (int i = 0; i < rank; ++i) {
-        shape->add_dim()->set_size(random.chance(70) ? static_cast<int64_t>(random.below(4)) - 1 : interesting_int(random));
+        shape->add_dim()->set_size(random.chance(70) ? static_cast<int64_t>(random.below(4)) - 1
+                                                     : interesting_int(random));
       }
       break;
     }
     case graphrun::AttrKind::kTensor: fill_small_tensor(*value.mutable_tensor(), random); break;
     case graphrun::AttrKind::kInt:
-      value.set_i(spec && random.chance(70) ? spec->minimum + static_cast<int64_t>(random.below(4)) : interesting_int(random));
+      value.set_i(spec && random.chance(70) ? spec->minimum + static_cast<int64_t>(random.below(4))
+                                            : interesting_int(random));
       break;
     case graphrun::AttrKind::kFloat: value.set_f(static_cast<float>(interesting_float(random))); break;
     case graphrun::AttrKind::kIntList: {
       auto* list = value.mutable_list();
       const int length = random.chance(70) ? 4 : static_cast<int>(random.below(6));
-      for (int i = 0; i < length; ++i) list->add_i(random.chance(70) ? 1 + static_cast<int64_t>(random.below(2)) : interesting_int(random));
+      for (int i = 0; i < length; ++i)
+        list->add_i(random.chance(70) ? 1 + static_cast<int64_t>(random.below(2)) : interesting_int(random));
       break;
     }
     case graphrun::AttrKind::kTypeList: {
@@ -144,7 +149,8 @@ void make_attr(AttrValue& value, graphrun::AttrKind kind, const graphrun::AttrSp
     case graphrun::AttrKind::kShapeList: {
       auto* list = value.mutable_list();
       const int length = static_cast<int>(random.below(3));
-      for (int i = 0; i < length; ++i) list->add_shape()->add_dim()->set_size(static_cast<int64_t>(random.below(4)) - 1);
+      for (int i = 0; i < length; ++i)
+        list->add_shape()->add_dim()->set_size(static_cast<int64_t>(random.below(4)) - 1);
       break;
     }
     // A function name: the graph's library (usually empty) rarely has it, which the loader must refuse.
@@ -209,9 +215,14 @@ void mutate_tensor(TensorProto& tensor, Random& random) {
       break;
     }
     case 1:  // one typed value
-      if (tensor.int_val_size() > 0) tensor.set_int_val(static_cast<int>(random.below(tensor.int_val_size())), static_cast<int32_t>(interesting_int(random)));
-      else if (tensor.int64_val_size() > 0) tensor.set_int64_val(static_cast<int>(random.below(tensor.int64_val_size())), interesting_int(random));
-      else if (tensor.float_val_size() > 0) tensor.set_float_val(static_cast<int>(random.below(tensor.float_val_size())), static_cast<float>(interesting_float(random)));
+      if (tensor.int_val_size() > 0)
+        tensor.set_int_val(static_cast<int>(random.below(tensor.int_val_size())),
+                           static_cast<int32_t>(interesting_int(random)));
+      else if (tensor.int64_val_size() > 0)
+        tensor.set_int64_val(static_cast<int>(random.below(tensor.int64_val_size())), interesting_int(random));
+      else if (tensor.float_val_size() > 0)
+        tensor.set_float_val(static_cast<int>(random.below(tensor.float_val_size())),
+                             static_cast<float>(interesting_float(random)));
       else tensor.add_int_val(static_cast<int32_t>(interesting_int(random)));
       break;
     case 2: {  // a dim: negative, zero, huge (products past int64)
@@ -274,7 +285,8 @@ void mutate_graph(GraphDef& graph, Random& random) {
         } else if (value.value_case() == AttrValue::kType) value.set_type(some_dtype(random));
         else if (value.value_case() == AttrValue::kShape) {
           auto* shape = value.mutable_shape();
-          if (shape->dim_size() > 0) shape->mutable_dim(static_cast<int>(random.below(shape->dim_size())))->set_size(interesting_int(random));
+          if (shape->dim_size() > 0)
+            shape->mutable_dim(static_cast<int>(random.below(shape->dim_size())))->set_size(interesting_int(random));
           else shape->add_dim()->set_size(interesting_int(random));
         }
         break;
@@ -305,7 +317,8 @@ void mutate_graph(GraphDef& graph, Random& random) {
       break;
     case 5:  // an input removed
       if (node->input_size() > 0) {
-        node->mutable_input()->erase(node->mutable_input()->begin() + static_cast<int>(random.below(node->input_size())));
+        node->mutable_input()->erase(node->mutable_input()->begin() +
+                                     static_cast<int>(random.below(node->input_size())));
       }
       break;
     case 6: node->set_name(some_node(graph, random)->name()); break;  // a duplicate name

@@ -11,8 +11,8 @@ unsigned long long counts[static_cast<int>(Outcome::kCount)];
 
 void print_counts() {
   char line[256];
-  std::snprintf(line, sizeof line, "fuzz outcomes: ok=%llu usage(2)=%llu model(3)=%llu run(4)=%llu\n",
-                counts[0], counts[1], counts[2], counts[3]);
+  std::snprintf(line, sizeof line, "fuzz outcomes: ok=%llu usage(2)=%llu model(3)=%llu run(4)=%llu\n", counts[0],
+                counts[1], counts[2], counts[3]);
   std::fputs(line, stderr);
   if (const char* path = std::getenv("GRAPHRUN_FUZZ_COUNTS")) {
     if (std::FILE* file = std::fopen(path, "a")) {
