@@ -1,6 +1,5 @@
-"""The README's graphrun section stays true: its sample outputs and its Dask example."""
+"""The graphrun guide stays true: its sample outputs and its Dask example."""
 
-import pathlib
 import re
 import subprocess
 import sys
@@ -8,17 +7,17 @@ import sys
 import pytest
 
 from graphdef._native import capi
-from tests.graphrun_helpers import ok
+from tests.docs.pages import DOCS, ROOT, blocks, samples
+from tests.support.graphrun_helpers import ok
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
-SECTION = re.search(r"\n## graphrun\n(.*?)\n## ", (ROOT / "README.md").read_text(), re.S).group(1)
+PAGE = (DOCS / "guide" / "graphrun.md").read_text()
+SAMPLES = samples(PAGE)
 
 
 def sample(command):
-    """The output the README shows under `$ <command>`."""
-    block = re.search(r"```text\n\$ " + re.escape(command) + r"\n(.*?)```", SECTION, re.S)
-    assert block, f"the README shows no output for {command}"
-    return block.group(1)
+    """The output the page shows under `$ <command>`."""
+    assert command in SAMPLES, f"the graphrun guide shows no output for {command}"
+    return SAMPLES[command]
 
 
 def run(capsys, monkeypatch, command):
@@ -54,11 +53,22 @@ def test_bench_sample_has_the_real_layout(capsys, monkeypatch):
         assert masked(a) == masked(s), (a, s)
 
 
+def test_the_verbs_shown_exist():
+    """Every `graphrun VERB` the page's command list shows is a verb graphrun has."""
+    from graphdef.graphrun import cli
+    listing = next(b for b in blocks(PAGE, "sh") if "graphrun inspect" in b)
+    verbs = {line.split()[1] for line in listing.splitlines() if line.startswith("graphrun ")}
+    verbs -= {v for v in verbs if v.endswith((".pb", ".pbtxt"))}
+    for verb in sorted(verbs):
+        assert verb in cli.VERBS, f"the graphrun guide shows `graphrun {verb}`, which is no verb"
+
+
+@pytest.mark.slow
 def test_dask_example(tmp_path):
-    """The README's Dask example as written, on 200,000 rows instead of 10 million."""
+    """The page's Dask example as written, on 200,000 rows instead of 10 million."""
     pytest.importorskip("dask.array")
     pytest.importorskip("distributed")
-    (block,) = re.findall(r"```py\n(.*?)```", SECTION, re.S)
+    (block,) = [b for b in blocks(PAGE, "py") if "dask" in b]
     assert "10_000_000" in block
     script = tmp_path / "dask_example.py"
     script.write_text(block.replace("10_000_000", "200_000").replace("250_000", "50_000"))

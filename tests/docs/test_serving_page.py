@@ -1,5 +1,5 @@
-"""The README's serving section stays true: its curl commands and its client example, run as written
-against `graphrun serve tests/models/mlp.pb` (on free ports instead of 8000 and 8001)."""
+"""The serving guide stays true: its curl commands and its client example, run as written against
+`graphrun serve tests/models/mlp.pb` (on free ports instead of 8000 and 8001)."""
 
 import json
 import re
@@ -9,17 +9,17 @@ import sys
 import numpy as np
 import pytest
 
-from tests import serve_helpers as helpers
+from tests.docs.pages import DOCS, ROOT, blocks
+from tests.support import serve_helpers as helpers
 
-SECTION = re.search(r"\n## Serving: graphrun serve\n(.*?)\n## ", (helpers.ROOT / "README.md").read_text(),
-                    re.S).group(1)
-MLP = helpers.ROOT / "tests" / "models" / "mlp.pb"
+PAGE = (DOCS / "guide" / "serving.md").read_text()
+MLP = ROOT / "tests" / "models" / "mlp.pb"
 ROW = np.array([0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1, 1.1, 1.2, 1.3, 1.4, 1.5], np.float32)
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    """As the README runs it: the default runtime, which is cc once `make` has built the library."""
+    """As the page runs it: the default runtime, which is cc once `make` has built the library."""
     helpers.ensure_library()
     server = helpers.start(MLP, tmp_path_factory.mktemp("serve"))
     assert "graphrun serve: runtime cc (" in server.log()
@@ -30,12 +30,14 @@ def served(tmp_path_factory):
 
 def test_the_serve_commands_name_real_flags():
     from graphdef.graphrun.serve import build_parser
-    for line in re.findall(r"^graphrun serve (.*?)(?:\s+#.*)?$", SECTION, re.M):
+    lines = re.findall(r"^graphrun serve (.*?)(?:\s+#.*)?$", PAGE, re.M)
+    assert lines
+    for line in lines:
         build_parser().parse_args(line.split())
 
 
 def test_the_curl_examples(served):
-    block = next(b for b in re.findall(r"```sh\n(.*?)```", SECTION, re.S) if "curl" in b)
+    block = next(b for b in blocks(PAGE, "sh") if "curl" in b)
     commands = re.split(r"\n(?=curl )", block.strip().replace("localhost:8000", f"127.0.0.1:{served.http}"))
     assert len(commands) == 2
     answers = [json.loads(subprocess.run(["bash", "-c", c], capture_output=True, text=True, timeout=60,
@@ -46,7 +48,7 @@ def test_the_curl_examples(served):
 
 def test_the_client_example(served, tmp_path):
     pytest.importorskip("tritonclient.grpc", reason="make test installs tritonclient (the oracle extra)")
-    (block,) = re.findall(r"```py\n(.*?)```", SECTION, re.S)
+    (block,) = [b for b in blocks(PAGE, "py") if "tritonclient" in b]
     script = tmp_path / "client.py"
     script.write_text(block.replace("localhost:8001", served.grpc_target).replace(
         "print(client", "np.save('out.npy', client"))

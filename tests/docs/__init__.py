@@ -1,0 +1,1 @@
+"""The documentation stays true: README.md and the site's pages (docs/, mkdocs.yml) run as written."""
