@@ -56,3 +56,32 @@ def test_the_client_example(served, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     x = np.linspace(0, 1, 32, dtype=np.float32).reshape(2, 16)
     helpers.assert_served_answer(served, np.load(tmp_path / "out.npy"), MLP, {"x": x}, "output/score:0")
+
+
+def test_serve_a_savedmodel(tmp_path, capsys, monkeypatch):
+    """The page's recipe: convert a SavedModel into a repository's model.pb, then serve the repository."""
+    import graphdef as tf
+    from tests.support.graphrun_helpers import ok
+
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [None, 2], name="x")
+        y = tf.matmul(x, tf.Variable(np.array([[1.0], [2.0]], np.float32), name="w"), name="y")
+        init = tf.global_variables_initializer()
+    with tf.Session(graph=g) as sess:
+        sess.run(init)
+        tf.saved_model.simple_save(sess, str(tmp_path / "export" / "1"), inputs={"features": x},
+                                   outputs={"scores": y})
+    (block,) = [b for b in blocks(PAGE, "sh") if "graphrun convert" in b]
+    convert, serve = [line.partition("#")[0].split() for line in block.strip().splitlines()]
+    monkeypatch.chdir(tmp_path)
+    ok(capsys, *convert[1:])
+    assert serve[:2] == ["graphrun", "serve"]
+    server = helpers.start(tmp_path / serve[2], tmp_path)
+    try:
+        status, _, body = helpers.http(server, "POST", "/v2/models/scorer/infer", {
+            "inputs": [{"name": "features", "datatype": "FP32", "shape": [1, 2], "data": [1, 1]}]})
+        assert status == 200, body
+        assert json.loads(body)["outputs"][0]["data"] == [3.0]
+    finally:
+        assert server.stop() == 0
