@@ -22,7 +22,7 @@ def test_the_tour_runs_in_every_runtime(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     shown = samples(TEXT)
     assert any(c.startswith("graphrun ") for c in shown) and any(c.startswith("build/graphrun-cc ") for c in shown)
-    tools = {"graphrun": str(ROOT / ".venv" / "bin" / "graphrun"), "build/graphrun-cc": str(ROOT / "build" / "graphrun-cc")}
+    tools = {"graphrun": ROOT / ".venv" / "bin" / "graphrun", "build/graphrun-cc": ROOT / "build" / "graphrun-cc"}
     for command, output in shown.items():
         tool, _, args = command.partition(" ")
         run = subprocess.run(f"{tools[tool]} {args}", shell=True, cwd=cwd, capture_output=True, text=True, timeout=120)
