@@ -14,7 +14,7 @@ SERVING_PROTOS := $(wildcard proto/serving/*.proto)
 PY_GEN += $(patsubst proto/serving/%.proto,graphdef/_proto/%_pb2.py,$(SERVING_PROTOS))
 CC_GEN := $(patsubst proto/%.proto,$(GEN_CC)/%.pb.cc,$(PROTOS))
 # The C++ runtime is a core (every layer below session, and session) and two thin clients of it,
-# the CLI and the C API, which never include each other (tests/test_cc_layers.py).
+# the CLI and the C API, which never include each other (tests/cc/test_layers.py).
 CORE_DIRS := core io graph exec kernels passes session
 CORE_SRC := $(shell find $(addprefix runner/,$(CORE_DIRS)) -name '*.cc' 2>/dev/null)
 CLI_SRC := $(wildcard runner/cli/*.cc)
@@ -211,14 +211,14 @@ demo: setup $(VENV)/.demo ## build models, save them, run them in every runtime
 	$(VPY) examples/digits.py $(DEMO)
 	$(VENV)/bin/graphrun $(DEMO)/digits.pb --feed images=@$(DEMO)/digits_sample.npy --fetch classes
 
-# sdk: tests/test_sdk.py compiles the C example against the SDK's tarball.
+# sdk: tests/packaging/test_sdk.py compiles the C example against the SDK's tarball.
 test: setup $(VENV)/.oracles $(VENV)/.demo sdk ## the whole test suite
 	$(VPY) -m pytest -q tests
 
-# The suite again as CPUs without AVX-512, AVX2 or oneDNN would run it (tests/cpu_profiles.py);
+# The suite again as CPUs without AVX-512, AVX2 or oneDNN would run it (tests/support/cpu_profiles.py);
 # PROFILES=no-avx2 picks one.
 test-profiles: setup $(VENV)/.oracles $(VENV)/.demo sdk ## the suite as CPUs without AVX-512/AVX2/oneDNN run it
-	$(VPY) -m tests.cpu_profiles $(PROFILES)
+	$(VPY) -m tests.support.cpu_profiles $(PROFILES)
 
 $(VENV)/.bench: $(VENV)/.oracles pyproject.toml
 	$(VPY) -m pip install -q -e '.[bench]'

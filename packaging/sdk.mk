@@ -8,7 +8,7 @@ SDK_STAGE := $(BUILD)/sdk/$(SDK_NAME)
 SDK := $(DIST)/$(SDK_NAME).tar.gz
 SDK_TEMPLATES := packaging/templates
 
-# tests/test_sdk.py builds the example with CMake.
+# tests/packaging/test_sdk.py builds the example with CMake.
 $(BUILD)/.sdk-sysdeps:
 	@mkdir -p $(BUILD)
 	$(call install_packages,the C SDK's test,cmake)

@@ -8,7 +8,7 @@ os.environ["GRAPHDEF_CHECK_KERNELS"] = "1"  # read when graphdef.client.session 
 import pytest  # noqa: E402
 
 import graphdef as tf  # noqa: E402
-from tests.cc_helpers import REPO, RUNNER  # noqa: E402
+from tests.support.cc_helpers import REPO, RUNNER  # noqa: E402
 
 
 @pytest.fixture
@@ -22,15 +22,15 @@ def graph():
 # Modules whose subject is the numpy runtime (the op families' kernels: their semantics, errors and
 # gradients against oracles, the hostile inputs they must refuse; its control-flow executor): their
 # Sessions run on the python engine, since auto would hand nearly every op to the C++ core, whose
-# kernels have their own tests (test_cc_*.py) and the engines' comparison (test_engines.py).
+# kernels have their own tests (tests/cc/) and the engines' comparison (tests/python/test_engines.py).
 # Elsewhere GRAPHDEF_ENGINE, when a run sets it, decides.
-NUMPY_RUNTIME_MODULES = ("test_ops_", "test_gradients", "test_list_ops", "test_hostile_py",
-                         "test_control_flow_exec")
+NUMPY_RUNTIME_MODULES = ("tests.python.ops.", "tests.python.test_gradients", "tests.python.test_list_ops",
+                         "tests.hostile.test_py", "tests.python.test_control_flow_exec")
 
 
 @pytest.fixture(autouse=True)
 def numpy_engine_for_numpy_runtime_tests(request, monkeypatch):
-    if request.module.__name__.rpartition(".")[2].startswith(NUMPY_RUNTIME_MODULES):
+    if request.module.__name__.startswith(NUMPY_RUNTIME_MODULES):
         monkeypatch.setenv("GRAPHDEF_ENGINE", "python")
 
 

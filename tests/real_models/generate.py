@@ -29,7 +29,7 @@ says which rule gave each number. Integer and bool outputs (detection indices) a
 
 Models whose weights cannot be small (EfficientNetB0, DenseNet121, NASNetMobile, and the full-width
 ConvNeXtTiny and ResNet50V2 of ~100 MB each) are not
-committed: tests/test_real_models.py generates them into build/real_models/ with TensorFlow on
+committed: tests/real_models/test_real_models.py generates them into build/real_models/ with TensorFlow on
 first use and reuses them (seeds fixed, so the same versions write the same numbers).
 Committed files stay under 2 MB each.
 """

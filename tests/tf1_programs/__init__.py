@@ -1,6 +1,6 @@
 """TF1 programs written against tensorflow.compat.v1, each a `main(tf)` of the module it is handed.
 
-tests/test_tf1_programs.py runs every program twice, with real TensorFlow (tf.compat.v1 with
+tests/tf/test_tf1_programs.py runs every program twice, with real TensorFlow (tf.compat.v1 with
 v2 behaviour disabled, the way TF1 code runs on TensorFlow 2) and with `import graphdef as
 tf`, and compares what they print. TensorFlow's output is also committed under
 transcripts/, so the graphdef side is checked where TensorFlow is not installed;

@@ -1,0 +1,1 @@
+"""graphrun-cc's kernels against numpy oracles and their refusals."""

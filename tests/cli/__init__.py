@@ -1,0 +1,1 @@
+"""graphrun's verbs, called in process and as a command."""

@@ -1,0 +1,1 @@
+"""Hostile and invalid models: every runtime refuses them in one clear line."""

@@ -1,0 +1,92 @@
+"""graphrun-cc on invalid models: exit 3 and one line naming what is wrong.
+
+Every graph is built with the generated protobuf classes (not the graphdef package), and every
+expected value is a literal or numpy worked out in the test: an oracle independent of the runner.
+Shared builders and runners are in tests/support/cc_helpers.py.
+"""
+
+import numpy as np
+import pytest
+
+from graphdef._proto import graph_pb2
+
+from tests.support.cc_helpers import DT, Graph, fails, tensor_proto, type_attr
+
+
+def test_unknown_ops_are_all_listed_at_once(runner, tmp_path):
+    # Made-up op types, so the test keeps meaning the same as kernels are added.
+    g = Graph()
+    g.const("x", [1.0], np.float32)
+    g.op("dense/Frobnicate", "Frobnicate", ["x"], np.float32)
+    g.op("t/Twiddle", "Twiddle", ["dense/Frobnicate", "x"], np.float32)
+    model = g.save(tmp_path / "model.pb")
+    assert fails(runner, 3, model) == (
+        f"graphrun-cc: {model}: no kernel for Frobnicate (dense/Frobnicate), Twiddle (t/Twiddle)")
+    g.op("f2", "Frobnicate", ["x"], np.float32)  # a type used twice is listed once
+    model = g.save(tmp_path / "model.pb")
+    assert fails(runner, 3, model) == (
+        f"graphrun-cc: {model}: no kernel for Frobnicate (dense/Frobnicate and 1 more), Twiddle (t/Twiddle)")
+
+
+def invalid_graph(kind):
+    g = Graph()
+    g.const("a", [1.0, 2.0], np.float32)
+    if kind == "missing input":
+        g.op("b", "Neg", ["zz"], np.float32)
+    elif kind == "bad output index":
+        g.op("b", "Neg", ["a:1"], np.float32)
+    elif kind == "control before data":
+        g.node("n", "NoOp")
+        g.op("b", "AddV2", ["a", "^n", "a"], np.float32)
+    elif kind == "duplicate name":
+        g.const("a", 1.0, np.float32)
+    elif kind == "wrong attr type":
+        g.node("b", "Neg", ["a"], T=graph_pb2.AttrValue(i=1))
+    elif kind == "missing attr":
+        g.node("b", "Neg", ["a"])
+    elif kind == "wrong input dtype":
+        g.op("b", "Neg", ["a"], np.float64)
+    elif kind == "wrong input count":
+        g.op("b", "AddV2", ["a"], np.float32)
+    elif kind == "unsupported dtype":
+        g.node("s", "Const", dtype=graph_pb2.AttrValue(type=DT.DT_STRING),
+               value=graph_pb2.AttrValue(tensor=graph_pb2.TensorProto(dtype=DT.DT_STRING, string_val=[b"hi"])))
+    elif kind == "cycle":
+        g.op("b", "AddV2", ["a", "c"], np.float32)
+        g.op("c", "Neg", ["b"], np.float32)
+    elif kind == "self loop":
+        g.op("b", "Neg", ["b"], np.float32)
+    elif kind == "short tensor_content":
+        tensor = tensor_proto(np.ones(4, np.float32))
+        tensor.tensor_content = tensor.tensor_content[:-1]
+        g.node("c", "Const", dtype=type_attr(np.float32), value=graph_pb2.AttrValue(tensor=tensor))
+    elif kind == "hostile const shape":
+        tensor = graph_pb2.TensorProto(dtype=DT.DT_FLOAT, float_val=[1.0])
+        for _ in range(4):
+            tensor.tensor_shape.dim.add().size = 2**62
+        g.node("c", "Const", dtype=type_attr(np.float32), value=graph_pb2.AttrValue(tensor=tensor))
+    elif kind == "const dtype mismatch":
+        g.node("c", "Const", dtype=type_attr(np.int32), value=graph_pb2.AttrValue(tensor=tensor_proto(np.float32(1))))
+    return g
+
+
+@pytest.mark.parametrize("kind, message", [
+    ("missing input", "node 'b' (Neg): input 'zz' names no node"),
+    ("bad output index", "node 'b' (Neg): input 'a:1' asks for output 1"),
+    ("control before data", "control inputs must come last"),
+    ("duplicate name", "node name 'a' is not unique"),
+    ("wrong attr type", "node 'b' (Neg): attr 'T' should hold a type but holds an int"),
+    ("missing attr", "node 'b' (Neg): missing attr 'T'"),
+    ("wrong input dtype", "is float32 from 'a:0' but the node expects float64"),
+    ("wrong input count", "has 1 data input but AddV2 takes 2"),
+    ("unsupported dtype", "string tensors, which graphrun-cc cannot hold: 's' (Const)"),  # refused by the run that needs it
+    ("cycle", "the graph has a cycle: 'b' -> 'c' -> 'b'"),
+    ("self loop", "the graph has a cycle: 'b' -> 'b'"),
+    ("short tensor_content", "tensor_content holds 15 bytes"),
+    ("hostile const shape", "would take more than 16.0 EiB, over the limit of"),
+    ("const dtype mismatch", "attr 'value' holds a float32 tensor but attr 'dtype' is int32"),
+])
+def test_invalid_graphs_exit_3(runner, tmp_path, kind, message):
+    model = invalid_graph(kind).save(tmp_path / "model.pb")
+    line = fails(runner, 3, model)
+    assert line.startswith(f"graphrun-cc: {model}: ") and message in line, line

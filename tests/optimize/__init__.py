@@ -1,0 +1,1 @@
+"""graphdef.optimize: the optimized graph computes what the original does."""

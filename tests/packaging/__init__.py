@@ -1,0 +1,1 @@
+"""What ships: the C SDK as its users get it."""

@@ -1,0 +1,1 @@
+"""The Python package: graphs, Sessions, engines, gradients, training, control flow, functions, layers."""

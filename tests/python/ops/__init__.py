@@ -1,0 +1,1 @@
+"""The op families' numpy kernels and declarations, against TensorFlow and numpy oracles."""

@@ -1,0 +1,1 @@
+"""graphrun serve: real clients, and the server under trouble."""

@@ -1,0 +1,1 @@
+"""Files both ways: GraphDefs, SavedModels, checkpoints, external weights, frozen graphs."""
