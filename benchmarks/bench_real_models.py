@@ -252,8 +252,8 @@ class CcEngine:
             return {}
         # A fresh process a turn. bench's first run (which also reorders the weights) is untimed,
         # then as many warm-up runs as fill the other engines' warm-up seconds, counted from this
-        # engine's last turn (20 before the first: MobileNetV2 at batch 1 took 2.5 ms a run after 5
-        # warm-up runs, 1.9-2.2 ms after 20 or 50).
+        # engine's last turn (20 before the first: a handful of warm-up runs left MobileNetV2 at
+        # batch 1 measurably slower than 20 or more did).
         min_runs, timed_seconds, warmup_seconds = int(words[2]), float(words[3]), float(words[4])
         last = self.last_median.get(batch)
         warmup = 20 if last is None else max(MIN_WARMUP_RUNS, math.ceil(warmup_seconds / last))

@@ -205,8 +205,8 @@ def main():
     parser.add_argument("--clients", default="1,8,64", help="client counts (default 1,8,64)")
     # Under the client count: while one batch runs, the next one's requests arrive and are parsed,
     # so the cores never wait for the network; a batch of everyone would.
-    # graphrun-cc's MobileNetV2 gives the most images/s at small batches today (per image, a batch of
-    # 32 costs about twice a batch of 4: its large activations are fresh memory each run).
+    # graphrun-cc's MobileNetV2 gives the most images/s at small batches today (per image, a large
+    # batch costs more: its large activations are fresh memory each run).
     parser.add_argument("--max-batch-size", type=int, default=8)
     parser.add_argument("--delay-ms", type=float, default=10.0)
     # One inference thread: the cc runtime runs one batch at a time on every core (more threads

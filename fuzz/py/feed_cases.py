@@ -40,7 +40,7 @@ def plausible(tensor, rng):
     dtype = tensor.dtype.np
     dims = _dims(tensor, rng)
     # the nonzero dims count too: an empty [65536, 65536, 0] is cheap as an array, but the
-    # harness's own .tolist() for a JSON feed made 2^32 empty lists (26 s, a false hang)
+    # harness's own .tolist() for a JSON feed made 2^32 empty lists (slow enough to pass for a hang)
     if any(d > 1 << 16 for d in dims) or int(np.prod([max(d, 1) for d in dims], dtype=object)) > 1 << 16:
         dims = [min(d, 1) for d in dims]
     n = int(np.prod(dims, dtype=np.int64))

@@ -105,7 +105,7 @@ def load_library():
         # libgomp's threads spin long at every barrier unless told otherwise, taking the cores other
         # threads need; graphrun-cc sets the same short spin before libgomp starts, and so must a
         # process loading the library. A spin, not passive waits: waking sleeping threads for each
-        # of a CNN's parallel regions costs about 3 ms of MobileNetV2's 5 at batch 1.
+        # of a CNN's parallel regions costs a small model much of its run (docs/performance.md).
         if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
             os.environ["GOMP_SPINCOUNT"] = "1000"
         # Its own libprotobuf and oneDNN before anything loaded into the global scope: TensorFlow puts

@@ -67,8 +67,8 @@ def random_value(seed, name, dtype, shape):
         raise TypeError(f"cannot make random values of dtype {dtype}")
     count = int(np.prod(shape, dtype=np.int64))
     values = np.empty(count, dtype)
-    # a chunk at a time: the uint64 and float64 temporaries of a whole large feed took several
-    # times its size and seconds of page faults; the words are the same, so the values are too
+    # a chunk at a time: the uint64 and float64 temporaries of a whole large feed take several
+    # times its size, all page-faulted in; the words are the same, so the values are too
     for first in range(0, count, _CHUNK):
         n = min(_CHUNK, count - first)
         values[first:first + n] = _values(words(seed, name, n, first), dtype)

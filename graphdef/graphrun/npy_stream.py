@@ -99,7 +99,7 @@ class NpyWriter:
         self.shape = tuple(shape)
         self._rows_left = self.shape[0]
         header = {"descr": npy_format.dtype_to_descr(self.dtype), "fortran_order": False, "shape": self.shape}
-        self._file = open(path, "wb", buffering=1 << 16)  # measured: 64 KiB beats both 8 KiB and 1 MiB
+        self._file = open(path, "wb", buffering=1 << 16)  # wrote fastest of the sizes tried
         try:
             if len(repr(header)) > 65000:  # version 1.0 headers hold at most 64 KiB
                 npy_format.write_array_header_2_0(self._file, header)

@@ -19,7 +19,7 @@ from graphdef.ops import array as array_ops
 from graphdef.ops import math as math_ops
 
 # From this many channels (multiplier 1) one einsum over a strided view of every window beats the
-# per-offset passes (measured on MobileNetV2's layers: 1.5-2.5x at 96 to 960 channels, slower at 32).
+# per-offset passes; at 32 channels it is slower (docs/performance.md, depthwise).
 DEPTHWISE_EINSUM_CHANNELS = 64
 CONV_TYPES = frozenset((dtypes.float16, dtypes.float32, dtypes.float64, dtypes.int32))
 FLOATS = dtypes.FLOATS

@@ -155,8 +155,8 @@ _ARRAY_TYPES = (np.ndarray, np.generic)
 
 
 def _pow(x, y):
-    """x ** y. numpy's float pow is a slow general routine (about 80 ns an element in float32,
-    against 3 for a multiply), and models raise to a constant 2 or 3 (the tanh GELU's x**3). For
+    """x ** y. numpy's float pow is a slow general routine (many multiplies' worth an element),
+    and models raise to a constant 2 or 3 (the tanh GELU's x**3). For
     a float32/64 x and a one-element exponent equal to 2.0 or 3.0 this is x*x or (x*x)*x: x*x is
     the correctly rounded square, so equal to pow's; the cube rounds twice (under 2 ulps from the
     true cube, inside Pow's 4), and the signs of zeros and infinities and NaN come out as pow's

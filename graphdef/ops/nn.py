@@ -13,8 +13,8 @@ from graphdef.ops import math as math_ops
 FLOATS = dtypes.FLOATS
 
 
-# numpy reduces a short last axis row by row, slowly (30 us for 256 rows of 10); reducing a
-# transposed copy across rows instead is several times faster up to about this width.
+# numpy reduces a short last axis row by row, slowly; reducing a transposed copy across rows
+# instead is several times faster up to about this width.
 _SHORT_ROW = 32
 
 

@@ -39,8 +39,8 @@ def _random_uniform(shape, *, dtype, seed, seed2, node):
     stream = ((seed & 0xFFFFFFFF) << 32) | (seed2 & 0xFFFFFFFF)
     count = int(np.prod(dims))
     out = np.empty(count, dtype.np)
-    # made a chunk at a time: the uint64 and float64 temporaries of a whole 256 MiB output took
-    # several GiB and seconds of page faults; each chunk is the same stream, so values are unchanged
+    # made a chunk at a time: the uint64 and float64 temporaries of a whole large output take many
+    # times its size, all page-faulted in; each chunk is the same stream, so values are unchanged
     for first in range(0, count, _CHUNK):
         n = min(_CHUNK, count - first)
         mantissas = words(stream, node, n, first) >> np.uint64(64 - bits)
