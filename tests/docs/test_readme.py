@@ -13,7 +13,7 @@ def test_the_readme_is_short():
     assert len(TEXT.splitlines()) <= 160, "the README is the front door; the guides are in docs/"
 
 
-def test_the_tour_runs_in_every_runtime(tmp_path):
+def test_the_tour_runs_in_every_runtime(tmp_path, cc_runner):
     """The tour's python block saves model.pb; the shell lines after it run that file in graphrun and
     graphrun-cc and print what the README shows."""
     tour = next(b for b in blocks(TEXT, "python") if "tf.save(" in b)
@@ -22,7 +22,7 @@ def test_the_tour_runs_in_every_runtime(tmp_path):
     assert done.returncode == 0, done.stderr[-3000:]
     shown = samples(TEXT)
     assert any(c.startswith("graphrun ") for c in shown) and any(c.startswith("build/graphrun-cc ") for c in shown)
-    tools = {"graphrun": ROOT / ".venv" / "bin" / "graphrun", "build/graphrun-cc": ROOT / "build" / "graphrun-cc"}
+    tools = {"graphrun": ROOT / ".venv" / "bin" / "graphrun", "build/graphrun-cc": cc_runner}
     for command, output in shown.items():
         tool, _, args = command.partition(" ")
         run = subprocess.run(f"{tools[tool]} {args}", shell=True, cwd=cwd, capture_output=True, text=True, timeout=120)
