@@ -11,16 +11,14 @@ namespace {
 // with OpenMP (libgomp), and so do our own kernels (core/parallel.h): one
 // pool. How its threads wait between parallel
 // regions decides much of a small model's time. Waking a sleeping thread
-// costs tens of microseconds here, once per region: MobileNetV2 at batch 1
-// (53 regions) took 6.7 ms with passive waits against 4.2 with spinning on
-// an idle machine. Spinning for long hurts when the cores are busy with
-// other work, since a spinning thread takes the core the thread it waits for
-// needs: under a load of 8 on 2 cores, 1100 ms a run at libgomp's default
-// spin (300,000 turns), 60 ms passive. A short spin catches the next region
-// of the same run and sleeps soon after the run ends: at GOMP_SPINCOUNT=1000,
-// 4.4 ms idle, 11 ms under a load of 2 (passive 8.5, ONNX Runtime 15.6) and
-// 44 ms under a load of 8 (passive 60, ONNX Runtime 40). So that is the
-// default. libgomp reads its settings once, in its initializer, from the
+// costs time once per region, and a CNN has dozens of regions a run, so
+// passive waits are slow on an idle machine. Spinning for long hurts when
+// the cores are busy with other work, since a spinning thread takes the core
+// the thread it waits for needs (libgomp's default spin is 300,000 turns).
+// A short spin catches the next region of the same run and sleeps soon
+// after the run ends, close to the best of both whether the machine is idle
+// or loaded (docs/performance.md has the figures). So GOMP_SPINCOUNT=1000 is
+// the default. libgomp reads its settings once, in its initializer, from the
 // environment. Setting the variable from this process is too late for that:
 // glibc's own initializer, which runs after the executable's .preinit_array
 // and before libgomp's, resets `environ` to the one the process started

@@ -89,10 +89,9 @@ Cache& cache() {
 // stores to the other buffer whose addresses match in the low 12 bits (4K
 // aliasing). So a buffer of kMinColoredBytes or more starts past its
 // (64-byte aligned) malloc address by one of 64 cache-line steps, its color,
-// and successive buffers take different colors. MobileNetV2 at batch 1:
-// Conv1 (whose input and output were so placed) 0.20 -> 0.15 ms, its
-// depthwise steps 3-17% faster, the whole model 0.95x (faster in 14 of 16
-// alternating pairs; at batch 8 0.97x, 10 of 10; ResNet50 0.985x, 10 of 10).
+// and successive buffers take different colors. MobileNetV2's first
+// convolution and depthwise steps and the whole model (and ResNet50) ran
+// faster so (docs/performance.md).
 // The malloc address is kept just below the buffer. The padding stays
 // poisoned under AddressSanitizer, so an overrun is still caught.
 constexpr std::size_t kMinColoredBytes = std::size_t{64} << 10;

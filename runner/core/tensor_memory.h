@@ -4,8 +4,8 @@
 // A model's runs allocate the same buffers in the same sizes each time.
 // glibc serves blocks above its mmap threshold (at most 32 MiB) with fresh
 // pages that the kernel must fault in and clear on every run, and returns
-// them when freed: MobileNetV2 at batch 8 has 38.5 MiB activations, so each
-// run paid ~9,600 page faults for them anew. While a plan exists (an
+// them when freed: a CNN's activations at batch 8 pass that threshold, so
+// each run paid thousands of page faults for them anew. While a plan exists (an
 // Executor is alive), a freed buffer of at least kMinCachedBytes (32 MiB) is kept
 // and handed to the next request of its size class (the size in whole
 // pages) instead. Per size class the cache holds at most as many buffers
@@ -20,8 +20,8 @@ namespace graphrun {
 // Buffers smaller than this come from malloc directly (from 64 KiB up at a
 // varying offset within a page, tensor_memory.cc says why): below the mmap
 // threshold core/memory_reuse.cc sets, glibc's heap reuses them, and across
-// sizes, which a cache by size cannot (caching from 1 MiB up took
-// MobileNetV2 b8's peak from 182 to 267 MB; from 32 MiB up, 191 MB).
+// sizes, which a cache by size cannot (caching smaller buffers too raised
+// the peak memory far more; docs/performance.md).
 constexpr std::size_t kMinCachedBytes = std::size_t{32} << 20;
 
 // `bytes` (> 0) of memory aligned for every element type (to 64 bytes,

@@ -51,10 +51,9 @@ int64_t conv_groups(const Shape& input, const Shape& filter) {
 }
 
 // Blocks pay where oneDNN's kernels stop at AVX2 or older: there its depthwise
-// and pointwise kernels took about half their NHWC time on nChw8c (a Zen 3, at
-// batch 8). With AVX-512 its NHWC kernels (brgconv) beat blocks of either
-// size: MobileNetV2 at batch 8 on a Zen 5 took 18.2 ms plain, 21-22 ms in
-// nChw16c and 30 ms in nChw8c, which runs AVX2's kernels. So by default
+// and pointwise kernels run much faster on nChw8c than on NHWC. With AVX-512
+// its NHWC kernels (brgconv) beat blocks of either size (nChw8c falls back to
+// AVX2's kernels); docs/performance.md has the figures. So by default
 // blocks follow oneDNN's effective ISA (ONEDNN_MAX_CPU_ISA or
 // GRAPHRUN_CC_MAX_CPU_ISA caps it);
 // GRAPHRUN_CC_CHANNEL_BLOCKS=1 or 0 decides instead.

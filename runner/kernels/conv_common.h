@@ -41,8 +41,8 @@ int64_t conv_groups(const Shape& input, const Shape& filter);
 // channel counts are whole blocks, the input already is in blocks or the
 // node is depthwise, and `ready_in_blocks()` says oneDNN has a primitive in
 // blocks for it. Depthwise convolutions start a run of blocks: where oneDNN
-// runs AVX2's kernels, its depthwise kernel on blocks takes about half the
-// time of its NHWC one at batch 8 (MobileNetV2), and the pointwise
+// runs AVX2's kernels, its depthwise kernel on blocks is much faster than
+// its NHWC one at larger batches (MobileNetV2), and the pointwise
 // convolutions around them gain too. Elsewhere (ResNet50's dense
 // convolutions) NHWC is as fast or faster, so a run of blocks never starts
 // there; with AVX-512, NHWC wins everywhere and blocks are off

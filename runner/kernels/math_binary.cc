@@ -152,7 +152,7 @@ Tensor* reusable_operand(KernelContext& context, const Shape& out) {
 // floating value (GELU's cube, a squared error): the same order as the
 // Python runtime's, within Pow's 4 ulps of pow() for every input (inf, NaN
 // and signed zeros come out as pow's; an overflow of a finite x is pow's
-// own), and pow() costs ~15 ns an element.
+// own), and pow() is a slow general routine.
 template <class T>
 bool small_integer_power(KernelContext& context) {
   const Tensor& x = context.input(0);

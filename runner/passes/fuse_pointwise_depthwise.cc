@@ -11,7 +11,7 @@
 // read once and without control dependants; a depthwise filter whose values
 // are all finite (oneDNN skips padding taps, which TF multiplies: 0 * inf is
 // NaN). Only with oneDNN on and channel blocks off (CPUs with AVX-512, where
-// the pair measured faster fused): where blocks are on, the depthwise chains
+// the fused pair is faster): where blocks are on, the depthwise chains
 // already run in them.
 #include <algorithm>
 #include <cmath>

@@ -60,14 +60,13 @@ ConvPd prefer_impl(ConvPd pd, const std::function<ConvPd()>& make, const std::st
 
 // oneDNN 3.2's first choice is not always its fastest kernel here:
 // - It ranks its brdgmm depthwise kernel first on AVX-512, but its jit_dw
-//   kernel of the same ISA ran MobileNetV2's depthwise layers in 4.1 ms a
-//   batch of 8 against brdgmm's 4.8 (Zen 5): take jit_dw when it is offered
-//   at the first choice's ISA. Below AVX-512 jit_dw is already the first.
+//   kernel of the same ISA runs MobileNetV2's depthwise layers faster: take
+//   jit_dw when it is offered at the first choice's ISA. Below AVX-512
+//   jit_dw is already the first.
 // - On a CPU that splits each 512-bit operation in two (cpu_isa.h), a 1x1
-//   convolution to fewer than 32 channels ran faster on its AVX2 kernel:
-//   MobileNetV2's 112x112 32->16 and 56x56 96->24 and 144->24 layers took
-//   2.7-3.4 ms together at a batch of 8 against 4.0-4.2 at AVX-512 (Zen 4;
-//   the whole model 3% less at batch 1 and 2% at 8, over 20 and 14 pairs).
+//   convolution to fewer than 32 channels runs faster on its AVX2 kernel
+//   (MobileNetV2's 112x112 32->16 and 56x56 96->24 and 144->24 layers; the
+//   figures are in docs/performance.md).
 //   These layers move many pixels for little arithmetic, and 24 channels fill
 //   only three quarters of two 512-bit registers. At 32 channels and more the
 //   two ISAs came out even. Other CPUs keep oneDNN's choice.

@@ -5,8 +5,8 @@
 // times its input), is never written out and read back whole. oneDNN 3.2
 // has that kernel (jit_1x1 with a depthwise post-op) only where it expects
 // it to win, such as MobileNetV2's widest pairs from batch 2 on with
-// AVX-512: at batch 8 the 112x112 pair took 3.2-3.4 ms in the model against
-// 6.4-6.6 as two nodes. Elsewhere it offers a reference composition of the
+// AVX-512, where the fused pair takes far less time than the two nodes
+// (docs/performance.md). Elsewhere it offers a reference composition of the
 // two kernels, no better than running them ourselves, which is declined.
 // Float32 NHWC, constant filters, bias and Relu, Relu6 or nothing after each
 // step, as passes/fuse_pointwise_depthwise.cc pairs them.

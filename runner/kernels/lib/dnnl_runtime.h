@@ -77,8 +77,8 @@ void* scratchpad_buffer(std::size_t bytes);
 
 // The arguments of one prepared primitive: its memory objects and oneDNN's
 // argument list, made once and pointed at each run's buffers. Making them
-// anew for every execution took about 70 allocations a convolution, some
-// 3,700 a run of MobileNetV2 at batch 1, all on the thread the other waits
+// anew for every execution took dozens of allocations a convolution,
+// thousands a run of a CNN, all on the thread the other waits
 // for. Not for use from two threads at once (the callers hold their lock).
 class PrimitiveArgs {
  public:

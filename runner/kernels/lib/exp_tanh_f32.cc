@@ -29,7 +29,7 @@ constexpr int32_t kRoundBits = 0x4B400000;  // its bits
 constexpr float kExpMax = 88.72283935546875f;
 constexpr float kExpMin = -104.0f;
 // tanh x = x + x^3 P(x^2) below 0.625: least squares in relative error,
-// within 0.77 ulp there. Above, (1 - e^-2|x|) / (1 + e^-2|x|) loses under
+// under an ulp there. Above, (1 - e^-2|x|) / (1 + e^-2|x|) loses under
 // a bit to the subtraction.
 constexpr float kTanhSplit = 0.625f;
 constexpr float kTanhPoly[] = {0.002142803743481636f, -0.008177093230187893f, 0.021700501441955566f,

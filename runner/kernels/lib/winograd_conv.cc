@@ -380,7 +380,7 @@ WinogradConvolution::Prepared* WinogradConvolution::prepare(const ConvShape& s, 
   }
   if (filter_finite_) {
     // Transformed again for another input shape (a new batch size) rather than
-    // kept plain beside oneDNN's copy: ResNet50's would be 80 MB more.
+    // kept plain beside oneDNN's copy, which would hold every filter twice.
     const std::vector<float> u = transform_filter(filter, s.c, out_channels);
     const int64_t rest = p->count - (chunks - 1) * p->chunk;
     p->usable = make_product(p->full, p->chunk, s.c, out_channels, u) &&
