@@ -27,7 +27,7 @@ CXXFLAGS ?= -O2 -g0
 CXXFLAGS += -std=c++17 -ffp-contract=off -Wall -Wextra -I$(GEN_CC) -Irunner -isystem /usr/include/eigen3 \
             -isystem $(ONEDNN)/include
 # Position-independent, so the core's objects also go into build/libgraphrun.so; no semantic interposition,
-# so calls inside the runner stay direct and inlinable, as in the executable (measured: no slower).
+# so calls inside the runner stay direct and inlinable, as in the executable.
 CXXFLAGS += -fPIC -fno-semantic-interposition
 RUNNER := $(BUILD)/graphrun-cc
 # oneDNN, from PyPI (runner/third_party/onednn.txt): headers and libdnnl.so.3 in build/onednn/. The
@@ -50,7 +50,7 @@ help: ## list the make targets
 setup: venv proto bytecode cc ## set up .venv, generated code and the C++ runtime
 
 # The package byte-compiled ahead: where PYTHONDONTWRITEBYTECODE is set (CI, containers) Python would
-# otherwise compile every module again in each process it starts (graphrun's start-up: 320 -> 160 ms).
+# otherwise compile every module again in each process it starts, doubling graphrun's start-up.
 # compileall skips what is up to date, so this costs nothing when nothing changed.
 bytecode: proto
 	$(VPY) -m compileall -q graphdef
