@@ -99,10 +99,12 @@ inline std::vector<BorrowedFeed> borrowed_feeds(const char* call, const char* ki
   std::vector<BorrowedFeed> feeds(count);
   std::size_t next_dim = 0;
   for (int k = 0; k < count; ++k) {
-    if (!names[k] || !dtypes[k]) throw UsageError(std::string(call) + ": feed " + std::to_string(k) + " has a NULL name or dtype");
+    if (!names[k] || !dtypes[k])
+      throw UsageError(std::string(call) + ": feed " + std::to_string(k) + " has a NULL name or dtype");
     feeds[k].name = names[k];
     feeds[k].dtype = dtypes[k];
-    feeds[k].shape = shape_of(std::string(kind) + " '" + feeds[k].name + "'", ranks[k], dims ? dims + next_dim : nullptr);
+    feeds[k].shape =
+        shape_of(std::string(kind) + " '" + feeds[k].name + "'", ranks[k], dims ? dims + next_dim : nullptr);
     next_dim += ranks[k];
     feeds[k].data = data[k];
   }

@@ -51,8 +51,7 @@ const char* graphrun_version(void) {
   return version.c_str();
 }
 
-int graphrun_model_load(const char* path, const char* signature, int optimize, graphrun_model** model,
-                        char** error) {
+int graphrun_model_load(const char* path, const char* signature, int optimize, graphrun_model** model, char** error) {
   return guarded(error, [&] {
     if (model == nullptr) throw graphrun::UsageError("graphrun_model_load: no place for the model (model is NULL)");
     *model = nullptr;

@@ -72,8 +72,7 @@ const char* graphrun_version(void);
  * of whose outputs needs an op graphrun-cc cannot run is refused
  * (GRAPHRUN_UNSUPPORTED). On success *model is set; free it with
  * graphrun_free_model. */
-int graphrun_model_load(const char* path, const char* signature, int optimize, graphrun_model** model,
-                        char** error);
+int graphrun_model_load(const char* path, const char* signature, int optimize, graphrun_model** model, char** error);
 
 /* What the model takes and gives. Indexes run from 0 to the count - 1; the
  * strings and arrays returned live as long as the model. A name is how a
@@ -134,8 +133,7 @@ typedef struct graphrun_session graphrun_session;
  * nonzero (and GRAPHRUN_CC_OPTIMIZE not "0") each plan runs the graph
  * passes keeping its feeds, fetches and targets (never folding a variable or
  * what reads one). Free it with graphrun_free_session. */
-int graphrun_session_create(const void* graph_def, size_t size, int optimize, graphrun_session** session,
-                            char** error);
+int graphrun_session_create(const void* graph_def, size_t size, int optimize, graphrun_session** session, char** error);
 
 /* Grows the graph (a TF1 graph grows after its session starts): each node
  * and function of `graph_def` is added, replacing the one of its name if
@@ -168,8 +166,7 @@ int graphrun_session_run(graphrun_session* session, int num_feeds, const char* c
 
 /* A variable's value: a result of one tensor, or of none while it has no
  * value; GRAPHRUN_USAGE when the graph has no VariableV2 of that name. */
-int graphrun_session_read_variable(graphrun_session* session, const char* name, graphrun_result** result,
-                                   char** error);
+int graphrun_session_read_variable(graphrun_session* session, const char* name, graphrun_result** result, char** error);
 
 /* Sets a variable's value (`rank` dims at `dims`, the elements at `data`,
  * copied); its dtype must be the variable's. */

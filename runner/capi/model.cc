@@ -30,7 +30,8 @@ std::string describe(const TensorInfo& info) {
   std::string shape = "<unknown>";
   if (info.rank >= 0) {
     shape = "[";
-    for (int i = 0; i < info.rank; ++i) shape += (i ? "," : "") + (info.dims[i] < 0 ? "?" : std::to_string(info.dims[i]));
+    for (int i = 0; i < info.rank; ++i)
+      shape += (i ? "," : "") + (info.dims[i] < 0 ? "?" : std::to_string(info.dims[i]));
     shape += "]";
   }
   return info.name + " (" + info.dtype + ", " + shape + ")";
@@ -95,7 +96,8 @@ CapiModel::CapiModel(const std::string& path, const std::string& signature, bool
   graph_ = std::move(prepared.graph);
   for (TensorInfo& input : inputs_) {
     input.endpoint.node = graph_->find(input.name);
-    if (input.endpoint.node < 0) throw ModelError(path + ": internal error: the graph passes removed input '" + input.name + "'");
+    if (input.endpoint.node < 0)
+      throw ModelError(path + ": internal error: the graph passes removed input '" + input.name + "'");
   }
   for (std::size_t k = 0; k < outputs_.size(); ++k) outputs_[k].endpoint = prepared.fetches[k].endpoint;
 }

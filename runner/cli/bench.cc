@@ -27,9 +27,7 @@ constexpr double kDefaultSeconds = 5.0;
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 struct Timed {
   std::string name, op;
@@ -85,7 +83,8 @@ std::vector<std::string> columns(const std::vector<std::vector<std::string>>& ro
   std::vector<std::string> lines;
   for (const auto& row : rows) {
     std::string line = "  ";
-    for (std::size_t i = 0; i < row.size(); ++i) line += (i ? "  " : "") + row[i] + std::string(widths[i] - row[i].size(), ' ');
+    for (std::size_t i = 0; i < row.size(); ++i)
+      line += (i ? "  " : "") + row[i] + std::string(widths[i] - row[i].size(), ' ');
     while (!line.empty() && line.back() == ' ') line.pop_back();
     lines.push_back(line);
   }
@@ -114,7 +113,8 @@ std::string to_text(const Report& r) {
     lines.push_back("time per op type:");
     std::vector<std::vector<std::string>> rows = {{"op type", "nodes", "ms/run", "share"}};
     for (const Timed& t : r.op_types) {
-      rows.push_back({t.op, std::to_string(t.nodes), ms(t.seconds), fixed(share(t.seconds, r.profile_total) * 100, 1) + "%"});
+      rows.push_back(
+          {t.op, std::to_string(t.nodes), ms(t.seconds), fixed(share(t.seconds, r.profile_total) * 100, 1) + "%"});
     }
     for (const std::string& line : columns(rows)) lines.push_back(line);
     lines.push_back("slowest nodes (top " + std::to_string(r.slowest.size()) + "):");
@@ -137,10 +137,10 @@ std::string to_json(const Report& r) {
   append_json_string(out, r.feeds);
   out += ", \"load_seconds\": " + json_number(r.load) + ", \"first_run_seconds\": " + json_number(r.first) +
          ", \"warmup_runs\": " + std::to_string(r.warmup) + ", \"runs\": " + std::to_string(lat.size()) +
-         ", \"latency_seconds\": {\"min\": " + json_number(lat.front()) + ", \"p50\": " + json_number(percentile(lat, 50)) +
-         ", \"p90\": " + json_number(percentile(lat, 90)) + ", \"p99\": " + json_number(percentile(lat, 99)) +
-         ", \"mean\": " + json_number(mean(lat)) + ", \"max\": " + json_number(lat.back()) +
-         "}, \"runs_per_second\": " + json_number(r.runs_per_second);
+         ", \"latency_seconds\": {\"min\": " + json_number(lat.front()) +
+         ", \"p50\": " + json_number(percentile(lat, 50)) + ", \"p90\": " + json_number(percentile(lat, 90)) +
+         ", \"p99\": " + json_number(percentile(lat, 99)) + ", \"mean\": " + json_number(mean(lat)) +
+         ", \"max\": " + json_number(lat.back()) + "}, \"runs_per_second\": " + json_number(r.runs_per_second);
   if (r.profiled) {
     out += ", \"profile\": {\"runs\": " + std::to_string(r.profile_runs) +
            ", \"seconds_per_run\": " + json_number(r.profile_total) + ", \"op_types\": [";
@@ -158,7 +158,8 @@ std::string to_json(const Report& r) {
       append_json_string(out, t.name);
       out += ", \"op\": ";
       append_json_string(out, t.op);
-      out += ", \"seconds\": " + json_number(t.seconds) + ", \"share\": " + json_number(share(t.seconds, r.profile_total)) + "}";
+      out += ", \"seconds\": " + json_number(t.seconds) +
+             ", \"share\": " + json_number(share(t.seconds, r.profile_total)) + "}";
     }
     out += "]}, \"optimize\": " + r.passes.json();
   }

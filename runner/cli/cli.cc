@@ -113,7 +113,8 @@ uint64_t parse_seed(const std::string& text) {
 int64_t parse_count(const std::string& flag, const std::string& text, int64_t minimum) {
   IntText value;
   const bool valid = parse_int_text(text, value) && value.magnitude <= INT64_MAX;
-  const int64_t number = value.negative ? -static_cast<int64_t>(value.magnitude) : static_cast<int64_t>(value.magnitude);
+  const int64_t number =
+      value.negative ? -static_cast<int64_t>(value.magnitude) : static_cast<int64_t>(value.magnitude);
   if (!valid || number < minimum) {
     throw UsageError("argument " + flag + ": invalid value: '" + text + "' (a whole number of at least " +
                      std::to_string(minimum) + ")");

@@ -103,9 +103,11 @@ int64_t elements(const graphdef::TensorShapeProto& proto) {
 }
 
 int64_t itemsize(int dtype) {
-  if (is_supported_dtype(static_cast<DataType>(dtype))) return static_cast<int64_t>(dtype_size(static_cast<DataType>(dtype)));
+  if (is_supported_dtype(static_cast<DataType>(dtype)))
+    return static_cast<int64_t>(dtype_size(static_cast<DataType>(dtype)));
   switch (dtype) {
-    case graphdef::DT_HALF: case graphdef::DT_BFLOAT16: return 2;
+    case graphdef::DT_HALF:
+    case graphdef::DT_BFLOAT16: return 2;
     case graphdef::DT_COMPLEX64: return 8;
     case graphdef::DT_COMPLEX128: return 16;
     default: return 0;
@@ -206,8 +208,8 @@ std::vector<FunctionArg> function_args(const graphdef::FunctionDef& fdef,
 
 void note_unsupported(const graphdef::NodeDef& node, const std::string& label, Summary& s) {
   if (KernelRegistry::find(node.op()) != nullptr) return;
-  auto found = std::find_if(s.unsupported.begin(), s.unsupported.end(),
-                            [&](const Unsupported& u) { return u.op == node.op(); });
+  auto found =
+      std::find_if(s.unsupported.begin(), s.unsupported.end(), [&](const Unsupported& u) { return u.op == node.op(); });
   if (found == s.unsupported.end()) found = s.unsupported.insert(s.unsupported.end(), {node.op(), 0, label});
   ++found->count;
 }
@@ -292,8 +294,8 @@ std::string json_optional(const std::optional<std::string>& text) { return text 
 std::string to_json(const Summary& s) {
   std::string out = "{\"model\": " + json_string(s.model) + ", \"format\": \"" + s.format +
                     "\", \"producer\": " + std::to_string(s.producer) +
-                    ", \"min_consumer\": " + std::to_string(s.min_consumer) + ", \"nodes\": " + std::to_string(s.nodes) +
-                    ", \"inputs\": [";
+                    ", \"min_consumer\": " + std::to_string(s.min_consumer) +
+                    ", \"nodes\": " + std::to_string(s.nodes) + ", \"inputs\": [";
   for (std::size_t i = 0; i < s.inputs.size(); ++i) {
     const Input& in = s.inputs[i];
     out += std::string(i ? ", " : "") + "{\"name\": " + json_string(in.name) + ", \"op\": " + json_string(in.op) +
@@ -381,7 +383,8 @@ std::string shell_quote(const std::string& word) {
   if (word.empty()) return "''";
   const std::string safe = "@%+=:,./-_";
   bool plain = true;
-  for (char c : word) plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || safe.find(c) != std::string::npos);
+  for (char c : word)
+    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || safe.find(c) != std::string::npos);
   if (plain) return word;
   std::string out = "'";
   for (char c : word) out += c == '\'' ? std::string("'\"'\"'") : std::string(1, c);
@@ -408,8 +411,8 @@ std::string try_command(const Summary& s) {
 
 std::string to_text(const Summary& s) {
   std::vector<std::string> lines = {"model: " + s.model, "  " + s.format + " GraphDef, producer " +
-                                                              std::to_string(s.producer) + ", " +
-                                                              std::to_string(s.nodes) + " nodes"};
+                                                             std::to_string(s.producer) + ", " +
+                                                             std::to_string(s.nodes) + " nodes"};
   auto add = [&](const std::vector<std::string>& more) { lines.insert(lines.end(), more.begin(), more.end()); };
   lines.push_back("inputs (" + std::to_string(s.inputs.size()) + "):");
   std::vector<std::vector<std::string>> rows;

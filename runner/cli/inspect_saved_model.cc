@@ -58,8 +58,8 @@ std::string tensors_json(const Infos& infos) {
   std::string out = "[";
   for (const auto& [key, info] : infos) {
     out += std::string(out.size() > 1 ? ", " : "") + "{\"key\": " + json_text(key) +
-           ", \"dtype\": " + json_text(dtype_enum_name(info.dtype())) + ", \"shape\": " +
-           shape_json(info.tensor_shape()) + ", \"name\": " + json_text(info.name()) + "}";
+           ", \"dtype\": " + json_text(dtype_enum_name(info.dtype())) +
+           ", \"shape\": " + shape_json(info.tensor_shape()) + ", \"name\": " + json_text(info.name()) + "}";
   }
   return out + "]";
 }
@@ -87,10 +87,10 @@ std::string saved_model_listing(const std::string& dir, bool json) {
       out += "], \"signatures\": [";
       bool first = true;
       for (const auto& [key, signature] : signatures) {
-        out += std::string(first ? "" : ", ") + "{\"key\": " + json_text(key) + ", \"method_name\": " +
-               json_text(signature.method_name()) + ", \"inputs\": " +
-               tensors_json(Infos(signature.inputs().begin(), signature.inputs().end())) + ", \"outputs\": " +
-               tensors_json(Infos(signature.outputs().begin(), signature.outputs().end())) + "}";
+        out += std::string(first ? "" : ", ") + "{\"key\": " + json_text(key) +
+               ", \"method_name\": " + json_text(signature.method_name()) +
+               ", \"inputs\": " + tensors_json(Infos(signature.inputs().begin(), signature.inputs().end())) +
+               ", \"outputs\": " + tensors_json(Infos(signature.outputs().begin(), signature.outputs().end())) + "}";
         first = false;
       }
       out += "]}";

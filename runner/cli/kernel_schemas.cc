@@ -35,9 +35,7 @@ std::string quoted(const std::string& text) {
   return out;
 }
 
-std::string dtype_or_null(DataType dtype) {
-  return dtype == graphdef::DT_INVALID ? "null" : quoted(dtype_name(dtype));
-}
+std::string dtype_or_null(DataType dtype) { return dtype == graphdef::DT_INVALID ? "null" : quoted(dtype_name(dtype)); }
 
 // A default in JSON; null for kinds whose defaults the test does not compare (shape, tensor).
 std::string default_json(const AttrSpec& attr) {
@@ -62,7 +60,8 @@ std::string default_json(const AttrSpec& attr) {
 }
 
 std::string input_json(const InputSpec& in) {
-  return "{\"name\": " + quoted(in.name) + ", \"type_attr\": " + (in.type_attr.empty() ? "null" : quoted(in.type_attr)) +
+  return "{\"name\": " + quoted(in.name) +
+         ", \"type_attr\": " + (in.type_attr.empty() ? "null" : quoted(in.type_attr)) +
          ", \"dtype\": " + dtype_or_null(in.fixed_dtype) +
          ", \"number_attr\": " + (in.number_attr.empty() ? "null" : quoted(in.number_attr)) +
          ", \"is_ref\": " + (in.is_ref ? "true" : "false") + ", \"type_list\": " + (in.type_list ? "true" : "false") +
@@ -105,9 +104,8 @@ std::string kernel_schemas_json() {
     first = false;
     out += "{\"op\": " + quoted(op) + ", \"inputs\": " + json_list(kernel.inputs(), input_json) +
            ", \"outputs\": " + json_list(kernel.outputs(), output_json) +
-           ", \"attrs\": " + json_list(kernel.attrs(), attr_json) +
-           ", \"output_names\": " + json_list(kernel.outputs(), [](const Kernel::OutputSpec& o) { return quoted(o.name); }) +
-           "}";
+           ", \"attrs\": " + json_list(kernel.attrs(), attr_json) + ", \"output_names\": " +
+           json_list(kernel.outputs(), [](const Kernel::OutputSpec& o) { return quoted(o.name); }) + "}";
   }
   return out + "]}\n";
 }

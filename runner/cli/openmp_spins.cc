@@ -50,8 +50,8 @@ void prefer_short_openmp_spins(int, char** argv, char** envp) {
   std::free(environment);  // not restarted (no /proc): libgomp's default waits then
 }
 
-__attribute__((section(".preinit_array"), used)) void (*const short_openmp_spins)(int, char**, char**) =
-    prefer_short_openmp_spins;
+__attribute__((section(".preinit_array"), used)) void (*const short_openmp_spins)(int, char**,
+                                                                                  char**) = prefer_short_openmp_spins;
 
 }  // namespace
 }  // namespace graphrun

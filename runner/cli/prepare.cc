@@ -11,9 +11,7 @@
 
 namespace graphrun {
 
-Prepared prepare(const Options& options) {
-  return prepare(Graph::load(options.model, options.signature), options);
-}
+Prepared prepare(const Options& options) { return prepare(Graph::load(options.model, options.signature), options); }
 
 Prepared prepare(std::unique_ptr<const Graph> loaded, const Options& options) {
   Prepared prepared;

@@ -105,8 +105,8 @@ std::vector<std::pair<int, Shape>> parse_shapes(const Graph& graph, const std::v
       while (valid) {
         const std::size_t comma = value.find(',', start);
         IntText dim;
-        valid = parse_int_text(value.substr(start, comma - start), dim) &&
-                (!dim.negative || dim.magnitude == 0) && dim.magnitude <= INT64_MAX;
+        valid = parse_int_text(value.substr(start, comma - start), dim) && (!dim.negative || dim.magnitude == 0) &&
+                dim.magnitude <= INT64_MAX;
         dims.push_back(static_cast<int64_t>(dim.magnitude));
         if (comma == std::string::npos) break;
         start = comma + 1;

@@ -14,10 +14,8 @@ bool is_supported_dtype(DataType dtype) {
     case graphdef::DT_UINT16:
     case graphdef::DT_UINT32:
     case graphdef::DT_UINT64:
-    case graphdef::DT_BOOL:
-      return true;
-    default:
-      return false;
+    case graphdef::DT_BOOL: return true;
+    default: return false;
   }
 }
 
@@ -47,21 +45,16 @@ std::size_t dtype_size(DataType dtype) {
   switch (dtype) {
     case graphdef::DT_INT8:
     case graphdef::DT_UINT8:
-    case graphdef::DT_BOOL:
-      return 1;
+    case graphdef::DT_BOOL: return 1;
     case graphdef::DT_INT16:
-    case graphdef::DT_UINT16:
-      return 2;
+    case graphdef::DT_UINT16: return 2;
     case graphdef::DT_FLOAT:
     case graphdef::DT_INT32:
-    case graphdef::DT_UINT32:
-      return 4;
+    case graphdef::DT_UINT32: return 4;
     case graphdef::DT_DOUBLE:
     case graphdef::DT_INT64:
-    case graphdef::DT_UINT64:
-      return 8;
-    default:
-      throw Error("dtype " + dtype_name(dtype) + " is not supported");
+    case graphdef::DT_UINT64: return 8;
+    default: throw Error("dtype " + dtype_name(dtype) + " is not supported");
   }
 }
 

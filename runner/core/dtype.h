@@ -51,10 +51,9 @@ struct TypeList {};
 
 using FloatTypes = TypeList<float, double>;
 using IntTypes = TypeList<int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t>;
-using NumericTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t,
-                              uint8_t, uint16_t, uint32_t, uint64_t>;
-using AllTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t,
-                          uint8_t, uint16_t, uint32_t, uint64_t, bool>;
+using NumericTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t>;
+using AllTypes =
+    TypeList<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, bool>;
 using IndexTypes = TypeList<int32_t, int64_t>;
 
 template <class... Ts>

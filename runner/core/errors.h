@@ -28,8 +28,7 @@ enum ExitCode : int {
 // A failure whose message is final; main() prints it and exits with code().
 class ExitError : public std::runtime_error {
  public:
-  ExitError(ExitCode code, const std::string& message)
-      : std::runtime_error(message), code_(code) {}
+  ExitError(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ExitCode code() const { return code_; }
 
  private:

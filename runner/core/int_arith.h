@@ -10,8 +10,7 @@
 namespace graphrun {
 
 template <class T>
-using WrapUnsigned =
-    std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+using WrapUnsigned = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 
 template <class T>
 T wrapping_add(T a, T b) {

@@ -27,9 +27,7 @@ inline uint64_t splitmix64_mix(uint64_t z) {
 }
 
 // The stream of `name` under `seed` (graphdef.random_feeds.words' start).
-inline uint64_t random_stream(uint64_t seed, const std::string& name) {
-  return splitmix64_mix(seed ^ fnv1a64(name));
-}
+inline uint64_t random_stream(uint64_t seed, const std::string& name) { return splitmix64_mix(seed ^ fnv1a64(name)); }
 
 // Word i (counting from 0) of a stream: words are independent of each other,
 // so any element can be computed without the ones before it.

@@ -33,7 +33,8 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype) {
     uint64_t other_bytes = dtype_size(dtype);
     bool overflow = false;
     for (int64_t dim : shape) {
-      overflow = overflow || (dim != 0 && __builtin_mul_overflow(other_bytes, static_cast<uint64_t>(dim), &other_bytes));
+      overflow =
+          overflow || (dim != 0 && __builtin_mul_overflow(other_bytes, static_cast<uint64_t>(dim), &other_bytes));
     }
     if (overflow || other_bytes > limit) {
       throw Error("output " + shape_string(shape) + " " + dtype_name(dtype) +
@@ -54,8 +55,8 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype) {
   }
   if (overflow || bytes > limit || count > static_cast<uint64_t>(INT64_MAX)) {
     throw Error("output " + shape_string(shape) + " " + dtype_name(dtype) + " would take " +
-                (overflow ? "more than 16.0 EiB" : format_bytes(bytes)) + ", over the limit of " +
-                format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
+                (overflow ? "more than 16.0 EiB" : format_bytes(bytes)) + ", over the limit of " + format_bytes(limit) +
+                " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
   }
   return static_cast<int64_t>(count);
 }
@@ -78,8 +79,13 @@ Tensor::Tensor(DataType dtype, Shape shape, bool zeroed)
 void Tensor::BufferDeleter::operator()(void* p) const noexcept { free_tensor_memory(p, bytes); }
 
 Tensor::Tensor(Tensor&& other) noexcept
-    : dtype_(other.dtype_), layout_(other.layout_), shape_(std::move(other.shape_)), num_elements_(other.num_elements_),
-      buffer_(std::move(other.buffer_)), data_(other.data_), owner_(std::move(other.owner_)),
+    : dtype_(other.dtype_),
+      layout_(other.layout_),
+      shape_(std::move(other.shape_)),
+      num_elements_(other.num_elements_),
+      buffer_(std::move(other.buffer_)),
+      data_(other.data_),
+      owner_(std::move(other.owner_)),
       variant_(std::move(other.variant_)) {
   other.data_ = nullptr;
 }
@@ -122,8 +128,7 @@ const VariantValue& Tensor::variant_value() const {
 }
 
 void Tensor::set_layout(Layout layout) {
-  if (layout == Layout::kChannelBlocks8 &&
-      (dtype_ != graphdef::DT_FLOAT || shape_.size() != 4 || shape_[3] % 8 != 0)) {
+  if (layout == Layout::kChannelBlocks8 && (dtype_ != graphdef::DT_FLOAT || shape_.size() != 4 || shape_[3] % 8 != 0)) {
     throw Error("internal error: channel blocks of 8 for a " + dtype_name(dtype_) + " " + shape_string(shape_));
   }
   layout_ = layout;
@@ -173,8 +178,7 @@ Tensor Tensor::reshaped(Shape shape) const& {
 
 void Tensor::check_type(DataType requested) const {
   if (requested != dtype_) {
-    throw Error("internal error: a " + dtype_name(dtype_) + " tensor was read as " +
-                dtype_name(requested));
+    throw Error("internal error: a " + dtype_name(dtype_) + " tensor was read as " + dtype_name(requested));
   }
 }
 

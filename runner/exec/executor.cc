@@ -32,8 +32,7 @@ std::string describe_placeholder(const GraphNode& node) {
 
 }  // namespace
 
-Executor::Executor(const Graph& graph, std::vector<Endpoint> fetches, std::vector<int> targets,
-                   const FeedMap& feeds)
+Executor::Executor(const Graph& graph, std::vector<Endpoint> fetches, std::vector<int> targets, const FeedMap& feeds)
     : graph_(graph), fetches_(std::move(fetches)), targets_(std::move(targets)), uses_(graph.size(), 0) {
   const std::vector<char> needed = mark_needed(feeds);
   check_fed(needed, feeds);
@@ -194,7 +193,7 @@ std::vector<TensorPtr> Executor::execute(int i, std::vector<TensorPtr> inputs, V
 }
 
 TensorPtr Executor::value_of(Endpoint endpoint, const std::vector<std::vector<TensorPtr>>& values,
-                              VariableStore& variables) const {
+                             VariableStore& variables) const {
   // A variable is read when its consumer runs, as a TF1 ref is, so a read
   // ordered after an Assign by a control input sees the assigned value even
   // though the variable node itself was "ready" long before.

@@ -87,7 +87,8 @@ std::string fetch_hint(const Graph& graph, const std::string& name) {
     text += (k ? ", '" : "; closest names: '") + graph.node(scored[k].second).name() + "'";
   }
   const std::vector<Fetch> outputs = default_fetches(graph);
-  for (std::size_t k = 0; k < outputs.size() && k < 5; ++k) text += (k ? ", " : "; the model's outputs: ") + outputs[k].name;
+  for (std::size_t k = 0; k < outputs.size() && k < 5; ++k)
+    text += (k ? ", " : "; the model's outputs: ") + outputs[k].name;
   if (outputs.size() > 5) text += " and " + std::to_string(outputs.size() - 5) + " more";
   return text;
 }

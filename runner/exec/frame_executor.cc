@@ -51,8 +51,8 @@ int64_t max_while_iterations() {
 }  // namespace
 
 bool needs_frame_executor(const Graph& graph, const std::vector<char>& needed) {
-  static const char* const kControlFlowOps[] = {"Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond",
-                                                "ControlTrigger"};
+  static const char* const kControlFlowOps[] = {"Switch",        "Merge",    "Enter",         "Exit",
+                                                "NextIteration", "LoopCond", "ControlTrigger"};
   for (int i = 0; i < graph.size(); ++i) {
     if (!needed[i]) continue;
     for (const char* op : kControlFlowOps) {
@@ -88,8 +88,7 @@ int FrameExecutor::child_frame(int parent, const std::string& name, int enter) {
   auto found = child_by_key_.find(key);
   if (found != child_by_key_.end()) return found->second;
   if (frames_[parent].depth + 1 > kMaxFrameDepth) {
-    fail(graph_.node(enter).describe() + ": loops are nested more than " + std::to_string(kMaxFrameDepth) +
-         " deep");
+    fail(graph_.node(enter).describe() + ": loops are nested more than " + std::to_string(kMaxFrameDepth) + " deep");
   }
   Frame frame;
   frame.name = name;
@@ -252,8 +251,8 @@ void FrameExecutor::check_fetches() const {
   for (const Endpoint& fetch : fetches_) {
     const int frame = out_frame(fetch.node);
     if (frame != 0) {
-      throw UsageError("cannot fetch '" + tensor_name(graph_.node(fetch.node).name(), fetch.output) + "': it is inside " +
-                       frame_label(frame) + "; fetch a value the loop's Exit gives out");
+      throw UsageError("cannot fetch '" + tensor_name(graph_.node(fetch.node).name(), fetch.output) +
+                       "': it is inside " + frame_label(frame) + "; fetch a value the loop's Exit gives out");
     }
   }
 }
@@ -365,8 +364,8 @@ std::vector<FrameExecutor::Value> FrameExecutor::run_loop(int frame_index, const
 }
 
 FrameExecutor::Slot FrameExecutor::run_node(int frame, int node_index, int64_t iteration,
-                                            const std::vector<Value>& enters, const std::vector<Slot>& slots, const std::vector<Value>& carried,
-                                            RunState& run) const {
+                                            const std::vector<Value>& enters, const std::vector<Slot>& slots,
+                                            const std::vector<Value>& carried, RunState& run) const {
   const GraphNode& node = graph_.node(node_index);
   Slot result;
   auto fed = run.feeds.find(node_index);
@@ -407,7 +406,8 @@ FrameExecutor::Slot FrameExecutor::run_node(int frame, int node_index, int64_t i
     bool any_absent = false;
     bool dead_enter = false;
     for (std::size_t k = 0; k < inputs.size(); ++k) {
-      dead_enter = dead_enter || (inputs[k].state == Liveness::kDead && is_op(graph_.node(node.inputs[k].node), "Enter"));
+      dead_enter =
+          dead_enter || (inputs[k].state == Liveness::kDead && is_op(graph_.node(node.inputs[k].node), "Enter"));
       if (inputs[k].state == Liveness::kLive) {
         Tensor index(graphdef::DT_INT32, {});
         index.data<int32_t>()[0] = static_cast<int32_t>(k);

@@ -82,14 +82,14 @@ class FrameExecutor {
   [[noreturn]] void fail(const std::string& reason) const;
   std::string frame_label(int frame) const;
 
-  void run_iteration(int frame, int64_t iteration, const std::vector<Value>& enters,
-                     const std::vector<Value>& carried, std::vector<Slot>& slots, RunState& run) const;
+  void run_iteration(int frame, int64_t iteration, const std::vector<Value>& enters, const std::vector<Value>& carried,
+                     std::vector<Slot>& slots, RunState& run) const;
   std::vector<Value> run_loop(int frame, const std::vector<Value>& enters, RunState& run) const;
   Value read(int frame, Endpoint from, int consumer, int64_t iteration, const std::vector<Slot>& slots,
              const std::vector<Value>& carried, RunState& run) const;
   Liveness control_state(int frame, int producer, const std::vector<Slot>& slots, RunState& run) const;
-  Slot run_node(int frame, int node, int64_t iteration, const std::vector<Value>& enters, const std::vector<Slot>& slots,
-                const std::vector<Value>& carried, RunState& run) const;
+  Slot run_node(int frame, int node, int64_t iteration, const std::vector<Value>& enters,
+                const std::vector<Slot>& slots, const std::vector<Value>& carried, RunState& run) const;
   std::vector<TensorPtr> execute(int node, int frame, int64_t iteration, std::vector<TensorPtr> inputs,
                                  RunState& run) const;
 

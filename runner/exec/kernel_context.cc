@@ -4,8 +4,7 @@
 
 namespace graphrun {
 
-KernelContext::KernelContext(const Graph& graph, int node, std::vector<TensorPtr> inputs,
-                             VariableStore& variables)
+KernelContext::KernelContext(const Graph& graph, int node, std::vector<TensorPtr> inputs, VariableStore& variables)
     : graph_(graph),
       node_(graph.node(node)),
       inputs_(std::move(inputs)),
@@ -36,9 +35,7 @@ bool KernelContext::input_is_constant(int i) const {
   return producer->is_valid_const();
 }
 
-const std::string& KernelContext::ref_variable(int i) const {
-  return graph_.node(node_.inputs.at(i).node).name();
-}
+const std::string& KernelContext::ref_variable(int i) const { return graph_.node(node_.inputs.at(i).node).name(); }
 
 const graphdef::NodeDef& KernelContext::ref_variable_def(int i) const {
   return *graph_.node(node_.inputs.at(i).node).def;

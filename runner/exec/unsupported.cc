@@ -121,8 +121,8 @@ std::string describe_unsupported(const Graph& graph, const std::vector<int>& nod
     parts.push_back(text);
   }
   for (const std::string& dtype : foreign_order) {
-    parts.push_back((parts.empty() ? "" : "and ") + dtype + " tensors, which graphrun-cc cannot hold: " +
-                    first_and_more(by_dtype[dtype]));
+    parts.push_back((parts.empty() ? "" : "and ") + dtype +
+                    " tensors, which graphrun-cc cannot hold: " + first_and_more(by_dtype[dtype]));
   }
   std::string line;
   for (std::size_t k = 0; k < parts.size(); ++k) line += (k ? "; " : "") + parts[k];

@@ -155,7 +155,8 @@ void FunctionLibrary::check_calls(const Graph& graph, std::vector<const Function
       std::vector<DataType> args, results, passed, expected;
       for (int a : body.args) args.push_back(body.graph->node(a).output_dtypes[0]);
       for (const Endpoint& e : body.outputs) results.push_back(body.graph->node(e.node).output_dtypes[e.output]);
-      for (int t : node.kernel->attr(*node.def, rule.args_attr).list().type()) passed.push_back(static_cast<DataType>(t));
+      for (int t : node.kernel->attr(*node.def, rule.args_attr).list().type())
+        passed.push_back(static_cast<DataType>(t));
       if (args != passed) {
         fail(calls + ", which takes (" + dtype_names(args) + ") but the node passes (" + dtype_names(passed) + ")");
       }
@@ -169,8 +170,8 @@ void FunctionLibrary::check_calls(const Graph& graph, std::vector<const Function
         expected.push_back(static_cast<DataType>(t));
       }
       if (results != expected) {
-        fail(calls + ", which returns (" + dtype_names(results) + ") but the node expects (" +
-             dtype_names(expected) + ")");
+        fail(calls + ", which returns (" + dtype_names(results) + ") but the node expects (" + dtype_names(expected) +
+             ")");
       }
     }
   }
@@ -234,8 +235,7 @@ const FunctionBody& FunctionLibrary::instantiate(const std::string& name, const 
     for (const std::string& ret : rets) {
       const InputName input = parse_input_name(ret);
       const int node = graph.find(input.node);
-      if (node < 0 || input.output < 0 ||
-          input.output >= static_cast<int>(graph.node(node).output_dtypes.size())) {
+      if (node < 0 || input.output < 0 || input.output >= static_cast<int>(graph.node(node).output_dtypes.size())) {
         throw Error("result '" + ret + "' names no tensor of the body");
       }
       body->outputs.push_back({node, input.output});

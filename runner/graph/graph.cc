@@ -21,8 +21,7 @@ namespace graphrun {
 namespace {
 
 bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // Protobuf cannot parse a message of 2 GiB or more; a larger file is
@@ -37,7 +36,8 @@ std::string read_file(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) throw ModelError("cannot read " + path + ": " + std::strerror(errno));
   struct stat info;
-  if (fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode) && static_cast<uint64_t>(info.st_size) > kMaxProtoBytes) {
+  if (fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode) &&
+      static_cast<uint64_t>(info.st_size) > kMaxProtoBytes) {
     std::fclose(file);
     too_large(path, format_bytes(static_cast<uint64_t>(info.st_size)));
   }
@@ -62,8 +62,7 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
  public:
   void AddError(int line, int column, const std::string& message) override {
     if (message_.empty()) {
-      message_ = "line " + std::to_string(line + 1) + " column " + std::to_string(column + 1) +
-                 ": " + message;
+      message_ = "line " + std::to_string(line + 1) + " column " + std::to_string(column + 1) + ": " + message;
     }
   }
   const std::string& message() const { return message_; }

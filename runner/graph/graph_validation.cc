@@ -76,9 +76,8 @@ namespace {
 // The kernel of every node graphrun-cc cannot run: it declares nothing and
 // refuses to run (a run that needs such a node is refused before it starts).
 const Kernel& unsupported_kernel() {
-  static const Kernel* kernel = new Kernel(Kernel("").compute([](KernelContext&) {
-    throw Error("graphrun-cc cannot run this node");
-  }));
+  static const Kernel* kernel =
+      new Kernel(Kernel("").compute([](KernelContext&) { throw Error("graphrun-cc cannot run this node"); }));
   return *kernel;
 }
 
@@ -185,8 +184,8 @@ void Graph::resolve_inputs() {
       const int produced = static_cast<int>(nodes_[producer].output_dtypes.size());
       if (input.output < 0 || input.output >= produced) {
         fail(node.describe() + ": input '" + text + "' asks for output " +
-             (input.output < 0 ? std::string("beyond int range") : std::to_string(input.output)) +
-             " of " + nodes_[producer].describe() + ", which has " + std::to_string(produced) +
+             (input.output < 0 ? std::string("beyond int range") : std::to_string(input.output)) + " of " +
+             nodes_[producer].describe() + ", which has " + std::to_string(produced) +
              (produced == 1 ? " output" : " outputs"));
       }
       node.inputs.push_back({producer, input.output});
@@ -198,8 +197,8 @@ void Graph::resolve_inputs() {
     const int got = static_cast<int>(node.inputs.size());
     const int64_t expected = kernel.num_inputs(*node.def);
     if (got != expected) {
-      fail(node.describe() + ": has " + std::to_string(got) + " data input" + (got == 1 ? "" : "s") +
-           " but " + node.op() + " takes " + std::to_string(expected));
+      fail(node.describe() + ": has " + std::to_string(got) + " data input" + (got == 1 ? "" : "s") + " but " +
+           node.op() + " takes " + std::to_string(expected));
     }
     for (int i = 0; i < got; ++i) node.input_specs.push_back(&kernel.input_spec(*node.def, i));
     for (int i = 0; i < got; ++i) {

@@ -31,8 +31,6 @@ InputName parse_input_name(const std::string& text) {
   return name;
 }
 
-std::string tensor_name(const std::string& node, int output) {
-  return node + ":" + std::to_string(output);
-}
+std::string tensor_name(const std::string& node, int output) { return node + ":" + std::to_string(output); }
 
 }  // namespace graphrun

@@ -376,12 +376,12 @@ void Kernel::validate_attrs(const graphdef::NodeDef& node) const {
     }
     const graphdef::AttrValue& value = found->second;
     if (!holds_kind(value, spec.kind)) {
-      throw Error("attr '" + spec.name + "' should hold " + attr_kind_name(spec.kind) +
-                  " but holds " + held_kind_name(value));
+      throw Error("attr '" + spec.name + "' should hold " + attr_kind_name(spec.kind) + " but holds " +
+                  held_kind_name(value));
     }
     if (spec.kind == AttrKind::kInt && value.i() < spec.minimum) {
-      throw Error("attr '" + spec.name + "' is " + std::to_string(value.i()) + "; " + op_ +
-                  " needs at least " + std::to_string(spec.minimum));
+      throw Error("attr '" + spec.name + "' is " + std::to_string(value.i()) + "; " + op_ + " needs at least " +
+                  std::to_string(spec.minimum));
     }
     if (spec.kind == AttrKind::kString && !spec.allowed_strings.empty()) {
       const auto& allowed = spec.allowed_strings;
@@ -393,8 +393,8 @@ void Kernel::validate_attrs(const graphdef::NodeDef& node) const {
     }
     if (spec.kind == AttrKind::kTypeList) {
       if (value.list().type_size() < spec.minimum) {
-        throw Error("attr '" + spec.name + "' lists " + std::to_string(value.list().type_size()) + " types; " +
-                    op_ + " needs at least " + std::to_string(spec.minimum));
+        throw Error("attr '" + spec.name + "' lists " + std::to_string(value.list().type_size()) + " types; " + op_ +
+                    " needs at least " + std::to_string(spec.minimum));
       }
       for (int dtype : value.list().type()) {
         if (!is_supported_dtype(static_cast<DataType>(dtype))) {
@@ -406,16 +406,14 @@ void Kernel::validate_attrs(const graphdef::NodeDef& node) const {
     if (spec.kind != AttrKind::kType) continue;
     const DataType dtype = value.type();
     const auto& listed = spec.allowed_dtypes;
-    const bool listed_variant = dtype == graphdef::DT_VARIANT &&
-                                std::find(listed.begin(), listed.end(), dtype) != listed.end();
+    const bool listed_variant =
+        dtype == graphdef::DT_VARIANT && std::find(listed.begin(), listed.end(), dtype) != listed.end();
     if (!is_supported_dtype(dtype) && !listed_variant) {
-      throw Error("attr '" + spec.name + "' is " + dtype_name(dtype) +
-                  ", a dtype graphrun-cc does not support");
+      throw Error("attr '" + spec.name + "' is " + dtype_name(dtype) + ", a dtype graphrun-cc does not support");
     }
     const auto& allowed = spec.allowed_dtypes;
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), dtype) == allowed.end()) {
-      throw Error("attr '" + spec.name + "' is " + dtype_name(dtype) + "; " + op_ +
-                  " accepts " + dtype_list(allowed));
+      throw Error("attr '" + spec.name + "' is " + dtype_name(dtype) + "; " + op_ + " accepts " + dtype_list(allowed));
     }
   }
   if (check_) check_(*this, node);
@@ -440,17 +438,11 @@ DataType Kernel::get_type(const graphdef::NodeDef& node, const std::string& name
   return attr(node, name).type();
 }
 
-bool Kernel::get_bool(const graphdef::NodeDef& node, const std::string& name) const {
-  return attr(node, name).b();
-}
+bool Kernel::get_bool(const graphdef::NodeDef& node, const std::string& name) const { return attr(node, name).b(); }
 
-int64_t Kernel::get_int(const graphdef::NodeDef& node, const std::string& name) const {
-  return attr(node, name).i();
-}
+int64_t Kernel::get_int(const graphdef::NodeDef& node, const std::string& name) const { return attr(node, name).i(); }
 
-float Kernel::get_float(const graphdef::NodeDef& node, const std::string& name) const {
-  return attr(node, name).f();
-}
+float Kernel::get_float(const graphdef::NodeDef& node, const std::string& name) const { return attr(node, name).f(); }
 
 const std::string& Kernel::get_string(const graphdef::NodeDef& node, const std::string& name) const {
   return attr(node, name).s();

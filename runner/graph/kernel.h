@@ -20,8 +20,20 @@ class Kernel;
 class ShapeContext;  // graph/shape_rules.h
 
 // kFunc names a function of the GraphDef library (If, While, PartitionedCall).
-enum class AttrKind { kType, kBool, kString, kShape, kTensor, kInt, kFloat, kIntList, kTypeList, kShapeList, kFunc,
-                      kStringList };
+enum class AttrKind {
+  kType,
+  kBool,
+  kString,
+  kShape,
+  kTensor,
+  kInt,
+  kFloat,
+  kIntList,
+  kTypeList,
+  kShapeList,
+  kFunc,
+  kStringList
+};
 
 struct AttrSpec {
   AttrSpec(std::string name, AttrKind kind) : name(std::move(name)), kind(kind) {}
@@ -164,9 +176,7 @@ class Kernel {
   const ShapeFn& shape_rule() const { return shape_; }
   // The node's prepared state (empty without a prepare step). Valid only
   // after validate_attrs() accepted the node; throws Error.
-  std::any prepare_node(const graphdef::NodeDef& node) const {
-    return prepare_ ? prepare_(*this, node) : std::any();
-  }
+  std::any prepare_node(const graphdef::NodeDef& node) const { return prepare_ ? prepare_(*this, node) : std::any(); }
 
   // The declaration itself, for `--list-kernels --json`.
   struct OutputSpec {
@@ -219,7 +229,7 @@ class KernelRegistry {
 
 // Registers a kernel from the file that defines it, at static-initialization
 // time, so adding a kernel never touches a central list.
-#define REGISTER_KERNEL(kernel_expression)                                         \
+#define REGISTER_KERNEL(kernel_expression)                                              \
   [[maybe_unused]] static const bool GRAPHRUN_CONCAT(kernel_registered_, __COUNTER__) = \
       ::graphrun::KernelRegistry::add(kernel_expression)
 

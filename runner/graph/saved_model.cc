@@ -25,9 +25,9 @@ namespace {
 constexpr uint64_t kMaxProtoBytes = (uint64_t{1} << 31) - 1;
 constexpr const char* kObjectGraphKey = "_CHECKPOINTABLE_OBJECT_GRAPH";
 
-const std::set<std::string> kSaverOps = {"SaveV2",      "RestoreV2",       "SaveSlices", "RestoreSlice",
-                                         "Restore",     "MergeV2Checkpoints", "ShardedFilename",
-                                         "ShardedFilespec", "StringJoin"};
+const std::set<std::string> kSaverOps = {"SaveV2",          "RestoreV2",       "SaveSlices",
+                                         "RestoreSlice",    "Restore",         "MergeV2Checkpoints",
+                                         "ShardedFilename", "ShardedFilespec", "StringJoin"};
 
 std::string node_of(const std::string& input) {
   const std::size_t start = input.empty() || input[0] != '^' ? 0 : 1;
@@ -227,8 +227,8 @@ std::map<std::string, std::string> restored_variables(const graphdef::GraphDef& 
     if ((node.op() != "Assign" && node.op() != "AssignVariableOp") || node.input_size() < 2) continue;
     std::string source = node_of(node.input(1));
     int index = output_of(node.input(1));
-    for (int hops = 0; hops < 64 && nodes.count(source) && nodes[source]->op() == "Identity" &&
-                       nodes[source]->input_size() > 0;
+    for (int hops = 0;
+         hops < 64 && nodes.count(source) && nodes[source]->op() == "Identity" && nodes[source]->input_size() > 0;
          ++hops) {
       index = output_of(nodes[source]->input(0));
       source = node_of(nodes[source]->input(0));
@@ -320,8 +320,8 @@ void name_by_keys(graphdef::GraphDef& graph, const graphdef::SignatureDef& signa
   std::set<std::string> names;
   for (const auto& node : graph.node()) names.insert(node.name());
   std::map<std::string, std::string> renamed;
-  for (const auto& [key, info] : std::map<std::string, graphdef::TensorInfo>(signature.inputs().begin(),
-                                                                            signature.inputs().end())) {
+  for (const auto& [key, info] :
+       std::map<std::string, graphdef::TensorInfo>(signature.inputs().begin(), signature.inputs().end())) {
     const auto [node, index] = tensor_of(info.name());
     if ((node == key && index == 0) || !names.count(node) || index != 0 || names.count(key)) continue;
     rename_node(graph, node, key);
@@ -329,8 +329,8 @@ void name_by_keys(graphdef::GraphDef& graph, const graphdef::SignatureDef& signa
     names.insert(key);
     renamed[node] = key;
   }
-  for (const auto& [key, info] : std::map<std::string, graphdef::TensorInfo>(signature.outputs().begin(),
-                                                                            signature.outputs().end())) {
+  for (const auto& [key, info] :
+       std::map<std::string, graphdef::TensorInfo>(signature.outputs().begin(), signature.outputs().end())) {
     auto [node, index] = tensor_of(info.name());
     if (node == key && index == 0) continue;
     if (renamed.count(node)) node = renamed[node];
@@ -355,7 +355,8 @@ bool is_saved_model(const std::string& path) {
 graphdef::SavedModel read_saved_model(const std::string& dir) {
   graphdef::SavedModel model;
   if (!model.ParseFromString(read_whole(dir + "/saved_model.pb", kMaxProtoBytes))) {
-    throw ModelError(dir + "/saved_model.pb: not a SavedModel (it does not parse as one); re-export it, or "
+    throw ModelError(dir +
+                     "/saved_model.pb: not a SavedModel (it does not parse as one); re-export it, or "
                      "point at a .pb GraphDef instead");
   }
   if (model.meta_graphs_size() == 0) throw ModelError(dir + "/saved_model.pb: a SavedModel without meta graphs");
@@ -370,8 +371,8 @@ std::unique_ptr<graphdef::GraphDef> frozen_saved_model(const std::string& dir, c
   auto found = meta.signature_def().find(key);
   if (found == meta.signature_def().end()) {
     std::string names;
-    for (const auto& entry : std::map<std::string, graphdef::SignatureDef>(meta.signature_def().begin(),
-                                                                           meta.signature_def().end())) {
+    for (const auto& entry :
+         std::map<std::string, graphdef::SignatureDef>(meta.signature_def().begin(), meta.signature_def().end())) {
       if (entry.first.rfind("__", 0) != 0) names += (names.empty() ? "" : ", ") + entry.first;
     }
     throw ModelError(dir + ": no signature '" + key + "' (it has: " + (names.empty() ? "none" : names) +

@@ -62,7 +62,8 @@ bool ShapeContext::const_ints(int k, std::vector<int64_t>& values) const {
         values.push_back(v);
       }
     } else {
-      for (int64_t i = 0; i < count; ++i) values.push_back(typed.empty() ? 0 : typed[std::min<int64_t>(i, typed.size() - 1)]);
+      for (int64_t i = 0; i < count; ++i)
+        values.push_back(typed.empty() ? 0 : typed[std::min<int64_t>(i, typed.size() - 1)]);
     }
     return true;
   };

@@ -75,8 +75,8 @@ Tensor tensor_from_proto(const graphdef::TensorProto& proto) {
     // shape fails on the mismatch rather than on memory.
     const int64_t count = checked_num_elements(shape, dtype);
     if (content.size() != static_cast<uint64_t>(count) * dtype_size(dtype)) {
-      throw Error("tensor_content holds " + std::to_string(content.size()) + " bytes but a " +
-                  dtype_name(dtype) + " tensor of shape " + shape_string(shape) + " needs " +
+      throw Error("tensor_content holds " + std::to_string(content.size()) + " bytes but a " + dtype_name(dtype) +
+                  " tensor of shape " + shape_string(shape) + " needs " +
                   std::to_string(static_cast<uint64_t>(count) * dtype_size(dtype)));
     }
     Tensor tensor(dtype, std::move(shape));

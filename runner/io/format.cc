@@ -99,9 +99,8 @@ void append_values(std::string& out, const Tensor& tensor, Style style) {
 }
 
 void append_tensor_values(std::string& out, const Tensor& tensor, Style style) {
-  dispatch(AllTypes{}, tensor.dtype(), [&](auto tag) {
-    append_values<typename decltype(tag)::type>(out, tensor, style);
-  });
+  dispatch(AllTypes{}, tensor.dtype(),
+           [&](auto tag) { append_values<typename decltype(tag)::type>(out, tensor, style); });
 }
 
 }  // namespace

@@ -22,8 +22,7 @@ FeedScalar read_scalar(const Json& value) {
       if (!std::isfinite(f)) throw Error("a number is beyond the range of float64");
       return FeedScalar::of_float(f);
     }
-    default:
-      throw Error("expected a number, true/false, or a rectangular nested array of them");
+    default: throw Error("expected a number, true/false, or a rectangular nested array of them");
   }
 }
 

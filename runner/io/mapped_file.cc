@@ -42,11 +42,16 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
     ::close(fd);
     throw Error("cannot open " + path + ": " + (S_ISREG(info.st_mode) ? std::strerror(error) : "not a regular file"));
   }
-  const FileKey key{path, info.st_dev, info.st_ino, info.st_size, static_cast<int64_t>(info.st_mtim.tv_sec),
+  const FileKey key{path,
+                    info.st_dev,
+                    info.st_ino,
+                    info.st_size,
+                    static_cast<int64_t>(info.st_mtim.tv_sec),
                     static_cast<int64_t>(info.st_mtim.tv_nsec)};
   std::lock_guard<std::mutex> lock(cache_mutex());
   auto& mappings = cache();
-  for (auto it = mappings.begin(); it != mappings.end();) it = it->second.expired() ? mappings.erase(it) : std::next(it);
+  for (auto it = mappings.begin(); it != mappings.end();)
+    it = it->second.expired() ? mappings.erase(it) : std::next(it);
   auto found = mappings.find(key);
   if (found != mappings.end()) {
     ::close(fd);

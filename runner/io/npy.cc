@@ -38,10 +38,9 @@ StoredType stored_type(const std::string& descr) {
   // A byte order ('<' little, '>' big; '|' for byte-sized types, which have
   // none), a kind and a size in bytes, as numpy writes dtype.str.
   static const std::map<std::string, DataType> kTypes = {
-      {"f2", graphdef::DT_FLOAT}, {"f4", graphdef::DT_FLOAT},  {"f8", graphdef::DT_DOUBLE},
-      {"i1", graphdef::DT_INT8},  {"i2", graphdef::DT_INT16},  {"i4", graphdef::DT_INT32},
-      {"i8", graphdef::DT_INT64}, {"u1", graphdef::DT_UINT8},  {"u2", graphdef::DT_UINT16},
-      {"u4", graphdef::DT_UINT32}, {"u8", graphdef::DT_UINT64}, {"b1", graphdef::DT_BOOL},
+      {"f2", graphdef::DT_FLOAT},  {"f4", graphdef::DT_FLOAT},  {"f8", graphdef::DT_DOUBLE}, {"i1", graphdef::DT_INT8},
+      {"i2", graphdef::DT_INT16},  {"i4", graphdef::DT_INT32},  {"i8", graphdef::DT_INT64},  {"u1", graphdef::DT_UINT8},
+      {"u2", graphdef::DT_UINT16}, {"u4", graphdef::DT_UINT32}, {"u8", graphdef::DT_UINT64}, {"b1", graphdef::DT_BOOL},
   };
   const auto found = descr.size() == 3 ? kTypes.find(descr.substr(1)) : kTypes.end();
   const char order = descr.empty() ? '?' : descr[0];
@@ -75,8 +74,9 @@ float half_to_float(uint16_t bits) {
     return value;
   }
   // Zero and subnormals are mantissa * 2**-24; normals have the implicit 1.
-  const float magnitude = exponent == 0 ? std::ldexp(static_cast<float>(mantissa), -24)
-                                        : std::ldexp(static_cast<float>(mantissa | 0x400), static_cast<int>(exponent) - 25);
+  const float magnitude = exponent == 0
+                              ? std::ldexp(static_cast<float>(mantissa), -24)
+                              : std::ldexp(static_cast<float>(mantissa | 0x400), static_cast<int>(exponent) - 25);
   return sign ? -magnitude : magnitude;
 }
 

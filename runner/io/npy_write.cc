@@ -35,8 +35,8 @@ std::string shape_repr(const Shape& shape) {
 std::string npy_bytes(const Tensor& tensor) {
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the data is written in native (little-endian) order");
   const Shape& shape = tensor.shape();
-  std::string header = "{'descr': '" + descr(tensor.dtype()) + "', 'fortran_order': False, 'shape': " +
-                       shape_repr(shape) + ", }";
+  std::string header =
+      "{'descr': '" + descr(tensor.dtype()) + "', 'fortran_order': False, 'shape': " + shape_repr(shape) + ", }";
   // numpy leaves room for the first axis to grow to 21 digits in place.
   constexpr std::size_t kGrowthDigits = 21;
   if (!shape.empty()) header += std::string(kGrowthDigits - std::to_string(shape[0]).size(), ' ');

@@ -31,8 +31,8 @@ bool starts_like_npy(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
   if (file == nullptr) return false;
   char magic[6] = {};
-  const bool npy = std::fread(magic, 1, sizeof magic, file) == sizeof magic &&
-                   std::string(magic, sizeof magic) == "\x93NUMPY";
+  const bool npy =
+      std::fread(magic, 1, sizeof magic, file) == sizeof magic && std::string(magic, sizeof magic) == "\x93NUMPY";
   std::fclose(file);
   return npy;
 }
@@ -90,7 +90,8 @@ std::vector<NpzArray> read_npz(const std::string& path) {
   std::vector<NpzArray> arrays;
   for (zip_int64_t i = 0; i < count; ++i) {
     const char* raw_name = zip_get_name(archive.get(), static_cast<zip_uint64_t>(i), 0);
-    if (raw_name == nullptr) throw Error("cannot read the archive's directory (" + std::string(zip_strerror(archive.get())) + ")");
+    if (raw_name == nullptr)
+      throw Error("cannot read the archive's directory (" + std::string(zip_strerror(archive.get())) + ")");
     const std::string member = raw_name;
     const std::string suffix = ".npy";
     if (member.size() <= suffix.size() || member.compare(member.size() - suffix.size(), suffix.size(), suffix) != 0) {

@@ -46,7 +46,8 @@ Handle read_handle(const std::string& data, std::size_t& pos, std::size_t end, c
 // The block's contents as [begin, end) in `data`, after its checksum and type are checked.
 std::pair<std::size_t, std::size_t> block(const std::string& data, Handle handle, const std::string& where) {
   const uint64_t limit = data.size() - kFooterSize;
-  if (handle.offset > limit || handle.size > limit - handle.offset || limit - handle.offset - handle.size < kTrailerSize) {
+  if (handle.offset > limit || handle.size > limit - handle.offset ||
+      limit - handle.offset - handle.size < kTrailerSize) {
     throw Error(where + ": block at " + std::to_string(handle.offset) + " of " + std::to_string(handle.size) +
                 " bytes runs past the end of the file");
   }
@@ -99,16 +100,16 @@ std::map<std::string, std::string> parse_sstable(const std::string& bytes, const
   read_handle(bytes, pos, footer + 40, name + " footer");  // the metaindex: empty in TF's files
   const Handle index = read_handle(bytes, pos, footer + 40, name + " footer");
   std::map<std::string, std::string> items;
-  entries(bytes, block(bytes, index, name + " index"), name + " index", [&](const std::string& last_key,
-                                                                          const std::string& value) {
-    std::size_t at = 0;
-    const Handle handle = read_handle(value, at, value.size(), name + " index");
-    entries(bytes, block(bytes, handle, name + " data"), name + " data",
-            [&](const std::string& key, const std::string& item) {
-              if (key > last_key) throw Error(name + ": key '" + key + "' is out of order");
-              items[key] = item;
-            });
-  });
+  entries(bytes, block(bytes, index, name + " index"), name + " index",
+          [&](const std::string& last_key, const std::string& value) {
+            std::size_t at = 0;
+            const Handle handle = read_handle(value, at, value.size(), name + " index");
+            entries(bytes, block(bytes, handle, name + " data"), name + " data",
+                    [&](const std::string& key, const std::string& item) {
+                      if (key > last_key) throw Error(name + ": key '" + key + "' is out of order");
+                      items[key] = item;
+                    });
+          });
   return items;
 }
 

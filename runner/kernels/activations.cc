@@ -103,10 +103,16 @@ void compute_softplus(KernelContext& context) {
   });
 }
 
-REGISTER_KERNEL(Kernel("Relu6").input("features", "T").output("T").type_attr("T", dtypes_of(NumericTypes{}))
+REGISTER_KERNEL(Kernel("Relu6")
+                    .input("features", "T")
+                    .output("T")
+                    .type_attr("T", dtypes_of(NumericTypes{}))
                     .shape(same_as_input(0))
                     .compute(compute_relu6));
-REGISTER_KERNEL(Kernel("Elu").input("features", "T").output("T").type_attr("T", dtypes_of(FloatTypes{}))
+REGISTER_KERNEL(Kernel("Elu")
+                    .input("features", "T")
+                    .output("T")
+                    .type_attr("T", dtypes_of(FloatTypes{}))
                     .shape(same_as_input(0))
                     .compute(compute_elu));
 REGISTER_KERNEL(Kernel("LeakyRelu")
@@ -116,10 +122,16 @@ REGISTER_KERNEL(Kernel("LeakyRelu")
                     .type_attr("T", dtypes_of(FloatTypes{}), graphdef::DT_FLOAT)
                     .shape(same_as_input(0))
                     .compute(compute_leaky_relu));
-REGISTER_KERNEL(Kernel("Softplus").input("features", "T").output("T").type_attr("T", dtypes_of(FloatTypes{}))
+REGISTER_KERNEL(Kernel("Softplus")
+                    .input("features", "T")
+                    .output("T")
+                    .type_attr("T", dtypes_of(FloatTypes{}))
                     .shape(same_as_input(0))
                     .compute(compute_softplus));
-REGISTER_KERNEL(Kernel("Softsign").input("features", "T").output("T").type_attr("T", dtypes_of(FloatTypes{}))
+REGISTER_KERNEL(Kernel("Softsign")
+                    .input("features", "T")
+                    .output("T")
+                    .type_attr("T", dtypes_of(FloatTypes{}))
                     .shape(same_as_input(0))
                     .compute(compute_softsign));
 

@@ -52,25 +52,24 @@ void compute_arg_extreme(KernelContext& context) {
                 " elements, more than an int32 index can count; use output_type int64");
   }
   Tensor output(out_type, out_shape);
-  dispatch(AllTypes{},
-           input.dtype(), [&](auto tag) {
-             using T = typename decltype(tag)::type;
-             const T* x = input.data<T>();
-             dispatch(IndexTypes{}, out_type, [&](auto index_tag) {
-               using I = typename decltype(index_tag)::type;
-               I* out = output.data<I>();
-               for (int64_t o = 0; o < outer; ++o) {
-                 for (int64_t i = 0; i < inner; ++i) {
-                   const T* row = x + o * length * inner + i;  // elements `inner` apart
-                   int64_t best = 0;
-                   for (int64_t k = 1; k < length; ++k) {
-                     if (beats<kMax>(row[k * inner], row[best * inner])) best = k;
-                   }
-                   out[o * inner + i] = static_cast<I>(best);
-                 }
-               }
-             });
-           });
+  dispatch(AllTypes{}, input.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* x = input.data<T>();
+    dispatch(IndexTypes{}, out_type, [&](auto index_tag) {
+      using I = typename decltype(index_tag)::type;
+      I* out = output.data<I>();
+      for (int64_t o = 0; o < outer; ++o) {
+        for (int64_t i = 0; i < inner; ++i) {
+          const T* row = x + o * length * inner + i;  // elements `inner` apart
+          int64_t best = 0;
+          for (int64_t k = 1; k < length; ++k) {
+            if (beats<kMax>(row[k * inner], row[best * inner])) best = k;
+          }
+          out[o * inner + i] = static_cast<I>(best);
+        }
+      }
+    });
+  });
   context.set_output(0, std::move(output));
 }
 

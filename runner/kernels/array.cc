@@ -50,7 +50,8 @@ void compute_reshape(KernelContext& context) {
   // the input alive (and, being borrowed, is never overwritten in place).
   const TensorPtr& held = context.input_ptr(0);
   if (!input.is_variant() && input.layout() == Layout::kPlain && input.num_elements() > 0) {
-    context.set_output(0, Tensor::borrowed(input.dtype(), std::move(shape), input.num_elements(), input.raw_data(), held));
+    context.set_output(0,
+                       Tensor::borrowed(input.dtype(), std::move(shape), input.num_elements(), input.raw_data(), held));
     return;
   }
   context.set_output(0, input.reshaped(std::move(shape)));
@@ -68,8 +69,8 @@ void compute_transpose(KernelContext& context) {
     if (valid) seen[axis] = 1;
   }
   if (!valid) {
-    throw Error("perm " + shape_string(perm) + " is not a permutation of the " + std::to_string(rank) +
-                " dims of " + shape_string(input.shape()));
+    throw Error("perm " + shape_string(perm) + " is not a permutation of the " + std::to_string(rank) + " dims of " +
+                shape_string(input.shape()));
   }
   bool identity = true;  // Keras' Tensordot transposes by [0, 1, 2]: the input itself, shared
   for (int d = 0; d < rank; ++d) identity = identity && perm[d] == d;

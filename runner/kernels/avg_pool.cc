@@ -111,10 +111,10 @@ void compute_avg_pool_grad(KernelContext& context) {
   context.set_output(0, std::move(output));
 }
 
-REGISTER_KERNEL(declare_pool_attrs(
-                    Kernel("AvgPool").input("value", "T").output("T").type_attr("T", dtypes_of(FloatTypes{})), false)
-                    .shape(pooled_shape)
-                    .compute(compute_avg_pool));
+REGISTER_KERNEL(
+    declare_pool_attrs(Kernel("AvgPool").input("value", "T").output("T").type_attr("T", dtypes_of(FloatTypes{})), false)
+        .shape(pooled_shape)
+        .compute(compute_avg_pool));
 
 REGISTER_KERNEL(declare_pool_attrs(Kernel("AvgPoolGrad")
                                        .input("orig_input_shape", graphdef::DT_INT32)

@@ -13,32 +13,44 @@ namespace {
 
 struct EqualOp {
   template <class T>
-  static bool apply(T a, T b) { return a == b; }
+  static bool apply(T a, T b) {
+    return a == b;
+  }
 };
 
 struct NotEqualOp {
   template <class T>
-  static bool apply(T a, T b) { return a != b; }
+  static bool apply(T a, T b) {
+    return a != b;
+  }
 };
 
 struct GreaterOp {
   template <class T>
-  static bool apply(T a, T b) { return a > b; }
+  static bool apply(T a, T b) {
+    return a > b;
+  }
 };
 
 struct GreaterEqualOp {
   template <class T>
-  static bool apply(T a, T b) { return a >= b; }
+  static bool apply(T a, T b) {
+    return a >= b;
+  }
 };
 
 struct LessOp {
   template <class T>
-  static bool apply(T a, T b) { return a < b; }
+  static bool apply(T a, T b) {
+    return a < b;
+  }
 };
 
 struct LessEqualOp {
   template <class T>
-  static bool apply(T a, T b) { return a <= b; }
+  static bool apply(T a, T b) {
+    return a <= b;
+  }
 };
 
 struct LogicalAndOp {
@@ -115,7 +127,10 @@ REGISTER_KERNEL(ordering_kernel<LessOp>("Less"));
 REGISTER_KERNEL(ordering_kernel<LessEqualOp>("LessEqual"));
 REGISTER_KERNEL(logical_kernel<LogicalAndOp>("LogicalAnd"));
 REGISTER_KERNEL(logical_kernel<LogicalOrOp>("LogicalOr"));
-REGISTER_KERNEL(Kernel("LogicalNot").input("x", graphdef::DT_BOOL).output(graphdef::DT_BOOL).shape(same_as_input(0))
+REGISTER_KERNEL(Kernel("LogicalNot")
+                    .input("x", graphdef::DT_BOOL)
+                    .output(graphdef::DT_BOOL)
+                    .shape(same_as_input(0))
                     .compute(compute_logical_not));
 
 }  // namespace

@@ -37,7 +37,9 @@ REGISTER_KERNEL(Kernel("Merge")
                     .type_attr("T", dtypes_and_variant())
                     .int_attr("N", 1)
                     .output_names({"output", "value_index"})
-                    .compute([](KernelContext&) { throw Error("internal error: Merge ran outside the frame executor"); }));
+                    .compute([](KernelContext&) {
+                      throw Error("internal error: Merge ran outside the frame executor");
+                    }));
 
 // Enters a child frame (a while loop's body and condition); with
 // is_constant, its value is the same in every iteration.
@@ -50,11 +52,8 @@ REGISTER_KERNEL(Kernel("Enter")
                     .int_attr("parallel_iterations", 1, 10)
                     .compute(pass_input_through));
 
-REGISTER_KERNEL(Kernel("Exit")
-                    .input("data", "T")
-                    .output("T")
-                    .type_attr("T", dtypes_and_variant())
-                    .compute(pass_input_through));
+REGISTER_KERNEL(
+    Kernel("Exit").input("data", "T").output("T").type_attr("T", dtypes_and_variant()).compute(pass_input_through));
 
 REGISTER_KERNEL(Kernel("NextIteration")
                     .input("data", "T")
@@ -62,16 +61,14 @@ REGISTER_KERNEL(Kernel("NextIteration")
                     .type_attr("T", dtypes_and_variant())
                     .compute(pass_input_through));
 
-REGISTER_KERNEL(Kernel("LoopCond")
-                    .input("input", graphdef::DT_BOOL)
-                    .output(graphdef::DT_BOOL)
-                    .compute([](KernelContext& context) {
-                      const Tensor& pred = context.input(0);
-                      if (pred.rank() != 0) {
-                        throw Error("input must be a scalar, not a " + shape_string(pred.shape()) + " tensor");
-                      }
-                      pass_input_through(context);
-                    }));
+REGISTER_KERNEL(
+    Kernel("LoopCond").input("input", graphdef::DT_BOOL).output(graphdef::DT_BOOL).compute([](KernelContext& context) {
+      const Tensor& pred = context.input(0);
+      if (pred.rank() != 0) {
+        throw Error("input must be a scalar, not a " + shape_string(pred.shape()) + " tensor");
+      }
+      pass_input_through(context);
+    }));
 
 // A NoOp that runs even when its inputs are dead.
 REGISTER_KERNEL(Kernel("ControlTrigger").compute([](KernelContext&) {}));

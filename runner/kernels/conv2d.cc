@@ -34,8 +34,8 @@ using RowMajor = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajo
 
 bool is_pointwise(const ConvShape& s) {
   const WindowGeometry& g = s.window;
-  return g.kh == 1 && g.kw == 1 && g.stride_h == 1 && g.stride_w == 1 && g.rows.before == 0 &&
-         g.rows.after == 0 && g.cols.before == 0 && g.cols.after == 0;
+  return g.kh == 1 && g.kw == 1 && g.stride_h == 1 && g.stride_w == 1 && g.rows.before == 0 && g.rows.after == 0 &&
+         g.cols.before == 0 && g.cols.after == 0;
 }
 
 // rows x out = patches [rows, k] * filter [k, out], for one tile.
@@ -71,9 +71,8 @@ void convolve(const ConvShape& s, const T* x, const T* filter, int64_t out_chann
   const TileProduct<T> product(filter, k, out_channels);
   const double work = static_cast<double>(pixels) * static_cast<double>(k) * static_cast<double>(out_channels);
   if (is_pointwise(s)) {
-    parallel_for(pixels, work, [&](int64_t begin, int64_t end) {
-      product(x + begin * k, end - begin, y + begin * out_channels);
-    });
+    parallel_for(pixels, work,
+                 [&](int64_t begin, int64_t end) { product(x + begin * k, end - begin, y + begin * out_channels); });
     return;
   }
   const int64_t tile = tile_pixels(k, sizeof(T));
@@ -156,8 +155,7 @@ void convolve_f32(const ConvShape& s, const float* x, const float* filter, int64
 }
 
 // The hand-written grouped path: each group an ordinary Conv2D on copies.
-void compute_grouped(const Tensor& input, const Tensor& filter, int64_t groups, const ConvShape& s,
-                     Tensor& output) {
+void compute_grouped(const Tensor& input, const Tensor& filter, int64_t groups, const ConvShape& s, Tensor& output) {
   const int64_t c = input.shape()[3], ci = filter.shape()[2], co = filter.shape()[3];
   const int64_t cog = co / groups;
   const Shape& in = input.shape();
@@ -177,7 +175,8 @@ void compute_grouped(const Tensor& input, const Tensor& filter, int64_t groups, 
       } else {
         convolve<T>(s, x.data(), f.data(), cog, y.data());
       }
-      for (int64_t p = 0; p < pixels_out; ++p) std::copy_n(y.data() + p * cog, cog, output.data<T>() + p * co + g * cog);
+      for (int64_t p = 0; p < pixels_out; ++p)
+        std::copy_n(y.data() + p * cog, cog, output.data<T>() + p * co + g * cog);
     }
   });
 }
@@ -233,11 +232,13 @@ void compute_conv_node(KernelContext& context) {
   ConvShape whole = s;
   whole.c = in[3];
   const bool residual_fits = !node.epilogue.residual || context.input(3).shape() == out_shape;
-  const Layout layout =
-      residual_fits ? conv_layout(context, given, out_channels, false, [&] {
-        return node.dnnl->ready(whole, groups, out_channels, true, filter.data<float>(), context.input_is_constant(1));
-      })
-                    : Layout::kPlain;
+  const Layout layout = residual_fits
+                            ? conv_layout(context, given, out_channels, false,
+                                          [&] {
+                                            return node.dnnl->ready(whole, groups, out_channels, true,
+                                                                    filter.data<float>(), context.input_is_constant(1));
+                                          })
+                            : Layout::kPlain;
   TensorPtr converted;
   const Tensor& input = input_in_layout(context, 0, layout, converted);
   auto dnnl = [&](float* y) {
@@ -248,9 +249,8 @@ void compute_conv_node(KernelContext& context) {
   if (node.epilogue.residual) {
     Epilogue bias_only;
     bias_only.bias = true;
-    run_residual_conv(context, 3, out_shape, layout, node.epilogue, dnnl, [&](Tensor& output) {
-      compute_hand_written(input, filter, groups, s, bias, bias_only, output);
-    });
+    run_residual_conv(context, 3, out_shape, layout, node.epilogue, dnnl,
+                      [&](Tensor& output) { compute_hand_written(input, filter, groups, s, bias, bias_only, output); });
     return;
   }
   Tensor output = Tensor::uninitialized(input.dtype(), out_shape);

@@ -68,8 +68,8 @@ const Tensor& input_in_layout(const KernelContext& context, int i, Layout layout
 // unknown batch dim may differ at run time), `product(y)` writes conv + bias
 // alone into a fresh tensor and the sum is added here.
 void run_residual_conv(KernelContext& context, int residual_input, const Shape& out_shape, Layout layout,
-                       const Epilogue& epilogue,
-                       const std::function<bool(float*)>& accumulate, const std::function<void(Tensor&)>& product);
+                       const Epilogue& epilogue, const std::function<bool(float*)>& accumulate,
+                       const std::function<void(Tensor&)>& product);
 
 // A backprop's int32 size vector: 4 non-negative sizes.
 Shape read_sizes(const Tensor& sizes, const std::string& what);

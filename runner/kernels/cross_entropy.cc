@@ -74,9 +74,8 @@ void compute_sparse(KernelContext& context) {
                 shape_string(features.shape()));
   }
   std::vector<int64_t> index;
-  dispatch(IndexTypes{}, labels.dtype(), [&](auto tag) {
-    index = read_labels<typename decltype(tag)::type>(labels, classes);
-  });
+  dispatch(IndexTypes{}, labels.dtype(),
+           [&](auto tag) { index = read_labels<typename decltype(tag)::type>(labels, classes); });
   dispatch(FloatTypes{}, features.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     Tensor loss(features.dtype(), {batch});
@@ -115,8 +114,9 @@ void cross_entropy_shape(ShapeContext& context) {
       }
     }
     if (features.known_rank && features.dims.size() != 2) return;
-  } else if (labels.known_rank && (labels.dims.size() != 1 || (features.known_rank && features.dims[0] >= 0 &&
-                                                               labels.dims[0] >= 0 && features.dims[0] != labels.dims[0]))) {
+  } else if (labels.known_rank &&
+             (labels.dims.size() != 1 || (features.known_rank && features.dims[0] >= 0 && labels.dims[0] >= 0 &&
+                                          features.dims[0] != labels.dims[0]))) {
     return;
   }
   context.set_output(0, known_shape({features.known_rank ? features.dims[0] : -1}));

@@ -76,11 +76,13 @@ void compute_depthwise(KernelContext& context) {
   const Shape out_shape = {s.n, s.window.rows.out, s.window.cols.out, s.c * multiplier};
   const Tensor* bias = fused_bias(context, node.epilogue, out_shape);
   const bool residual_fits = !node.epilogue.residual || context.input(3).shape() == out_shape;
-  const Layout layout =
-      residual_fits ? conv_layout(context, given, out_shape[3], true, [&] {
-        return node.dnnl->ready(s, s.c, out_shape[3], true, filter.data<float>(), context.input_is_constant(1));
-      })
-                    : Layout::kPlain;
+  const Layout layout = residual_fits
+                            ? conv_layout(context, given, out_shape[3], true,
+                                          [&] {
+                                            return node.dnnl->ready(s, s.c, out_shape[3], true, filter.data<float>(),
+                                                                    context.input_is_constant(1));
+                                          })
+                            : Layout::kPlain;
   TensorPtr converted;
   const Tensor& input = input_in_layout(context, 0, layout, converted);
   auto dnnl = [&](float* y) {

@@ -94,7 +94,11 @@ void compute_division(KernelContext& context) {
 
 template <class Op>
 Kernel division_kernel(const char* op) {
-  return Kernel(op).input("x", "T").input("y", "T").output("T").type_attr("T", dtypes_of(NumericTypes{}))
+  return Kernel(op)
+      .input("x", "T")
+      .input("y", "T")
+      .output("T")
+      .type_attr("T", dtypes_of(NumericTypes{}))
       .shape(broadcast_inputs())
       .compute(compute_division<Op>);
 }

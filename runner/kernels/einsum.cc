@@ -162,8 +162,8 @@ void compute_einsum(KernelContext& context) {
     const Tensor& x = context.input(k);
     const std::string& labels = eq.inputs[k];
     if (x.rank() != static_cast<int64_t>(labels.size())) {
-      throw Error("input " + std::to_string(k) + " has shape " + shape_string(x.shape()) + " but the equation gives it " +
-                  std::to_string(labels.size()) + " labels '" + labels + "'");
+      throw Error("input " + std::to_string(k) + " has shape " + shape_string(x.shape()) +
+                  " but the equation gives it " + std::to_string(labels.size()) + " labels '" + labels + "'");
     }
     for (std::size_t i = 0; i < labels.size(); ++i) {
       auto [it, fresh] = sizes.emplace(labels[i], x.shape()[i]);
@@ -217,9 +217,8 @@ void compute_einsum(KernelContext& context) {
   for (char c : order) order_shape.push_back(sizes[c]);
   const EinsumNode& node = context.state<EinsumNode>();
   Tensor product = Tensor::uninitialized(a->dtype(), {nb, m, nn});
-  if (a->dtype() != graphdef::DT_FLOAT ||
-      !node.dnnl->run(a3.shape(), b3.shape(), adj_a, adj_b, a3.data<float>(), b3.data<float>(), false, nullptr,
-                      product.data<float>())) {
+  if (a->dtype() != graphdef::DT_FLOAT || !node.dnnl->run(a3.shape(), b3.shape(), adj_a, adj_b, a3.data<float>(),
+                                                          b3.data<float>(), false, nullptr, product.data<float>())) {
     product = Tensor(a->dtype(), {nb, m, nn});  // zeros: an empty contraction sums to 0
     batch_matmul(a3, b3, adj_a, adj_b, product);
   }

@@ -30,8 +30,23 @@
 namespace graphrun {
 namespace {
 
-enum class Step { kAdd, kSub, kMul, kDiv, kMaximum, kMinimum, kPow, kNeg, kSquare, kTanh, kRelu, kSigmoid, kExp,
-                  kSqrt, kRsqrt };
+enum class Step {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kMaximum,
+  kMinimum,
+  kPow,
+  kNeg,
+  kSquare,
+  kTanh,
+  kRelu,
+  kSigmoid,
+  kExp,
+  kSqrt,
+  kRsqrt
+};
 
 struct StepName {
   const char* op;
@@ -40,11 +55,11 @@ struct StepName {
 };
 
 constexpr StepName kSteps[] = {
-    {"Add", Step::kAdd, true},          {"AddV2", Step::kAdd, true},    {"Sub", Step::kSub, true},
-    {"Mul", Step::kMul, true},          {"RealDiv", Step::kDiv, true},  {"Maximum", Step::kMaximum, true},
-    {"Minimum", Step::kMinimum, true},  {"Pow", Step::kPow, true},      {"Neg", Step::kNeg, false},
-    {"Square", Step::kSquare, false},   {"Tanh", Step::kTanh, false},   {"Relu", Step::kRelu, false},
-    {"Sigmoid", Step::kSigmoid, false}, {"Exp", Step::kExp, false},     {"Sqrt", Step::kSqrt, false},
+    {"Add", Step::kAdd, true},          {"AddV2", Step::kAdd, true},   {"Sub", Step::kSub, true},
+    {"Mul", Step::kMul, true},          {"RealDiv", Step::kDiv, true}, {"Maximum", Step::kMaximum, true},
+    {"Minimum", Step::kMinimum, true},  {"Pow", Step::kPow, true},     {"Neg", Step::kNeg, false},
+    {"Square", Step::kSquare, false},   {"Tanh", Step::kTanh, false},  {"Relu", Step::kRelu, false},
+    {"Sigmoid", Step::kSigmoid, false}, {"Exp", Step::kExp, false},    {"Sqrt", Step::kSqrt, false},
     {"Rsqrt", Step::kRsqrt, false},
 };
 
@@ -145,8 +160,7 @@ void compute_fused_elementwise(KernelContext& context) {
   const int inputs = context.num_inputs();
   for (int k = 1; k < inputs; ++k) {
     if (context.input(k).num_elements() != 1 || context.input(k).dtype() != graphdef::DT_FLOAT) {
-      throw Error("input " + std::to_string(k) + " must be one float32, got " +
-                  shape_string(context.input(k).shape()));
+      throw Error("input " + std::to_string(k) + " must be one float32, got " + shape_string(context.input(k).shape()));
     }
   }
   const int64_t n = x.num_elements();

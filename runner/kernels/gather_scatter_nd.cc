@@ -37,8 +37,8 @@ std::vector<int64_t> slice_offsets(const Tensor& indices, const Shape& target, c
                 std::to_string(target.size()) + " of " + shape_string(target));
   }
   const std::vector<int64_t> coords = read_ints(indices);
-  const int64_t rows = q == 0 ? product(indices.shape(), 0, indices.shape().size() - 1)
-                              : static_cast<int64_t>(coords.size()) / q;
+  const int64_t rows =
+      q == 0 ? product(indices.shape(), 0, indices.shape().size() - 1) : static_cast<int64_t>(coords.size()) / q;
   std::vector<int64_t> offsets(static_cast<std::size_t>(rows), 0);
   for (int64_t r = 0; r < rows; ++r) {
     int64_t offset = 0;

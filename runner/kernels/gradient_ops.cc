@@ -17,8 +17,8 @@ void compute_relu_grad(KernelContext& context) {
   const Tensor& gradients = context.input(0);
   const Tensor& features = context.input(1);
   if (gradients.shape() != features.shape()) {
-    throw Error("gradients and features must have the same shape, got " + shape_string(gradients.shape()) +
-                " and " + shape_string(features.shape()));
+    throw Error("gradients and features must have the same shape, got " + shape_string(gradients.shape()) + " and " +
+                shape_string(features.shape()));
   }
   dispatch(NumericTypes{}, gradients.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -14,8 +14,7 @@ namespace graphrun {
 namespace {
 
 // Writes the inputs' [outer, dim_i * inner] blocks side by side.
-void join(const std::vector<const Tensor*>& parts, int64_t outer, const std::vector<int64_t>& widths,
-          Tensor& out) {
+void join(const std::vector<const Tensor*>& parts, int64_t outer, const std::vector<int64_t>& widths, Tensor& out) {
   const std::size_t item = dtype_size(out.dtype());
   auto* to = static_cast<unsigned char*>(out.raw_data());
   for (int64_t o = 0; o < outer; ++o) {
@@ -42,8 +41,8 @@ void compute_concat(KernelContext& context) {
     bool fits = part.rank() == first.rank();
     for (int64_t d = 0; fits && d < first.rank(); ++d) fits = d == axis || part.shape()[d] == first.shape()[d];
     if (!fits) {
-      throw Error("cannot concatenate shapes " + shape_string(first.shape()) + " and " +
-                  shape_string(part.shape()) + " along axis " + std::to_string(axis));
+      throw Error("cannot concatenate shapes " + shape_string(first.shape()) + " and " + shape_string(part.shape()) +
+                  " along axis " + std::to_string(axis));
     }
     out_shape[axis] += part.shape()[axis];
     const AxisView view = axis_view(part.shape(), axis);

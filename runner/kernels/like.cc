@@ -23,10 +23,10 @@ void compute_ones_like(KernelContext& context) {
   context.set_output(0, std::move(out));
 }
 
-REGISTER_KERNEL(Kernel("ZerosLike").input("x", "T").output("T").type_attr("T").shape(same_as_input(0))
-                    .compute(compute_zeros_like));
-REGISTER_KERNEL(Kernel("OnesLike").input("x", "T").output("T").type_attr("T").shape(same_as_input(0))
-                    .compute(compute_ones_like));
+REGISTER_KERNEL(
+    Kernel("ZerosLike").input("x", "T").output("T").type_attr("T").shape(same_as_input(0)).compute(compute_zeros_like));
+REGISTER_KERNEL(
+    Kernel("OnesLike").input("x", "T").output("T").type_attr("T").shape(same_as_input(0)).compute(compute_ones_like));
 
 }  // namespace
 }  // namespace graphrun

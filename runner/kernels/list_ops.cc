@@ -82,7 +82,8 @@ PartialShape read_element_shape(const Tensor& value) {
     numbers.assign(data, data + value.num_elements());
   });
   if (value.rank() == 0) {
-    if (numbers[0] != -1) throw Error("a scalar element_shape must be -1 (unknown rank), not " + std::to_string(numbers[0]));
+    if (numbers[0] != -1)
+      throw Error("a scalar element_shape must be -1 (unknown rank), not " + std::to_string(numbers[0]));
     return {};
   }
   if (value.rank() != 1) throw Error("element_shape must be a scalar or a vector, not " + shape_string(value.shape()));
@@ -100,7 +101,8 @@ PartialShape read_element_shape(const Tensor& value) {
 const TensorList& read_list(KernelContext& context, int i, bool check_dtype = true) {
   const Tensor& handle = context.input(i);
   const auto* list = dynamic_cast<const TensorList*>(&handle.variant_value());
-  if (list == nullptr) throw Error("input " + std::to_string(i) + " holds a " + handle.variant_value().type_name() + ", not a TensorList");
+  if (list == nullptr)
+    throw Error("input " + std::to_string(i) + " holds a " + handle.variant_value().type_name() + ", not a TensorList");
   if (check_dtype && list->element_dtype != context.attr_type("element_dtype")) {
     throw Error("the list holds " + dtype_name(list->element_dtype) + " elements but element_dtype is " +
                 dtype_name(context.attr_type("element_dtype")));
@@ -115,7 +117,8 @@ std::shared_ptr<TensorList> new_list(DataType dtype, PartialShape shape, int64_t
   const uint64_t bytes = static_cast<uint64_t>(size) * sizeof(TensorPtr);
   if (bytes > max_tensor_bytes()) {
     throw Error("a list of " + std::to_string(size) + " elements would take " + format_bytes(bytes) +
-                ", over the limit of " + format_bytes(max_tensor_bytes()) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
+                ", over the limit of " + format_bytes(max_tensor_bytes()) +
+                " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
   }
   auto list = std::make_shared<TensorList>();
   list->element_dtype = dtype;
@@ -137,7 +140,8 @@ int64_t read_index(const Tensor& index, int64_t size) {
 // The value of a slot nobody set: zeros of the element shape, which must then be fully known.
 TensorPtr zeros_for_unset(DataType dtype, const PartialShape& shape, const std::string& what) {
   if (!shape.fully_defined()) {
-    throw Error(what + " was never set and the element shape " + shape.str() + " is not fully defined, so its zeros have no shape");
+    throw Error(what + " was never set and the element shape " + shape.str() +
+                " is not fully defined, so its zeros have no shape");
   }
   return std::make_shared<const Tensor>(dtype, shape.dims);
 }
@@ -154,9 +158,11 @@ REGISTER_KERNEL(Kernel("TensorListReserve")
                     .type_attr("shape_type", dtypes_of(IndexTypes{}))
                     .compute([](KernelContext& context) {
                       const Tensor& count = context.input(1);
-                      if (count.rank() != 0) throw Error("num_elements must be a scalar, not " + shape_string(count.shape()));
-                      emit_list(context, 0, new_list(context.attr_type("element_dtype"),
-                                                     read_element_shape(context.input(0)), count.data<int32_t>()[0]));
+                      if (count.rank() != 0)
+                        throw Error("num_elements must be a scalar, not " + shape_string(count.shape()));
+                      emit_list(context, 0,
+                                new_list(context.attr_type("element_dtype"), read_element_shape(context.input(0)),
+                                         count.data<int32_t>()[0]));
                     }));
 
 REGISTER_KERNEL(Kernel("TensorListFromTensor")
@@ -171,10 +177,12 @@ REGISTER_KERNEL(Kernel("TensorListFromTensor")
                       const Shape element(tensor->shape().begin() + 1, tensor->shape().end());
                       const PartialShape declared = read_element_shape(context.input(1));
                       if (!declared.admits(element)) {
-                        throw Error("the elements' shape " + shape_string(element) + " does not match element_shape " + declared.str());
+                        throw Error("the elements' shape " + shape_string(element) + " does not match element_shape " +
+                                    declared.str());
                       }
                       auto list = new_list(tensor->dtype(), declared, tensor->shape()[0]);
-                      const std::size_t row_bytes = tensor->shape()[0] > 0 ? tensor->byte_size() / tensor->shape()[0] : 0;
+                      const std::size_t row_bytes =
+                          tensor->shape()[0] > 0 ? tensor->byte_size() / tensor->shape()[0] : 0;
                       const auto* bytes = static_cast<const char*>(tensor->raw_data());
                       for (std::size_t i = 0; i < list->items.size(); ++i) {
                         Tensor row = Tensor::uninitialized(tensor->dtype(), element);
@@ -200,8 +208,8 @@ REGISTER_KERNEL(Kernel("TensorListGetItem")
                         throw Error("element " + std::to_string(i) + " has shape " + shape_string(item->shape()) +
                                     ", not the element_shape " + shape.str());
                       }
-                      context.set_output(0, item ? item : zeros_for_unset(list.element_dtype, shape,
-                                                                          "element " + std::to_string(i)));
+                      context.set_output(
+                          0, item ? item : zeros_for_unset(list.element_dtype, shape, "element " + std::to_string(i)));
                     }));
 
 REGISTER_KERNEL(Kernel("TensorListSetItem")
@@ -215,8 +223,8 @@ REGISTER_KERNEL(Kernel("TensorListSetItem")
                       const TensorList& list = read_list(context, 0);
                       const TensorPtr& item = context.input_ptr(2);
                       if (!list.element_shape.admits(item->shape())) {
-                        throw Error("the item's shape " + shape_string(item->shape()) + " does not match the list's element shape " +
-                                    list.element_shape.str());
+                        throw Error("the item's shape " + shape_string(item->shape()) +
+                                    " does not match the list's element shape " + list.element_shape.str());
                       }
                       int64_t size = static_cast<int64_t>(list.items.size());
                       const Tensor& index = context.input(1);
@@ -244,7 +252,8 @@ REGISTER_KERNEL(Kernel("TensorListStack")
                       const int64_t size = static_cast<int64_t>(list.items.size());
                       const int64_t expected = context.attr_int("num_elements");
                       if (expected != -1 && expected != size) {
-                        throw Error("num_elements is " + std::to_string(expected) + " but the list has " + std::to_string(size));
+                        throw Error("num_elements is " + std::to_string(expected) + " but the list has " +
+                                    std::to_string(size));
                       }
                       PartialShape shape = merge(list.element_shape, read_element_shape(context.input(1)));
                       for (const TensorPtr& item : list.items) {
@@ -259,7 +268,8 @@ REGISTER_KERNEL(Kernel("TensorListStack")
                       const std::size_t row_bytes = size > 0 ? out.byte_size() / static_cast<std::size_t>(size) : 0;
                       auto* bytes = static_cast<char*>(out.raw_data());
                       for (std::size_t i = 0; i < list.items.size(); ++i) {
-                        if (list.items[i] && row_bytes > 0) std::memcpy(bytes + i * row_bytes, list.items[i]->raw_data(), row_bytes);
+                        if (list.items[i] && row_bytes > 0)
+                          std::memcpy(bytes + i * row_bytes, list.items[i]->raw_data(), row_bytes);
                       }
                       context.set_output(0, std::move(out));
                     }));
@@ -272,11 +282,15 @@ REGISTER_KERNEL(Kernel("EmptyTensorList")
                     .type_attr("shape_type", dtypes_of(IndexTypes{}))
                     .compute([](KernelContext& context) {
                       const Tensor& bound = context.input(1);
-                      if (bound.rank() != 0) throw Error("max_num_elements must be a scalar, not " + shape_string(bound.shape()));
+                      if (bound.rank() != 0)
+                        throw Error("max_num_elements must be a scalar, not " + shape_string(bound.shape()));
                       const int64_t max_size = bound.data<int32_t>()[0];
-                      if (max_size < -1) throw Error("max_num_elements is " + std::to_string(max_size) + "; it must be -1 (no bound) or >= 0");
-                      emit_list(context, 0, new_list(context.attr_type("element_dtype"),
-                                                     read_element_shape(context.input(0)), 0, max_size));
+                      if (max_size < -1)
+                        throw Error("max_num_elements is " + std::to_string(max_size) +
+                                    "; it must be -1 (no bound) or >= 0");
+                      emit_list(context, 0,
+                                new_list(context.attr_type("element_dtype"), read_element_shape(context.input(0)), 0,
+                                         max_size));
                     }));
 
 REGISTER_KERNEL(Kernel("TensorListPushBack")
@@ -288,12 +302,13 @@ REGISTER_KERNEL(Kernel("TensorListPushBack")
                       const TensorList& list = read_list(context, 0);
                       const TensorPtr& item = context.input_ptr(1);
                       if (!list.element_shape.admits(item->shape())) {
-                        throw Error("the tensor's shape " + shape_string(item->shape()) + " does not match the list's element shape " +
-                                    list.element_shape.str());
+                        throw Error("the tensor's shape " + shape_string(item->shape()) +
+                                    " does not match the list's element shape " + list.element_shape.str());
                       }
                       const int64_t size = static_cast<int64_t>(list.items.size());
                       if (list.max_size >= 0 && size >= list.max_size) {
-                        throw Error("the list is full: it holds its max_num_elements, " + std::to_string(list.max_size));
+                        throw Error("the list is full: it holds its max_num_elements, " +
+                                    std::to_string(list.max_size));
                       }
                       auto out = new_list(list.element_dtype, list.element_shape, size + 1, list.max_size);
                       std::copy(list.items.begin(), list.items.end(), out->items.begin());
@@ -314,14 +329,15 @@ REGISTER_KERNEL(Kernel("TensorListPopBack")
                       const PartialShape shape = merge(list.element_shape, read_element_shape(context.input(1)));
                       const TensorPtr& item = list.items.back();
                       if (item && !shape.admits(item->shape())) {
-                        throw Error("the last element has shape " + shape_string(item->shape()) + ", not the element_shape " +
-                                    shape.str());
+                        throw Error("the last element has shape " + shape_string(item->shape()) +
+                                    ", not the element_shape " + shape.str());
                       }
                       auto out = new_list(list.element_dtype, list.element_shape,
                                           static_cast<int64_t>(list.items.size()) - 1, list.max_size);
                       std::copy(list.items.begin(), list.items.end() - 1, out->items.begin());
                       emit_list(context, 0, std::move(out));
-                      context.set_output(1, item ? item : zeros_for_unset(list.element_dtype, shape, "the last element"));
+                      context.set_output(1,
+                                         item ? item : zeros_for_unset(list.element_dtype, shape, "the last element"));
                     }));
 
 REGISTER_KERNEL(Kernel("TensorListLength")

@@ -22,37 +22,49 @@ namespace {
 struct AddOp {
   using Types = NumericTypes;
   template <class T>
-  static T apply(T a, T b) { return add(a, b); }
+  static T apply(T a, T b) {
+    return add(a, b);
+  }
 };
 
 struct SubOp {
   using Types = NumericTypes;
   template <class T>
-  static T apply(T a, T b) { return sub(a, b); }
+  static T apply(T a, T b) {
+    return sub(a, b);
+  }
 };
 
 struct MulOp {
   using Types = NumericTypes;
   template <class T>
-  static T apply(T a, T b) { return mul(a, b); }
+  static T apply(T a, T b) {
+    return mul(a, b);
+  }
 };
 
 struct RealDivOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T a, T b) { return a / b; }
+  static T apply(T a, T b) {
+    return a / b;
+  }
 };
 
 struct MaximumOp {
   using Types = NumericTypes;
   template <class T>
-  static T apply(T a, T b) { return maximum(a, b); }
+  static T apply(T a, T b) {
+    return maximum(a, b);
+  }
 };
 
 struct MinimumOp {
   using Types = NumericTypes;
   template <class T>
-  static T apply(T a, T b) { return minimum(a, b); }
+  static T apply(T a, T b) {
+    return minimum(a, b);
+  }
 };
 
 // (x - y) ** 2, the difference rounded first (numpy's np.square(x - y));
@@ -211,8 +223,7 @@ void compute_binary(KernelContext& context) {
     if (same || scalar) {
       const bool a_moves = x.num_elements() == n, b_moves = y.num_elements() == n;
       parallel_for(n, static_cast<double>(n), [&](int64_t begin, int64_t end) {
-        binary_run<Op, T>(a_moves ? a + begin : a, a_moves, b_moves ? b + begin : b, b_moves, out + begin,
-                          end - begin);
+        binary_run<Op, T>(a_moves ? a + begin : a, a_moves, b_moves ? b + begin : b, b_moves, out + begin, end - begin);
       });
     } else {
       // One operand is a row (a bias, a batch norm's per-channel scale)
@@ -243,9 +254,9 @@ Kernel binary_kernel(const char* op, std::vector<DataType> allowed) {
 }
 
 // Add is the TF1 spelling; TensorFlow's OpDef lists fewer dtypes for it.
-REGISTER_KERNEL(binary_kernel<AddOp>("Add", {graphdef::DT_FLOAT, graphdef::DT_DOUBLE, graphdef::DT_UINT8,
-                                             graphdef::DT_INT8, graphdef::DT_INT16, graphdef::DT_INT32,
-                                             graphdef::DT_INT64}));
+REGISTER_KERNEL(binary_kernel<AddOp>("Add",
+                                     {graphdef::DT_FLOAT, graphdef::DT_DOUBLE, graphdef::DT_UINT8, graphdef::DT_INT8,
+                                      graphdef::DT_INT16, graphdef::DT_INT32, graphdef::DT_INT64}));
 REGISTER_KERNEL(binary_kernel<AddOp>("AddV2", dtypes_of(NumericTypes{})));
 REGISTER_KERNEL(binary_kernel<SubOp>("Sub", dtypes_of(NumericTypes{})));
 REGISTER_KERNEL(binary_kernel<MulOp>("Mul", dtypes_of(NumericTypes{})));

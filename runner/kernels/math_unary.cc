@@ -36,44 +36,58 @@ struct AbsOp {
 struct SquareOp {
   using Types = NumericTypes;
   template <class T>
-  static T apply(T x) { return mul(x, x); }
+  static T apply(T x) {
+    return mul(x, x);
+  }
 };
 
 struct SqrtOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T x) { return std::sqrt(x); }
+  static T apply(T x) {
+    return std::sqrt(x);
+  }
 };
 
 struct ExpOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T x) { return std::exp(x); }
+  static T apply(T x) {
+    return std::exp(x);
+  }
 };
 
 struct LogOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T x) { return std::log(x); }
+  static T apply(T x) {
+    return std::log(x);
+  }
 };
 
 struct Log1pOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T x) { return std::log1p(x); }
+  static T apply(T x) {
+    return std::log1p(x);
+  }
 };
 
 // 1 / sqrt(x), two correctly rounded steps as numpy's 1 / np.sqrt(x).
 struct RsqrtOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T x) { return T(1) / std::sqrt(x); }
+  static T apply(T x) {
+    return T(1) / std::sqrt(x);
+  }
 };
 
 struct SigmoidOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T x) { return T(1) / (T(1) + std::exp(-x)); }
+  static T apply(T x) {
+    return T(1) / (T(1) + std::exp(-x));
+  }
 };
 
 // 1 - erf(x) (Keras' exact GELU), computed in double and rounded to T, as
@@ -82,20 +96,26 @@ struct SigmoidOp {
 struct ErfcOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T x) { return static_cast<T>(std::erfc(static_cast<double>(x))); }
+  static T apply(T x) {
+    return static_cast<T>(std::erfc(static_cast<double>(x)));
+  }
 };
 
 struct TanhOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T x) { return std::tanh(x); }
+  static T apply(T x) {
+    return std::tanh(x);
+  }
 };
 
 // maximum(x, 0): NaN passes through, -0.0 becomes 0.0 (as numpy's does).
 struct ReluOp {
   using Types = NumericTypes;
   template <class T>
-  static T apply(T x) { return maximum(x, T(0)); }
+  static T apply(T x) {
+    return maximum(x, T(0));
+  }
 };
 
 // -1, 0 or 1. NaN stays NaN, and both zeros give +0.0 (numpy's np.sign;

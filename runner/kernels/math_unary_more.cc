@@ -15,25 +15,33 @@ using SignedTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t>;
 struct SinOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T x) { return std::sin(x); }
+  static T apply(T x) {
+    return std::sin(x);
+  }
 };
 
 struct CosOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T x) { return std::cos(x); }
+  static T apply(T x) {
+    return std::cos(x);
+  }
 };
 
 struct FloorOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T x) { return std::floor(x); }
+  static T apply(T x) {
+    return std::floor(x);
+  }
 };
 
 struct CeilOp {
   using Types = FloatTypes;
   template <class T>
-  static T apply(T x) { return std::ceil(x); }
+  static T apply(T x) {
+    return std::ceil(x);
+  }
 };
 
 // nearbyint in the default rounding mode: halves go to the even neighbour, as

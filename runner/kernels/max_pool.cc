@@ -33,8 +33,8 @@ struct AxisWindow {
 
 // `axis` places the window over the padded size, `size` + `pad_before` +
 // `pad_after`. Worked out once per output row and column, not per pixel.
-std::vector<AxisWindow> axis_windows(const WindowAxis& axis, int64_t k, int64_t stride, int64_t dilation,
-                                     int64_t size, int64_t pad_before, int64_t pad_after) {
+std::vector<AxisWindow> axis_windows(const WindowAxis& axis, int64_t k, int64_t stride, int64_t dilation, int64_t size,
+                                     int64_t pad_before, int64_t pad_after) {
   WindowAxis on_input = axis;
   on_input.before += pad_before;  // fits: window_geometry checked the padded size plus `before` does
   std::vector<AxisWindow> windows(static_cast<std::size_t>(axis.out));
@@ -131,13 +131,12 @@ Kernel& declare_zero_paddings(Kernel& kernel) {
   });
 }
 
-REGISTER_KERNEL(declare_pool_attrs(Kernel("MaxPool")
-                                       .input("input", "T")
-                                       .output("T")
-                                       .type_attr("T", dtypes_of(MaxPoolTypes{}), graphdef::DT_FLOAT),
-                                   true)
-                    .shape(pooled_shape)
-                    .compute(compute_max_pool));
+REGISTER_KERNEL(
+    declare_pool_attrs(
+        Kernel("MaxPool").input("input", "T").output("T").type_attr("T", dtypes_of(MaxPoolTypes{}), graphdef::DT_FLOAT),
+        true)
+        .shape(pooled_shape)
+        .compute(compute_max_pool));
 
 REGISTER_KERNEL(declare_zero_paddings(declare_pool_attrs(Kernel("_ZeroPadMaxPool")
                                                              .input("input", "T")

@@ -85,8 +85,7 @@ REGISTER_KERNEL(Kernel("OneHot")
                     .output("T")
                     .int_attr("axis", -1, -1)
                     .type_attr("T")
-                    .type_attr("TI",
-                               {graphdef::DT_UINT8, graphdef::DT_INT8, graphdef::DT_INT32, graphdef::DT_INT64},
+                    .type_attr("TI", {graphdef::DT_UINT8, graphdef::DT_INT8, graphdef::DT_INT32, graphdef::DT_INT64},
                                graphdef::DT_INT64)
                     .shape(one_hot_shape)
                     .compute(compute_one_hot));

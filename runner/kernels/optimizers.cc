@@ -32,8 +32,8 @@ Target read_variable(KernelContext& context) {
 
 void check_gradient(const Target& variable, const char* what, const Tensor& gradient) {
   if (gradient.shape() != variable.value->shape()) {
-    throw Error("variable '" + variable.name + "' has shape " + shape_string(variable.value->shape()) + " but " +
-                what + " has shape " + shape_string(gradient.shape()));
+    throw Error("variable '" + variable.name + "' has shape " + shape_string(variable.value->shape()) + " but " + what +
+                " has shape " + shape_string(gradient.shape()));
   }
 }
 

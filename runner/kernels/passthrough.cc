@@ -18,7 +18,11 @@ REGISTER_KERNEL(Kernel("Identity")
                     .compute(pass_input_through));
 
 // Only gradients treat StopGradient specially; running forward it is Identity.
-REGISTER_KERNEL(Kernel("StopGradient").input("input", "T").output("T").type_attr("T").shape(same_as_input(0))
+REGISTER_KERNEL(Kernel("StopGradient")
+                    .input("input", "T")
+                    .output("T")
+                    .type_attr("T")
+                    .shape(same_as_input(0))
                     .compute(pass_input_through));
 
 REGISTER_KERNEL(Kernel("NoOp").compute([](KernelContext&) {}));

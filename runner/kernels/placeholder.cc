@@ -33,8 +33,7 @@ REGISTER_KERNEL(Kernel("PlaceholderWithDefault")
                       const auto& pattern = context.attr("shape").shape();
                       if (!shape_matches(pattern, value.shape())) {
                         throw Error("the default value has shape " + shape_string(value.shape()) +
-                                    ", which does not match the declared shape " +
-                                    pattern_string(pattern));
+                                    ", which does not match the declared shape " + pattern_string(pattern));
                       }
                       context.set_output(0, context.input_ptr(0));
                     }));

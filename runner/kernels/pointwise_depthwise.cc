@@ -44,8 +44,8 @@ void check_bias(const Tensor& bias, int64_t channels, const char* which) {
 // refuses only an empty input (no pixels or no channels) with a non-empty
 // output: each sum then has no products, so the output is the epilogue of
 // zeros, as TF computes it.
-void step(DnnlConvolution& conv, const ConvShape& s, int64_t groups, int64_t out, const float* x,
-          const Tensor& filter, const float* bias, const Epilogue& epilogue, Tensor& y) {
+void step(DnnlConvolution& conv, const ConvShape& s, int64_t groups, int64_t out, const float* x, const Tensor& filter,
+          const float* bias, const Epilogue& epilogue, Tensor& y) {
   if (y.num_elements() == 0 || conv.run(s, groups, out, x, filter.data<float>(), true, bias, y.data<float>())) return;
   if (s.n * s.h * s.w * s.c != 0) {
     throw Error("oneDNN has no kernel for a step of this fused 1x1 and depthwise pair (run with --no-optimize)");
@@ -107,7 +107,9 @@ REGISTER_KERNEL(declare_conv_attrs(Kernel("_FusedPointwiseDepthwise")
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
                       const Epilogue pointwise = read_ops(kernel, node, "pointwise_ops");
                       const Epilogue depthwise = read_ops(kernel, node, "fused_ops");
-                      return PointwiseDepthwiseNode{read_window_attrs(kernel, node, true, true), pointwise, depthwise,
+                      return PointwiseDepthwiseNode{read_window_attrs(kernel, node, true, true),
+                                                    pointwise,
+                                                    depthwise,
                                                     std::make_shared<DnnlPointwiseDepthwise>(pointwise, depthwise),
                                                     std::make_shared<DnnlConvolution>(pointwise),
                                                     std::make_shared<DnnlConvolution>(depthwise)};

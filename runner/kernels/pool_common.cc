@@ -95,8 +95,7 @@ void avg_pool_grad_shape(ShapeContext& context) {
 void check_pooled_grad(const Tensor& grad, const ConvShape& s) {
   const Shape pooled = {s.n, s.window.rows.out, s.window.cols.out, s.c};
   if (grad.shape() != pooled) {
-    throw Error("grad has shape " + shape_string(grad.shape()) + ", expected the pooled shape " +
-                shape_string(pooled));
+    throw Error("grad has shape " + shape_string(grad.shape()) + ", expected the pooled shape " + shape_string(pooled));
   }
 }
 

@@ -111,8 +111,8 @@ template <class T>
 void integer_mean(const Tensor& input, const ReductionPlan& plan, T* out, int64_t size) {
   using Wide = WideInt<T>;
   if (plan.count == 0 && size > 0) {
-    throw Error("the mean of an empty integer reduction is undefined (input shape " +
-                shape_string(input.shape()) + ")");
+    throw Error("the mean of an empty integer reduction is undefined (input shape " + shape_string(input.shape()) +
+                ")");
   }
   std::vector<Wide> sums(static_cast<std::size_t>(size), 0);
   accumulate<T>(input, plan, sums.data(), [](Wide& acc, T x) { acc = add<Wide>(acc, static_cast<Wide>(x)); });

@@ -21,7 +21,8 @@ template <bool kProduct>
 void compute_scan(KernelContext& context) {
   const Tensor& x = context.input(0);
   if (x.rank() == 0) throw Error("cannot scan a scalar; it needs at least one dim");
-  if (context.input(1).rank() != 0) throw Error("axis must be a scalar, got shape " + shape_string(context.input(1).shape()));
+  if (context.input(1).rank() != 0)
+    throw Error("axis must be a scalar, got shape " + shape_string(context.input(1).shape()));
   const int64_t axis = normalize_axis(read_scalar_int(context.input(1), "axis"), x.rank());
   const bool exclusive = context.attr_bool("exclusive");
   const bool reverse = context.attr_bool("reverse");
@@ -75,7 +76,8 @@ bool ranks_above(T a, T b) {
 void compute_top_k(KernelContext& context) {
   const Tensor& x = context.input(0);
   if (x.rank() == 0) throw Error("TopKV2 needs an input of at least one dim");
-  if (context.input(1).rank() != 0) throw Error("k must be a scalar, got shape " + shape_string(context.input(1).shape()));
+  if (context.input(1).rank() != 0)
+    throw Error("k must be a scalar, got shape " + shape_string(context.input(1).shape()));
   const int64_t k = read_scalar_int(context.input(1), "k");
   const int64_t n = x.shape().back();
   if (k < 0 || k > n) {

@@ -17,8 +17,8 @@ const std::vector<DataType> kIndexDtypes = dtypes_of(IndexTypes{});
 template <class T>
 T index_value(int64_t value, const char* what) {
   if (value > static_cast<int64_t>(std::numeric_limits<T>::max())) {
-    throw Error(std::string(what) + " " + std::to_string(value) + " does not fit in " +
-                dtype_name(dtype_of<T>()) + "; use out_type int64");
+    throw Error(std::string(what) + " " + std::to_string(value) + " does not fit in " + dtype_name(dtype_of<T>()) +
+                "; use out_type int64");
   }
   return static_cast<T>(value);
 }

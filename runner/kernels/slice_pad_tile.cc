@@ -84,8 +84,8 @@ void compute_tile(KernelContext& context) {
 // True when input k is a vector whose known length is not `rank` (the run refuses it).
 bool wrong_vector(const ShapeContext& context, int k, const StaticShape& x) {
   const StaticShape s = context.input(k);
-  return s.known_rank && (s.dims.size() != 1 || (x.known_rank && s.dims[0] >= 0 &&
-                                                  s.dims[0] != static_cast<int64_t>(x.dims.size())));
+  return s.known_rank &&
+         (s.dims.size() != 1 || (x.known_rank && s.dims[0] >= 0 && s.dims[0] != static_cast<int64_t>(x.dims.size())));
 }
 
 std::vector<int64_t> unknown_dims(std::size_t n) { return std::vector<int64_t>(n, -1); }

@@ -33,7 +33,11 @@ void compute_softmax(KernelContext& context) {
 }
 
 Kernel softmax_kernel(const char* op, ComputeFn compute) {
-  return Kernel(op).input("logits", "T").output("T").type_attr("T", dtypes_of(FloatTypes{})).shape(same_as_input(0))
+  return Kernel(op)
+      .input("logits", "T")
+      .output("T")
+      .type_attr("T", dtypes_of(FloatTypes{}))
+      .shape(same_as_input(0))
       .compute(std::move(compute));
 }
 

@@ -148,8 +148,8 @@ void compute_batch_to_space(KernelContext& context) {
         spatial = spatial * x.shape()[1 + i] + full / b.block[i];
       }
       const int64_t q = block_index * batch + n;
-      std::memcpy(dst + (n * positions + p) * chunk, src + (q * (x.num_elements() / x.shape()[0] / b.inner) + spatial) * chunk,
-                  chunk);
+      std::memcpy(dst + (n * positions + p) * chunk,
+                  src + (q * (x.num_elements() / x.shape()[0] / b.inner) + spatial) * chunk, chunk);
       for (int64_t i = m - 1; i >= 0; --i) {
         if (++o[i] < out_shape[1 + i]) break;
         o[i] = 0;
@@ -179,8 +179,8 @@ void move_depth(KernelContext& context, bool to_depth) {
     out_shape = {n, h / b, w / b, depth_out};
   } else {
     if (c % area) {
-      throw Error("input depth " + std::to_string(c) + " is not a multiple of block_size^2 = " +
-                  std::to_string(b) + "^2");
+      throw Error("input depth " + std::to_string(c) + " is not a multiple of block_size^2 = " + std::to_string(b) +
+                  "^2");
     }
     int64_t big_h, big_w;
     if (__builtin_mul_overflow(h, b, &big_h) || __builtin_mul_overflow(w, b, &big_w)) {

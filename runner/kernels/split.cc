@@ -41,8 +41,8 @@ void compute_unpack(KernelContext& context) {
   const int64_t num = context.attr_int("num");
   const int64_t axis = normalize_axis(context.attr_int("axis"), value.rank());
   if (value.shape()[axis] != num) {
-    throw Error("cannot unstack dim " + std::to_string(axis) + " of shape " + shape_string(value.shape()) +
-                " into " + std::to_string(num) + " tensors");
+    throw Error("cannot unstack dim " + std::to_string(axis) + " of shape " + shape_string(value.shape()) + " into " +
+                std::to_string(num) + " tensors");
   }
   cut(context, value, axis, std::vector<int64_t>(num, 1), true);
 }

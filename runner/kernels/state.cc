@@ -20,14 +20,14 @@ void assign(KernelContext& context) {
     const auto& variable_attrs = context.ref_variable_def(0).attr();
     const auto declared = variable_attrs.find("shape");
     if (declared != variable_attrs.end() && !shape_matches(declared->second.shape(), value->shape())) {
-      throw Error("cannot assign a value of shape " + shape_string(value->shape()) + " to variable '" +
-                  variable + "' of shape " + pattern_string(declared->second.shape()));
+      throw Error("cannot assign a value of shape " + shape_string(value->shape()) + " to variable '" + variable +
+                  "' of shape " + pattern_string(declared->second.shape()));
     }
     if (context.variables().contains(variable)) {
       const TensorPtr current = context.variables().read(variable);
       if (current->shape() != value->shape()) {
-        throw Error("cannot assign a value of shape " + shape_string(value->shape()) + " to variable '" +
-                    variable + "', which holds shape " + shape_string(current->shape()));
+        throw Error("cannot assign a value of shape " + shape_string(value->shape()) + " to variable '" + variable +
+                    "', which holds shape " + shape_string(current->shape()));
       }
     }
   }

@@ -45,8 +45,7 @@ std::unique_ptr<graphdef::GraphDef> eliminate_common_subexpressions(const Graph&
   std::unordered_map<std::string, std::vector<int>> kept_by_key;
   for (int i : topological_order(graph)) {
     const GraphNode& node = graph.node(i);
-    if (node.output_dtypes.empty() || context.fed.count(node.name()) ||
-        (node.op() != "Const" && is_stateful(node))) {
+    if (node.output_dtypes.empty() || context.fed.count(node.name()) || (node.op() != "Const" && is_stateful(node))) {
       continue;
     }
     // The key: op, inputs as they read once the duplicates found so far
@@ -62,8 +61,8 @@ std::unique_ptr<graphdef::GraphDef> eliminate_common_subexpressions(const Graph&
     }
     const AttrBytes attrs = attr_bytes(*node.def);
     for (const auto& [attr, bytes] : attrs) {
-      key += attr + '\0' + std::to_string(bytes.size()) + '\0' +
-             std::to_string(std::hash<std::string_view>{}(bytes)) + '\0';
+      key += attr + '\0' + std::to_string(bytes.size()) + '\0' + std::to_string(std::hash<std::string_view>{}(bytes)) +
+             '\0';
     }
     std::vector<int>& kept = kept_by_key[key];
     int same = -1;

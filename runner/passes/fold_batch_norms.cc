@@ -140,9 +140,7 @@ class Folder {
     return std::vector<double>(data, data + channels);
   }
 
-  std::string add_const(const std::string& base, Tensor value) {
-    return edit_.add(const_node("", value), base);
-  }
+  std::string add_const(const std::string& base, Tensor value) { return edit_.add(const_node("", value), base); }
 
   // `target` (keeping its name and control inputs) becomes
   // BiasAdd(producer with its filter scaled, shift).
@@ -235,7 +233,8 @@ class Folder {
       if (!scale) continue;
       std::vector<double> shift(channels, 0.0);
       if (bias) {
-        for (int64_t c = 0; c < channels; ++c) shift[c] = static_cast<double>(static_cast<float>((*bias)[c])) * (*scale)[c];
+        for (int64_t c = 0; c < channels; ++c)
+          shift[c] = static_cast<double>(static_cast<float>((*bias)[c])) * (*scale)[c];
       }
       if (first >= 0) {
         edit_.remove(first);  // read by nothing once the Mul reads the convolution

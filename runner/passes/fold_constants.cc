@@ -48,8 +48,13 @@ bool never_larger(const std::string& op) {
 class Folder {
  public:
   Folder(const Graph& graph, const PassContext& context)
-      : graph_(graph), context_(context), shapes_(infer_shapes(graph)), ready_(graph.size(), 0),
-        frontier_(graph.size(), 0), values_(graph.size()), pending_(graph.size(), 0) {
+      : graph_(graph),
+        context_(context),
+        shapes_(infer_shapes(graph)),
+        ready_(graph.size(), 0),
+        frontier_(graph.size(), 0),
+        values_(graph.size()),
+        pending_(graph.size(), 0) {
     for (int i = 0; i < graph.size(); ++i) {
       for (const Endpoint& input : graph.node(i).inputs) ++pending_[input.node];
     }
@@ -186,8 +191,8 @@ std::unique_ptr<graphdef::GraphDef> fold_constants(const Graph& graph, const Pas
       if (folder.ready(i)) continue;
       graphdef::NodeDef& reader = edit.node(i);
       for (int k = 0; k < reader.input_size(); ++k) {
-        const Endpoint& input = graph.node(i).inputs.size() > static_cast<std::size_t>(k)
-                                    ? graph.node(i).inputs[k] : Endpoint{};
+        const Endpoint& input =
+            graph.node(i).inputs.size() > static_cast<std::size_t>(k) ? graph.node(i).inputs[k] : Endpoint{};
         if (input.node < 0 || reader.input(k).empty() || reader.input(k)[0] == '^') continue;
         const auto it = output_consts.find(graph.node(input.node).name());
         if (it != output_consts.end()) reader.set_input(k, it->second.at(input.output));

@@ -35,14 +35,12 @@ namespace graphrun {
 namespace {
 
 bool is_conv(const std::string& op) {
-  return op == "Conv2D" || op == "DepthwiseConv2dNative" || op == "_FusedConv2D" ||
-         op == "_FusedDepthwiseConv2dNative";
+  return op == "Conv2D" || op == "DepthwiseConv2dNative" || op == "_FusedConv2D" || op == "_FusedDepthwiseConv2dNative";
 }
 
 class PadFolder {
  public:
-  PadFolder(const Graph& graph, const PassContext& context)
-      : graph_(graph), context_(context), readers_(graph) {}
+  PadFolder(const Graph& graph, const PassContext& context) : graph_(graph), context_(context), readers_(graph) {}
 
   // [top, bottom, left, right] of the zero Pad node `pad`, when it may fold.
   std::optional<std::array<int64_t, 4>> spatial_zero_pads(int pad) const {

@@ -28,8 +28,7 @@ namespace {
 bool float_op(const GraphNode& node) {
   if (!node.runnable() || node.output_dtypes.size() != 1 || node.output_dtypes[0] != graphdef::DT_FLOAT) return false;
   const auto t = node.def->attr().find("T");
-  return t != node.def->attr().end() && t->second.type() == graphdef::DT_FLOAT &&
-         fusable_elementwise_op(node.op());
+  return t != node.def->attr().end() && t->second.type() == graphdef::DT_FLOAT && fusable_elementwise_op(node.op());
 }
 
 bool scalar_const(const GraphNode& node, const PassContext& context) {
@@ -49,8 +48,7 @@ struct Chain {
 
 class ChainFinder {
  public:
-  ChainFinder(const Graph& graph, const PassContext& context)
-      : graph_(graph), context_(context), readers_(graph) {}
+  ChainFinder(const Graph& graph, const PassContext& context) : graph_(graph), context_(context), readers_(graph) {}
 
   // The chain ending at `last`, or one with no nodes.
   Chain ending_at(int last, const std::vector<char>& taken, const std::vector<int>& position) const {

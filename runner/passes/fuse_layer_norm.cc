@@ -215,8 +215,8 @@ class LayerNormFinder {
       p.gamma = gamma_at.node;
       p.beta = beta_at.node;
       p.epsilon = eps->data<float>()[0];
-      p.inner.insert(p.inner.end(), {mean_at.node, variance->inputs[0].node, add->inputs[k].node,
-                                     rsqrt.inputs[0].node, rsqrt_at.node});
+      p.inner.insert(p.inner.end(), {mean_at.node, variance->inputs[0].node, add->inputs[k].node, rsqrt.inputs[0].node,
+                                     rsqrt_at.node});
       return true;
     }
     return false;

@@ -38,8 +38,8 @@ std::optional<Epilogue> simple_epilogue(const GraphNode& node) {
   try {
     const auto& list = ops->second.list().s();
     const Epilogue e = parse_fused_ops(std::vector<std::string>(list.begin(), list.end()), 0.0f);
-    const bool plain = e.activation == Activation::kNone || e.activation == Activation::kRelu ||
-                       e.activation == Activation::kRelu6;
+    const bool plain =
+        e.activation == Activation::kNone || e.activation == Activation::kRelu || e.activation == Activation::kRelu6;
     return plain ? std::optional<Epilogue>(e) : std::nullopt;
   } catch (const std::exception&) {
     return std::nullopt;
@@ -85,8 +85,8 @@ bool fusable(const Graph& graph, int i, const GraphReaders& readers, const PassC
   if (!pw_window || !dw_window) return false;
   const WindowAttrs& a = *pw_window;
   const WindowAttrs& b = *dw_window;
-  if (a.stride_h != 1 || a.stride_w != 1 || a.dilation_h != 1 || a.dilation_w != 1 || a.top || a.bottom ||
-      a.left || a.right) {
+  if (a.stride_h != 1 || a.stride_w != 1 || a.dilation_h != 1 || a.dilation_w != 1 || a.top || a.bottom || a.left ||
+      a.right) {
     return false;
   }
   // Explicit pads under the window's 3, as oneDNN's convolutions take them (wider ones

@@ -29,13 +29,9 @@
 namespace graphrun {
 namespace {
 
-bool is_fused_conv(const std::string& op) {
-  return op == "_FusedConv2D" || op == "_FusedDepthwiseConv2dNative";
-}
+bool is_fused_conv(const std::string& op) { return op == "_FusedConv2D" || op == "_FusedDepthwiseConv2dNative"; }
 
-bool is_activation(const std::string& op) {
-  return op == "Relu" || op == "Relu6" || op == "Elu" || op == "LeakyRelu";
-}
+bool is_activation(const std::string& op) { return op == "Relu" || op == "Relu6" || op == "Elu" || op == "LeakyRelu"; }
 
 struct Residual {
   int conv = -1, add = -1, activation = -1;

@@ -14,16 +14,30 @@ namespace {
 // Op names (or parts of them) that act, hold state or are not pure
 // functions of their inputs. Kept by name because graphrun-cc's kernels do
 // not declare statefulness; anything matching is left alone.
-const char* const kStatefulParts[] = {"Variable", "Assign", "Apply", "Random", "Stateful", "Print", "Assert",
-                                      "Queue", "Stack", "TensorArray", "TensorList", "Save", "Restore", "Iterator",
-                                      "Dataset", "Reader", "Multinomial", "Shuffle", "Truncated", "Candidate",
-                                      "Scatter", "Resource", "Placeholder"};
+const char* const kStatefulParts[] = {"Variable",  "Assign",    "Apply",   "Random",      "Stateful",    "Print",
+                                      "Assert",    "Queue",     "Stack",   "TensorArray", "TensorList",  "Save",
+                                      "Restore",   "Iterator",  "Dataset", "Reader",      "Multinomial", "Shuffle",
+                                      "Truncated", "Candidate", "Scatter", "Resource",    "Placeholder"};
 
 const std::unordered_set<std::string>& control_flow_ops() {
-  static const std::unordered_set<std::string> ops = {
-      "Switch", "RefSwitch", "Merge", "RefMerge", "Enter", "RefEnter", "Exit", "RefExit", "NextIteration",
-      "RefNextIteration", "LoopCond", "If", "StatelessIf", "While", "StatelessWhile", "PartitionedCall",
-      "StatefulPartitionedCall", "ControlTrigger"};
+  static const std::unordered_set<std::string> ops = {"Switch",
+                                                      "RefSwitch",
+                                                      "Merge",
+                                                      "RefMerge",
+                                                      "Enter",
+                                                      "RefEnter",
+                                                      "Exit",
+                                                      "RefExit",
+                                                      "NextIteration",
+                                                      "RefNextIteration",
+                                                      "LoopCond",
+                                                      "If",
+                                                      "StatelessIf",
+                                                      "While",
+                                                      "StatelessWhile",
+                                                      "PartitionedCall",
+                                                      "StatefulPartitionedCall",
+                                                      "ControlTrigger"};
   return ops;
 }
 
@@ -185,8 +199,7 @@ std::unique_ptr<graphdef::GraphDef> GraphEdit::finish() {
   return def;
 }
 
-Uses::Uses(const GraphEdit& edit)
-    : data(edit.size(), 0), control(edit.size(), 0), other_outputs(edit.size(), 0) {
+Uses::Uses(const GraphEdit& edit) : data(edit.size(), 0), control(edit.size(), 0), other_outputs(edit.size(), 0) {
   for (int i = 0; i < edit.size(); ++i) {
     if (edit.removed(i)) continue;
     for (const std::string& text : edit.node(i).input()) {

@@ -135,8 +135,7 @@ class BiasMoveFinder {
   std::optional<std::vector<int64_t>> shape_tail(const Endpoint& shape) const {
     const GraphNode& node = graph_.node(shape.node);
     if (node.op() == "Const") return int_values(shape, 1);
-    if (node.op() != "ConcatV2" || shape.output != 0 || context_.fed.count(node.name()) ||
-        node.inputs.size() < 3) {
+    if (node.op() != "ConcatV2" || shape.output != 0 || context_.fed.count(node.name()) || node.inputs.size() < 3) {
       return std::nullopt;
     }
     const std::optional<std::vector<int64_t>> axis = int_values(node.inputs.back(), 0);

@@ -109,7 +109,7 @@ bool optimization_enabled();
 std::unique_ptr<const Graph> run_graph_passes(std::unique_ptr<const Graph> graph, const PassContext& context,
                                               PassReport* report = nullptr);
 
-#define REGISTER_GRAPH_PASS(name, rank, fn)                                                       \
+#define REGISTER_GRAPH_PASS(name, rank, fn)                                                 \
   [[maybe_unused]] static const bool GRAPHRUN_CONCAT(graph_pass_registered_, __COUNTER__) = \
       ::graphrun::GraphPassRegistry::add(::graphrun::GraphPass{name, rank, fn})
 

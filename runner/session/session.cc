@@ -61,7 +61,8 @@ int64_t checked_count(const BorrowedFeed& value, DataType dtype, const std::stri
 }  // namespace
 
 std::unique_ptr<graphdef::GraphDef> parse_graph_bytes(const std::string& source, const void* data, std::size_t size) {
-  if (size > 0 && data == nullptr) throw ModelError(source + ": no bytes (a null pointer for " + std::to_string(size) + ")");
+  if (size > 0 && data == nullptr)
+    throw ModelError(source + ": no bytes (a null pointer for " + std::to_string(size) + ")");
   if (size > static_cast<std::size_t>(INT_MAX)) {
     throw ModelError(source + ": " + std::to_string(size) + " bytes, over protobuf's 2 GiB limit for a GraphDef");
   }
@@ -87,8 +88,7 @@ struct Session::Plan {
 };
 
 Session::Session(std::unique_ptr<graphdef::GraphDef> graph, bool optimize)
-    : graph_(std::make_unique<const Graph>(kSource, std::move(graph))),
-      optimize_(optimize && optimization_enabled()) {}
+    : graph_(std::make_unique<const Graph>(kSource, std::move(graph))), optimize_(optimize && optimization_enabled()) {}
 
 Session::~Session() = default;
 
@@ -257,7 +257,8 @@ std::vector<TensorPtr> Session::run(const std::vector<BorrowedFeed>& feeds, cons
     const std::string what = "feed '" + feed.name + "'";
     const DataType dtype = node.output_dtypes[0];
     if (feed.dtype != dtype_name(dtype)) {
-      throw UsageError(what + ": the value is " + feed.dtype + " but " + node.describe() + " gives " + dtype_name(dtype));
+      throw UsageError(what + ": the value is " + feed.dtype + " but " + node.describe() + " gives " +
+                       dtype_name(dtype));
     }
     if (node.kernel->is_feedable()) {
       const graphdef::TensorShapeProto& pattern = node.kernel->attr(*node.def, "shape").shape();
@@ -270,7 +271,8 @@ std::vector<TensorPtr> Session::run(const std::vector<BorrowedFeed>& feeds, cons
     // The caller's memory, valid for the call only: kernels never write a
     // borrowed tensor, and what outlives the call is copied below.
     std::shared_ptr<const void> owner(feed.data, [](const void*) {});
-    values.push_back(std::make_shared<const Tensor>(Tensor::borrowed(dtype, feed.shape, count, feed.data, std::move(owner))));
+    values.push_back(
+        std::make_shared<const Tensor>(Tensor::borrowed(dtype, feed.shape, count, feed.data, std::move(owner))));
   }
 
   Plan& plan = plan_for(request);
@@ -320,10 +322,10 @@ const GraphNode& Session::variable_node(const std::string& name) const {
     if (count++ < 5) listed += (listed.empty() ? "" : ", ") + graph_->node(i).name();
   }
   if (count > 5) listed += " and " + std::to_string(count - 5) + " more";
-  throw UsageError("unknown variable '" + name + "': " +
-                   (node >= 0 ? graph_->node(node).describe() + " is not a VariableV2"
-                              : "no node is named '" + name + "'") +
-                   (count ? "; the graph's variables: " + listed : "; the graph has no variables"));
+  throw UsageError(
+      "unknown variable '" + name +
+      "': " + (node >= 0 ? graph_->node(node).describe() + " is not a VariableV2" : "no node is named '" + name + "'") +
+      (count ? "; the graph's variables: " + listed : "; the graph has no variables"));
 }
 
 TensorPtr Session::read_variable(const std::string& name) const {

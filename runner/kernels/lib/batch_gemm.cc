@@ -79,13 +79,12 @@ void multiply_any(const T* a, const T* b, int64_t m, int64_t k, int64_t n, bool 
 
 Shape batch_matmul_shape(const Shape& x, const Shape& y, bool adj_x, bool adj_y, bool broadcasting) {
   if (x.size() < 2 || y.size() < 2) {
-    throw Error("inputs must have rank >= 2 (batches of matrices), got " + shape_string(x) + " and " +
-                shape_string(y));
+    throw Error("inputs must have rank >= 2 (batches of matrices), got " + shape_string(x) + " and " + shape_string(y));
   }
   const int64_t m = adj_x ? x.back() : x[x.size() - 2], k = adj_x ? x[x.size() - 2] : x.back();
   const int64_t k2 = adj_y ? y.back() : y[y.size() - 2], n = adj_y ? y[y.size() - 2] : y.back();
-  const std::string flags = " (adj_x=" + std::string(adj_x ? "true" : "false") +
-                            ", adj_y=" + std::string(adj_y ? "true" : "false") + ")";
+  const std::string flags =
+      " (adj_x=" + std::string(adj_x ? "true" : "false") + ", adj_y=" + std::string(adj_y ? "true" : "false") + ")";
   if (k != k2) {
     throw Error("cannot multiply " + shape_string(x) + " by " + shape_string(y) + flags + ": inner dimensions " +
                 std::to_string(k) + " and " + std::to_string(k2) + " differ");

@@ -30,8 +30,9 @@ namespace {
 
 std::vector<int64_t> problem_key(const ConvShape& s, int64_t groups, int64_t out_channels, bool blocked) {
   const WindowGeometry& g = s.window;
-  return {s.n, s.h, s.w, s.c, groups, out_channels, g.kh, g.kw, g.stride_h, g.stride_w, g.dilation_h,
-          g.dilation_w, g.rows.before, g.rows.after, g.cols.before, g.cols.after, g.rows.out, g.cols.out, blocked};
+  return {s.n,           s.h,          s.w,        s.c,          groups,       out_channels,  g.kh,
+          g.kw,          g.stride_h,   g.stride_w, g.dilation_h, g.dilation_w, g.rows.before, g.rows.after,
+          g.cols.before, g.cols.after, g.rows.out, g.cols.out,   blocked};
 }
 
 // Shapes oneDNN's kernels are meant for; the rest (empty tensors, padding as
@@ -92,7 +93,7 @@ DnnlConvolution::DnnlConvolution(const Epilogue& epilogue) : epilogue_(epilogue)
 DnnlConvolution::~DnnlConvolution() = default;
 
 DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t groups, int64_t out_channels,
-                                                     bool blocked) {
+                                                    bool blocked) {
   std::vector<int64_t> key = problem_key(s, groups, out_channels, blocked);
   std::unique_ptr<Prepared>& slot = prepared_[blocked ? 1 : 0];
   if (slot && slot->key == key) return slot.get();
@@ -104,9 +105,9 @@ DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t 
     const Tag layout = blocked ? Tag::nChw8c : Tag::nhwc;
     const memory::desc src({s.n, s.c, s.h, s.w}, kF32, layout);
     const memory::desc dst({s.n, out_channels, g.rows.out, g.cols.out}, kF32, layout);
-    const memory::dims weight_dims =
-        groups == 1 ? memory::dims{out_channels, s.c, g.kh, g.kw}
-                    : memory::dims{groups, out_channels / groups, s.c / groups, g.kh, g.kw};
+    const memory::dims weight_dims = groups == 1
+                                         ? memory::dims{out_channels, s.c, g.kh, g.kw}
+                                         : memory::dims{groups, out_channels / groups, s.c / groups, g.kh, g.kw};
     // TF's [KH, KW, C/groups, out] is hwio, and with groups hwigo (out = g * out/groups + o).
     const memory::desc user_weights(weight_dims, kF32, groups == 1 ? Tag::hwio : Tag::hwigo);
     const memory::desc any_weights(weight_dims, kF32, Tag::any);
@@ -141,7 +142,7 @@ DnnlConvolution::Prepared* DnnlConvolution::prepare(const ConvShape& s, int64_t 
 }
 
 DnnlConvolution::Prepared* DnnlConvolution::ready_locked(const ConvShape& s, int64_t groups, int64_t out_channels,
-                                                          bool blocked, const float* filter, bool constant_filter) {
+                                                         bool blocked, const float* filter, bool constant_filter) {
   if (!dnnl_enabled()) return nullptr;
   Prepared* p = prepare(s, groups, out_channels, blocked);
   if (!p->usable) return nullptr;
@@ -158,14 +159,14 @@ DnnlConvolution::Prepared* DnnlConvolution::ready_locked(const ConvShape& s, int
   return p;
 }
 
-bool DnnlConvolution::ready(const ConvShape& s, int64_t groups, int64_t out_channels, bool blocked,
-                            const float* filter, bool constant_filter) {
+bool DnnlConvolution::ready(const ConvShape& s, int64_t groups, int64_t out_channels, bool blocked, const float* filter,
+                            bool constant_filter) {
   std::lock_guard<std::mutex> lock(mutex_);
   return ready_locked(s, groups, out_channels, blocked, filter, constant_filter) != nullptr;
 }
 
-bool DnnlConvolution::run(const ConvShape& s, int64_t groups, int64_t out_channels, const float* x,
-                          const float* filter, bool constant_filter, const float* bias, float* y, bool blocked) {
+bool DnnlConvolution::run(const ConvShape& s, int64_t groups, int64_t out_channels, const float* x, const float* filter,
+                          bool constant_filter, const float* bias, float* y, bool blocked) {
   std::lock_guard<std::mutex> lock(mutex_);
   Prepared* p = ready_locked(s, groups, out_channels, blocked, filter, constant_filter);
   if (p == nullptr) return false;

@@ -38,8 +38,8 @@ class DnnlConvolution {
  private:
   struct Prepared;
   Prepared* prepare(const ConvShape& s, int64_t groups, int64_t out_channels, bool blocked);
-  Prepared* ready_locked(const ConvShape& s, int64_t groups, int64_t out_channels, bool blocked,
-                         const float* filter, bool constant_filter);
+  Prepared* ready_locked(const ConvShape& s, int64_t groups, int64_t out_channels, bool blocked, const float* filter,
+                         bool constant_filter);
 
   const Epilogue epilogue_;
   std::mutex mutex_;

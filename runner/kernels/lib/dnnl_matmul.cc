@@ -81,8 +81,8 @@ DnnlMatMul::Prepared* DnnlMatMul::prepare(const std::vector<int64_t>& a_dims, co
     const memory::desc b_any(p->b_md.get_dims(), kF32, memory::format_tag::any);
     try {
       if (inner_fits) {
-        p->pd = dnnl::matmul::primitive_desc(dnnl_engine(), p->a_md, constant_b ? b_any : p->b_md, p->bias_md,
-                                             p->c_md, strict_attr(epilogue_));
+        p->pd = dnnl::matmul::primitive_desc(dnnl_engine(), p->a_md, constant_b ? b_any : p->b_md, p->bias_md, p->c_md,
+                                             strict_attr(epilogue_));
         p->primitive = dnnl::matmul(p->pd);
         p->weights.add_to(p->args, p->b_md, p->pd.weights_desc());
         p->args.add(DNNL_ARG_SRC, p->a_md);

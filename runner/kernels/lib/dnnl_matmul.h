@@ -23,8 +23,8 @@ class DnnlMatMul {
   // (equal rank, each equal or 1 in one operand) broadcast; then the epilogue
   // (bias [N] when it has one). Returns false, having written nothing, when
   // oneDNN does not serve the problem (empty dims): the caller's kernel runs.
-  bool run(const std::vector<int64_t>& a_dims, const std::vector<int64_t>& b_dims, bool transpose_a,
-           bool transpose_b, const float* a, const float* b, bool constant_b, const float* bias, float* c);
+  bool run(const std::vector<int64_t>& a_dims, const std::vector<int64_t>& b_dims, bool transpose_a, bool transpose_b,
+           const float* a, const float* b, bool constant_b, const float* bias, float* c);
 
  private:
   struct Prepared;

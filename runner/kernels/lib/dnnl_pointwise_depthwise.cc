@@ -24,11 +24,10 @@ DnnlPointwiseDepthwise::DnnlPointwiseDepthwise(const Epilogue& pointwise, const 
     : pointwise_(pointwise), depthwise_(depthwise) {}
 DnnlPointwiseDepthwise::~DnnlPointwiseDepthwise() = default;
 
-DnnlPointwiseDepthwise::Prepared* DnnlPointwiseDepthwise::prepare(const ConvShape& pw, int64_t e,
-                                                                  const ConvShape& dw) {
+DnnlPointwiseDepthwise::Prepared* DnnlPointwiseDepthwise::prepare(const ConvShape& pw, int64_t e, const ConvShape& dw) {
   const WindowGeometry& g = dw.window;
-  std::vector<int64_t> key = {pw.n, pw.h, pw.w, pw.c, e, g.stride_h, g.stride_w, g.rows.before, g.rows.after,
-                              g.cols.before, g.cols.after};
+  std::vector<int64_t> key = {pw.n,       pw.h,          pw.w,         pw.c,          e,           g.stride_h,
+                              g.stride_w, g.rows.before, g.rows.after, g.cols.before, g.cols.after};
   if (prepared_ && prepared_->key == key) return prepared_.get();
   auto p = std::make_unique<Prepared>();
   p->key = std::move(key);
@@ -52,14 +51,13 @@ DnnlPointwiseDepthwise::Prepared* DnnlPointwiseDepthwise::prepare(const ConvShap
       const memory::desc weights({e, pw.c, 1, 1}, kF32, Tag::any);
       const memory::desc bias({e}, kF32, Tag::a);
       p->pd = dnnl::convolution_forward::primitive_desc(dnnl_engine(), dnnl::prop_kind::forward_inference,
-                                                        dnnl::algorithm::convolution_direct, src, weights, bias,
-                                                        middle, {1, 1}, {0, 0}, {0, 0}, attr);
+                                                        dnnl::algorithm::convolution_direct, src, weights, bias, middle,
+                                                        {1, 1}, {0, 0}, {0, 0}, attr);
       const memory::desc wanted({pw.n, e, g.rows.out, g.cols.out}, kF32, Tag::nhwc);
       const bool reference = std::string(p->pd.impl_info_str()).rfind("ref", 0) == 0;
       if (p->pd.dst_desc() == wanted && !reference) {
         p->primitive = dnnl::convolution_forward(p->pd);
-        p->depthwise_weights_md =
-            p->pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS);
+        p->depthwise_weights_md = p->pd.query_md(dnnl::query::exec_arg_md, DNNL_ARG_ATTR_POST_OP_DW | DNNL_ARG_WEIGHTS);
         const memory::desc bias_md({e}, kF32, Tag::a);
         p->args.add(DNNL_ARG_SRC, p->pd.src_desc());
         p->args.add(DNNL_ARG_BIAS, bias_md);

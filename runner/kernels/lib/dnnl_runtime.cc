@@ -27,12 +27,15 @@ void cap_dnnl_isa() {
   static const bool capped = [] {
     const char* cap = std::getenv("GRAPHRUN_CC_MAX_CPU_ISA");
     if (cap == nullptr || *cap == '\0') return false;
-    static const std::pair<const char*, dnnl::cpu_isa> kIsas[] = {
-        {"SSE41", dnnl::cpu_isa::sse41},           {"AVX", dnnl::cpu_isa::avx},
-        {"AVX2", dnnl::cpu_isa::avx2},             {"AVX2_VNNI", dnnl::cpu_isa::avx2_vnni},
-        {"AVX512_CORE", dnnl::cpu_isa::avx512_core}, {"AVX512_CORE_VNNI", dnnl::cpu_isa::avx512_core_vnni},
-        {"AVX512_CORE_BF16", dnnl::cpu_isa::avx512_core_bf16},
-        {"AVX512_CORE_FP16", dnnl::cpu_isa::avx512_core_fp16}, {"AVX512_CORE_AMX", dnnl::cpu_isa::avx512_core_amx}};
+    static const std::pair<const char*, dnnl::cpu_isa> kIsas[] = {{"SSE41", dnnl::cpu_isa::sse41},
+                                                                  {"AVX", dnnl::cpu_isa::avx},
+                                                                  {"AVX2", dnnl::cpu_isa::avx2},
+                                                                  {"AVX2_VNNI", dnnl::cpu_isa::avx2_vnni},
+                                                                  {"AVX512_CORE", dnnl::cpu_isa::avx512_core},
+                                                                  {"AVX512_CORE_VNNI", dnnl::cpu_isa::avx512_core_vnni},
+                                                                  {"AVX512_CORE_BF16", dnnl::cpu_isa::avx512_core_bf16},
+                                                                  {"AVX512_CORE_FP16", dnnl::cpu_isa::avx512_core_fp16},
+                                                                  {"AVX512_CORE_AMX", dnnl::cpu_isa::avx512_core_amx}};
     for (const auto& [name, isa] : kIsas) {
       if (std::strcmp(cap, name) == 0) {
         try {
@@ -162,9 +165,9 @@ void PrimitiveArgs::run(const dnnl::primitive& primitive, dnnl::stream& stream) 
   if (scratchpad_index_ >= 0 && scratchpad_bytes_ > 0) {
     memories_[scratchpad_index_].set_data_handle(scratchpad_buffer(scratchpad_bytes_));
   }
-  dnnl::error::wrap_c_api(dnnl_primitive_execute(primitive.get(), stream.get(), static_cast<int>(c_args_.size()),
-                                                 c_args_.data()),
-                          "could not execute a primitive");
+  dnnl::error::wrap_c_api(
+      dnnl_primitive_execute(primitive.get(), stream.get(), static_cast<int>(c_args_.size()), c_args_.data()),
+      "could not execute a primitive");
   stream.wait();
 }
 

@@ -33,7 +33,7 @@ constexpr float kExpMin = -104.0f;
 // a bit to the subtraction.
 constexpr float kTanhSplit = 0.625f;
 constexpr float kTanhPoly[] = {0.002142803743481636f, -0.008177093230187893f, 0.021700501441955566f,
-                               -0.05394670367240906f, 0.1333320587873459f,   -0.3333333134651184f};
+                               -0.05394670367240906f, 0.1333320587873459f,    -0.3333333134651184f};
 
 // e^y for y in [kExpMin, kExpMax]: y = k ln2 + r with |r| <= ln2/2 (ln2 in
 // two parts, Cody and Waite's reduction), e^r by its series to r^7 (under

@@ -43,8 +43,8 @@ inline Vec8 fma8(Vec8 acc, float x, Vec8 b) {
 // registers while k runs; each step loads P vectors of B and broadcasts one
 // element of A per row.
 template <int R, int P>
-inline __attribute__((always_inline)) void block(const float* a, int64_t lda, const float* panel, int64_t k,
-                                                 float* c, int64_t ldc, int64_t columns) {
+inline __attribute__((always_inline)) void block(const float* a, int64_t lda, const float* panel, int64_t k, float* c,
+                                                 int64_t ldc, int64_t columns) {
   const int64_t panel_stride = k * kLanes;
   Vec8 acc[R][P];
 #pragma GCC unroll 8
@@ -147,8 +147,8 @@ inline __attribute__((always_inline)) void conv_block(const float* const* pixels
 
 template <int R>
 inline __attribute__((always_inline)) void conv_row_block(const float* const* pixels, const int64_t* offsets,
-                                                          int64_t segments, int64_t run, const float* panels,
-                                                          int64_t n, float* c, int64_t ldc) {
+                                                          int64_t segments, int64_t run, const float* panels, int64_t n,
+                                                          float* c, int64_t ldc) {
   const int64_t k = segments * run;
   const int64_t count = (n + kLanes - 1) / kLanes;
   int64_t p = 0;
@@ -157,8 +157,7 @@ inline __attribute__((always_inline)) void conv_row_block(const float* const* pi
     conv_block<R, 2>(pixels, offsets, segments, run, panels + p * k * kLanes, k, c + p * kLanes, ldc, columns);
   }
   if (p < count) {
-    conv_block<R, 1>(pixels, offsets, segments, run, panels + p * k * kLanes, k, c + p * kLanes, ldc,
-                     n - p * kLanes);
+    conv_block<R, 1>(pixels, offsets, segments, run, panels + p * k * kLanes, k, c + p * kLanes, ldc, n - p * kLanes);
   }
 }
 
@@ -168,7 +167,8 @@ void conv_gemm_avx2(const float* const* pixels, int64_t m, const int64_t* offset
   if (n <= kLanes) {
     // One panel: 8 rows give the 8 independent accumulators that keep both
     // FMA units busy (4 would leave half of each FMA's latency idle).
-    for (; i + 8 <= m; i += 8) conv_block<8, 1>(pixels + i, offsets, segments, run, panels, segments * run, c + i * ldc, ldc, n);
+    for (; i + 8 <= m; i += 8)
+      conv_block<8, 1>(pixels + i, offsets, segments, run, panels, segments * run, c + i * ldc, ldc, n);
   }
   for (; i + 4 <= m; i += 4) conv_row_block<4>(pixels + i, offsets, segments, run, panels, n, c + i * ldc, ldc);
   for (; i < m; ++i) conv_row_block<1>(pixels + i, offsets, segments, run, panels, n, c + i * ldc, ldc);

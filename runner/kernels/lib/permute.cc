@@ -96,8 +96,8 @@ Tensor permuted(const Tensor& in, const std::vector<int>& perm) {
     case 2: copy_all<uint16_t>(walk, in.raw_data(), out.raw_data()); break;
     case 4: copy_all<uint32_t>(walk, in.raw_data(), out.raw_data()); break;
     case 8: copy_all<uint64_t>(walk, in.raw_data(), out.raw_data()); break;
-    default: throw Error("internal error: cannot permute items of " + std::to_string(dtype_size(in.dtype())) +
-                         " bytes");
+    default:
+      throw Error("internal error: cannot permute items of " + std::to_string(dtype_size(in.dtype())) + " bytes");
   }
   return out;
 }

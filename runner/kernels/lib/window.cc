@@ -94,8 +94,7 @@ WindowAttrs read_window_attrs(const Kernel& kernel, const graphdef::NodeDef& nod
   const std::vector<int64_t> explicit_paddings =
       has_explicit_paddings ? kernel.get_int_list(node, "explicit_paddings") : std::vector<int64_t>{};
   if (attrs.padding == "EXPLICIT") {
-    if (explicit_paddings.size() != 8 ||
-        *std::min_element(explicit_paddings.begin(), explicit_paddings.end()) < 0) {
+    if (explicit_paddings.size() != 8 || *std::min_element(explicit_paddings.begin(), explicit_paddings.end()) < 0) {
       throw Error("EXPLICIT padding needs 8 non-negative explicit_paddings, got " + ints_string(explicit_paddings));
     }
     const auto& p = explicit_paddings;

@@ -64,13 +64,13 @@ GRAPHRUN_INLINE void blocks_max(const float* first, const WindowTaps& taps, int6
   if (c < channels) window_max<float>(first + c, taps, channels - c, out + c);
 }
 
-__attribute__((target("avx512f"))) void window_max_avx512(const float* first, const WindowTaps& taps,
-                                                            int64_t channels, float* out) {
+__attribute__((target("avx512f"))) void window_max_avx512(const float* first, const WindowTaps& taps, int64_t channels,
+                                                          float* out) {
   blocks_max<F32x16>(first, taps, channels, out);
 }
 
 __attribute__((target("avx2"))) void window_max_avx2(const float* first, const WindowTaps& taps, int64_t channels,
-                                                      float* out) {
+                                                     float* out) {
   blocks_max<F32x8>(first, taps, channels, out);
 }
 

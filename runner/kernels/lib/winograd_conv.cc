@@ -125,8 +125,8 @@ GRAPHRUN_INLINE bool all_finite(const V& check) {
 // Tiles [first, last) of the chunk that starts at tile `base` into
 // v [16][chunk][c]. False when some value is not finite.
 template <class V>
-GRAPHRUN_INLINE bool tiles_in(const Tiles& g, const float* x, int64_t base, int64_t chunk, int64_t first,
-                              int64_t last, float* v) {
+GRAPHRUN_INLINE bool tiles_in(const Tiles& g, const float* x, int64_t base, int64_t chunk, int64_t first, int64_t last,
+                              float* v) {
   constexpr int64_t kLanes = sizeof(V) / sizeof(float);
   V check = {};
   float scalar_check = 0.0f;
@@ -153,8 +153,8 @@ GRAPHRUN_INLINE bool tiles_in(const Tiles& g, const float* x, int64_t base, int6
 // Tiles [first, last) of the chunk from m [16][chunk][k] into y. False when
 // some value before the activation is not finite.
 template <class V>
-GRAPHRUN_INLINE bool tiles_out(const Tiles& g, const float* m, int64_t base, int64_t chunk, int64_t first,
-                               int64_t last, const float* bias, Activation activation, float* y) {
+GRAPHRUN_INLINE bool tiles_out(const Tiles& g, const float* m, int64_t base, int64_t chunk, int64_t first, int64_t last,
+                               const float* bias, Activation activation, float* y) {
   constexpr int64_t kLanes = sizeof(V) / sizeof(float);
   V check = {};
   float scalar_check = 0.0f;
@@ -193,8 +193,8 @@ __attribute__((target("avx512f"))) bool out_avx512(const Tiles& g, const float* 
                                                    Activation activation, float* y) {
   return tiles_out<F32x16>(g, m, base, chunk, first, last, bias, activation, y);
 }
-__attribute__((target("avx2"))) bool in_avx2(const Tiles& g, const float* x, int64_t base, int64_t chunk,
-                                             int64_t first, int64_t last, float* v) {
+__attribute__((target("avx2"))) bool in_avx2(const Tiles& g, const float* x, int64_t base, int64_t chunk, int64_t first,
+                                             int64_t last, float* v) {
   return tiles_in<F32x8>(g, x, base, chunk, first, last, v);
 }
 __attribute__((target("avx2"))) bool out_avx2(const Tiles& g, const float* m, int64_t base, int64_t chunk,
@@ -357,8 +357,8 @@ bool WinogradConvolution::suits(const ConvShape& s, int64_t groups, int64_t out_
 WinogradConvolution::Prepared* WinogradConvolution::prepare(const ConvShape& s, int64_t out_channels,
                                                             const float* filter) {
   const WindowGeometry& g = s.window;
-  std::vector<int64_t> key = {s.n, s.h, s.w, s.c, out_channels, g.rows.before, g.rows.after, g.cols.before,
-                              g.cols.after};
+  std::vector<int64_t> key = {s.n,           s.h,          s.w,           s.c,         out_channels,
+                              g.rows.before, g.rows.after, g.cols.before, g.cols.after};
   if (prepared_ && prepared_->key == key) return prepared_.get();
   auto p = std::make_unique<Prepared>();
   p->key = std::move(key);

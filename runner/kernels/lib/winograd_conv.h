@@ -47,8 +47,7 @@ class WinogradConvolution {
   // where the direct sum gives inf), an overflow in the transformed domain,
   // or no oneDNN matmul for the shapes. y may then hold anything; the caller
   // computes it another way.
-  bool run(const ConvShape& s, int64_t out_channels, const float* x, const float* filter, const float* bias,
-           float* y);
+  bool run(const ConvShape& s, int64_t out_channels, const float* x, const float* filter, const float* bias, float* y);
 
  private:
   struct Prepared;
