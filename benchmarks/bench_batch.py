@@ -127,9 +127,11 @@ def main():
                    for _ in range(args.repeat))
         same = child("same", tmp / "big_out.npy", tmp / "loop_out.npy")
 
-    print(f"model {MODEL.relative_to(ROOT)}, batch size {args.batch_size}, best of {args.repeat}, {os.cpu_count()} CPUs")
+    print(f"model {MODEL.relative_to(ROOT)}, batch size {args.batch_size}, best of {args.repeat}, "
+          f"{os.cpu_count()} CPUs")
     print(f"{'contender':40s} {'rows':>11s} {'seconds':>8s} {'rows/s':>11s} {'peak RSS':>9s}")
-    print(f"{'graphrun batch, whole process':40s} {rows:11,d} {big_wall:8.2f} {rows / big_wall:11,.0f} {big_rss:6.0f}MiB")
+    print(f"{'graphrun batch, whole process':40s} {rows:11,d} {big_wall:8.2f} {rows / big_wall:11,.0f} "
+          f"{big_rss:6.0f}MiB")
     print(f"{'  of which streaming (its own report)':40s} {rows:11,d} {big_stream:8.2f} {rows / big_stream:11,.0f}")
     print(f"{'graphrun batch, dataset / 10':40s} {small:11,d} {small_wall:8.2f} {small / small_wall:11,.0f} "
           f"{small_rss:6.0f}MiB")

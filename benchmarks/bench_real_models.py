@@ -229,8 +229,8 @@ class CcEngine:
 
     def run(self, *args):
         from graphdef._native import executable_path  # the graphrun-cc this graphdef carries
-        proc = subprocess.Popen([str(executable_path()), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                text=True)
+        proc = subprocess.Popen([str(executable_path()), *map(str, args)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
         out, err = proc.stdout.read(), proc.stderr.read()
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak memory
         proc.returncode = os.waitstatus_to_exitcode(status)

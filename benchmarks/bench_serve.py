@@ -301,10 +301,10 @@ def main():
         rate = len(r.ok) / r.elapsed
         errors = sum(len(v) for v in r.errors.values())
         reference = r.reference
-        print(f"{n:>7} {len(r.ok):>9} {rate:>9,.0f} {percentile(lat, 50) * 1e3:>8.2f} {percentile(lat, 90) * 1e3:>8.2f} "
-              f"{percentile(lat, 99) * 1e3:>8.2f} {errors:>7} {r.mean_batch:>10.1f} {reference:>12,.0f} "
-              f"{rate / reference:>17.0%} {r.load:>8.1f} {r.server_cpu * 1e3:>20.1f} {r.client_cpu * 1e3:>7.1f} "
-              f"{r.reference_cpu * 1e3:>10.1f}")
+        print(f"{n:>7} {len(r.ok):>9} {rate:>9,.0f} {percentile(lat, 50) * 1e3:>8.2f} "
+              f"{percentile(lat, 90) * 1e3:>8.2f} {percentile(lat, 99) * 1e3:>8.2f} {errors:>7} {r.mean_batch:>10.1f} "
+              f"{reference:>12,.0f} {rate / reference:>17.0%} {r.load:>8.1f} {r.server_cpu * 1e3:>20.1f} "
+              f"{r.client_cpu * 1e3:>7.1f} {r.reference_cpu * 1e3:>10.1f}")
     refused = len(refused_ids)
     print(f"version switch during the {counts[-1]}-client run: answers from versions {sorted(rows[-1][1].versions)}")
     print(f"SIGTERM half-way through a {counts[-1]}-client run: {len(sigterm_run.ok)} answered OK, {refused} refused "

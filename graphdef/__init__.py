@@ -18,8 +18,8 @@ from graphdef.ops.math import (abs, add, cast, divide, exp, log, matmul, maximum
                                negative, pow, reduce_max, reduce_mean, reduce_sum, relu, sigmoid, sqrt, square,
                                subtract, tanh, truediv)
 from graphdef.gradients import gradients
-from graphdef.init_ops import (AUTO_REUSE, constant_initializer, get_variable_scope, variable_scope, get_variable, glorot_normal_initializer,
-                               glorot_uniform_initializer, ones_initializer, random_normal,
+from graphdef.init_ops import (AUTO_REUSE, constant_initializer, get_variable_scope, variable_scope, get_variable,
+                               glorot_normal_initializer, glorot_uniform_initializer, ones_initializer, random_normal,
                                random_normal_initializer, random_uniform, random_uniform_initializer,
                                set_random_seed, truncated_normal, truncated_normal_initializer, zeros_initializer)
 from graphdef.ops.array import (broadcast_to, one_hot, ones_like, range_ as range, rank, shape_of as shape,  # noqa: A004

@@ -129,8 +129,9 @@ class ControlFlowPlan:
                 self.fetch_nodes.append(("fed", fed[t]))
             elif op in self.nodes:
                 if not self.nodes[op].out_root:
+                    frame = (self.nodes[op].frame_path or ("?",))[-1]
                     raise InvalidArgumentError(f"Session.run: cannot fetch '{getattr(t, 'name', op.name)}': it is "
-                                               f"inside the loop frame '{(self.nodes[op].frame_path or ('?',))[-1]}'; fetch "
+                                               f"inside the loop frame '{frame}'; fetch "
                                                "a value the loop returns (an Exit) instead")
                 self.fetch_nodes.append(("node", self.nodes[op], getattr(t, "value_index", None)))
             else:

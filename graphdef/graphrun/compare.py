@@ -218,7 +218,8 @@ def format_report(report):
     lines = [f"compare {report['model']}: {engines[0]} (reference) vs {', '.join(engines[1:])}; "
              f"atol {report['atol']:g}, rtol {report['rtol']:g}",
              f"feeds: {report['feeds']}"]
-    times = ", ".join(f"{name} {report['seconds'][name] * 1000:.1f} ms" for name in engines if name in report["seconds"])
+    seconds = report["seconds"]
+    times = ", ".join(f"{name} {seconds[name] * 1000:.1f} ms" for name in engines if name in seconds)
     if times:
         notes = [note for name, note in (("cc", "cc includes loading the graph"),
                                          ("tensorflow", "tensorflow its import")) if name in report["seconds"]]

@@ -68,8 +68,10 @@ def _non_negative(text):
 def build_parser():
     parser = cli.verb_parser("serve", DESCRIPTION, EPILOG)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    parser.add_argument("--port-http", type=_port, default=8000, metavar="N", help="HTTP port (default 8000; 0: any free)")
-    parser.add_argument("--port-grpc", type=_port, default=8001, metavar="N", help="gRPC port (default 8001; 0: any free)")
+    parser.add_argument("--port-http", type=_port, default=8000, metavar="N",
+                        help="HTTP port (default 8000; 0: any free)")
+    parser.add_argument("--port-grpc", type=_port, default=8001, metavar="N",
+                        help="gRPC port (default 8001; 0: any free)")
     parser.add_argument("--model-name", metavar="NAME", help="the name a single model file is served as")
     parser.add_argument("--max-batch-size", type=_positive_int, default=1, metavar="B",
                         help="rows per stacked batch (default 1: no batching)")
@@ -86,7 +88,8 @@ def build_parser():
                         help="largest request body or gRPC message (default 64)")
     parser.add_argument("--poll-interval", type=_non_negative, default=2.0, metavar="S",
                         help="seconds between looks for new versions in a repository (default 2; 0: never)")
-    parser.add_argument("--access-log", metavar="FILE", help="where the JSON access log goes (default stderr; - for none)")
+    parser.add_argument("--access-log", metavar="FILE",
+                        help="where the JSON access log goes (default stderr; - for none)")
     return parser
 
 

@@ -98,7 +98,8 @@ def _softsign_grad(op, g):
 
 RELU6 = define(
     "Relu6", "features: T -> activations: T", doc="min(max(x, 0), 6); NaN propagates.",
-    attrs={"T": Attr("type", allowed=REAL)}, infer=same_as_input(), kernel=_relu6, grad=_relu6_grad, numerics=EXACT_BUT_ZERO_SIGN)
+    attrs={"T": Attr("type", allowed=REAL)}, infer=same_as_input(), kernel=_relu6, grad=_relu6_grad,
+    numerics=EXACT_BUT_ZERO_SIGN)
 
 ELU = define(
     "Elu", "features: T -> activations: T", doc="exp(x) - 1 where x < 0, else x.",

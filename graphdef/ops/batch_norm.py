@@ -168,7 +168,8 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, 
     y, running_mean, running_var, *_ = build(
         "FusedBatchNormV3", [x, scale, offset, mean, variance], name=name, default_name="FusedBatchNormV3",
         attrs={"epsilon": epsilon, "exponential_avg_factor": float(exponential_avg_factor),
-               "data_format": conv_ops._nhwc(data_format), "is_training": bool(is_training), "U": dtypes.float32}).outputs
+               "data_format": conv_ops._nhwc(data_format), "is_training": bool(is_training),
+               "U": dtypes.float32}).outputs
     return y, running_mean, running_var
 
 

@@ -59,7 +59,8 @@ def _infer_select_v2(ctx):
 def _select_grad(op, g):
     condition, t, e = op.inputs
     zero = array_ops.zeros_like(g)
-    return [None, math_ops.unbroadcast(select_v2(condition, g, zero), t), math_ops.unbroadcast(select_v2(condition, zero, g), e)]
+    return [None, math_ops.unbroadcast(select_v2(condition, g, zero), t),
+            math_ops.unbroadcast(select_v2(condition, zero, g), e)]
 
 
 SELECT_V2 = define(
@@ -137,9 +138,9 @@ def select(condition, x, y, name=None):
 
 
 def _install_operators():
-    for dunder, builder, name in (("lt", less, "Less"), ("le", less_equal, "LessEqual"),
-                                  ("gt", greater, "Greater"), ("ge", greater_equal, "GreaterEqual")):
-        setattr(Tensor, f"__{dunder}__", (lambda b, n: lambda self, other: b(self, other, name=n))(builder, name))
+    for dunder, function, name in (("lt", less, "Less"), ("le", less_equal, "LessEqual"),
+                                   ("gt", greater, "Greater"), ("ge", greater_equal, "GreaterEqual")):
+        setattr(Tensor, f"__{dunder}__", (lambda b, n: lambda self, other: b(self, other, name=n))(function, name))
     Tensor.__and__ = lambda self, other: logical_and(self, other)
     Tensor.__or__ = lambda self, other: logical_or(self, other)
     Tensor.__invert__ = lambda self: logical_not(self)

@@ -244,12 +244,13 @@ RESIZE_NEAREST_NEIGHBOR_GRAD = define(
 
 def resize_nearest_neighbor(images, size, align_corners=False, half_pixel_centers=False, name=None):
     """tf.compat.v1.image.resize_nearest_neighbor."""
+    attrs = {"align_corners": bool(align_corners), "half_pixel_centers": bool(half_pixel_centers)}
     return build("ResizeNearestNeighbor", [convert_to_tensor(images), size], name=name,
-                 default_name="ResizeNearestNeighbor",
-                 attrs={"align_corners": bool(align_corners), "half_pixel_centers": bool(half_pixel_centers)}).outputs[0]
+                 default_name="ResizeNearestNeighbor", attrs=attrs).outputs[0]
 
 
 def resize_bilinear(images, size, align_corners=False, half_pixel_centers=False, name=None):
     """tf.compat.v1.image.resize_bilinear."""
+    attrs = {"align_corners": bool(align_corners), "half_pixel_centers": bool(half_pixel_centers)}
     return build("ResizeBilinear", [convert_to_tensor(images), size], name=name, default_name="ResizeBilinear",
-                 attrs={"align_corners": bool(align_corners), "half_pixel_centers": bool(half_pixel_centers)}).outputs[0]
+                 attrs=attrs).outputs[0]

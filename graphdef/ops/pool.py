@@ -10,7 +10,7 @@ import numpy as np
 
 from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
-from graphdef.framework.numerics import EXACT, EXACT_BUT_ZERO_SIGN, in_working_dtype, tensor_ulps, working_dtype
+from graphdef.framework.numerics import EXACT_BUT_ZERO_SIGN, in_working_dtype, tensor_ulps, working_dtype
 from graphdef.ops.registry import Attr, NOT_DIFFERENTIABLE, build, check_dims_vector, constant_value, define
 from graphdef.ops.windows import Window, infer_window, padded
 from graphdef.framework.shapes import TensorShape, show

@@ -125,7 +125,8 @@ def _tile_grad(op, g):
     if m is not None and x.shape.is_fully_defined():
         split_shape = [v for pair in zip(m, x.shape.dims) for v in pair]
     else:
-        split_shape = array_ops.reshape(array_ops.transpose(manip_ops.stack([multiples, array_ops.shape_of(x, out_type=multiples.dtype)])), [-1])
+        dims = array_ops.shape_of(x, out_type=multiples.dtype)
+        split_shape = array_ops.reshape(array_ops.transpose(manip_ops.stack([multiples, dims])), [-1])
     return [math_ops.reduce_sum(array_ops.reshape(g, split_shape), axis=list(range(0, 2 * rank, 2))), None]
 
 
@@ -271,7 +272,8 @@ def _gather_grad(op, g):
     front = [axis] + list(range(axis)) + list(range(axis + 1, pr))       # params' dims, axis first
     # g is [A..., I..., B...]; bring I first, then flatten it to one dim of segment rows
     g_perm = list(range(axis, axis + ir)) + list(range(axis)) + list(range(axis + ir, axis + ir + pr - 1 - axis))
-    rows = array_ops.reshape(array_ops.transpose(g, g_perm) if axis else g, _concat_shapes([-1], _take(p_shape, front[1:])))
+    rows = array_ops.reshape(array_ops.transpose(g, g_perm) if axis else g,
+                             _concat_shapes([-1], _take(p_shape, front[1:])))
     ids = array_ops.reshape(indices, [-1])
     count = params.shape.dims[axis]
     if count is None:

@@ -137,7 +137,8 @@ class CcRuntime(_Specs):
         self.model = libgraphrun.CcModel(self.path)
         self.inputs = [TensorSpec(name, _tensor_name(name), dtype, shape, required)
                        for name, dtype, shape, required in self.model.inputs]
-        self.outputs = [TensorSpec(name, _tensor_name(name), dtype, shape) for name, dtype, shape, _ in self.model.outputs]
+        self.outputs = [TensorSpec(name, _tensor_name(name), dtype, shape)
+                        for name, dtype, shape, _ in self.model.outputs]
         self._complete_output_shapes()
 
     def _complete_output_shapes(self):

@@ -10,13 +10,14 @@ size. A model written with external weights is two files side by side:
                    offset that is a multiple of 64 (zero padding between), so a mapped tensor is
                    aligned for SIMD loads
 
-The header (all little-endian): bytes 0-7 the magic b"GDWEIGHT", 8-11 the format version (1),
-12-15 the alignment (64), 16-23 the file's size as written, 24-39 a 16-byte tag (blake2b of
-every value's offset, length and crc32c: the same model always writes the same bytes), 40-63 zeros. `_external_value` is an AttrValue list whose `s` holds [the weights
-file's name, the tag as 32 hex digits] and whose `i` holds [offset, length in bytes, crc32c of
-those bytes]. The name is a plain file name in the directory of the .pb (no directory part), so
-a model file can name no other file on the machine. The tag pairs the two files: a .pb beside a
-weights file written with other values is refused at load, cheaply.
+The header (all little-endian): bytes 0-7 the magic b"GDWEIGHT", 8-11 the format version (1), 12-15
+the alignment (64), 16-23 the file's size as written, 24-39 a 16-byte tag (blake2b of every value's
+offset, length and crc32c: the same model always writes the same bytes), 40-63 zeros.
+`_external_value` is an AttrValue list whose `s` holds [the weights file's name, the tag as 32 hex
+digits] and whose `i` holds [offset, length in bytes, crc32c of those bytes]. The name is a plain
+file name in the directory of the .pb (no directory part), so a model file can name no other file on
+the machine. The tag pairs the two files: a .pb beside a weights file written with other values is
+refused at load, cheaply.
 
 Reading maps the weights file once (read-only) and every external Const's value is an ndarray
 over the mapping: nothing is copied, pages are read when a kernel touches them, and the arrays

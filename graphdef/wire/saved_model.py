@@ -152,8 +152,9 @@ def load(sess, tags, export_dir):
 def _open_variables(export_dir):
     prefix = os.path.join(export_dir, VARIABLES_PREFIX)
     if not tensor_bundle.exists(prefix):
-        raise GraphFileError(f"{export_dir}: the SavedModel's variables are missing ({tensor_bundle.index_path(prefix)} "
-                             "is not there); copy its variables/ directory next to saved_model.pb")
+        raise GraphFileError(f"{export_dir}: the SavedModel's variables are missing "
+                             f"({tensor_bundle.index_path(prefix)} is not there); copy its variables/ directory "
+                             "next to saved_model.pb")
     return prefix, tensor_bundle.Bundle(prefix)
 
 

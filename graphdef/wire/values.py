@@ -52,7 +52,9 @@ def ndarray_from_proto(proto, where="tensor"):
     try:
         dtype = dtypes.as_dtype(proto.dtype)
     except TypeError:
-        raise ValueError(f"{where}: unsupported tensor dtype {graph_pb2.DataType.Name(proto.dtype) if proto.dtype in graph_pb2.DataType.values() else proto.dtype}") from None
+        known = proto.dtype in graph_pb2.DataType.values()
+        raise ValueError(f"{where}: unsupported tensor dtype "
+                         f"{graph_pb2.DataType.Name(proto.dtype) if known else proto.dtype}") from None
     shape = shape_from_proto(proto.tensor_shape)
     if not shape.is_fully_defined():
         raise ValueError(f"{where}: a tensor's shape must be fully defined, got {show(shape)}")
@@ -142,8 +144,9 @@ _HELD = {"list": "a list", "s": "a string", "i": "an int", "f": "a float", "b": 
          "shape": "a shape", "tensor": "a tensor", "func": "a function", "placeholder": "a function placeholder",
          None: "nothing"}
 _KIND = {"type": "a type", "int": "an int", "float": "a float", "bool": "a bool", "string": "a string",
-         "shape": "a shape", "tensor": "a tensor", "func": "a function", "list(int)": "a list of ints", "list(type)": "a list of types",
-         "list(shape)": "a list of shapes", "list(float)": "a list of floats", "list(string)": "a list of strings"}
+         "shape": "a shape", "tensor": "a tensor", "func": "a function", "list(int)": "a list of ints",
+         "list(type)": "a list of types", "list(shape)": "a list of shapes", "list(float)": "a list of floats",
+         "list(string)": "a list of strings"}
 
 
 def attr_from_proto(kind, proto, where):
