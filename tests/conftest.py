@@ -49,3 +49,12 @@ def cc_runner():
 def runner(cc_runner):
     """cc_runner's shorter name, as the graphrun-cc tests call it."""
     return cc_runner
+
+
+def pytest_collection_modifyitems(config, items):
+    """A test that asks for the tf_oracle fixture carries the tf_oracle marker, so `-m` selects it."""
+    unmarked = [item.nodeid for item in items
+                if "tf_oracle" in item.fixturenames and item.get_closest_marker("tf_oracle") is None]
+    if unmarked:
+        raise pytest.UsageError("mark these tests with @pytest.mark.tf_oracle (they use TensorFlow as the "
+                                "oracle):\n  " + "\n  ".join(unmarked))

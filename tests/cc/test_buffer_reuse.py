@@ -10,9 +10,12 @@ match it bit for bit.
 """
 
 import numpy as np
+import pytest
 
 import graphdef as tf
 from tests.support.cc_helpers import ok
+
+pytestmark = pytest.mark.slow
 
 ROWS, COLS = 2048, 4096  # [1, ROWS, COLS] float32 is 32 MiB, the smallest size the cache keeps
 

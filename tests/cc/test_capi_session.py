@@ -414,6 +414,7 @@ print("ok")
 """
 
 
+@pytest.mark.slow
 def test_close_from_another_thread_waits_for_the_run_in_the_library(lib):
     """TF1 lets another thread close a session: the run in progress finishes (against float64 numpy)
     and the session is freed after it, never under it (that was a segfault)."""

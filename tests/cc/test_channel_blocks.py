@@ -99,6 +99,7 @@ def feeds_for(batch=2, channels=16):
     return {"x": RNG.standard_normal((batch, 9, 7, channels)).astype(np.float32)}
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("batch", [1, 3])
 def test_a_chain_from_a_depthwise_convolution_runs_in_blocks(tf_oracle, runner, tmp_path, batch):
     model, last = inverted_residual_graph(tmp_path)
@@ -128,6 +129,7 @@ def test_by_default_blocks_follow_onednn_isa(runner, tmp_path, isa_cap):
     assert any(BLOCKED in line for line in convolutions) == ("AVX-512" not in isa[0]), (isa, convolutions)
 
 
+@pytest.mark.tf_oracle
 def test_fetched_values_inside_the_chain_are_plain(tf_oracle, runner, tmp_path):
     # Fetched, the depthwise output and the residual sum stay plain; the rest still run in blocks.
     model, last = inverted_residual_graph(tmp_path, tail="Tanh")
@@ -137,6 +139,7 @@ def test_fetched_values_inside_the_chain_are_plain(tf_oracle, runner, tmp_path):
     check(tf_oracle, runner, model, tmp_path, feeds_for(), fetches)
 
 
+@pytest.mark.tf_oracle
 def test_channels_that_are_not_whole_blocks_stay_plain(tf_oracle, runner, tmp_path):
     model, last = inverted_residual_graph(tmp_path, channels=12, expand=20)
     feeds = feeds_for(channels=12)
@@ -144,6 +147,7 @@ def test_channels_that_are_not_whole_blocks_stay_plain(tf_oracle, runner, tmp_pa
     check(tf_oracle, runner, model, tmp_path, feeds, [last])
 
 
+@pytest.mark.tf_oracle
 def test_a_dilated_window_in_blocks(tf_oracle, runner, tmp_path):
     model, last = inverted_residual_graph(tmp_path, expand_window=3, dilation=2)
     lines = [line for line in verbose_formats(runner, model, tmp_path, feeds_for(), [last]) if ",convolution," in line]
@@ -166,6 +170,7 @@ def test_an_inf_weight_at_the_border_leaves_blocks_for_the_hand_written_kernel(r
     assert_conforms(blocked, plain, model, last)
 
 
+@pytest.mark.tf_oracle
 def test_a_residual_that_broadcasts_at_run_time_is_added_plain(tf_oracle, runner, tmp_path):
     # The residual's batch is unknown until the run: batch 1 against batch 2 broadcasts.
     g = Graph()

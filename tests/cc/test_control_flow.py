@@ -101,6 +101,7 @@ def build_cond(tf):
     return {"y": y, "k": k}
 
 
+@pytest.mark.tf_oracle
 def test_cond_takes_the_branch_pred_names(tf, cc_runner, tmp_path):
     check_against_tf(tf, cc_runner, tmp_path, build_cond,
                      [{"x": X, "p": np.array(True)}, {"x": X, "p": np.array(False)}])
@@ -114,6 +115,7 @@ def build_while(tf, parallel_iterations=10):
     return {"i": i, "acc": acc}
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("parallel_iterations", [1, 10, 32])
 def test_while_loop_runs_until_its_condition_fails(tf, cc_runner, tmp_path, parallel_iterations):
     # n = 0: the body never runs and the Exits carry the Enters' values out
@@ -133,6 +135,7 @@ def build_nested_while(tf):
     return {"total": total}
 
 
+@pytest.mark.tf_oracle
 def test_nested_while_loops(tf, cc_runner, tmp_path):
     check_against_tf(tf, cc_runner, tmp_path, build_nested_while, [{"n": np.array(n, np.int32)} for n in (0, 1, 5)])
 
@@ -147,6 +150,7 @@ def build_cond_in_while(tf):
     return {"acc": acc}
 
 
+@pytest.mark.tf_oracle
 def test_cond_inside_while(tf, cc_runner, tmp_path):
     check_against_tf(tf, cc_runner, tmp_path, build_cond_in_while,
                      [{"x": X, "n": np.array(n, np.int32)} for n in (0, 3, 8)])
@@ -162,6 +166,7 @@ def build_while_in_cond(tf):
     return {"y": y}
 
 
+@pytest.mark.tf_oracle
 def test_while_inside_cond_taken_and_not_taken(tf, cc_runner, tmp_path):
     check_against_tf(tf, cc_runner, tmp_path, build_while_in_cond,
                      [{"x": X, "p": np.array(True)}, {"x": X, "p": np.array(False)}])
@@ -174,6 +179,7 @@ def build_nested_cond(tf):
     return {"y": y}
 
 
+@pytest.mark.tf_oracle
 def test_nested_conds(tf, cc_runner, tmp_path):
     check_against_tf(tf, cc_runner, tmp_path, build_nested_cond,
                      [{"x": X, "a": np.array(a), "b": np.array(b)} for a in (True, False) for b in (True, False)])
@@ -186,6 +192,7 @@ def build_switch(tf):
     return {"merged": merged, "index": index, "untaken": out_true}
 
 
+@pytest.mark.tf_oracle
 def test_merge_reports_which_input_was_live(tf, cc_runner, tmp_path):
     model, graph, fetched = tf1_graph(tf, tmp_path, build_switch)
     for pred in (False, True):
@@ -196,6 +203,7 @@ def test_merge_reports_which_input_was_live(tf, cc_runner, tmp_path):
         assert_same(got["merge:1"], expected["index"])
 
 
+@pytest.mark.tf_oracle
 def test_fetching_a_dead_tensor_is_an_error_naming_it(tf, cc_runner, tmp_path):
     model, graph, fetched = tf1_graph(tf, tmp_path, build_switch)
     feeds = {"x": X, "p": np.array(False)}
@@ -206,6 +214,7 @@ def test_fetching_a_dead_tensor_is_an_error_naming_it(tf, cc_runner, tmp_path):
     assert "fetch 'sw:1' is dead" in line, line
 
 
+@pytest.mark.tf_oracle
 def test_a_tensor_inside_a_loop_cannot_be_fetched(tf, cc_runner, tmp_path):
     model, graph, fetched = tf1_graph(tf, tmp_path, build_while)
     inside = next(op.name for op in graph.get_operations() if op.type == "Merge")
@@ -213,6 +222,7 @@ def test_a_tensor_inside_a_loop_cannot_be_fetched(tf, cc_runner, tmp_path):
     assert f"cannot fetch '{inside}:0': it is inside loop frame" in line, line
 
 
+@pytest.mark.tf_oracle
 def test_a_cycle_not_closed_by_next_iteration_is_still_refused(tf, cc_runner, tmp_path):
     model, graph, _ = tf1_graph(tf, tmp_path, build_while)
     graph_def = graph.as_graph_def()
@@ -237,6 +247,7 @@ def build_control_trigger(tf):
     return {"y": y}
 
 
+@pytest.mark.tf_oracle
 def test_control_trigger_runs_after_a_dead_input(tf, cc_runner, tmp_path):
     check_against_tf(tf, cc_runner, tmp_path, build_control_trigger,
                      [{"x": X, "p": np.array(True)}, {"x": X, "p": np.array(False)}])
@@ -268,6 +279,7 @@ def build_lists(tf):
 LIST_X = np.arange(8, dtype=np.float32).reshape(4, 2) - 3.5
 
 
+@pytest.mark.tf_oracle
 def test_tensor_list_ops(tf, cc_runner, tmp_path):
     check_against_tf(tf, cc_runner, tmp_path, build_lists, [{"x": LIST_X, "i": np.array(i, np.int32)} for i in (0, 2)])
 
@@ -290,12 +302,14 @@ def build_push_pop(tf):
     }
 
 
+@pytest.mark.tf_oracle
 def test_push_back_and_pop_back(tf, cc_runner, tmp_path):
     # max_num_elements -1: no bound
     check_against_tf(tf, cc_runner, tmp_path, build_push_pop,
                      [{"x": LIST_X, "bound": np.array(b, np.int32)} for b in (-1, 2)])
 
 
+@pytest.mark.tf_oracle
 def test_pushing_onto_a_full_list_is_an_error(tf, cc_runner, tmp_path):
     model, graph, fetched = tf1_graph(tf, tmp_path, build_push_pop)
     feeds = {"x": LIST_X, "bound": np.array(1, np.int32)}
@@ -306,6 +320,7 @@ def test_pushing_onto_a_full_list_is_an_error(tf, cc_runner, tmp_path):
     assert "(TensorListPushBack)" in line and "the list is full: it holds its max_num_elements, 1" in line, line
 
 
+@pytest.mark.tf_oracle
 def test_a_list_index_out_of_range_is_an_error(tf, cc_runner, tmp_path):
     model, graph, fetched = tf1_graph(tf, tmp_path, build_lists)
     feeds = {"x": LIST_X, "i": np.array(5, np.int32)}
@@ -316,6 +331,7 @@ def test_a_list_index_out_of_range_is_an_error(tf, cc_runner, tmp_path):
     assert "(TensorListGetItem)" in line and "index 5 is out of range for a list of 4 elements" in line, line
 
 
+@pytest.mark.tf_oracle
 def test_a_variant_can_be_neither_fetched_nor_fed(tf, cc_runner, tmp_path):
     def build(tf):
         handle = tf.compat.v1.placeholder(tf.variant, [], name="handle")
@@ -351,6 +367,8 @@ def cc_kernels(cc_runner):
     return {line.split()[0] for line in listing.stdout.splitlines() if line.strip()}
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("kind", ["lstm", "gru", "simple_rnn", "bidirectional_masked"])
 def test_frozen_keras_rnns(tf, convert_to_constants, cc_runner, cc_kernels, tmp_path, kind):
     keras = pytest.importorskip("keras", reason="Keras is not installed; `make test` installs it")
@@ -378,6 +396,7 @@ def test_frozen_keras_rnns(tf, convert_to_constants, cc_runner, cc_kernels, tmp_
     assert_conforms(got, expected, graph_def, fetch)
 
 
+@pytest.mark.tf_oracle
 def test_a_loop_past_the_iteration_limit_is_an_error(tf, cc_runner, tmp_path):
     model, _, _ = tf1_graph(tf, tmp_path, build_while)
     args = [cc_runner, model, "--feed", "x=[1,2,3]", "--feed", "n=5", "--fetch", "while/Exit_1"]

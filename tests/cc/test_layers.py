@@ -23,6 +23,8 @@ import re
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from tests.support import serve_helpers
 
 REPO = Path(__file__).resolve().parents[2]
@@ -101,6 +103,7 @@ def defined_symbols(path, *options, kinds=None):
             if len(fields) == 3 and (kinds is None or fields[1] in kinds)}
 
 
+@pytest.mark.slow
 def test_the_library_has_no_cli_code_and_exports_only_the_c_api():
     library = serve_helpers.ensure_library()
     exported = defined_symbols(library, "-D")

@@ -75,6 +75,7 @@ def test_the_session_and_the_library_agree_within_the_numerics_policy(lib):
     assert_all_conform(cc, [python], MLP, [fetch], who="libgraphrun and the Session")
 
 
+@pytest.mark.tf_oracle
 def test_the_metadata_is_tensorflows(lib):
     """Inputs and outputs as TensorFlow's own graph import describes them."""
     import tensorflow as tf
@@ -246,6 +247,7 @@ def test_a_missing_library_is_named(tmp_path):
     assert "nowhere.so" in out.stdout and "GRAPHDEF_LIBGRAPHRUN" in out.stdout, out.stderr
 
 
+@pytest.mark.slow
 def test_the_library_runs_in_a_process_that_loaded_tensorflow_first(lib):
     """TensorFlow puts its own protobuf and oneDNN (other versions) in the process's global scope; the
     library must keep using its own (a protobuf call reaching TensorFlow's aborted the process)."""

@@ -10,6 +10,8 @@ import pytest
 import graphdef as gd
 from tests.support.cc_helpers import fails, ok
 
+pytestmark = pytest.mark.tf_oracle
+
 tensorflow = pytest.importorskip("tensorflow")
 tf1 = tensorflow.compat.v1
 

@@ -279,6 +279,7 @@ def model_id(path):
     return str(path.relative_to(REPO / "tests")).removesuffix("/model.pb")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", COMMITTED_MODELS, ids=model_id)
 def test_inspect_matches_graphrun(capsys, runner, model, monkeypatch):
     model = model.relative_to(REPO)  # the path is printed: give both the same one
@@ -333,6 +334,7 @@ def keys(value):
     return type(value).__name__
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", [[], ["--profile", "--top", "2"], ["--warmup", "0", "--duration", "0.05"]])
 def test_bench_has_graphruns_layout(capsys, runner, extra):
     argv = ["bench", MLP, "--random", "--shape", "x=8,16", "--runs", "20", *extra]

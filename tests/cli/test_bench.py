@@ -41,6 +41,7 @@ def test_duration_bounds_the_runs(capsys):
     assert report["runs"] * report["latency_seconds"]["mean"] <= 0.2 + report["latency_seconds"]["max"]
 
 
+@pytest.mark.slow
 def test_profile_tables(capsys):
     out = ok(capsys, "bench", CNN, "--random", "--shape", "x=16,8,8,1", "--runs", "20", "--profile", "--top", "3")
     lines = out.splitlines()

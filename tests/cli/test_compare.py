@@ -37,6 +37,7 @@ def nudge_cc(monkeypatch, relative=0.01):
     monkeypatch.setitem(engines.ENGINES, "cc", nudged)
 
 
+@pytest.mark.slow
 def test_python_and_cc_agree_on_the_cnn(capsys, cc):
     out = ok(capsys, "compare", CNN, *RANDOM_CNN)
     lines = out.splitlines()
@@ -61,6 +62,7 @@ def test_json_report(capsys, cc):
     assert report["rows"][1]["max_abs_err"] <= 1e-6
 
 
+@pytest.mark.slow
 def test_a_perturbed_engine_fails(capsys, cc, monkeypatch):
     nudge_cc(monkeypatch)
     code, out, err = graphrun(capsys, "compare", CNN, *RANDOM_CNN)
@@ -80,6 +82,7 @@ def test_the_reference_is_the_first_engine(capsys, cc):
     assert "output/score:0  cc      float32  [2,1]  -" in out
 
 
+@pytest.mark.slow
 def test_nan_fails_unless_allowed(capsys, cc, tmp_path):
     path = save_model(tmp_path / "nan.pb", lambda: tf.sqrt(tf.placeholder(tf.float32, [3], name="x"), name="root"))
     code, out, _ = graphrun(capsys, "compare", path, "--feed", "x=[4, -1, 9]")
@@ -125,6 +128,8 @@ def test_help_documents_the_verdict_exit_codes(capsys):
     assert "\n  0    PASSED" in section and "\n  1    FAILED" in section and "\n  2 " in section
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 def test_tensorflow_engine(capsys, cc):
     pytest.importorskip("tensorflow")
     report = json_line(ok(capsys, "compare", CNN, *RANDOM_CNN, "--engines", "python,cc,tensorflow", "--json"))

@@ -97,6 +97,7 @@ def test_seed_model_as_json(capsys, seed):
     assert json_outputs(out) == [("Divide:0", "float64", [], 3.75)]
 
 
+@pytest.mark.slow
 def test_the_console_script_is_installed(seed):
     """The pyproject entry point: a separate process, real stdout bytes and exit code."""
     assert CONSOLE_SCRIPT.exists(), f"{CONSOLE_SCRIPT} is missing; run `make venv`"
@@ -196,6 +197,7 @@ def test_placeholder_with_default(capsys, tmp_path):
     assert ok(capsys, path, "--feed", "d=[3]") == "m:0 int32 [1] = [30]\n"
 
 
+@pytest.mark.slow
 def test_a_large_output_is_exact(capsys, tmp_path):
     """10**6 float32 elements fed from .npy come back digit-exact through --json."""
     def build():

@@ -4,6 +4,7 @@ import shlex
 from collections import Counter
 
 import numpy as np
+import pytest
 
 import graphdef as tf
 from tests.support.graphrun_helpers import CNN, MLP, UNSUPPORTED, fails, graphrun, json_line, ok, save_model
@@ -33,6 +34,7 @@ def test_mlp_text(capsys):
     assert ok(capsys, "inspect", MLP) == MLP_TEXT
 
 
+@pytest.mark.slow
 def test_cnn_json_matches_the_graph(capsys):
     summary = json_line(ok(capsys, "inspect", CNN, "--json"))
     graph = tf.load(CNN)
@@ -87,6 +89,7 @@ def test_variables_are_counted_once(capsys, tmp_path):
     assert text.endswith("try:\n  graphrun " + str(path) + " --random\n")
 
 
+@pytest.mark.slow
 def test_the_suggested_command_runs(capsys):
     for model in (MLP, CNN):
         command = ok(capsys, "inspect", model).splitlines()[-1]

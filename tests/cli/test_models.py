@@ -14,6 +14,7 @@ def test_committed_models_match_the_generator(tmp_path, name):
         f"tests/models/{name} is stale: run .venv/bin/python -m tests.models.generate"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, shape", [("mlp.pb", "x=8,16"), ("cnn.pb", "x=8,8,8,1")])
 def test_committed_models_pass_compare(capsys, name, shape):
     try:

@@ -47,6 +47,7 @@ def test_there_are_cases():
     assert len(CASE_DIRS) >= 50, f"only {len(CASE_DIRS)} conformance cases in {replay.CASES_DIR}"
 
 
+@pytest.mark.slow
 def test_committed_files_match_the_table():
     problems = generate.differences()
     assert not problems, ("the committed conformance files differ from what tests/conformance/table/ "

@@ -194,6 +194,7 @@ def test_random_feed_with_a_huge_shape(runner, tmp_path):
 
 # -- graph structure ---------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_million_node_chain(runner, tmp_path):
     # Loading, checking and planning are iterative: no stack overflow, and it runs.
     g = graph_pb2.GraphDef()

@@ -53,6 +53,7 @@ SIZE_CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op_type", sorted(SIZE_CASES))
 def test_value_sized_outputs_over_the_limit_are_refused(tmp_path, capsys, op_type):
     path = write_pbtxt(tmp_path, SIZE_CASES[op_type])
@@ -128,6 +129,7 @@ def test_conv2d_with_a_zero_stride_or_dilation(tmp_path, capsys, attr):
     load_fails(tmp_path, capsys, text, "Conv2D 'c'", f"{attr} [1, 0, 0, 1] must be positive")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op_type", ["Div", "FloorDiv", "FloorMod"])
 def test_integer_division_by_zero(tmp_path, capsys, op_type):
     text = (const("a", shape=(2,), values=(1, 2)) + node("b", "Placeholder", dtype="type: DT_INT32")
@@ -215,6 +217,7 @@ def test_duplicate_names(tmp_path, capsys):
     load_fails(tmp_path, capsys, text, "node 'x': the name is not unique")
 
 
+@pytest.mark.slow
 def test_a_long_chain_runs_without_recursion(tmp_path):
     """2*10**5 Identity nodes: far past Python's recursion limit (1000), so any recursive walk of
     the graph would fail; 10**6 works too but takes over a minute to import, too slow for the suite."""

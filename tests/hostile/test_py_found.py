@@ -350,6 +350,7 @@ def _print_model(tmp_path, dims):
     return write_pbtxt(tmp_path, text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dims, count", [((2 ** 24, 0, 3), "16777216"), ((2, 2 ** 19 + 1), "1048578")])
 @pytest.mark.parametrize("json_flag", [[], ["--json"]])
 def test_found_outputs_too_large_to_print_are_refused_before_formatting(tmp_path, capsys, cc_runner, dims, count,
@@ -364,6 +365,7 @@ def test_found_outputs_too_large_to_print_are_refused_before_formatting(tmp_path
     assert stderr.replace("graphrun-cc: ", "graphrun: ", 1) == line
 
 
+@pytest.mark.slow
 def test_a_million_items_still_print(tmp_path, capsys):
     path = _print_model(tmp_path, (2 ** 20, 0, 5))          # 2^20 empty groups: exactly the limit
     code, out, _ = graphrun(capsys, str(path))

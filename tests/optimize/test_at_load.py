@@ -35,6 +35,7 @@ def run_case(case, optimize=None):
     return [np.asarray(v) for v in values], report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODELS)
 def test_loaded_models_run_optimized_and_agree_with_tensorflow(name):
     case = replay.load(REAL_MODELS / name)
@@ -43,6 +44,7 @@ def test_loaded_models_run_optimized_and_agree_with_tensorflow(name):
     replay.check_outputs("optimized Session", case, values)
 
 
+@pytest.mark.slow
 def test_batch_norms_fold_into_the_convolutions():
     """Both forms: Keras' Mul/Add (with Rsqrt/Sub folded to constants first) and FusedBatchNorm."""
     for name, gone in (("mobilenet_v2", {"Mul", "Rsqrt", "Sub"}), ("tf1_fused_batchnorm_v1", {"FusedBatchNorm"})):
@@ -69,6 +71,7 @@ def test_the_switch_turns_it_off(switch, monkeypatch):
     replay.check_outputs("unoptimized Session", case, values)
 
 
+@pytest.mark.slow
 def test_any_node_can_still_be_fetched_and_fed(tmp_path):
     """The graph keeps every node of the file: a node the passes fold away for the default
     output is still there to fetch, and feeding one in the middle is honoured."""
@@ -130,6 +133,7 @@ def graphrun(*argv):
     return code, out.getvalue(), err.getvalue()
 
 
+@pytest.mark.slow
 def test_graphrun_bench_profile_and_inspect_say_what_changed():
     case = replay.load(REAL_MODELS / "mobilenet_v2")
     feed = [arg for name, path in case.feed_files.items() for arg in ("--feed", f"{name}=@{path}")]
@@ -249,6 +253,7 @@ def test_kernels_taking_out_still_take_scalars():
             assert sess.run([y, z], {x: np.float32(value)}) == [np.float32(six), np.float32(zero)]
 
 
+@pytest.mark.slow
 def test_a_fed_node_keeps_the_fed_value_where_the_passes_would_merge_or_fold_it(tmp_path):
     """A node fed by the caller is not merged with its identical twin (whose readers must still
     compute), and a fed Const is not folded into a filter as a batch-norm scale."""

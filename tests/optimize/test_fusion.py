@@ -86,6 +86,8 @@ def node(graph_def, op_type):
 
 # -- fusion ---------------------------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("activation", [None, *ACTIVATIONS])
 def test_conv2d_bias_activation_fuses(activation):
     def make(x):
@@ -102,6 +104,8 @@ def test_conv2d_bias_activation_fuses(activation):
         assert fused.attr["leakyrelu_alpha"].f == pytest.approx(0.3)
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("activation", [None, "Relu", "Relu6", "Elu"])
 @pytest.mark.parametrize("padding", ["SAME", "VALID"])
 def test_depthwise_bias_activation_fuses_in_the_session_copy_alone(activation, padding):
@@ -120,6 +124,8 @@ def test_depthwise_bias_activation_fuses_in_the_session_copy_alone(activation, p
     assert "explicit_paddings" not in node(graph_def, "_FusedDepthwiseConv2dNative").attr  # not in TF's op def
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("activation", [None, *ACTIVATIONS])
 def test_matmul_bias_activation_fuses(activation):
     def make(x):
@@ -130,6 +136,7 @@ def test_matmul_bias_activation_fuses(activation):
     assert ops == ["Placeholder", "_FusedMatMul"]
 
 
+@pytest.mark.tf_oracle
 def test_depthwise_leaky_relu_stays_apart():
     """TF's fused depthwise kernel has no LeakyRelu: in the Session's copy the bias fuses, the activation stays."""
     def make(x):
@@ -139,6 +146,7 @@ def test_depthwise_leaky_relu_stays_apart():
     assert ops == ["LeakyRelu", "Placeholder", "_FusedDepthwiseConv2dNative"]
 
 
+@pytest.mark.tf_oracle
 def test_a_fetched_bias_add_keeps_its_activation_apart():
     def make(x):
         tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, tf.constant(W), 1, "VALID"), tf.constant(B4), name="bias"),
@@ -148,6 +156,8 @@ def test_a_fetched_bias_add_keeps_its_activation_apart():
     assert node(graph_def, "_FusedConv2D").name == "bias"
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 def test_a_bias_add_read_twice_keeps_its_activation_apart():
     def make(x):
         y = tf.nn.bias_add(tf.nn.conv2d(x, tf.constant(W), 1, "VALID"), tf.constant(B4))
@@ -156,6 +166,8 @@ def test_a_bias_add_read_twice_keeps_its_activation_apart():
     assert ops == ["AddV2", "Neg", "Placeholder", "Relu", "_FusedConv2D"]
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 def test_a_convolution_read_twice_is_not_fused():
     def make(x):
         y = tf.nn.conv2d(x, tf.constant(W), 1, "VALID")
@@ -177,6 +189,8 @@ def test_a_fed_bias_is_not_fused():
     assert not report.changes.get("bias and activation fusion")
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 def test_float64_is_not_fused():
     def make(x):
         y = tf.nn.conv2d(tf.cast(x, tf.float64), tf.constant(W.astype(np.float64)), 1, "VALID")
@@ -201,6 +215,7 @@ def padded_conv(pads, padding="VALID", strides=1, value=0, depthwise=False, bias
     return make
 
 
+@pytest.mark.tf_oracle
 def test_a_zero_pad_folds_into_a_valid_convolution():
     ops, graph_def = optimized_ops(padded_conv([[0, 0], [3, 1], [0, 2], [0, 0]], strides=2), ["act"], X)
     assert ops == ["Placeholder", "_FusedConv2D"]
@@ -209,12 +224,16 @@ def test_a_zero_pad_folds_into_a_valid_convolution():
     assert list(fused.attr["explicit_paddings"].list.i) == [0, 0, 3, 1, 0, 2, 0, 0]
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 def test_a_zero_pad_adds_to_same_padding_at_stride_1():
     ops, graph_def = optimized_ops(padded_conv([[0, 0], [1, 0], [2, 2], [0, 0]], padding="SAME"), ["act"], X)
     assert ops == ["Placeholder", "_FusedConv2D"]
     assert list(node(graph_def, "_FusedConv2D").attr["explicit_paddings"].list.i) == [0, 0, 2, 1, 3, 3, 0, 0]
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 def test_a_zero_pad_folds_into_an_unfused_depthwise_convolution_in_the_session_copy_alone():
     make = padded_conv([[0, 0], [1, 1], [1, 1], [0, 0]], depthwise=True, bias=False)
     ops, _ = optimized_ops(make, ["act"], X)
@@ -224,6 +243,8 @@ def test_a_zero_pad_folds_into_an_unfused_depthwise_convolution_in_the_session_c
     assert list(node(graph_def, "DepthwiseConv2dNative").attr["explicit_paddings"].list.i) == [0, 0, 1, 1, 1, 1, 0, 0]
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 def test_a_written_depthwise_chain_keeps_its_pad():
     """TF with its oneDNN kernels aborts on a DepthwiseConv2dNative with EXPLICIT padding that its
     remapper fuses with the BiasAdd after it; without them it has no fused depthwise kernel. So a
@@ -232,6 +253,8 @@ def test_a_written_depthwise_chain_keeps_its_pad():
     assert ops == ["BiasAdd", "DepthwiseConv2dNative", "Pad", "Placeholder", "Relu"]
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("pads, value, padding, strides", [
     ([[0, 0], [1, 1], [1, 1], [0, 0]], 1.5, "VALID", 1),   # not zeros
     ([[0, 0], [1, 1], [1, 1], [0, 1]], 0, "VALID", 1),     # pads the channels
@@ -252,6 +275,8 @@ def test_pads_that_do_not_fold(pads, value, padding, strides):
     assert node(graph_def, "Conv2D").attr["padding"].s == padding.encode()
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 def test_a_pad_read_twice_stays():
     def make(x):
         p = tf.pad(x, [[0, 0], [1, 1], [1, 1], [0, 0]], name="pad")
@@ -286,6 +311,7 @@ def residual_block(residual_shape=None, activation="Relu"):
     return make
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("residual_shape, activation", [(None, "Relu"), (None, None), (None, "Relu6"),
                                                         (None, "Elu"), ((1, 1, 3), "Relu"), ((2, 7, 6, 3), "LeakyRelu")])
 def test_the_session_copy_fuses_a_residual_add_into_the_convolution(residual_shape, activation):
@@ -324,6 +350,7 @@ def _residual_after(read_again):
     return make
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("read_again", [False, True])
 def test_a_fused_residual_keeps_its_values_for_what_reads_it_after(read_again):
     """The fused convolution adds the residual into its own output, never into the residual's

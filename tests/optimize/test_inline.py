@@ -80,6 +80,7 @@ def test_a_fetched_call_keeps_its_name():
     np.testing.assert_array_equal(_run(inlined, "call:0"), X * W)
 
 
+@pytest.mark.slow
 def test_a_graph_of_inlinable_calls_is_optimized_at_load(tmp_path):
     path = tmp_path / "model.pb"
     path.write_bytes(_scaled_graph().SerializeToString())

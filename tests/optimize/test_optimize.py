@@ -39,6 +39,7 @@ def optimized(case):
     return optimize(graph_def, outputs=outputs, keep=list(case.feeds))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("directory", CONFORMANCE, ids=[d.name for d in CONFORMANCE])
 def test_conformance_cases_unchanged_by_optimization(directory):
     case = replay.load(directory)
@@ -48,6 +49,7 @@ def test_conformance_cases_unchanged_by_optimization(directory):
     replay.check_outputs("optimized Session", case, run_session(graph_def, case))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("directory", MODEL_DIRS, ids=[d.name for d in MODEL_DIRS])
 def test_tf_models_optimized_run_everywhere(directory, tmp_path, cc_runner):
     case = replay.load(directory)
@@ -61,6 +63,8 @@ def test_tf_models_optimized_run_everywhere(directory, tmp_path, cc_runner):
     replay.check_outputs("optimized graphrun-cc", case, outputs)
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("directory", MODEL_DIRS, ids=[d.name for d in MODEL_DIRS])
 def test_tensorflow_runs_optimized_tf_models(directory):
     tensorflow = pytest.importorskip("tensorflow")
@@ -116,6 +120,7 @@ def build_and_optimize(build):
     return graph_def, report, value, out
 
 
+@pytest.mark.slow
 def test_fused_batch_norm_folds_into_the_filter():
     graph_def, report, value, out = build_and_optimize(lambda y: tf.nn.fused_batch_norm(
         y, tf.constant(GAMMA), tf.constant(BETA), tf.constant(MEAN), tf.constant(VAR), epsilon=0.001,
@@ -127,6 +132,7 @@ def test_fused_batch_norm_folds_into_the_filter():
     np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
 
 
+@pytest.mark.slow
 def test_unfused_batch_norm_folds_after_constant_folding():
     """Keras' and TF1's unfused form: Rsqrt, Mul, Sub and Add on constants fold to x * c + b first."""
     def unfused(y):
@@ -139,6 +145,7 @@ def test_unfused_batch_norm_folds_after_constant_folding():
     np.testing.assert_allclose(value, expected, rtol=1e-5, atol=1e-5 * np.abs(expected).max())
 
 
+@pytest.mark.slow
 def test_batch_norm_after_a_biased_convolution_folds():
     """Keras' Conv2D with use_bias (ResNet50): Conv2D -> BiasAdd(b) -> Mul/Add of the batch norm."""
     bias = RNG.standard_normal(4).astype(np.float32)
@@ -165,6 +172,7 @@ def test_a_batch_norm_whose_input_is_also_fetched_stays():
     assert "Mul" in {n.op for n in graph_def.node}
 
 
+@pytest.mark.slow
 def test_constant_folding_keeps_large_values_and_fed_nodes_computed():
     graph = tf.Graph()
     with graph.as_default():
@@ -186,6 +194,7 @@ def test_constant_folding_keeps_large_values_and_fed_nodes_computed():
         assert session.run("out:0", {"x:0": 0.5, "fed:0": 1.0}) == n / 2 + 2 * n + 2.0
 
 
+@pytest.mark.slow
 def test_common_subexpressions_merge_but_random_ops_do_not():
     graph = tf.Graph()
     with graph.as_default():
@@ -203,6 +212,7 @@ def test_common_subexpressions_merge_but_random_ops_do_not():
 
 # -- the verb -------------------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_graphrun_optimize_writes_a_graph_graphrun_runs(capsys, tmp_path):
     model = MODEL_DIRS[0] / "model.pb"
     out = tmp_path / "opt.pb"
@@ -217,6 +227,7 @@ def test_graphrun_optimize_names_an_unknown_output(capsys, tmp_path):
           mentions=["--outputs nope", "no node"])
 
 
+@pytest.mark.slow
 def test_control_inputs_on_constants_are_dropped_and_the_constants_pruned():
     """TF2's frozen graphs: the output waits on a NoOp that waits on every weight's Const; those
     edges order nothing, and keeping them would keep each original weight next to its folded copy."""
@@ -237,6 +248,7 @@ def test_control_inputs_on_constants_are_dropped_and_the_constants_pruned():
         np.testing.assert_array_equal(session.run("out:0", {"x:0": np.array([1, -2], np.float32)}), [2, -4])
 
 
+@pytest.mark.slow
 def test_common_subexpressions_merge_large_constants_only_when_equal():
     """Large Consts are keyed by a digest of their bytes; equal ones merge, different ones stay."""
     big = np.arange(1000, dtype=np.float32)

@@ -20,6 +20,7 @@ def _cond_program(api):
     return [y]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("p", [True, False])
 def test_cond_takes_one_branch(tf1, p):
     x = np.array([1.5, -2.0, 3.0], np.float32)
@@ -39,6 +40,7 @@ def _nested_cond_program(api):
     return [api.cond(x > 0.0, positive, negative)]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("x", [20.0, 4.0, -20.0, -4.0])
 def test_nested_conds(tf1, x):
     (y,) = check(tf1, _nested_cond_program, {"x": np.float32(x)})
@@ -54,6 +56,7 @@ def _structured_cond_program(api):
     return [pair[0], pair[1]["a"], pair[1]["b"]]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("sign", [1, -1])
 def test_cond_returns_nested_structures(tf1, sign):
     x = np.array([2.5, 1.0], np.float32) * sign
@@ -70,6 +73,7 @@ def _case_program(api):
     return [api.case([(x < 0, lambda: api.constant(-1)), (x < 10, lambda: x * 2)], default=lambda: x + 100)]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("x", [-5, 3, 50])
 def test_case(tf1, x):
     (y,) = check(tf1, _case_program, {"x": np.int32(x)}, same_structure=False)
@@ -83,6 +87,7 @@ def _cond_gradient_program(api):
     return [y] + api.gradients(y, [x, w])
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("sign", [1.0, -1.0])
 def test_gradients_through_cond(tf1, sign):
     x = np.array([0.5, 1.5, -0.25], np.float32) * sign
@@ -115,6 +120,7 @@ def _loop_program(api):
     return [i, acc]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("n", [0, 1, 7])
 def test_while_loop(tf1, n):
     x = np.array([0.5, -1.5], np.float32)
@@ -136,6 +142,7 @@ def _nested_loop_program(api):
     return list(api.while_loop(lambda i, t: i < n, outer, [api.constant(0), api.constant(0)]))
 
 
+@pytest.mark.tf_oracle
 def test_nested_while_loops(tf1):
     i, total = check(tf1, _nested_loop_program, {"n": np.int32(6)})
     assert (i, total) == (6, sum(j * k for k in range(6) for j in range(k)))
@@ -146,6 +153,7 @@ def _max_iterations_program(api):
     return [api.while_loop(lambda v: v < 1e6, lambda v: v * 2.0, [x], maximum_iterations=5)]
 
 
+@pytest.mark.tf_oracle
 def test_maximum_iterations(tf1):
     (v,) = check(tf1, _max_iterations_program, {"x": np.float32(3.0)}, same_structure=False)
     assert v == 96.0
@@ -158,6 +166,7 @@ def _shape_invariant_program(api):
     return [grown[1]]
 
 
+@pytest.mark.tf_oracle
 def test_shape_invariants_let_a_loop_variable_grow(tf1):
     (t,) = check(tf1, _shape_invariant_program, {"x": np.array([1.0], np.float32)})
     assert t.tolist() == [1, 2, 2, 4, 2, 4, 4, 8]
@@ -179,6 +188,7 @@ def _cond_in_loop_program(api):
     return list(api.while_loop(lambda i, s: i < n, body, [api.constant(0), api.constant(0)]))
 
 
+@pytest.mark.tf_oracle
 def test_cond_inside_a_loop(tf1):
     _, s = check(tf1, _cond_in_loop_program, {"n": np.int32(9)})
     assert s == sum(i if i % 2 == 0 else -1 for i in range(9))
@@ -191,6 +201,7 @@ def _loop_in_cond_program(api):
     return [api.cond(p, looped, lambda: x - 1.0)]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("p", [True, False])
 def test_loop_inside_a_cond_branch(tf1, p):
     (y,) = check(tf1, _loop_in_cond_program, {"p": p, "x": np.float32(2.0)})
@@ -227,6 +238,7 @@ def _loop_gradient_program(api):
     return [loss] + api.gradients(loss, [x, w])
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("n", [0, 1, 5])
 def test_gradients_through_a_while_loop(tf1, n):
     x = np.array([0.7, -1.3], np.float32)
@@ -262,6 +274,7 @@ def _nested_loop_gradient_program(api):
     return [y] + api.gradients(y, [x])
 
 
+@pytest.mark.tf_oracle
 def test_gradients_through_nested_while_loops(tf1):
     y, gx = check(tf1, _nested_loop_gradient_program, {"x": np.float32(1.5)}, same_structure=False,
                   run_tf1_graph=False)
@@ -283,6 +296,8 @@ def _mixed_gradient_program(api):
     return [y, z] + api.gradients(y, [x]) + api.gradients(z, [x])
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("x, p", [(2.0, True), (2.0, False), (0.9, True)])
 def test_gradients_of_loops_in_conds_and_conds_in_loops(tf1, x, p):
     y, z, gy, gz = check(tf1, _mixed_gradient_program, {"x": np.float32(x), "p": p}, same_structure=False,
@@ -299,5 +314,6 @@ def _singleton_cond_program(api):
     return [unpacked, kept[0]]
 
 
+@pytest.mark.tf_oracle
 def test_a_one_item_branch_result_is_unpacked_unless_strict(tf1):
     assert check(tf1, _singleton_cond_program, {"x": np.float32(3.0)}) == [6.0, 4.0]

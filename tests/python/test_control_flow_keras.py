@@ -16,6 +16,8 @@ import graphdef
 from tests.support.numerics_policy import assert_conforms
 from tests.support.op_oracle import tf_oracle  # noqa: F401  (a fixture)
 
+pytestmark = pytest.mark.tf_oracle
+
 LAYERS = ["lstm", "gru_sequences", "simple_rnn", "bidirectional_lstm_masked"]
 
 
@@ -60,6 +62,7 @@ def _input():
     return x
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", LAYERS)
 def test_frozen_keras_rnn_matches_tensorflow(frozen, kind):
     path, graph_def, expected = frozen[kind]

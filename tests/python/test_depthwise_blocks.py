@@ -9,6 +9,8 @@ import graphdef as tf
 from graphdef.ops import windows
 from tests.support.op_oracle import run_both, tf_oracle  # noqa: F401 - tf_oracle is a fixture
 
+pytestmark = pytest.mark.tf_oracle
+
 RNG = np.random.default_rng(11)
 
 # (batch, H, W, C, multiplier, stride, padding): sizes chosen against the block size set below

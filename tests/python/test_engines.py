@@ -251,6 +251,7 @@ def test_a_while_loop_runs_on_either_engine(graph, engine):
         assert plan_engine(sess, steps, {start: 6}) == engine
 
 
+@pytest.mark.slow
 def test_two_threads_planning_first_share_one_cc_runtime(graph, monkeypatch):
     """The first plans of two threads at once: one C++ session, so what one runs (an initializer)
     the other's plans see."""

@@ -29,6 +29,7 @@ CALLS = MODELS / "tf2_noinline_calls" / "model.pb"
 
 # -- the proto ---------------------------------------------------------------------------------
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("message", ["FunctionDefLibrary", "FunctionDef", "GradientDef", "RegisteredGradient",
                                      "OpDef", "OpDeprecation"])
 def test_messages_are_wire_compatible_with_tensorflow(tf_oracle, message):
@@ -68,6 +69,7 @@ CFLOW_FEEDS = [  # both branches of each cond, and loops of 0, 1 and 6 iteration
 ]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("feeds", CFLOW_FEEDS, ids=["n0", "n1", "n6", "empty"])
 def test_control_flow_agrees_with_tensorflow_in_every_runtime(tf_oracle, cc_runner, tmp_path, feeds):
     fetches = ["Identity:0", "Identity_1:0"]
@@ -84,6 +86,7 @@ def test_control_flow_agrees_with_tensorflow_in_every_runtime(tf_oracle, cc_runn
         assert_conforms(cc[fetch], want, CFLOW, fetch)
 
 
+@pytest.mark.tf_oracle
 def test_nested_and_stateful_calls_agree_with_tensorflow(tf_oracle, cc_runner):
     census = {n.op for n in read_graph_def(CALLS).node}
     assert {"PartitionedCall", "StatefulPartitionedCall"} <= census
@@ -99,6 +102,7 @@ def test_nested_and_stateful_calls_agree_with_tensorflow(tf_oracle, cc_runner):
 
 # -- round trip ---------------------------------------------------------------------------------
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("path", [CFLOW, CALLS], ids=["control_flow", "calls"])
 def test_the_library_round_trips_and_tensorflow_imports_the_saved_file(tf_oracle, tmp_path, path):
     original = read_graph_def(path)

@@ -252,6 +252,7 @@ def test_missing_gradient_names_the_op():
             tf.gradients(y, [x])
 
 
+@pytest.mark.slow
 def test_minimize_fits_the_seed_linear_model():
     g = tf.Graph()
     rng = np.random.default_rng(1)

@@ -52,6 +52,7 @@ def _scan_program(api):
                                                              shape_type=api.int32)]
 
 
+@pytest.mark.tf_oracle
 def test_loop_carrying_tensor_lists(tf1):
     x = np.arange(12, dtype=np.float32).reshape(4, 3)
     stacked, length, shape = check(tf1, _scan_program, {"x": x})
@@ -59,6 +60,7 @@ def test_loop_carrying_tensor_lists(tf1):
     assert length == 4 and shape.tolist() == [3]
 
 
+@pytest.mark.tf_oracle
 def test_unset_items_read_as_zeros_when_the_shape_is_known(tf_oracle):
     def make():
         lst = graphdef.raw_op("TensorListReserve", [2, 2], 3, element_dtype=graphdef.float32)
@@ -95,6 +97,7 @@ def test_bad_list_use_names_the_node(make, message):
             sess.run(item)
 
 
+@pytest.mark.tf_oracle
 def test_rnn_support_ops_match_tensorflow(tf_oracle):
     x = np.random.RandomState(0).rand(2, 3, 4) > 0.5
 

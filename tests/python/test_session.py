@@ -117,6 +117,7 @@ def test_a_fetched_variable_value_cannot_corrupt_the_variable(graph):
         np.testing.assert_array_equal(sess.run(w), [1.0, 2.0])
 
 
+@pytest.mark.slow
 def test_a_100000_node_chain_runs(graph):
     x = tf.placeholder(tf.int32, [], name="x")
     y = x

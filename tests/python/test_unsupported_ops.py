@@ -179,6 +179,7 @@ DTYPES = {"DT_STRING": "string", "DT_VARIANT": "variant", "DT_RESOURCE": "resour
           "DT_COMPLEX64": "complex64", "DT_QINT8": "qint8", "DT_HALF": "float16", "DT_FLOAT_REF": "float32_ref"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runtime", ["graphrun", "graphrun-cc"])
 def test_inspect_names_every_dtype_and_hides_lowering_residue(runtime, tmp_path, request):
     text = "".join(node(f"in_{i}", "Placeholder", dtype=f"type: {enum}") for i, enum in enumerate(DTYPES))

@@ -33,6 +33,8 @@ from graphdef.wire.serialize import load
 from tests.conformance import replay
 from tests.real_models import generate
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 COMMITTED_DIR = REPO / "tests" / "real_models"
 CACHE_DIR = REPO / "build" / "real_models"

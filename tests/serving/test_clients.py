@@ -12,6 +12,8 @@ import pytest
 
 from tests.support import serve_helpers as helpers
 
+pytestmark = pytest.mark.slow
+
 MLP = helpers.ROOT / "tests" / "models" / "mlp.pb"
 CNN = helpers.ROOT / "tests" / "models" / "cnn.pb"
 
@@ -43,6 +45,7 @@ def test_the_server_says_which_runtime_serves(served):
     assert f"serving model mlp version 1 from {MLP} ({kind}, batching off)" in served.log()
 
 
+@pytest.mark.tf_oracle
 def test_the_protocol_messages_have_the_real_clients_field_numbers():
     """Our proto/serving messages against the clients' own compiled descriptors, field by field."""
     from graphdef._proto import oip_pb2, tfs_pb2
@@ -98,6 +101,7 @@ def test_tritonclient_grpc(served, batch):
     assert client.get_server_metadata().name == "graphdef"
 
 
+@pytest.mark.tf_oracle
 def test_tensorflow_serving_grpc_predict_and_metadata(served, batch):
     import grpc
     import tensorflow as tf
@@ -185,6 +189,7 @@ def test_a_second_model_with_an_image_input(tmp_path, runtime):
         assert server.stop() == 0
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("runtime", helpers.RUNTIMES)
 def test_a_real_model_through_tensorflow_serving_grpc(tmp_path, runtime):
     """MobileNetV2 (Keras-made, fixed batch of 2, so served without batching): the Session's answer (its

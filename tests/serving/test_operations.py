@@ -13,6 +13,8 @@ import pytest
 
 from tests.support import serve_helpers as helpers
 
+pytestmark = pytest.mark.slow
+
 MLP = helpers.ROOT / "tests" / "models" / "mlp.pb"
 grpcclient = pytest.importorskip("tritonclient.grpc", reason="make test installs tritonclient (the oracle extra)")
 

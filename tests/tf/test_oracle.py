@@ -14,6 +14,8 @@ import pytest
 from tests.conformance import replay
 from tests.support.tf_capabilities import why_tensorflow_cannot_run
 
+pytestmark = pytest.mark.tf_oracle
+
 CASE_DIRS = replay.case_dirs()
 
 # Cases where TensorFlow's answer differs from the table, one line each (none so far).

@@ -17,6 +17,8 @@ from graphdef.ops.registry import numerics_of
 from tests.support.cflow_oracle import tf1  # noqa: F401  (a fixture)
 from tests.support.op_oracle import tf_oracle  # noqa: F401
 
+pytestmark = pytest.mark.tf_oracle
+
 STEPS = 25
 
 
@@ -62,6 +64,7 @@ with v1.Session(graph=graph, config=config) as sess:
 """
 
 
+@pytest.mark.slow
 def test_tensorflow_runs_the_saved_training_graph(tf_oracle, tmp_path):
     example = _example()
     graph = graphdef.Graph()

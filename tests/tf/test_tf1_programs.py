@@ -70,6 +70,8 @@ def tensorflow_printed(outputs, name):
 
 # -- both ways --------------------------------------------------------------------------------
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("name", graphdef_params())
 def test_graphdef_prints_what_tensorflow_prints(name, tensorflow_output):
     expected = tensorflow_printed(tensorflow_output, name)
@@ -82,6 +84,8 @@ def test_graphdef_prints_the_committed_transcript(name):
                       "graphdef")
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_tensorflow_prints_the_committed_transcript(name, tensorflow_output):
     printed = tensorflow_printed(tensorflow_output, name)

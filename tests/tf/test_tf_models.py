@@ -313,6 +313,7 @@ def output_shapes(graph_def):
     return found
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("name", [n for n in MODEL_NAMES if n not in REGISTRY_LACKS])
 def test_output_shapes_never_contradict_tensorflows(tf, name):
     """as_graph_def(add_shapes=True) annotates every node as TensorFlow's does, never contradicting it.
@@ -340,6 +341,8 @@ def test_output_shapes_never_contradict_tensorflows(tf, name):
     assert not contradictions, f"{name}: " + "; ".join(contradictions)
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("name", MODEL_NAMES)
 def test_tensorflow_gives_the_committed_outputs(tf, name):
     """The expected files are TensorFlow's answer for exactly the committed bytes, here and now."""

@@ -10,12 +10,15 @@ import sys
 import time
 
 import numpy as np
+import pytest
 
 import graphdef as tf
 from graphdef.wire import serialize
 from tests.support.cc_helpers import REPO
 from tests.conformance.replay import from_json_output
 from tests.support.numerics_policy import assert_same
+
+pytestmark = pytest.mark.slow
 
 ROWS, WIDTH = 2_100_000, 256  # 2.0 GiB + 3.6 MiB of float32
 TABLE_BYTES = ROWS * WIDTH * 4

@@ -147,6 +147,7 @@ def test_graphrun_and_graphrun_cc_agree_on_external_and_inline(models, cc_runner
     assert_same(from_json_output(output)[1], TABLE[IDS])
 
 
+@pytest.mark.tf_oracle
 def test_convert_inline_weights_restores_the_inline_file_and_tensorflow_agrees(models, tmp_path):
     inline, external = models
     back = tmp_path / "back.pb"
@@ -165,6 +166,7 @@ def test_convert_inline_weights_restores_the_inline_file_and_tensorflow_agrees(m
         assert_conforms(got[name], want[name], inline, name)
 
 
+@pytest.mark.tf_oracle
 def test_tensorflow_imports_the_external_file_with_zero_constants(models):
     """What README promises: TF ignores `_` attrs, so the external Consts are zeros there."""
     _, external = models
@@ -361,6 +363,7 @@ def test_bool_bytes_other_than_0_and_1_read_as_true(models, cc_runner):
     assert_same(cc_helpers.outputs(cc_runner, external, *_cc_args())["masked:0"], np.where(MASK, K, -K))
 
 
+@pytest.mark.slow
 def test_compare_runs_both_runtimes_on_external_weights_and_refuses_tensorflow(models, cc_runner):
     _, external = models
     feeds = ["--feed", f"ids={json.dumps(IDS.tolist())}", "--fetch", "rows"]

@@ -204,11 +204,13 @@ def tensorflow_run(tensorflow, graph_def_bytes, fetch, feeds):
         return sess.run(fetch, feeds)
 
 
+@pytest.mark.tf_oracle
 def test_tensorflow_runs_the_frozen_file_to_the_live_outputs(trained, frozen_file, tensorflow):
     got = tensorflow_run(tensorflow, frozen_file.read_bytes(), "out:0", {"x:0": X})
     assert_conforms(got, live_output(trained), frozen_file, "out:0")
 
 
+@pytest.mark.tf_oracle
 def test_tensorflow_prunes_the_training_graph_to_the_same_nodes(trained, frozen, tensorflow):
     data = serialize.serialize(trained["graph"].as_graph_def())
     theirs = tensorflow.compat.v1.graph_util.extract_sub_graph(
@@ -216,6 +218,7 @@ def test_tensorflow_prunes_the_training_graph_to_the_same_nodes(trained, frozen,
     assert [n.name for n in theirs.node] == [n.name for n in frozen.node]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("case", ["protected output", "unprotected output", "control inputs"])
 def test_remove_training_nodes_agrees_with_tensorflow(frozen, tensorflow, case):
     graph_def, protected = {"protected output": (frozen, ["out"]), "unprotected output": (frozen, None),

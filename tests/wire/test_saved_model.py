@@ -19,6 +19,8 @@ from graphdef.wire import saved_model
 from graphdef.wire.checkpoint import import_meta_graph
 from graphdef.wire.serialize import GraphFileError
 
+pytestmark = pytest.mark.tf_oracle
+
 tensorflow = pytest.importorskip("tensorflow")
 tf1 = tensorflow.compat.v1
 
@@ -62,6 +64,7 @@ def test_tensorflow_loads_graphdefs_simple_save(tmp_path):
     np.testing.assert_allclose(got2, expected(X), rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_saved_model_cli_shows_graphdefs_export(tmp_path):
     session, x, y = graphdef_model()
     builder = gd.saved_model.Builder(tmp_path / "export")

@@ -18,6 +18,8 @@ from graphdef.wire.serialize import GraphFileError
 from tests.support import cc_helpers, graphrun_helpers
 from tests.support.numerics_policy import assert_conforms
 
+pytestmark = pytest.mark.tf_oracle
+
 tensorflow = pytest.importorskip("tensorflow")
 tf1 = tensorflow.compat.v1
 keras = pytest.importorskip("keras")
@@ -137,6 +139,7 @@ def feeds_for(export, signature, width):
     return {key: RNG.standard_normal((4, width)).astype(np.float32)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model,signature,width", CASES, ids=[f"{m}-{s}" for m, s, _ in CASES])
 def test_each_runtime_gives_tensorflows_answer(exports, tmp_path, capsys, runner, model, signature, width):
     export = exports / model
@@ -173,6 +176,7 @@ def saved_model_cli_show(export):
     return proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("model", ["module", "keras_export", "tf1"])
 def test_inspect_lists_signatures_as_saved_model_cli_does(exports, capsys, runner, model):
     export = exports / model

@@ -13,6 +13,8 @@ import graphdef as gd
 from graphdef.wire import sstable, tensor_bundle
 from graphdef.wire.checkpoint import CheckpointError, Saver, latest_checkpoint, list_variables, load_variable
 
+pytestmark = pytest.mark.tf_oracle
+
 tensorflow = pytest.importorskip("tensorflow")
 tf1 = tensorflow.compat.v1
 

@@ -118,6 +118,7 @@ def test_transpose_matches_numpy(runner, tmp_path, shape, perm, dtype):
     assert_same(y, np.transpose(x, perm))
 
 
+@pytest.mark.slow
 def test_transpose_of_a_large_tensor_splits_over_the_cores(runner, tmp_path):
     x = np.random.default_rng(1).normal(size=(8, 128, 8, 64)).astype(np.float32)
     g = Graph()

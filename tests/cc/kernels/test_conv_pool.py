@@ -298,6 +298,7 @@ def test_conv_bias_relu_chain_gives_what_the_separate_kernels_give(runner, tmp_p
     assert "node 'bad_bias' (BiasAdd): bias [9] must be 1-D and match" in fails(runner, 4, model, "--fetch", "bad_bias")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inf_in_padding", [False, True])
 def test_depthwise_with_a_filter_far_larger_than_its_input(runner, tmp_path, inf_in_padding):
     """The fuzzer's one timeout: a filter far larger than its input costs only the taps inside it

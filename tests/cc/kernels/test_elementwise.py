@@ -9,6 +9,8 @@ import pytest
 from tests.support.cc_helpers import Graph, outputs
 from tests.support.numerics_policy import assert_same
 
+pytestmark = pytest.mark.slow
+
 RNG = np.random.default_rng(5)
 SHAPE = (2, 70, 70, 33)  # 323,400 elements: over the threading threshold, and not a multiple of 4 per row
 

@@ -296,6 +296,7 @@ def test_placeholder_with_default(runner, tmp_path):
     assert ok(runner, model, "--feed", "p=[7, -8]") == "y:0 float32 [2] = [7.0, -8.0]\n"
 
 
+@pytest.mark.slow
 def test_long_chain_runs_without_recursion(runner, tmp_path):
     g = Graph()
     g.const("one", 1, np.int32)

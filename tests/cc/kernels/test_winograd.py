@@ -109,6 +109,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 def test_winograd_runs_and_agrees_with_a_float64_direct_sum(runner, tmp_path, case):
     shape, k, padding, activation = CASES[case]

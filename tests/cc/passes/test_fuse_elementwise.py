@@ -89,6 +89,7 @@ def test_a_fetched_intermediate_keeps_its_value(runner, tmp_path):
         assert_same(a, b)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op,second", [
     ("Add", "c"), ("Sub", "c"), ("Mul", "c"), ("RealDiv", "c"), ("Maximum", "c"), ("Minimum", "c"),
     ("Pow", "two"), ("Pow", "c"), ("Sub", "x"), ("RealDiv", "x"),

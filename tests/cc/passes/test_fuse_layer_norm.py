@@ -191,6 +191,8 @@ def test_the_fused_op_is_not_a_model_op(runner, tmp_path):
     assert "_FusedLayerNorm" in line
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("library", ["keras", "tf_keras"])
 def test_a_frozen_keras_layer_normalization(runner, tf_oracle, tmp_path, library):
     keras = pytest.importorskip(library, reason=f"{library} is not installed; `make test` installs it")

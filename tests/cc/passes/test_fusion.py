@@ -125,6 +125,7 @@ FUSED = {"Conv2D": "_FusedConv2D", "DepthwiseConv2dNative": "_FusedDepthwiseConv
          "MatMul": "_FusedMatMul"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("activation", list(ACTIVATIONS))
 @pytest.mark.parametrize("product", list(FUSED))
 def test_the_chain_fuses_and_agrees_with_numpy(runner, tmp_path, product, activation):

@@ -129,6 +129,7 @@ def test_the_hand_written_kernels_agree_bit_for_bit(runner, tmp_path, monkeypatc
         assert_unchanged_bits(runner, model, args, "out")
 
 
+@pytest.mark.slow
 def test_a_large_product_agrees_bit_for_bit(runner, tmp_path):
     # a Transformer's sizes: oneDNN blocks the product, and the bias is still added once, after the sums
     for form in ("tensordot", "attention"):
@@ -228,6 +229,7 @@ def test_the_fused_batch_matmul_is_not_a_model_op(runner, tmp_path):
     assert "_FusedBatchMatMulV2" in line
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("layer", ["Dense", "EinsumDense"])
 def test_a_frozen_keras_layer_on_a_sequence(runner, tf_oracle, tmp_path, layer):
     keras = pytest.importorskip("keras", reason="keras is not installed; `make test` installs it")

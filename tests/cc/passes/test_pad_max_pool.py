@@ -137,6 +137,7 @@ FOLDED = {
 ISA_CAPS = [None, {"GRAPHRUN_CC_NO_AVX512": "1"}, {"GRAPHRUN_CC_NO_AVX2": "1"}]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", FOLDED)
 @pytest.mark.parametrize("pad_op, env", [("Pad", None), ("PadV2", None), *(("Pad", cap) for cap in ISA_CAPS[1:])])
 def test_a_zero_pad_folds_into_the_max_pool_bit_for_bit(runner, tmp_path, case, pad_op, env):

@@ -171,6 +171,7 @@ FOLDED = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op, padding, stride, pads, explicit", FOLDED)
 @pytest.mark.parametrize("pad_op, dnnl", [("Pad", True), ("PadV2", True), ("Pad", False)])
 def test_a_zero_pad_folds_into_the_convolution(runner, tmp_path, op, padding, stride, pads, explicit, pad_op, dnnl):
@@ -213,6 +214,7 @@ NOT_FOLDED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", NOT_FOLDED)
 def test_a_pad_that_cannot_fold_stays(runner, tmp_path, case):
     options = NOT_FOLDED[case]
@@ -305,6 +307,8 @@ FUSED = [  # op, add op, conv as the Add's first input, activation
 ]
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("op, add_op, conv_first, activation", FUSED)
 @pytest.mark.parametrize("dnnl", [True, False])
 def test_a_residual_add_fuses_into_the_convolution(tf_oracle, runner, tmp_path, op, add_op, conv_first, activation,
@@ -316,6 +320,7 @@ def test_a_residual_add_fuses_into_the_convolution(tf_oracle, runner, tmp_path, 
     check_values(tf_oracle, runner, model, tmp_path, feeds, [last], dnnl=dnnl)
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dnnl", [True, False])
 def test_the_other_input_read_later_is_not_overwritten(tf_oracle, runner, tmp_path, dnnl):
     model, last = residual_graph(tmp_path, read_later=True)
@@ -325,6 +330,7 @@ def test_the_other_input_read_later_is_not_overwritten(tf_oracle, runner, tmp_pa
     check_values(tf_oracle, runner, model, tmp_path, feeds, [last, "yt"], dnnl=dnnl)
 
 
+@pytest.mark.tf_oracle
 def test_a_fetched_add_keeps_its_activation_apart(tf_oracle, runner, tmp_path):
     model, last = residual_graph(tmp_path)
     feeds = residual_feeds()
@@ -332,6 +338,7 @@ def test_a_fetched_add_keeps_its_activation_apart(tf_oracle, runner, tmp_path):
     check_values(tf_oracle, runner, model, tmp_path, feeds, ["add", last])
 
 
+@pytest.mark.tf_oracle
 def test_a_fetched_convolution_keeps_the_add(tf_oracle, runner, tmp_path):
     model, last = residual_graph(tmp_path)
     feeds = residual_feeds()
@@ -339,6 +346,7 @@ def test_a_fetched_convolution_keeps_the_add(tf_oracle, runner, tmp_path):
     check_values(tf_oracle, runner, model, tmp_path, feeds, ["bias", last])
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("y_shape", [(-1, 1, 1, 4), (-1, 7, 6, 1)])
 def test_a_static_broadcast_keeps_the_add(tf_oracle, runner, tmp_path, y_shape):
     model, last = residual_graph(tmp_path, y_shape=y_shape)
@@ -348,12 +356,14 @@ def test_a_static_broadcast_keeps_the_add(tf_oracle, runner, tmp_path, y_shape):
     check_values(tf_oracle, runner, model, tmp_path, feeds, [last])
 
 
+@pytest.mark.tf_oracle
 def test_a_per_channel_constant_keeps_the_add(tf_oracle, runner, tmp_path):
     model, last = residual_graph(tmp_path, y_const=RNG.standard_normal(4).astype(np.float32))
     assert "fuse_residual_add" not in pass_counts(runner, model)
     check_values(tf_oracle, runner, model, tmp_path, {"x": X}, [last])
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("y_batch", [1, 2])
 def test_shapes_unknown_until_the_run_may_still_broadcast(tf_oracle, runner, tmp_path, y_batch):
     # Static shapes cannot rule out a broadcast: fused, and the kernel adds the slow way when they differ.
@@ -419,6 +429,7 @@ HOSTILE = [  # explicit paddings, Pad paddings, padding, exit code, what the lin
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("op", ["Conv2D", "DepthwiseConv2dNative"])
 @pytest.mark.parametrize("explicit, pads, padding, code, says", HOSTILE)
 def test_hostile_paddings_give_one_clear_line(runner, tmp_path, op, explicit, pads, padding, code, says):

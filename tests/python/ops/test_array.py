@@ -35,6 +35,8 @@ def _fits(spec, rank):
     return sum(1 for s in spec if s is not None and s is not Ellipsis) <= rank
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 def test_getitem_matches_numpy_and_tensorflow(tf_oracle):
     rng = np.random.default_rng(0)
     specs = [s for s in (_random_spec(rng, 4) for _ in range(300)) if _fits(s, 4)]
@@ -47,6 +49,7 @@ def test_getitem_matches_numpy_and_tensorflow(tf_oracle):
         np.testing.assert_array_equal(value, X[spec], err_msg=repr(spec))
 
 
+@pytest.mark.tf_oracle
 def test_getitem_encodes_masks_as_tensorflow_does(tf_oracle):
     rng = np.random.default_rng(1)
     specs = [s for s in (_random_spec(rng, 4) for _ in range(100)) if _fits(s, 4)] + [
@@ -68,6 +71,8 @@ def test_getitem_encodes_masks_as_tensorflow_does(tf_oracle):
         "begin_mask": 1, "end_mask": 1, "ellipsis_mask": 4, "new_axis_mask": 0, "shrink_axis_mask": 8}
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 def test_raw_strided_slice_with_random_masks_matches_tensorflow(tf_oracle):
     """Every mask bit combination TF's kernel accepts gives its values; what it refuses, graphdef refuses."""
     rng = np.random.default_rng(2)
@@ -96,6 +101,7 @@ def test_raw_strided_slice_with_random_masks_matches_tensorflow(tf_oracle):
         np.testing.assert_array_equal(ours, theirs, err_msg=repr((args, masks)))
 
 
+@pytest.mark.tf_oracle
 def test_tensor_indices_and_int64_bounds(tf_oracle):
     def make():
         x = tf.placeholder(tf.float32, X.shape, name="x")
@@ -124,6 +130,7 @@ def test_getitem_refuses_what_tensorflow_refuses():
             x[::0]
 
 
+@pytest.mark.tf_oracle
 def test_strided_slice_gradient_matches_tensorflow(tf_oracle):
     def make():
         x = tf.placeholder(tf.float32, X.shape, name="x")
@@ -145,6 +152,7 @@ def _manipulations(x):
             tf.identity_n([x, x * 2])[1]]
 
 
+@pytest.mark.tf_oracle
 def test_manipulation_ops_match_tensorflow(tf_oracle):
     def make():
         x = tf.placeholder(tf.float32, X.shape, name="x")
@@ -156,6 +164,7 @@ def test_manipulation_ops_match_tensorflow(tf_oracle):
     run_both(tf_oracle, make, {"x": X})
 
 
+@pytest.mark.tf_oracle
 def test_manipulation_gradients_match_tensorflow(tf_oracle):
     rng = np.random.default_rng(3)
 
@@ -167,6 +176,7 @@ def test_manipulation_gradients_match_tensorflow(tf_oracle):
     gradients_both(tf_oracle, make, {"x": X})
 
 
+@pytest.mark.tf_oracle
 def test_gradients_with_shapes_known_only_at_run_time(tf_oracle):
     """Slice, Pad, Tile and ConcatV2 fall back to shape ops when static shapes are unknown."""
     def make():
@@ -225,6 +235,7 @@ def test_run_time_errors_name_the_node():
             sess.run(q, {n: [1, 2]})
 
 
+@pytest.mark.slow
 def test_identity_n_round_trips_its_type_list(tmp_path):
     g = tf.Graph()
     with g.as_default():

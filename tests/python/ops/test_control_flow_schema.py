@@ -7,6 +7,8 @@ from graphdef.ops.registry import REGISTRY, REQUIRED
 
 from tests.support.op_oracle import tf_oracle  # noqa: F401  (a fixture: it pins TF's kernels before importing it)
 
+pytestmark = pytest.mark.tf_oracle
+
 OPS = ["Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger",
        "TensorListReserve", "TensorListFromTensor", "TensorListGetItem", "TensorListSetItem",
        "TensorListStack", "TensorListLength", "TensorListElementShape", "EmptyTensorList", "TensorListPushBack", "TensorListPopBack", "Any", "All", "ReverseV2"]

@@ -27,6 +27,8 @@ def _indices(rng, params_shape, indices_shape, batch_dims, dtype):
     return np.stack(columns, axis=-1).astype(dtype)
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("index_dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("params_shape, indices_shape, batch_dims", CASES)
 def test_batch_gather_nd_matches_tensorflow(tf_oracle, tmp_path, cc_runner, params_shape, indices_shape, batch_dims,

@@ -17,6 +17,7 @@ CASES = [  # input shape, filter shape, strides, padding, dilations
 ]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("xs, fs, strides, padding, dilations", CASES)
 def test_grouped_conv2d_matches_tensorflow(tf_oracle, tmp_path, cc_runner, xs, fs, strides, padding, dilations,
@@ -83,6 +84,8 @@ def _tf_grouped_gradients(tf_, x, f, loss_weights, strides, padding, dilations):
         return sess.run(grads)
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("xs, fs, strides, padding, dilations", CASES)
 def test_grouped_conv2d_gradients_match_tensorflow(tf_oracle, tmp_path, cc_runner, xs, fs, strides, padding,

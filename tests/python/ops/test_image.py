@@ -15,12 +15,14 @@ SIZES = [((2, 3, 4, 2), (5, 8)), ((1, 5, 7, 3), (3, 2)), ((1, 4, 4, 1), (4, 4)),
          ((1, 6, 5, 2), (1, 1)), ((0, 3, 3, 2), (7, 9)), ((1, 37, 29, 1), (111, 13))]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("op_type", ["ResizeBilinear", "ResizeNearestNeighbor", "ResizeBilinearGrad",
                                      "ResizeNearestNeighborGrad"])
 def test_declaration_matches_tensorflow(tf_oracle, op_type):
     _matches_tensorflow(tf_oracle, op_type)
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("align, half", RULES)
 @pytest.mark.parametrize("shape, size", SIZES)
 def test_resize_matches_tensorflow(tf_oracle, shape, size, align, half):
@@ -35,6 +37,7 @@ def test_resize_matches_tensorflow(tf_oracle, shape, size, align, half):
     run_both(tf_oracle, make, {"x": x})
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float64, np.float16])
 def test_resize_dtypes_match_tensorflow(tf_oracle, dtype):
     x = (np.arange(2 * 3 * 5 * 2).reshape(2, 3, 5, 2) * 7 % 200).astype(dtype)
@@ -47,6 +50,7 @@ def test_resize_dtypes_match_tensorflow(tf_oracle, dtype):
     run_both(tf_oracle, make, {"x": x})
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("align, half", RULES)
 def test_resize_gradients_match_tensorflow(tf_oracle, align, half):
     x = np.random.default_rng(3).normal(size=(2, 3, 5, 2)).astype(np.float32)
@@ -81,6 +85,8 @@ def test_hostile_sizes_are_refused_by_both_runtimes(tmp_path, cc_runner, op, siz
     assert "'z'" in line and why in line
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("align, half", RULES)
 @pytest.mark.parametrize("shape, size", SIZES)
 def test_resize_gradient_ops_match_tensorflow_in_both_runtimes(tf_oracle, tmp_path, cc_runner, shape, size, align,
@@ -111,6 +117,7 @@ def test_resize_gradient_ops_match_tensorflow_in_both_runtimes(tf_oracle, tmp_pa
         assert_conforms(got[f"{name}:0"], ours_value, graph, f"{name}:0")
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.float64, np.int32, np.uint8])
 def test_nearest_gradient_dtypes_match_tensorflow(tf_oracle, dtype):
     g = (np.arange(2 * 5 * 7 * 2).reshape(2, 5, 7, 2) * 13 % 251).astype(dtype)

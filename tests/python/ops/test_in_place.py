@@ -175,6 +175,7 @@ def _gelu64(x):
     return 0.5 * h * (1 + np.tanh(0.7978846 * (h + 0.044715 * h ** 3)))
 
 
+@pytest.mark.slow
 def test_gelu_runs_in_place_with_the_bits_of_the_file_as_it_is(tmp_path):
     path = _gelu_file(tmp_path)
     # GELU is well conditioned above about -1 (below, 1 + tanh cancels tanh's last bits away)
@@ -201,6 +202,8 @@ def test_gelu_runs_in_place_with_the_bits_of_the_file_as_it_is(tmp_path):
         assert_conforms(answers[0][0][1:], _gelu64(x[1:]).astype(np.float32), graph_def, "gelu:0")
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 def test_gelu_in_place_matches_tensorflow(tmp_path, tf_oracle):
     path = _gelu_file(tmp_path)
     x = np.random.default_rng(5).uniform(-1, 3, size=(3, 8)).astype(np.float32)

@@ -18,6 +18,7 @@ def _fed(value, name="x"):
     return tf.placeholder(tf.as_dtype(value.dtype), value.shape, name=name)
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_unary_edges_match_tensorflow(tf_oracle, dtype):
     x = EDGES.astype(dtype)
@@ -43,6 +44,7 @@ def test_integer_reciprocal_of_zero_is_an_error_naming_the_node():
             sess.run(r)
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("exclusive", [False, True])
 @pytest.mark.parametrize("reverse", [False, True])
 def test_scans_match_tensorflow(tf_oracle, exclusive, reverse):
@@ -64,6 +66,7 @@ def test_scans_match_tensorflow(tf_oracle, exclusive, reverse):
     run_both(tf_oracle, make, {"x": x, "n": n, "u": u, "e": np.zeros((0, 3))})
 
 
+@pytest.mark.tf_oracle
 def test_top_k_ties_and_dtypes_match_tensorflow(tf_oracle):
     x = np.array([[3.0, 1.0, 3.0, -0.0, 0.0, 3.0], [-np.inf, 2.0, np.inf, 2.0, -1.0, 2.0]], np.float32)
     n = np.array([[5, 5, -7, 5, 0, 2**31 - 1]], np.int32)
@@ -81,6 +84,7 @@ def test_top_k_ties_and_dtypes_match_tensorflow(tf_oracle):
     run_both(tf_oracle, make, {"x": x, "n": n, "u": u, "e": np.zeros((0, 4), np.float32)})
 
 
+@pytest.mark.tf_oracle
 def test_gather_scatter_where_match_tensorflow(tf_oracle):
     p = np.arange(24).reshape(2, 3, 4).astype(np.int64) - 9
     b = np.array([[True, False], [False, True]])
@@ -102,6 +106,7 @@ def test_gather_scatter_where_match_tensorflow(tf_oracle):
     run_both(tf_oracle, make, {"p": p, "b": b, "f": f, "e": np.zeros((2, 0, 3), bool)})
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.bool_])
 def test_reverse_and_padding_match_tensorflow(tf_oracle, dtype):
     x = (np.arange(12).reshape(3, 4) % 5).astype(dtype)
@@ -115,6 +120,7 @@ def test_reverse_and_padding_match_tensorflow(tf_oracle, dtype):
     run_both(tf_oracle, make, {"x": x})
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("case", ["cumsum", "cumprod", "top_k", "mirror_reflect", "mirror_symmetric", "pad_v2",
                                   "reverse", "gather_nd", "scatter_nd", "selu", "reciprocal", "sin_cos"])
 def test_gradients_match_tensorflow(tf_oracle, case):

@@ -17,6 +17,7 @@ def _values(shape, seed, dtype=np.float32):
     return np.random.default_rng(seed).normal(size=shape).astype(dtype)
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("op_type", NEW_OPS)
 def test_declaration_matches_tensorflow(tf_oracle, op_type):
     _matches_tensorflow(tf_oracle, op_type)
@@ -34,6 +35,7 @@ BMM = [  # op, x shape, y shape, adj_x, adj_y
 ]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("op, xs, ys, adj_x, adj_y", BMM)
 def test_batch_matmul_matches_tensorflow(tf_oracle, op, xs, ys, adj_x, adj_y):
     x, y = _values(xs, 1), _values(ys, 2)
@@ -42,6 +44,7 @@ def test_batch_matmul_matches_tensorflow(tf_oracle, op, xs, ys, adj_x, adj_y):
              {"x": x, "y": y})
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
 def test_batch_matmul_v3_and_dtypes(tf_oracle, dtype):
     x, y = (_values((2, 3, 4), 3) * 4).astype(dtype), (_values((1, 4, 2), 4) * 4).astype(dtype)
@@ -53,6 +56,7 @@ def test_batch_matmul_v3_and_dtypes(tf_oracle, dtype):
         {"x": x, "y": y, "x2": x, "y2": y})
 
 
+@pytest.mark.tf_oracle
 def test_batch_matmul_v2_float16_and_v3_int8_to_int32(tf_oracle):
     x, y = (_values((2, 3, 4), 3) * 4).astype(np.float16), (_values((1, 4, 2), 4) * 4).astype(np.float16)
     a, b = (_values((2, 3, 4), 5) * 20).astype(np.int8), (_values((4, 2), 6) * 20).astype(np.int8)
@@ -63,6 +67,7 @@ def test_batch_matmul_v2_float16_and_v3_int8_to_int32(tf_oracle):
                   Ta=tf.int8, Tb=tf.int8, Tout=tf.int32)], {"x": x, "y": y, "a": a, "b": b})
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("op, xs, ys, adj_x, adj_y", [b for b in BMM if 0 not in b[1] + b[2]])
 def test_batch_matmul_gradients_match_tensorflow(tf_oracle, op, xs, ys, adj_x, adj_y):
     def make():
@@ -72,6 +77,7 @@ def test_batch_matmul_gradients_match_tensorflow(tf_oracle, op, xs, ys, adj_x, a
     gradients_both(tf_oracle, make, {"x": _values(xs, 5), "y": _values(ys, 6)})
 
 
+@pytest.mark.tf_oracle
 def test_batch_matmul_gradient_with_batch_known_at_run_time(tf_oracle):
     def make():
         x = tf.placeholder(tf.float32, [None, 1, 3, 4], name="x")
@@ -95,6 +101,7 @@ EINSUMS = [
 ]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("equation, shapes", EINSUMS)
 def test_einsum_matches_tensorflow(tf_oracle, equation, shapes):
     values = {f"x{k}": _values(s, 10 + k) for k, s in enumerate(shapes)}
@@ -102,6 +109,7 @@ def test_einsum_matches_tensorflow(tf_oracle, equation, shapes):
                                                        for k, s in enumerate(shapes)])], values)
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("equation, shapes", [e for e in EINSUMS if 0 not in sum(e[1], ())])
 def test_einsum_gradients_match_tensorflow(tf_oracle, equation, shapes):
     def make():
@@ -164,6 +172,7 @@ def test_batch_matmul_mismatches_are_refused_by_both_runtimes(tmp_path, cc_runne
     assert "'z'" in line and "BatchMatMulV2 broadcasts them" in line
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("op", ["FusedBatchNorm", "FusedBatchNormV2"])
 @pytest.mark.parametrize("is_training", [True, False])
 def test_fused_batch_norm_v1_v2_match_tensorflow(tf_oracle, op, is_training):

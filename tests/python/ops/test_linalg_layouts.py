@@ -90,6 +90,7 @@ def test_batch_matmul_layouts_match_float64_numpy(xs, ys, adj_x, adj_y, dtype):
                 _assert_conforms("BatchMatMulV2", got, expected)
 
 
+@pytest.mark.tf_oracle
 def test_attention_einsums_and_projections_match_tensorflow(tf_oracle):
     """Keras MultiHeadAttention's products at a small size: projections of [B, T, D] by [D, N*H]
     matrices, the scores and the context."""

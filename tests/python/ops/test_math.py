@@ -19,6 +19,7 @@ def _divisions(a, b, unsigned=False):
     return out if unsigned else out + [tf.div(a, b)]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
 def test_signed_integer_division_matches_tensorflow(tf_oracle, dtype):
     d = tf.as_dtype(dtype)
@@ -26,6 +27,7 @@ def test_signed_integer_division_matches_tensorflow(tf_oracle, dtype):
              {"a": np.array(SIGNED_A, dtype), "b": np.array(SIGNED_B, dtype)})
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
 def test_unsigned_integer_division_matches_tensorflow(tf_oracle, dtype):
     d = tf.as_dtype(dtype)
@@ -34,6 +36,7 @@ def test_unsigned_integer_division_matches_tensorflow(tf_oracle, dtype):
              {"a": np.array(UNSIGNED_A, dtype), "b": np.array(UNSIGNED_B, dtype)})
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_float_division_matches_tensorflow_bit_for_bit(tf_oracle, dtype):
     d = tf.as_dtype(dtype)
@@ -45,6 +48,7 @@ def test_float_division_matches_tensorflow_bit_for_bit(tf_oracle, dtype):
     assert np.signbit(ours[1][0]) and ours[1][0] == 0  # -4 mod 2 is -0.0, where numpy says +0.0
 
 
+@pytest.mark.tf_oracle
 def test_floor_mod_gradient_matches_tensorflow(tf_oracle):
     def make():
         x, y = tf.placeholder(tf.float32, [2, 3], name="x"), tf.placeholder(tf.float32, [3], name="y")
@@ -53,6 +57,7 @@ def test_floor_mod_gradient_matches_tensorflow(tf_oracle):
                                      "y": np.array([2.0, 1.5, -3.0], np.float32)})
 
 
+@pytest.mark.tf_oracle
 def test_rsqrt_matches_tensorflow(tf_oracle):
     x = np.array([4, 2, 0.01, 0, -0.0, -1, np.inf, np.nan, 1e-30, 3e38], np.float32)
     run_both(tf_oracle, lambda: [tf.rsqrt(tf.placeholder(tf.float32, [None], name="x"))], {"x": x})

@@ -10,6 +10,7 @@ from tests.support.op_oracle import run_both, tf_oracle  # noqa: F401 - a fixtur
 from tests.python.ops.test_opdefs import test_declaration_matches_tensorflow as _matches_tensorflow
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("op_type", ["NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5"])
 def test_declaration_matches_tensorflow(tf_oracle, op_type):
     _matches_tensorflow(tf_oracle, op_type)
@@ -39,6 +40,7 @@ CASES = [  # n, seed, max_output_size, iou, score threshold, sigma
 ]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("pad", [False, True])
 @pytest.mark.parametrize("n, seed, limit, iou, threshold, sigma", CASES)
 def test_nms_matches_tensorflow(tf_oracle, n, seed, limit, iou, threshold, sigma, pad):
@@ -88,6 +90,7 @@ def test_hostile_scalars_are_refused_by_both_runtimes(tmp_path, cc_runner, monke
     assert "'z'" in line and why in line
 
 
+@pytest.mark.tf_oracle
 def test_builder_selects_like_tensorflow(tf_oracle):
     boxes, scores = _boxes(20, 11)
     run_both(tf_oracle, lambda: [tf.image.non_max_suppression(tf.placeholder(tf.float32, [20, 4], name="b"),

@@ -57,6 +57,7 @@ def _numpy_depthwise(x, f, strides, padding):
     return out.reshape(n, oh, ow, c * m).astype(x.dtype)
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("hwc, k, out, strides, dilations, padding", WINDOWS, ids=IDS)
 def test_conv_and_pool_forward_match_tensorflow(tf_oracle, hwc, k, out, strides, dilations, padding):
     x = RNG.normal(size=(2,) + hwc).astype(np.float32)
@@ -91,6 +92,8 @@ def test_depthwise_with_unequal_strides_matches_numpy(hwc, k, out, strides, dila
     assert_conforms(got, _numpy_depthwise(x, fd, strides, padding), g, y.name)
 
 
+@pytest.mark.slow
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("hwc, k, out, strides, dilations, padding", WINDOWS, ids=IDS)
 def test_conv_and_pool_gradients_match_tensorflow(tf_oracle, hwc, k, out, strides, dilations, padding):
     x = RNG.normal(size=(2,) + hwc).astype(np.float32)
@@ -164,6 +167,7 @@ def test_max_pool_gradient_goes_to_the_first_of_tied_maxima():
     np.testing.assert_array_equal(got.ravel(), [0, 1, 1, 0, 0, 0, 0, 0])
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
 def test_conv2d_dtypes_match_tensorflow(tf_oracle, dtype):
     x = RNG.integers(-3, 4, size=(1, 5, 4, 2)).astype(dtype)
@@ -172,6 +176,7 @@ def test_conv2d_dtypes_match_tensorflow(tf_oracle, dtype):
                                               strides=[1, 2], padding="SAME")], {"x": x})
 
 
+@pytest.mark.tf_oracle
 def test_float16_runs_in_float32_and_rounds_once(tf_oracle):
     x = RNG.normal(size=(2, 4, 4, 3)).astype(np.float16)
     f = RNG.normal(size=(2, 2, 3, 2)).astype(np.float16)
@@ -183,6 +188,7 @@ def test_float16_runs_in_float32_and_rounds_once(tf_oracle):
     run_both(tf_oracle, make, {"x": x})
 
 
+@pytest.mark.tf_oracle
 def test_conv2d_transpose_matches_tensorflow(tf_oracle):
     v = RNG.normal(size=(2, 3, 3, 4)).astype(np.float32)
     f = RNG.normal(size=(3, 3, 2, 4)).astype(np.float32)
@@ -198,6 +204,7 @@ BN = {"x": RNG.normal(size=(2, 3, 2, 4)).astype(np.float32), "s": RNG.uniform(0.
       "v": RNG.uniform(0.5, 2, 4).astype(np.float32)}
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("is_training, factor", [(False, 1.0), (True, 1.0), (True, 0.3)])
 def test_fused_batch_norm_matches_tensorflow(tf_oracle, is_training, factor):
     def make():
@@ -209,6 +216,7 @@ def test_fused_batch_norm_matches_tensorflow(tf_oracle, is_training, factor):
     run_both(tf_oracle, make, BN)
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("is_training", [False, True])
 def test_fused_batch_norm_gradients_match_tensorflow(tf_oracle, is_training):
     w = RNG.normal(size=BN["x"].shape).astype(np.float32)
@@ -248,6 +256,7 @@ EDGES = np.array([-40, -20, -14, -13.9, -3, -1, -0.0, 0.0, 0.5, 3, 5.9, 6, 7, 13
                   -np.inf])
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
 def test_activations_match_tensorflow(tf_oracle, dtype):
     def make():
@@ -257,6 +266,7 @@ def test_activations_match_tensorflow(tf_oracle, dtype):
     run_both(tf_oracle, make, {"x": EDGES.astype(dtype)})
 
 
+@pytest.mark.tf_oracle
 def test_activation_gradients_match_tensorflow(tf_oracle):
     def make():
         x = tf.placeholder(tf.float32, [None], name="x")
@@ -279,6 +289,7 @@ def test_leaky_relu_uses_the_float32_alpha_of_the_wire(tmp_path):
     assert runs[0] == runs[1] == -np.float64(np.float32(0.1))
 
 
+@pytest.mark.tf_oracle
 def test_bias_add_matches_tensorflow_and_its_gradient(tf_oracle):
     v, b = RNG.normal(size=(2, 3, 4)).astype(np.float32), RNG.normal(size=4).astype(np.float32)
 

@@ -38,6 +38,7 @@ def _tf_default(value):
     return value.s.decode() if field == "s" else getattr(value, field)
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("op_type", OPS)
 def test_declaration_matches_tensorflow(tf_oracle, op_type):
     from tensorflow.python.framework import op_def_registry

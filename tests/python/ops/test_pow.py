@@ -125,6 +125,7 @@ def test_every_other_pow_is_numpys(x, y):
         assert_same(POW.kernel(x, y), np.power(x, y))
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_square_and_cube_in_a_session_match_tensorflow(tf_oracle, dtype):
     """The exponent reaches the kernel as a Const's numpy scalar, as in Keras' tanh GELU.

@@ -12,6 +12,7 @@ from tests.python.ops.test_opdefs import test_declaration_matches_tensorflow as 
 NEW_OPS = ["SpaceToBatchND", "BatchToSpaceND", "SpaceToDepth", "DepthToSpace"]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("op_type", NEW_OPS)
 def test_declaration_matches_tensorflow(tf_oracle, op_type):
     _matches_tensorflow(tf_oracle, op_type)
@@ -30,6 +31,7 @@ SPACE_TO_BATCH = [  # input shape, block, paddings
 ]
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("shape, block, pads", SPACE_TO_BATCH)
 def test_space_to_batch_and_back_match_tensorflow(tf_oracle, shape, block, pads):
     x = _x(shape)
@@ -42,6 +44,7 @@ def test_space_to_batch_and_back_match_tensorflow(tf_oracle, shape, block, pads)
     np.testing.assert_array_equal(ours[1], x)
 
 
+@pytest.mark.tf_oracle
 def test_space_batch_gradients_match_tensorflow(tf_oracle):
     def make():
         x = tf.placeholder(tf.float32, [2, 5, 4, 3], name="x")
@@ -51,6 +54,7 @@ def test_space_batch_gradients_match_tensorflow(tf_oracle):
     gradients_both(tf_oracle, make, {"x": _x((2, 5, 4, 3))})
 
 
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("shape, block", [((2, 4, 6, 3), 2), ((1, 3, 3, 2), 3), ((0, 2, 2, 1), 2)])
 def test_space_to_depth_and_back_match_tensorflow(tf_oracle, shape, block):
     x = _x(shape)
