@@ -75,9 +75,9 @@ def test_runs_alternating_between_batch_sizes_match_numpy(runner, tmp_path):
     data, x = feeds(tmp_path, 0)
     # Separate runs in one process, in this order: batch 1, batch 2, batch 1 three times
     # (--steps repeats the last --run), then the fetches (batch 1 and 2 once more).
-    got = saved_outputs(runner, model, tmp_path / "out", "--feeds", data, "--run", "init", "--run", "step1", "--run", "step2",
-                  "--run", "step1", "--steps", 3, "--fetch", "acc1", "--fetch", "acc2", "--fetch", "out1",
-                  "--fetch", "out2")
+    got = saved_outputs(runner, model, tmp_path / "out", "--feeds", data, "--run", "init", "--run", "step1",
+                        "--run", "step2", "--run", "step1", "--steps", 3, "--fetch", "acc1", "--fetch", "acc2",
+                        "--fetch", "out1", "--fetch", "out2")
     one, two = numpy_block(x["x1"]), numpy_block(x["x2"])
     expected1 = np.zeros_like(one)
     for _ in range(4):
@@ -92,8 +92,9 @@ def test_batch_2_after_batch_1_runs_matches_numpy(runner, tmp_path):
     # The other order: the batch-2 buffers are cached, trimmed away by batch-1 runs, made again.
     model = alternating_model(tmp_path)
     data, x = feeds(tmp_path, 1)
-    got = saved_outputs(runner, model, tmp_path / "out", "--feeds", data, "--run", "init", "--run", "step2", "--run", "step1",
-                        "--run", "step1", "--run", "step2", "--steps", 2, "--fetch", "acc1", "--fetch", "acc2")
+    got = saved_outputs(runner, model, tmp_path / "out", "--feeds", data, "--run", "init", "--run", "step2",
+                        "--run", "step1", "--run", "step1", "--run", "step2", "--steps", 2, "--fetch", "acc1",
+                        "--fetch", "acc2")
     one, two = numpy_block(x["x1"]), numpy_block(x["x2"])
     np.testing.assert_array_equal(got["acc1_0"], one + one)
     np.testing.assert_array_equal(got["acc2_0"], two + two + two)

@@ -144,7 +144,7 @@ def test_values_in_the_other_byte_order_are_read_as_numbers(lib):
     graph = tf.Graph()
     with graph.as_default():
         value = tf.placeholder(tf.float32, [2], name="value")
-        v = tf.Variable(np.zeros(2, np.float32), name="v")
+        tf.Variable(np.zeros(2, np.float32), name="v")
         tf.multiply(value, 2.0, name="twice")
     session = capi.CcSession(graph.as_graph_def().SerializeToString())
     swapped = np.array([1.5, -3.25], dtype=np.dtype(np.float32).newbyteorder())

@@ -194,7 +194,8 @@ def test_out_with_a_trailing_slash_and_the_mlp(capsys, runner, tmp_path):
 
 
 def test_out_errors(capsys, runner, odd, tmp_path):
-    py, c = both(capsys, runner, odd, "--random", "--out", tmp_path / "o", "--fetch", "layer/Relu", "--fetch", "layer_Relu")
+    py, c = both(capsys, runner, odd, "--random", "--out", tmp_path / "o", "--fetch", "layer/Relu",
+                 "--fetch", "layer_Relu")
     assert py[0] == 2 and py[1] == ""  # no such node: the fetch is refused first, by both
     assert c[:2] == py[:2]
     (tmp_path / "file").write_text("")
@@ -344,7 +345,8 @@ def test_bench_has_graphruns_layout(capsys, runner, extra):
     assert py[0] == c[0] == 0 and py[2] == c[2] == ""
     assert layout(c[1]) == layout(py[1])
     if "--profile" in extra:  # the same nodes are profiled: the same op types with the same counts
-        table = lambda text: sorted(re.findall(r"^  (\w+)\s+(\d+)\s+\d+\.\d+\s", text, re.M))
+        def table(text):
+            return sorted(re.findall(r"^  (\w+)\s+(\d+)\s+\d+\.\d+\s", text, re.M))
         assert table(c[1]) == table(py[1])
         assert c[1].count("\n") == py[1].count("\n")
     py_json, c_json = both(capsys, runner, *argv, "--json")

@@ -94,7 +94,8 @@ def test_outputs_must_have_one_row_per_input_row(capsys, tmp_path, rows):
         tf.identity(x, name="same")
     path = save_model(tmp_path / "m.pb", build)
     x = f"x={tmp_path / 'x.npy'}"
-    fails(capsys, 2, "batch", path, "--input", x, "--output", tmp_path / "o.npy", mentions=["total:0, same:0", "--fetch"])
+    fails(capsys, 2, "batch", path, "--input", x, "--output", tmp_path / "o.npy",
+          mentions=["total:0, same:0", "--fetch"])
     fails(capsys, 2, "batch", path, "--input", x, "--output", tmp_path / "o.npy", "--fetch", "total",
           mentions=["'total:0'", "[]", "one output row per input row"])
     ok(capsys, "batch", path, "--input", x, "--output", tmp_path / "o.npy", "--fetch", "same", "--quiet")
@@ -188,7 +189,8 @@ def test_runner_errors(tmp_path, rows):
     with pytest.raises(ValueError, match=r"\[2,15\].*\[\?,16\]"):
         runner(rows[:2, :15])
     two = Runner(save_model(tmp_path / "two.pb", build_two_inputs))
-    with pytest.raises(ValueError, match=r"a \(float32, \[\?,3\]\), b \(int32, \[\?\]\), scale \(float32, \[\]\).*dict"):
+    with pytest.raises(ValueError,
+                       match=r"a \(float32, \[\?,3\]\), b \(int32, \[\?\]\), scale \(float32, \[\]\).*dict"):
         two(np.zeros((2, 3)))
     with pytest.raises(ValueError, match=r"b \(int32, \[\?\]\), scale \(float32, \[\]\) not fed"):
         two({"a": np.zeros((2, 3))})

@@ -46,12 +46,14 @@ def test_profile_tables(capsys):
     out = ok(capsys, "bench", CNN, "--random", "--shape", "x=16,8,8,1", "--runs", "20", "--profile", "--top", "3")
     lines = out.splitlines()
     start = lines.index("time per op type:")
-    assert re.fullmatch(r"profile: 20 runs with a timer around every node, [\d.]+ ms per run in nodes", lines[start - 1])
+    assert re.fullmatch(r"profile: 20 runs with a timer around every node, [\d.]+ ms per run in nodes",
+                        lines[start - 1])
     assert lines[start + 1].split() == ["op", "type", "nodes", "ms/run", "share"]
     types = {row.split()[0]: row.split() for row in lines[start + 2:lines.index("slowest nodes (top 3):")]}
     # every op the plan runs, with its node count; Consts and the fed placeholder need no step
     assert {name: int(row[1]) for name, row in types.items()} == {
-        "AddV2": 6, "MatMul": 4, "Mul": 3, "Relu": 3, "Reshape": 3, "Max": 2, "Sub": 2, "Exp": 1, "RealDiv": 1, "Sum": 1}
+        "AddV2": 6, "MatMul": 4, "Mul": 3, "Relu": 3, "Reshape": 3, "Max": 2, "Sub": 2, "Exp": 1, "RealDiv": 1,
+        "Sum": 1}
     shares = [float(row[3].rstrip("%")) for row in types.values()]
     assert sum(shares) == pytest.approx(100, abs=0.6) and shares == sorted(shares, reverse=True)
     slow = lines[lines.index("slowest nodes (top 3):") + 2:]

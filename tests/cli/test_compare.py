@@ -73,7 +73,8 @@ def test_a_perturbed_engine_fails(capsys, cc, monkeypatch):
            "first at [0, 0]:" in out
     assert out.splitlines()[-1] == "FAILED: 1 problem (listed above)"
     # a looser tolerance accepts the same nudge
-    assert ok(capsys, "compare", CNN, *RANDOM_CNN, "--rtol", "0.02").endswith("PASSED: 1 output agrees across python, cc\n")
+    assert ok(capsys, "compare", CNN, *RANDOM_CNN, "--rtol", "0.02").endswith(
+        "PASSED: 1 output agrees across python, cc\n")
 
 
 def test_the_reference_is_the_first_engine(capsys, cc):

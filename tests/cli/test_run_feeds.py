@@ -121,7 +121,8 @@ def test_random_fills_only_what_is_not_fed(capsys, two):
     a = random_value(0, "a", np.float32, (1, 2))
     assert out == format_text([("k_out:0", np.int32(2)), ("a:0", a)])
     # an int placeholder of known shape needs no --shape; its values are in 0..9
-    assert ok(capsys, two, "--random", "--fetch", "k_out") == f"k_out:0 int32 [] = {format_value(random_value(0, 'layer/k', np.int32, ()))}\n"
+    k = format_value(random_value(0, "layer/k", np.int32, ()))
+    assert ok(capsys, two, "--random", "--fetch", "k_out") == f"k_out:0 int32 [] = {k}\n"
 
 
 @pytest.mark.parametrize("argv, mentions", [
@@ -145,7 +146,8 @@ def test_random_errors(capsys, argv, mentions):
 def test_unknown_rank_needs_a_shape(capsys, tmp_path):
     path = save_model(tmp_path / "any.pb", lambda: tf.identity(tf.placeholder(tf.float32, None, name="x"), name="y"))
     fails(capsys, 2, path, "--random", mentions=["unknown rank", "--shape x=D,D,..."])
-    assert ok(capsys, path, "--random", "--shape", "x=") == f"y:0 float32 [] = {format_value(random_value(0, 'x', np.float32, ()))}\n"
+    y = format_value(random_value(0, "x", np.float32, ()))
+    assert ok(capsys, path, "--random", "--shape", "x=") == f"y:0 float32 [] = {y}\n"
 
 
 def test_missing_feed_suggests_every_way_to_feed(capsys):

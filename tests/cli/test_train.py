@@ -175,7 +175,8 @@ def test_runs_execute_in_order_and_the_last_one_repeats(capsys, runner, counter)
     # ((0 + 1) * 2 + 1) doubled 3 times = 24
     assert same_as_cc(capsys, runner, counter, "--run", "init", "--run", "inc", "--run", "double", "--run", "inc:0",
                       "--run", "double", "--steps", "3", "--fetch", "v") == "v:0 float64 [] = 24.0\n"
-    assert same_as_cc(capsys, runner, counter, "--run", "init", "--run", "inc", "--steps=5", "--fetch=v:0", "--json") == (
+    assert same_as_cc(capsys, runner, counter, "--run", "init", "--run", "inc", "--steps=5", "--fetch=v:0",
+                      "--json") == (
         '{"outputs": [{"name": "v:0", "dtype": "float64", "shape": [], "values": 5.0}]}\n')
 
 

@@ -172,7 +172,7 @@ def _regression_gradients(data, w, b):
     return (x * g[:, None]).sum(axis=0), g.sum()
 
 
-def _numpy_gradient_descent(data, steps, lr=F(0.2)):
+def _numpy_gradient_descent(data, steps, lr=F(0.2)):  # noqa: B008 (numpy scalars are immutable)
     w, b = np.zeros(3, F), F(0)
     for _ in range(steps):
         gw, gb = _regression_gradients(data, w, b)
@@ -180,7 +180,7 @@ def _numpy_gradient_descent(data, steps, lr=F(0.2)):
     return {"w:0": w, "b:0": b}
 
 
-def _numpy_nesterov_momentum(data, steps, lr=F(0.02), momentum=F(0.9)):
+def _numpy_nesterov_momentum(data, steps, lr=F(0.02), momentum=F(0.9)):  # noqa: B008
     w, b, aw, ab = np.zeros(3, F), F(0), np.zeros(3, F), F(0)
     for _ in range(steps):
         gw, gb = _regression_gradients(data, w, b)
@@ -190,7 +190,7 @@ def _numpy_nesterov_momentum(data, steps, lr=F(0.02), momentum=F(0.9)):
     return {"w:0": w, "b:0": b}
 
 
-def _numpy_adam(data, steps, lr=F(0.05), beta1=F(0.9), beta2=F(0.999), epsilon=F(1e-8)):
+def _numpy_adam(data, steps, lr=F(0.05), beta1=F(0.9), beta2=F(0.999), epsilon=F(1e-8)):  # noqa: B008
     params = {"w:0": np.zeros(3, F), "b:0": F(0)}
     m = {k: np.zeros_like(v) for k, v in params.items()}
     v = {k: np.zeros_like(p) for k, p in params.items()}

@@ -355,7 +355,8 @@ def test_empty_placeholder_with_huge_other_dims(runner, tmp_path):
     g.placeholder("p", np.float32, [10**12, 2, 2, 0])
     g.op("y", "Neg", ["p"], np.float32)
     refused(runner, 2, save(g, tmp_path), "--random",
-            mentions=["placeholder p", "[1000000000000,2,2,0] float32 is empty, but its other dims would take 14.6 TiB"])
+            mentions=["placeholder p",
+                      "[1000000000000,2,2,0] float32 is empty, but its other dims would take 14.6 TiB"])
 
 
 def test_inspect_reshape_whose_target_overflows(runner, tmp_path):

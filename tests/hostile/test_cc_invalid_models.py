@@ -79,7 +79,8 @@ def invalid_graph(kind):
     ("missing attr", "node 'b' (Neg): missing attr 'T'"),
     ("wrong input dtype", "is float32 from 'a:0' but the node expects float64"),
     ("wrong input count", "has 1 data input but AddV2 takes 2"),
-    ("unsupported dtype", "string tensors, which graphrun-cc cannot hold: 's' (Const)"),  # refused by the run that needs it
+    # refused by the run that needs it
+    ("unsupported dtype", "string tensors, which graphrun-cc cannot hold: 's' (Const)"),
     ("cycle", "the graph has a cycle: 'b' -> 'c' -> 'b'"),
     ("self loop", "the graph has a cycle: 'b' -> 'b'"),
     ("short tensor_content", "tensor_content holds 15 bytes"),

@@ -312,8 +312,8 @@ def residual_block(residual_shape=None, activation="Relu"):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("residual_shape, activation", [(None, "Relu"), (None, None), (None, "Relu6"),
-                                                        (None, "Elu"), ((1, 1, 3), "Relu"), ((2, 7, 6, 3), "LeakyRelu")])
+@pytest.mark.parametrize("residual_shape, activation", [(None, "Relu"), (None, None), (None, "Relu6"), (None, "Elu"),
+                                                        ((1, 1, 3), "Relu"), ((2, 7, 6, 3), "LeakyRelu")])
 def test_the_session_copy_fuses_a_residual_add_into_the_convolution(residual_shape, activation):
     """for_tensorflow=False: _FusedConv2D [BiasAdd, Add(, activation)] with the residual as its second
     arg, broadcasting included; the copy for TensorFlow keeps the Add (its kernel has none). The

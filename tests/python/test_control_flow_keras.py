@@ -78,8 +78,9 @@ def test_frozen_keras_rnn_matches_tensorflow(frozen, kind):
 def test_graphrun_runs_a_frozen_lstm(frozen, tmp_path):
     path, graph_def, expected = frozen["lstm"]
     np.save(tmp_path / "x.npy", _input())
-    proc = subprocess.run([sys.executable, "-m", "graphdef.graphrun.cli", str(path), "--feed", f"x=@{tmp_path / 'x.npy'}",
-                           "--fetch", "Identity:0", "--json"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-m", "graphdef.graphrun.cli", str(path),
+                           "--feed", f"x=@{tmp_path / 'x.npy'}", "--fetch", "Identity:0", "--json"],
+                          capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     (output,) = json.loads(proc.stdout)["outputs"]
     assert output["name"] == "Identity:0"

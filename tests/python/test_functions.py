@@ -8,7 +8,6 @@ in both runners, and what a hostile library gets (one line, never a hang or a st
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -212,9 +211,10 @@ def test_endless_recursion_stops_with_one_line(cc_runner, tmp_path):
 
 BAD_LIBRARIES = {
     "missing function": (lambda g: setattr(g.node[1].attr["body"].func, "name", "nope"), "no function 'nope'"),
-    "wrong argument dtype": (lambda g: (g.library.function[0].signature.input_arg[0].__setattr__("type", tf.float32.enum),
-                                        g.library.function[0].node_def[0].attr["T"].__setattr__("type", tf.float32.enum)),
-                             "takes (float32) but the node passes (int32)"),
+    "wrong argument dtype": (
+        lambda g: (g.library.function[0].signature.input_arg[0].__setattr__("type", tf.float32.enum),
+                   g.library.function[0].node_def[0].attr["T"].__setattr__("type", tf.float32.enum)),
+        "takes (float32) but the node passes (int32)"),
     "output index out of range": (lambda g: g.library.function[1].ret.__setitem__("j", "neg:y:5"), "has 1 tensors"),
     "unknown body op": (lambda g: setattr(g.library.function[1].node_def[0], "op", "NoSuchOp"), "NoSuchOp"),
 }

@@ -112,4 +112,5 @@ def test_every_module_sits_in_a_known_layer():
     assert set(packages) <= set(LAYERS), f"packages outside the layer list: {set(packages) - set(LAYERS)}"
     namespaces = {"__init__", "nn", "math", "losses", "train", "io", "gfile", "summary", "init_ops", "graph_util",
                   "gradients", "saved_model", "image"}
-    assert set(top_level) <= namespaces, f"top-level modules that are not tf.* namespaces: {set(top_level) - namespaces}"
+    assert set(top_level) <= namespaces, (
+        f"top-level modules that are not tf.* namespaces: {set(top_level) - namespaces}")

@@ -60,7 +60,7 @@ class Served:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-            raise AssertionError("graphrun serve did not stop within 60 s of SIGTERM")
+            raise AssertionError("graphrun serve did not stop within 60 s of SIGTERM") from None
 
     def log(self):
         return Path(self.stderr_path).read_text()

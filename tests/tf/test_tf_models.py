@@ -23,7 +23,7 @@ import graphdef
 from graphdef._proto import graph_pb2
 from graphdef.graph_util import extract_sub_graph
 from graphdef.ops import REGISTRY
-from graphdef.wire.serialize import GraphFileError, load
+from graphdef.wire.serialize import load
 from tests.support.cc_helpers import listed_kernels, run_cc
 from tests.conformance import replay
 from tests.conformance.replay import cli_args, parse_json_outputs

@@ -102,8 +102,8 @@ def make_tf1_two_signatures(path):
         builder.save()
 
 
-MODELS = {"module": make_module, "loop": make_loop, "keras_functional": make_keras_functional, "keras_export": make_keras_export,
-          "tf1": make_tf1_two_signatures}
+MODELS = {"module": make_module, "loop": make_loop, "keras_functional": make_keras_functional,
+          "keras_export": make_keras_export, "tf1": make_tf1_two_signatures}
 # (model, signature, features of its one input)
 CASES = [("module", "serving_default", 3), ("module", "scores", 3), ("loop", "serving_default", 3),
          ("keras_functional", "serving_default", 4),

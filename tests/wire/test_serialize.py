@@ -6,8 +6,8 @@ import pytest
 import graphdef as tf
 from graphdef.framework.errors import ResourceExhaustedError
 from graphdef._proto import graph_pb2
-from graphdef.wire.serialize import (GraphFileError, import_graph_def, load, ndarray_from_proto, ndarray_to_proto,
-                                     read_graph_def, save, serialize)
+from graphdef.wire.serialize import (GraphFileError, import_graph_def, load, ndarray_from_proto, ndarray_to_proto, save,
+                                     serialize)
 
 # TF 2.21's bytes for: c = Const(1.5), y = Identity(c, ^n), n = NoOp, versions{producer: 2474}
 TF_VECTOR = bytes.fromhex(

@@ -27,7 +27,9 @@ def fed(tmp_path, **arrays):
 def ulps_apart(actual, expected64):
     """How many float32 steps `actual` is from float64 `expected64` rounded to float32."""
     nearest = expected64.astype(np.float32)
-    ordered = lambda v: np.where(v.view(np.int32) < 0, np.int32(-2**31) - v.view(np.int32), v.view(np.int32))
+
+    def ordered(v):
+        return np.where(v.view(np.int32) < 0, np.int32(-2**31) - v.view(np.int32), v.view(np.int32))
     return np.abs(ordered(actual).astype(np.int64) - ordered(nearest).astype(np.int64))
 
 

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from graphdef._proto import graph_pb2
-from tests.support.cc_helpers import (DT, Graph, binary_graph, bool_attr, fails, float_attr, ints_attr, op_graph, output,
-                              outputs, type_attr)
+from tests.support.cc_helpers import (DT, Graph, binary_graph, bool_attr, fails, float_attr, ints_attr, op_graph,
+                                      output, outputs, type_attr)
 from tests.support.numerics_policy import assert_conforms, assert_same
 
 

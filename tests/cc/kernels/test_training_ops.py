@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from graphdef._proto import graph_pb2
-from tests.support.cc_helpers import (Graph, binary_graph, bool_attr, fails, feeds, output, outputs, type_attr, unary_graph,
-                              variable_graph)
+from tests.support.cc_helpers import (Graph, binary_graph, bool_attr, fails, feeds, output, outputs, type_attr,
+                                      unary_graph, variable_graph)
 from tests.support.numerics_policy import assert_conforms, assert_same
 
 

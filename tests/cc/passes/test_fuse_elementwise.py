@@ -125,7 +125,8 @@ def test_two_tensors_or_integers_do_not_fuse(runner, tmp_path):
     np.save(tmp_path / "x.npy", inputs(4))
     np.save(tmp_path / "w.npy", inputs(5))
     doc = json.loads(ok(runner, "bench", model, "--feed", f"x=@{tmp_path / 'x.npy'}", "--feed",
-                        f"w=@{tmp_path / 'w.npy'}", "--runs", "1", "--warmup", "0", "--profile", "--json", "--fetch", "c"))
+                        f"w=@{tmp_path / 'w.npy'}", "--runs", "1", "--warmup", "0", "--profile", "--json",
+                        "--fetch", "c"))
     assert "fuse_elementwise" not in [p["pass"] for p in doc["optimize"]["passes"]]
     h = Graph()
     h.placeholder("x", np.int32)

@@ -90,7 +90,7 @@ def check_values(tf, runner, model, tmp_path, feeds, fetches, dnnl=True):
 def conv64(x, w, stride, padding, explicit=None, depthwise=False):
     """TF's Conv2D / DepthwiseConv2dNative on x in float64, padding taps multiplied (0 * inf is nan)."""
     x, w = x.astype(np.float64), w.astype(np.float64)
-    (n, h, wd, c), (kh, kw) = x.shape, w.shape[:2]
+    (n, h, wd, _), (kh, kw) = x.shape, w.shape[:2]
     pads = [0, 0, 0, 0]
     if padding == "SAME":
         for axis, (size, k) in enumerate(((h, kh), (wd, kw))):

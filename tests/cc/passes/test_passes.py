@@ -4,7 +4,8 @@ The fusion pass turns a float32 Conv2D -> BiasAdd (-> Relu) chain into one _Fuse
 (tests/cc/passes/test_fusion.py covers the other products and activations). The oracle for the values is
 numpy (a direct float64 convolution, bias and ReLU, within float32 rounding); the same runner with
 GRAPHRUN_CC_OPTIMIZE=0, which runs the file's own nodes, agrees under the numerics policy (not bit
-for bit: oneDNN adds the bias inside its kernel). `bench --profile --json` lists the op types that ran, which shows where fusion happened.
+for bit: oneDNN adds the bias inside its kernel). `bench --profile --json` lists the op types that
+ran, which shows where fusion happened.
 """
 
 import json

@@ -229,8 +229,9 @@ def _():
 def _():
     x_, s_, o_ = feed("x", BN_X), feed("scale", BN_SCALE), feed("offset", BN_OFFSET)
     m_, v_ = feed("mean", BN_MEAN), feed("variance", BN_VAR)
-    tf.raw_op("FusedBatchNormV3", x_, s_, o_, tf.constant(np.zeros(0, np.float32)), tf.constant(np.zeros(0, np.float32)),
-              epsilon=0.001, is_training=True, U=tf.float32, name="bn")
+    empty = np.zeros(0, np.float32)
+    tf.raw_op("FusedBatchNormV3", x_, s_, o_, tf.constant(empty), tf.constant(empty), epsilon=0.001, is_training=True,
+              U=tf.float32, name="bn")
     tf.raw_op("FusedBatchNormV3", x_, s_, o_, m_, v_, epsilon=0.001, is_training=True, exponential_avg_factor=0.25,
               U=tf.float32, name="ema")
     x = BN_X.astype(np.float64)

@@ -15,7 +15,7 @@ from graphdef.wire.serialize import import_nodes, ndarray_to_proto
 
 from .base import case, f32, feed
 
-F, I = tf.float32, tf.int32
+F, I = tf.float32, tf.int32  # noqa: E741 (I for int32, as F for float32)
 
 
 def function(name, args, results, nodes, ret):

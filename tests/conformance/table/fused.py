@@ -96,5 +96,6 @@ def _():
     tf.nn.depthwise_conv2d(xt, ft, [1, 1, 1, 1], "VALID", rate=2, name="dilated")
     fused_depthwise_conv2d(xt, ft, bt, 2, "SAME", "Relu", name="fused")
     dilated = _conv_ref(x, f, (1, 1), (0, 0), (3, 2), dilations=(2, 2), depthwise=True)
-    fused = _activate(_conv_ref(x, f, (2, 2), (1, 0), (4, 3), depthwise=True) + b, "Relu")  # SAME: 1 row on top, no column
+    # SAME: 1 row on top, no column
+    fused = _activate(_conv_ref(x, f, (2, 2), (1, 0), (4, 3), depthwise=True) + b, "Relu")
     return {"x": x, "f": f, "b": b}, {"dilated:0": dilated.astype(np.float32), "fused:0": fused.astype(np.float32)}

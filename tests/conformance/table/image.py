@@ -116,7 +116,8 @@ for _align, _half in RULES:
         tf.raw_op("ResizeNearestNeighborGrad", g, i32(3, 4), name="up", **flags)
         tf.raw_op("ResizeNearestNeighborGrad", g_down, i32(3, 4), name="down", **flags)
         return {"g": G, "g_down": G_DOWN}, {
-            "bl_up:0": _bilinear_grad_ref(G, 3, 4, align, half), "bl_down:0": _bilinear_grad_ref(G_DOWN, 3, 4, align, half),
+            "bl_up:0": _bilinear_grad_ref(G, 3, 4, align, half),
+            "bl_down:0": _bilinear_grad_ref(G_DOWN, 3, 4, align, half),
             "up:0": _nearest_grad_ref(G, 3, 4, align, half), "down:0": _nearest_grad_ref(G_DOWN, 3, 4, align, half)}
     case(f"resize_grads{_flags}", f"ResizeBilinearGrad and ResizeNearestNeighborGrad of [2,5,8,2] and [2,2,3,2] "
          f"gradients back to [2,3,4,2] images with align_corners={_align}, half_pixel_centers={_half}.")(_resize_grads)

@@ -37,7 +37,8 @@ def _():
     return {"x": x}, {"z:0": i32([1, 4], [2, 5], [3, 6])}
 
 
-@case("transpose_rank3_int64_perm", "Transpose [2,2,3] by perm [2,0,1] given as int64: output dim i is input dim perm[i].")
+@case("transpose_rank3_int64_perm",
+      "Transpose [2,2,3] by perm [2,0,1] given as int64: output dim i is input dim perm[i].")
 def _():
     x = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
     tf.transpose(feed("x", x), tf.constant([2, 0, 1], dtype=tf.int64), name="z")

@@ -27,7 +27,8 @@ def _():
     return {"d": d}, {"y:0": i32(4, -2, 2147483647)}
 
 
-@case("variable_chain", "Initialise, Assign a new value, AssignAdd, AssignSub, then read: each step a control input of the next.")
+@case("variable_chain",
+      "Initialise, Assign a new value, AssignAdd, AssignSub, then read: each step a control input of the next.")
 def _():
     v = tf.Variable(tf.constant([[1.0, 2.0], [3.0, 4.0]]), name="v")
     with tf.control_dependencies([v.initializer]):

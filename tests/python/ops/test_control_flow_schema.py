@@ -11,7 +11,8 @@ pytestmark = pytest.mark.tf_oracle
 
 OPS = ["Switch", "Merge", "Enter", "Exit", "NextIteration", "LoopCond", "ControlTrigger",
        "TensorListReserve", "TensorListFromTensor", "TensorListGetItem", "TensorListSetItem",
-       "TensorListStack", "TensorListLength", "TensorListElementShape", "EmptyTensorList", "TensorListPushBack", "TensorListPopBack", "Any", "All", "ReverseV2"]
+       "TensorListStack", "TensorListLength", "TensorListElementShape", "EmptyTensorList", "TensorListPushBack",
+       "TensorListPopBack", "Any", "All", "ReverseV2"]
 
 
 def _tf_arg(arg):

@@ -63,8 +63,9 @@ def test_batch_matmul_v2_float16_and_v3_int8_to_int32(tf_oracle):
     run_both(tf_oracle, lambda: [
         tf.raw_op("BatchMatMulV2", tf.placeholder(tf.float16, x.shape, name="x"),
                   tf.placeholder(tf.float16, y.shape, name="y")),
-        tf.raw_op("BatchMatMulV3", tf.placeholder(tf.int8, a.shape, name="a"), tf.placeholder(tf.int8, b.shape, name="b"),
-                  Ta=tf.int8, Tb=tf.int8, Tout=tf.int32)], {"x": x, "y": y, "a": a, "b": b})
+        tf.raw_op("BatchMatMulV3", tf.placeholder(tf.int8, a.shape, name="a"),
+                  tf.placeholder(tf.int8, b.shape, name="b"), Ta=tf.int8, Tb=tf.int8, Tout=tf.int32)],
+        {"x": x, "y": y, "a": a, "b": b})
 
 
 @pytest.mark.tf_oracle
@@ -141,7 +142,8 @@ def test_hostile_equations_are_refused_by_both_runtimes(tmp_path, cc_runner, equ
     g = cc.Graph()
     g.placeholder("a", np.float32, [2, 2])
     g.placeholder("b", np.float32, [2, 2])
-    g.op("z", "Einsum", ["a", "b"], np.float32, N=cc.graph_pb2.AttrValue(i=2), equation=cc.graph_pb2.AttrValue(s=equation.encode()))
+    g.op("z", "Einsum", ["a", "b"], np.float32, N=cc.graph_pb2.AttrValue(i=2),
+         equation=cc.graph_pb2.AttrValue(s=equation.encode()))
     line = cc.fails(cc_runner, 3, g.save(tmp_path / "m.pb"), "--random")
     assert "'z'" in line and why in line
 
@@ -168,7 +170,8 @@ def test_batch_matmul_mismatches_are_refused_by_both_runtimes(tmp_path, cc_runne
     g.placeholder("a", np.float32)
     g.placeholder("b", np.float32)
     g.op("z", "BatchMatMul", ["a", "b"], np.float32)
-    line = cc.fails(cc_runner, 4, g.save(tmp_path / "m.pb"), "--feed", "a=[[[1,2]]]", "--feed", "b=[[[1],[2]],[[3],[4]]]")
+    line = cc.fails(cc_runner, 4, g.save(tmp_path / "m.pb"), "--feed", "a=[[[1,2]]]",
+                    "--feed", "b=[[[1],[2]],[[3],[4]]]")
     assert "'z'" in line and "BatchMatMulV2 broadcasts them" in line
 
 

@@ -71,7 +71,8 @@ def test_integer_division_by_zero_is_an_error():
                 tf.raw_op("Div", a, a, name="div")]
     with tf.Session(graph=g) as sess:
         for out in outs:
-            with pytest.raises(tf.errors.InvalidArgumentError, match=rf"node '{out.op.name}' .*integer division by zero"):
+            with pytest.raises(tf.errors.InvalidArgumentError,
+                               match=rf"node '{out.op.name}' .*integer division by zero"):
                 sess.run(out, {a: [1, 0]})
 
 

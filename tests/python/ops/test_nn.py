@@ -149,7 +149,8 @@ def _central_difference(build, shapes, seed=0, eps=1e-6):
 
 
 @pytest.mark.parametrize("strides, dilations, padding", [
-    ([1, 2, 1, 1], [2, 1], "SAME"), ([1, 1, 1, 1], [2, 2], "VALID"), ([1, 2, 2, 1], 1, [[0, 0], [2, 0], [1, 1], [0, 0]])])
+    ([1, 2, 1, 1], [2, 1], "SAME"), ([1, 1, 1, 1], [2, 2], "VALID"),
+    ([1, 2, 2, 1], 1, [[0, 0], [2, 0], [1, 1], [0, 0]])])
 def test_depthwise_gradient_where_tensorflow_cannot_check_it(strides, dilations, padding):
     """Dilated or explicitly padded depthwise gradients, against central differences."""
     def build(x, f):
