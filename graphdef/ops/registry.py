@@ -9,6 +9,7 @@ does the same for a node read from a GraphDef, so both paths share every check.
 
 import inspect
 import re
+import sys
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -67,6 +68,7 @@ class OpDef:
     numerics: Numerics = None  # how exactly the result is specified (graphdef.framework.numerics)
     stateful: bool = False
     kernel_params: tuple = field(default=())
+    module: str = None         # the module whose define() declared it: docs/ops.md's family
 
     def num_outputs(self, attrs):
         n = 0
@@ -121,6 +123,7 @@ def define(type_name, signature, *, doc, infer, kernel, numerics, attrs=None, gr
     ins, _, outs = signature.partition("->")
     opdef = OpDef(type_name, doc, _parse_args(ins), _parse_args(outs), dict(attrs or {}),
                   infer, kernel, grad, numerics, stateful)
+    opdef.module = sys._getframe(1).f_globals.get("__name__")
     for name, attr in opdef.attrs.items():
         if attr.kind not in ATTR_KINDS:
             raise ValueError(f"{type_name}: attr {name} has unknown kind {attr.kind!r}")

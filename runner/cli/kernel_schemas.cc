@@ -93,13 +93,11 @@ std::string json_list(const std::vector<T>& items, F to_json) {
   return out + "]";
 }
 
-}  // namespace
-
-std::string kernel_schemas_json() {
-  std::string out = "{\"kernels\": [";
+std::string kernels_json(const std::vector<std::string>& ops) {
+  std::string out = "[";
   bool first = true;
-  for (const std::string& op : KernelRegistry::op_names()) {
-    const Kernel& kernel = *KernelRegistry::find(op);
+  for (const std::string& op : ops) {
+    const Kernel& kernel = *KernelRegistry::find(op, true);
     out += first ? "" : ", ";
     first = false;
     out += "{\"op\": " + quoted(op) + ", \"inputs\": " + json_list(kernel.inputs(), input_json) +
@@ -107,7 +105,22 @@ std::string kernel_schemas_json() {
            ", \"attrs\": " + json_list(kernel.attrs(), attr_json) + ", \"output_names\": " +
            json_list(kernel.outputs(), [](const Kernel::OutputSpec& o) { return quoted(o.name); }) + "}";
   }
-  return out + "]}\n";
+  return out + "]";
+}
+
+}  // namespace
+
+std::string kernel_schemas_json() {
+  // The dtypes a type attr with no allowed list accepts, so a reader can spell them out.
+  std::vector<std::string> carried;
+  for (int value = graphdef::DataType_MIN; value <= graphdef::DataType_MAX; ++value) {
+    const auto dtype = static_cast<DataType>(value);
+    if (graphdef::DataType_IsValid(value) && is_supported_dtype(dtype)) carried.push_back(dtype_name(dtype));
+  }
+  // Internal kernels apart, so "kernels" stays the list the Python registry defines too.
+  return "{\"kernels\": " + kernels_json(KernelRegistry::op_names()) +
+         ", \"internal_kernels\": " + kernels_json(KernelRegistry::internal_op_names()) +
+         ", \"dtypes\": " + json_list(carried, quoted) + "}\n";
 }
 
 }  // namespace graphrun

@@ -494,4 +494,12 @@ std::vector<std::string> KernelRegistry::op_names() {
   return names;  // std::map keeps them sorted
 }
 
+std::vector<std::string> KernelRegistry::internal_op_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : registered_kernels()) {
+    if (entry.second.is_internal()) names.push_back(entry.first);
+  }
+  return names;
+}
+
 }  // namespace graphrun

@@ -122,9 +122,10 @@ class Kernel {
   Kernel& func_attr(std::string name);        // required: a function of the GraphDef library
   Kernel& feedable(bool must_be_fed);    // Placeholder-like: a --feed may replace it
   Kernel& holds_variable();               // VariableV2: what ref inputs may name
-  // An op only graph passes (runner/passes) write, such as _FusedConv2D: a
-  // model file naming it is refused as an unknown op, and --list-kernels
-  // leaves it out, since the Python runtime has no definition of it.
+  // An op only graph passes (runner/passes) write, such as _FusedLayerNorm:
+  // a model file naming it is refused as an unknown op, and --list-kernels
+  // leaves it out (--json lists it apart), since the Python runtime has no
+  // definition of it.
   Kernel& internal();
   // A convolution that takes these data inputs in channel blocks as they
   // come (core/tensor.h, Layout) and may write its output in them when the
@@ -222,6 +223,7 @@ class KernelRegistry {
   // that graph passes rewrote).
   static const Kernel* find(const std::string& op, bool internal_too = false);
   static std::vector<std::string> op_names();  // sorted; no internal kernels
+  static std::vector<std::string> internal_op_names();  // sorted; only internal kernels
 };
 
 #define GRAPHRUN_CONCAT_INNER(a, b) a##b
