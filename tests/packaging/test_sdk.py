@@ -15,6 +15,9 @@ import pytest
 import graphdef as tf
 from tests.support.cc_helpers import REPO
 
+# Each test compiles the C example (with pkg-config or CMake) against the untarred SDK.
+pytestmark = pytest.mark.slow
+
 VERSION = re.search(r'^version = "(.*)"', (REPO / "pyproject.toml").read_text(), re.M).group(1)
 SDK = REPO / "dist" / f"graphrun-c-{VERSION}-linux-x86_64.tar.gz"
 FEATURES, CLASSES = 6, 4
