@@ -12,7 +12,7 @@ enum class CpuIsa {
 };
 
 // This CPU's, read once. So that a machine with more can test what one with
-// less computes (tests/cpu_profiles.py), GRAPHRUN_CC_NO_AVX2 set to anything
+// less computes (tests/support/cpu_profiles.py), GRAPHRUN_CC_NO_AVX2 set to anything
 // but "" or "0" makes it kSse on any CPU (as for gemm_f32.h's kernel), and
 // GRAPHRUN_CC_NO_AVX512 at most kAvx2.
 CpuIsa own_kernel_isa();

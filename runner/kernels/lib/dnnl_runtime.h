@@ -23,7 +23,7 @@ bool dnnl_enabled();
 
 // GRAPHRUN_CC_MAX_CPU_ISA (oneDNN's names: SSE41, AVX, AVX2, AVX512_CORE, ...)
 // caps graphrun-cc's oneDNN alone, where ONEDNN_MAX_CPU_ISA would also cap a
-// TensorFlow in the same environment (tests/cpu_profiles.py). Called before
+// TensorFlow in the same environment (tests/support/cpu_profiles.py). Called before
 // oneDNN is first asked about the CPU; dnnl_engine() calls it.
 void cap_dnnl_isa();
 
