@@ -215,9 +215,9 @@ demo: setup $(VENV)/.demo ## build models, save them, run them in every runtime
 test: setup $(VENV)/.oracles $(VENV)/.demo sdk ## the whole test suite
 	$(VPY) -m pytest -q tests
 
-# The suite again as CPUs without AVX-512, AVX2 or oneDNN would run it (tests/support/cpu_profiles.py);
+# The suite again as CPUs without AVX-512 or AVX2 would run it (tests/support/cpu_profiles.py);
 # PROFILES=no-avx2 picks one.
-test-profiles: setup $(VENV)/.oracles $(VENV)/.demo sdk ## the suite as CPUs without AVX-512/AVX2/oneDNN run it
+test-profiles: setup $(VENV)/.oracles $(VENV)/.demo sdk ## the suite as CPUs without AVX-512 or AVX2 run it (PROFILES=...)
 	$(VPY) -m tests.support.cpu_profiles $(PROFILES)
 
 $(VENV)/.bench: $(VENV)/.oracles pyproject.toml
