@@ -8,7 +8,7 @@ import pytest
 
 from graphdef._native import capi
 from tests.docs.pages import DOCS, ROOT, blocks, samples
-from tests.support.graphrun_helpers import ok
+from tests.support.graphrun_helpers import graphrun, ok
 
 PAGE = (DOCS / "guide" / "graphrun.md").read_text()
 SAMPLES = samples(PAGE)
@@ -51,6 +51,15 @@ def test_bench_sample_has_the_real_layout(capsys, monkeypatch):
         if s.startswith("  ") and s.split()[0] not in ("op", "node"):
             continue  # a table row: which ops and nodes are slowest varies from run to run
         assert masked(a) == masked(s), (a, s)
+
+
+def test_optimize_sample(capsys, monkeypatch, tmp_path):
+    command = "graphrun optimize tests/real_models/mobilenet_v2/model.pb -o mobilenet_v2.opt.pb"
+    monkeypatch.chdir(ROOT)
+    args = command.split()[1:]
+    args[-1] = str(tmp_path / args[-1])            # the written model goes to a scratch folder, not the checkout
+    code, out, err = graphrun(capsys, *args)      # optimize reports on stderr, as a tool writing a file does
+    assert (code, out, err) == (0, "", sample(command))
 
 
 def test_the_verbs_shown_exist():
