@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from graphdef.framework import dtypes
+from graphdef.framework import dtypes, limits
 from graphdef.framework.errors import InvalidArgumentError, OpError, ResourceExhaustedError
 from graphdef.framework.limits import TensorTooLarge
 from graphdef.ops.control_flow import CONTROL_FLOW_OPS, DEAD
@@ -314,8 +314,9 @@ class ControlFlowPlan:
             raise
         except TensorTooLarge as exc:
             raise ResourceExhaustedError(f"node '{node.op.name}' ({node.op.type}): {exc}") from None
-        except MemoryError as exc:
-            raise ResourceExhaustedError(f"node '{node.op.name}' ({node.op.type}): out of memory: {exc}") from None
+        except MemoryError:
+            text = limits.out_of_memory_text()
+            raise ResourceExhaustedError(f"node '{node.op.name}' ({node.op.type}): {text}") from None
         except Exception as exc:
             raise InvalidArgumentError(f"node '{node.op.name}' ({node.op.type}): {exc}") from exc
         n = len(node.outs)

@@ -15,7 +15,7 @@ from graphdef.client.functions import FunctionRuntime
 from graphdef.client.run_args import (check_runnable, convert_feed, data_inputs, fast_scalar, forwarded,
                                       needed_ops, resolve, result)
 from graphdef.client.session_steps import segments as _segments
-from graphdef.framework import dtypes
+from graphdef.framework import dtypes, limits
 from graphdef.framework.errors import InvalidArgumentError, OpError, ResourceExhaustedError
 from graphdef.framework.graph import Operation, Tensor
 from graphdef.framework.limits import TensorTooLarge, check as check_tensor_size
@@ -123,7 +123,9 @@ class _Plan:
             op = self.ops[-1]
         if isinstance(exc, TensorTooLarge):
             return ResourceExhaustedError(f"node '{op.name}' ({op.type}): {exc}")
-        if isinstance(exc, MemoryError) or "too big" in str(exc) or "Maximum allowed size" in str(exc):
+        if isinstance(exc, MemoryError):
+            return ResourceExhaustedError(f"node '{op.name}' ({op.type}): {limits.out_of_memory_text()}")
+        if "too big" in str(exc) or "Maximum allowed size" in str(exc):
             return ResourceExhaustedError(f"node '{op.name}' ({op.type}): out of memory: {exc}")
         return InvalidArgumentError(f"node '{op.name}' ({op.type}): {exc}")
 

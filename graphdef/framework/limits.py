@@ -6,16 +6,24 @@ lies). numpy would try, and the process would die or swap; instead every place w
 output's size comes from a value asks `check` first, and a tensor over the limit is
 refused with one line naming what asked for it, its shape and its size.
 
-The limit is GRAPHDEF_MAX_TENSOR_BYTES (bytes) when set, else the machine's physical
-memory. graphrun-cc applies the same rule with the same words.
+The limit is GRAPHDEF_MAX_TENSOR_BYTES (bytes) when set, else the memory this process may
+really have: the smallest of physical memory, its cgroup's memory limit (v2 memory.max or v1
+memory.limit_in_bytes, on its own cgroup and every ancestor) and RLIMIT_AS / RLIMIT_DATA. So a
+tensor too large for a container or a ulimit is refused with the one line, not ended by the
+kernel's OOM killer. graphrun-cc (runner/core/tensor_limit.cc) applies the same rule with the
+same words.
 """
 
 import math
 import os
+import resource
 
 from graphdef.framework.errors import InvalidArgumentError, ResourceExhaustedError
 
 ENV = "GRAPHDEF_MAX_TENSOR_BYTES"
+ROOT_ENV = "GRAPHDEF_CGROUP_ROOT"  # tests: a directory read in place of / for the cgroup files
+# cgroup v1 writes "no limit" as the largest page-aligned int64 (9223372036854771712 with 4 KiB pages)
+_V1_UNLIMITED = 1 << 62
 _UNITS = ("B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB")
 
 
@@ -30,6 +38,87 @@ def physical_memory():
         return 1 << 34
 
 
+def _read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def _cgroup_mounts(root):
+    """(cgroup2 mount, v1 memory mount): each (mount point, mount root) from mountinfo, or None."""
+    v2 = v1 = None
+    for line in (_read(os.path.join(root, "proc/self/mountinfo")) or "").splitlines():
+        fields = line.split()
+        if "-" not in fields[6:]:
+            continue
+        dash = fields.index("-", 6)
+        if len(fields) < dash + 4:
+            continue
+        fstype, options = fields[dash + 1], fields[dash + 3].split(",")
+        mount = (fields[4].replace("\\040", " "), fields[3])
+        if fstype == "cgroup2" and v2 is None:
+            v2 = mount
+        elif fstype == "cgroup" and "memory" in options and v1 is None:
+            v1 = mount
+    return v2, v1
+
+
+def _cgroup_dirs(root, mount, path):
+    """The directories of cgroup `path` and its ancestors under `mount`, deepest first."""
+    point, mount_root = mount
+    if mount_root != "/" and (path == mount_root or path.startswith(mount_root.rstrip("/") + "/")):
+        path = path[len(mount_root):]  # the mount shows only the subtree from its root
+    parts = [p for p in path.split("/") if p and p not in (".", "..")]
+    base = os.path.join(root, point.lstrip("/"))
+    return [os.path.join(base, *parts[:n]) for n in range(len(parts), -1, -1)]
+
+
+def _smallest_limit(dirs, name, unlimited):
+    found = None
+    for directory in dirs:
+        text = _read(os.path.join(directory, name))
+        value = text.strip() if text is not None else ""
+        if value.isascii() and value.isdigit() and int(value) < unlimited:
+            found = int(value) if found is None else min(found, int(value))
+    return found
+
+
+def cgroup_memory_limit(root="/"):
+    """The tightest memory limit of this process's cgroups (v2 memory.max, v1 memory.limit_in_bytes,
+    on its own cgroup and each ancestor), in bytes; None when nothing limits it. `root` stands for /,
+    so tests point it at a directory of fake files."""
+    v2_mount, v1_mount = _cgroup_mounts(root)
+    limits = []
+    for line in (_read(os.path.join(root, "proc/self/cgroup")) or "").splitlines():
+        hierarchy, _, rest = line.partition(":")
+        controllers, _, path = rest.partition(":")
+        if hierarchy == "0" and controllers == "" and v2_mount is not None:
+            limits.append(_smallest_limit(_cgroup_dirs(root, v2_mount, path), "memory.max", 1 << 64))
+        elif "memory" in controllers.split(",") and v1_mount is not None:
+            limits.append(_smallest_limit(_cgroup_dirs(root, v1_mount, path), "memory.limit_in_bytes", _V1_UNLIMITED))
+    limits = [n for n in limits if n is not None]
+    return min(limits) if limits else None
+
+
+def rlimit_memory():
+    """The smaller soft limit of RLIMIT_AS and RLIMIT_DATA in bytes; None when neither is set."""
+    found = []
+    for which in (resource.RLIMIT_AS, resource.RLIMIT_DATA):
+        soft = resource.getrlimit(which)[0]
+        if soft != resource.RLIM_INFINITY and soft >= 0:
+            found.append(soft)
+    return min(found) if found else None
+
+
+def default_max_tensor_bytes(root="/"):
+    """The limit without GRAPHDEF_MAX_TENSOR_BYTES: the least of physical memory, the cgroup limit
+    and the rlimits (at least 1 byte, as the variable must be)."""
+    candidates = [physical_memory(), cgroup_memory_limit(root), rlimit_memory()]
+    return max(1, min(n for n in candidates if n is not None))
+
+
 _cache = (None, None)
 
 
@@ -37,10 +126,11 @@ def max_tensor_bytes():
     """The limit in bytes (read from the environment on each call, so tests can change it)."""
     global _cache
     text = os.environ.get(ENV)
-    if _cache[0] == text and _cache[1] is not None:
+    key = (text, None if text and text.strip() else os.environ.get(ROOT_ENV))
+    if _cache[0] == key and _cache[1] is not None:
         return _cache[1]
     if text is None or not text.strip():
-        limit = physical_memory()
+        limit = default_max_tensor_bytes(os.environ.get(ROOT_ENV) or "/")
     else:
         try:
             limit = int(text.strip())
@@ -48,8 +138,21 @@ def max_tensor_bytes():
             limit = -1
         if limit < 0:
             raise InvalidArgumentError(f"{ENV} must be a whole number of bytes, got {text!r}")
-    _cache = (text, limit)
+    _cache = (key, limit)
     return limit
+
+
+def out_of_memory_text():
+    """What a failed allocation under the limit reports after the node's name, in graphrun-cc's words.
+
+    numpy's own MemoryError text is left out: graphrun-cc has none to give, and the line must
+    read the same in both runtimes.
+    """
+    try:
+        limit = f", under the limit of {format_bytes(max_tensor_bytes())} per tensor"
+    except InvalidArgumentError:
+        limit = ""
+    return f"out of memory{limit} (free memory, or set {ENV} lower)"
 
 
 def format_bytes(n):

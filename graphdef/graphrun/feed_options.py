@@ -105,7 +105,10 @@ def complete_feeds(graph, file_order, targets, fed, args):
         if not drawable(tensor.dtype.np):
             raise FeedError(f"--random: placeholder {feeding.describe(op)}: {NO_RANDOM_VALUES}")
         limits.check(shape, tensor.dtype.np, what="random value", where=flag)
-        fed.values[tensor] = random_value(args.seed, op.name, tensor.dtype.np, shape)
+        try:
+            fed.values[tensor] = random_value(args.seed, op.name, tensor.dtype.np, shape)
+        except MemoryError:  # under the limit, yet more than this process may have: graphrun-cc's words
+            raise FeedError(f"--random: placeholder {feeding.describe(op)}: {limits.out_of_memory_text()}") from None
         fed.sources[tensor] = f"random (seed {args.seed})"
     return fed
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <new>
 #include <type_traits>
 #include <utility>
 
@@ -9,6 +10,7 @@
 #include "core/int_text.h"
 #include "io/npz.h"
 #include "core/random_words.h"
+#include "core/tensor_limit.h"
 #include "graph/shape_pattern.h"
 #include "exec/unfed.h"
 
@@ -203,6 +205,8 @@ void add_random_feeds(const Graph& graph, const Options& options, const std::vec
       feeds[i] = std::make_shared<const Tensor>(random_tensor(options.seed, node.name(), node.output_dtypes[0], shape));
     } catch (const Error& error) {
       throw UsageError("--random: placeholder " + describe(node) + ": " + error.what());
+    } catch (const std::bad_alloc&) {
+      throw UsageError("--random: placeholder " + describe(node) + ": " + out_of_memory_text());
     }
   }
 }

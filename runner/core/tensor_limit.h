@@ -5,14 +5,33 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace graphrun {
 
 // GRAPHDEF_MAX_TENSOR_BYTES (a whole number of bytes, at least 1) when set,
-// else the machine's physical memory. Read once. Throws UsageError for a
+// else default_max_tensor_bytes("/"). Read once. Throws UsageError for a
 // value that is not a positive whole number.
 uint64_t max_tensor_bytes();
+
+// The memory this process may really have, so a tensor too large for its
+// container or ulimit is refused before the OOM killer ends the process: the
+// least of physical memory, cgroup_memory_limit(root), and the soft
+// RLIMIT_AS and RLIMIT_DATA. graphdef/framework/limits.py computes the same.
+uint64_t default_max_tensor_bytes(const std::string& root);
+
+// The tightest memory limit over the process's cgroup and its ancestors: v2
+// memory.max ("max" is none), v1 memory.limit_in_bytes (2^62 and up is none),
+// found through <root>/proc/self/cgroup and <root>/proc/self/mountinfo, the
+// mount points read under `root` too (tests point it at fake files).
+std::optional<uint64_t> cgroup_memory_limit(const std::string& root);
+
+// What a failed allocation of a tensor under the limit reports after the
+// node's name: "out of memory, under the limit of 2.0 GiB per tensor (free
+// memory, or set GRAPHDEF_MAX_TENSOR_BYTES lower)". The Python runtime words
+// it alike. Never throws (a bad variable reads as no limit here).
+std::string out_of_memory_text();
 
 // "3.6 TiB", "24.0 GiB", "512 bytes": a byte count for people.
 std::string format_bytes(uint64_t bytes);

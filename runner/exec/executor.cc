@@ -6,6 +6,7 @@
 #include <queue>
 
 #include "core/channel_blocks.h"
+#include "core/tensor_limit.h"
 #include "exec/frame_executor.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_pattern.h"
@@ -178,7 +179,7 @@ std::vector<TensorPtr> Executor::execute(int i, std::vector<TensorPtr> inputs, V
   } catch (const Error& error) {
     throw RunError(node.describe() + ": " + error.what());
   } catch (const std::bad_alloc&) {
-    throw RunError(node.describe() + ": out of memory");
+    throw RunError(node.describe() + ": " + out_of_memory_text());
   } catch (const std::exception& error) {
     throw RunError(node.describe() + ": internal error: " + error.what());
   }

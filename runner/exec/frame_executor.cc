@@ -6,6 +6,7 @@
 #include <deque>
 #include <new>
 
+#include "core/tensor_limit.h"
 #include "exec/kernel_context.h"
 #include "graph/input_name.h"
 
@@ -446,7 +447,7 @@ std::vector<TensorPtr> FrameExecutor::execute(int node_index, int frame, int64_t
   } catch (const Error& error) {
     throw RunError(node.describe() + where + ": " + error.what());
   } catch (const std::bad_alloc&) {
-    throw RunError(node.describe() + where + ": out of memory");
+    throw RunError(node.describe() + where + ": " + out_of_memory_text());
   } catch (const std::exception& error) {
     throw RunError(node.describe() + where + ": internal error: " + error.what());
   }
