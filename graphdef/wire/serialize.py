@@ -5,7 +5,7 @@ import os
 from google.protobuf import message, text_format
 
 from graphdef.framework import dtypes
-from graphdef.wire import external_weights as _external_module
+from graphdef.wire import external_weights as _external_module, nesting
 from graphdef.wire.atomic import write_atomically
 from graphdef.wire.values import (attr_from_proto, attr_to_proto, ndarray_from_proto,  # noqa: F401 - their home
                                   ndarray_to_proto, shape_from_proto, shape_to_proto)
@@ -404,9 +404,12 @@ def read_graph_def(path, signature=None):
     graph_def = graph_pb2.GraphDef()
     try:
         if is_text_path(path):
+            nesting.check_text_nesting(data)  # before text_format, which would recurse as deep
             text_format.Parse(data.decode("utf-8"), graph_def)
         else:
             graph_def.ParseFromString(data)
+    except nesting.NestingError as e:
+        raise GraphFileError(f"{path}: {e}") from None
     except (message.DecodeError, text_format.ParseError, UnicodeDecodeError) as e:
         kind = "text" if is_text_path(path) else "binary"
         raise GraphFileError(f"{path}: not a {kind} GraphDef ({_one_line(e)})") from None

@@ -1,15 +1,18 @@
 #include "graph/graph.h"
 
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
 #include <sys/stat.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <vector>
 
 #include "core/errors.h"
 #include "core/tensor_limit.h"
@@ -71,17 +74,94 @@ class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
   std::string message_;
 };
 
+// How deep messages may nest, as in TensorFlow's readers: only an AttrValue
+// holding a func (whose attrs hold AttrValues) nests without end, and every walk
+// over one recurses, so a file nested thousands deep would overflow the stack.
+constexpr int kMaxNesting = 100;
+
+// Refuses a text GraphDef whose braces nest deeper than kMaxNesting, naming the
+// node and attr (or the line) where it happens; graphdef/wire/nesting.py scans
+// text the same way, so both runtimes word it alike. Strings and comments are
+// skipped; the text is otherwise left to the parser.
+void check_text_nesting(const std::string& path, const std::string& text) {
+  std::vector<std::string> fields;  // the field each open brace belongs to
+  std::string word, node_name, attr_key;
+  bool have_node_name = false, have_attr_key = false;
+  long line = 1;
+  const std::size_t n = text.size();
+  auto is_word = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '+' || c == '-';
+  };
+  for (std::size_t i = 0; i < n;) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      ++i;
+    } else if (c == '#') {
+      while (i < n && text[i] != '\n') ++i;
+    } else if (c == '"' || c == '\'') {
+      const std::size_t start = ++i;
+      while (i < n && text[i] != c && text[i] != '\n') {
+        if (text[i] == '\\' && i + 1 < n && text[i + 1] != '\n') ++i;
+        ++i;
+      }
+      const std::string value = text.substr(start, i - start);
+      if (i < n && text[i] == c) ++i;
+      if (fields.size() == 1 && fields[0] == "node" && word == "name" && !have_node_name) {
+        node_name = value;
+        have_node_name = true;
+      } else if (fields.size() == 2 && fields[0] == "node" && fields[1] == "attr" && word == "key" && !have_attr_key) {
+        attr_key = value;
+        have_attr_key = true;
+      }
+      word.clear();
+    } else if (c == '{' || c == '<') {
+      if (fields.size() == 0) have_node_name = false;
+      if (fields.size() == 1) have_attr_key = false;
+      fields.push_back(word);
+      word.clear();
+      ++i;
+      if (fields.size() > static_cast<std::size_t>(kMaxNesting)) {
+        std::string where = "line " + std::to_string(line);
+        if (fields[0] == "node" && have_node_name) {
+          where = "node '" + node_name + "'";
+          if (fields[1] == "attr" && have_attr_key) where += " attr '" + attr_key + "'";
+        }
+        throw ModelError(path + ": nesting deeper than " + std::to_string(kMaxNesting) + " levels (at " + where + ")");
+      }
+    } else if (c == '}' || c == '>') {
+      if (!fields.empty()) fields.pop_back();
+      word.clear();
+      ++i;
+    } else if (is_word(c)) {
+      const std::size_t start = i;
+      while (i < n && is_word(text[i])) ++i;
+      word = text.substr(start, i - start);
+    } else {
+      ++i;
+    }
+  }
+}
+
 std::unique_ptr<graphdef::GraphDef> parse_graph_def(const std::string& path, const std::string& bytes) {
   auto proto = std::make_unique<graphdef::GraphDef>();
   if (ends_with(path, ".pbtxt")) {
+    check_text_nesting(path, bytes);
     google::protobuf::TextFormat::Parser parser;
+    parser.SetRecursionLimit(kMaxNesting);  // protobuf's own default is unbounded
     FirstErrorCollector errors;
     parser.RecordErrorsTo(&errors);
     if (!parser.ParseFromString(bytes, proto.get())) {
       throw ModelError(path + ": not a text-format GraphDef (" + errors.message() + ")");
     }
-  } else if (!proto->ParseFromString(bytes)) {
-    throw ModelError(path + ": not a GraphDef (the protobuf does not parse)");
+  } else {
+    google::protobuf::io::CodedInputStream input(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                                 static_cast<int>(bytes.size()));
+    input.SetRecursionLimit(kMaxNesting);
+    if (!proto->ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
+      throw ModelError(path + ": not a GraphDef (the protobuf does not parse, or nests deeper than " +
+                       std::to_string(kMaxNesting) + " levels)");
+    }
   }
   if (proto->node_size() == 0) throw ModelError(path + ": not a GraphDef (no nodes)");
   return proto;
