@@ -426,9 +426,20 @@ def _silence_stdout():
         pass
 
 
+# C0 controls but tab and line breaks (one_line makes those spaces), DEL and C1: text from a
+# file (a node name holding ESC [2J) must reach a terminal as text, not as commands to it
+_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text):
+    """`text` with each control character written as \\xNN, as graphrun-cc writes its errors."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def one_line(exc):
-    """An exception's message on one line (the verbs' errors must be one stderr line)."""
-    return " ".join(str(exc).split()) or type(exc).__name__
+    """An exception's message on one line (the verbs' errors must be one stderr line), its
+    control characters escaped."""
+    return " ".join(escape_controls(str(exc)).split()) or type(exc).__name__
 
 
 _one_line = one_line
