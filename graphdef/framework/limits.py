@@ -21,6 +21,7 @@ import resource
 from graphdef.framework.errors import InvalidArgumentError, ResourceExhaustedError
 
 ENV = "GRAPHDEF_MAX_TENSOR_BYTES"
+MAX_RANK = 64  # numpy's most dims; graphrun-cc refuses more in the same words (kMaxRank)
 ROOT_ENV = "GRAPHDEF_CGROUP_ROOT"  # tests: a directory read in place of / for the cgroup files
 # cgroup v1 writes "no limit" as the largest page-aligned int64 (9223372036854771712 with 4 KiB pages)
 _V1_UNLIMITED = 1 << 62
@@ -178,8 +179,12 @@ def tensor_bytes(dims, itemsize):
     return n
 
 
+def describe_dims(dims):
+    return "[" + ",".join(str(int(d)) for d in dims) + "]"
+
+
 def describe(dims, dtype_name):
-    return "[" + ",".join(str(int(d)) for d in dims) + f"] {dtype_name}"
+    return f"{describe_dims(dims)} {dtype_name}"
 
 
 def check(dims, dtype, what="output", where=None, error=None):

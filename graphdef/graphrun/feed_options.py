@@ -134,8 +134,11 @@ def _parse_shapes(graph, shape_args):
             dims = tuple(int(d) for d in value.split(",")) if value.strip() else ()
         except ValueError:
             dims = None
-        if dims is None or any(d < 0 for d in dims):
+        if dims is None or any(d < 0 or d >= 1 << 63 for d in dims):  # graphrun-cc reads int64 sizes
             raise FeedError(f"--shape {name}: {value!r} is not a list of sizes such as 8,784")
+        if len(dims) > limits.MAX_RANK:
+            raise FeedError(f"--shape {name}: the shape has {len(dims)} dims, more than the {limits.MAX_RANK} "
+                            "a tensor may have")
         tensor = feeding.find_placeholder(graph, name)
         if tensor in shapes:
             raise FeedError(f"--shape {name}: placeholder '{tensor.op.name}' is given twice")

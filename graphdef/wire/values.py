@@ -7,7 +7,7 @@ import numpy as np
 
 from graphdef._proto import graph_pb2
 from graphdef.framework import dtypes, limits
-from graphdef.framework.shapes import TensorShape, show
+from graphdef.framework.shapes import TensorShape
 
 def shape_to_proto(shape, proto=None):
     proto = proto if proto is not None else graph_pb2.TensorShapeProto()
@@ -55,25 +55,31 @@ def ndarray_from_proto(proto, where="tensor"):
         known = proto.dtype in graph_pb2.DataType.values()
         raise ValueError(f"{where}: unsupported tensor dtype "
                          f"{graph_pb2.DataType.Name(proto.dtype) if known else proto.dtype}") from None
+    # the file's claims, checked in graphrun-cc's words (runner/graph/tensor_proto.cc) before numpy
+    # sees them: it holds at most 64 dims, and a shape is a promise, not data
+    if proto.tensor_shape.unknown_rank:
+        raise ValueError(f"{where}: the shape has unknown rank; a constant needs a full shape")
+    dims = [d.size for d in proto.tensor_shape.dim]
+    if len(dims) > limits.MAX_RANK:
+        raise ValueError(f"{where}: the shape has {len(dims)} dims, more than the {limits.MAX_RANK} a tensor may have")
+    if any(d < 0 for d in dims):
+        raise ValueError(f"{where}: shape {limits.describe_dims(dims)} has a negative dim; a constant needs every "
+                         "dim's size")
     shape = shape_from_proto(proto.tensor_shape)
-    if not shape.is_fully_defined():
-        raise ValueError(f"{where}: a tensor's shape must be fully defined, got {show(shape)}")
-    if any(d < 0 for d in shape.dims):
-        raise ValueError(f"{where}: a tensor's dims must not be negative, got {show(shape)}")
     count = shape.num_elements()
-    # refused before anything is allocated: the shape is the file's claim, not its data
     nbytes = limits.check(shape.dims, dtype.np, what="tensor", where=None if where == "tensor" else where)
     if proto.tensor_content:
         if len(proto.tensor_content) != nbytes:
-            raise ValueError(f"{where}: tensor_content has {len(proto.tensor_content)} bytes, "
-                             f"shape {show(shape)} of {dtype.name} needs {nbytes}")
+            raise ValueError(f"{where}: tensor_content holds {len(proto.tensor_content)} bytes but a {dtype.name} "
+                             f"tensor of shape {limits.describe_dims(dims)} needs {nbytes}")
         array = np.frombuffer(proto.tensor_content, dtype=dtype.np.newbyteorder("<"))
         return array.astype(dtype.np, copy=False).reshape(shape.dims)
     if dtype not in _TYPED_FIELD:
         raise ValueError(f"{where}: a {dtype.name} tensor cannot be given by value")
     values = getattr(proto, _TYPED_FIELD[dtype])
     if dtype is dtypes.float16:
-        typed = np.array(values, dtype=np.uint16).view(np.float16)
+        # half_val holds each half's bits in an int32: its low 16 bits, as TensorFlow reads them
+        typed = np.array(values, dtype=np.int64).astype(np.uint16).view(np.float16)
     elif _TYPED_FIELD[dtype] == "int_val" and dtype is not dtypes.int32:
         # int_val carries int8/16 and uint8/16 too: narrowing keeps the low bits, as TensorFlow does
         typed = np.array(values, dtype=np.int64).astype(dtype.np)

@@ -115,6 +115,10 @@ std::vector<std::pair<int, Shape>> parse_shapes(const Graph& graph, const std::v
       }
     }
     if (!valid) throw UsageError("--shape " + name + ": " + quoted(value) + " is not a list of sizes such as 8,784");
+    if (dims.size() > static_cast<std::size_t>(kMaxRank)) {
+      throw UsageError("--shape " + name + ": the shape has " + std::to_string(dims.size()) + " dims, more than the " +
+                       std::to_string(kMaxRank) + " a tensor may have");
+    }
     const int node = find_placeholder(graph, name);
     for (const auto& given : shapes) {
       if (given.first == node) {

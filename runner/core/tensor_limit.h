@@ -10,6 +10,10 @@
 
 namespace graphrun {
 
+// The most dims a tensor in a file or a --shape may have: numpy's limit, so
+// both runtimes refuse the same shapes (graphdef.framework.limits.MAX_RANK).
+constexpr int kMaxRank = 64;
+
 // GRAPHDEF_MAX_TENSOR_BYTES (a whole number of bytes, at least 1) when set,
 // else default_max_tensor_bytes("/"). Read once. Throws UsageError for a
 // value that is not a positive whole number.

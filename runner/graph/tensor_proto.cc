@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/tensor_limit.h"
+
 namespace graphrun {
 
 // tensor_content is little-endian on the wire; copying it straight into memory
@@ -56,11 +58,16 @@ void copy_from_content(Tensor& tensor, const std::string& content) {
 
 Shape shape_from_proto(const graphdef::TensorShapeProto& proto) {
   if (proto.unknown_rank()) throw Error("the shape has unknown rank; a constant needs a full shape");
+  // numpy holds at most 64 dims, so the Python runtime refuses more; so does this one, alike
+  if (proto.dim_size() > kMaxRank) {
+    throw Error("the shape has " + std::to_string(proto.dim_size()) + " dims, more than the " +
+                std::to_string(kMaxRank) + " a tensor may have");
+  }
   Shape shape;
   shape.reserve(proto.dim_size());
   for (const auto& dim : proto.dim()) shape.push_back(dim.size());
   for (int64_t dim : shape) {
-    if (dim < 0) throw Error("shape " + shape_string(shape) + " is not fully defined");
+    if (dim < 0) throw Error("shape " + shape_string(shape) + " has a negative dim; a constant needs every dim's size");
   }
   return shape;
 }

@@ -24,13 +24,18 @@ std::any decode_const(const Kernel& kernel, const graphdef::NodeDef& node) {
     }
     return TensorPtr();
   }
-  auto value = std::make_shared<const Tensor>(tensor_from_proto(kernel.attr(node, "value").tensor()));
+  TensorPtr decoded;
+  try {
+    decoded = std::make_shared<const Tensor>(tensor_from_proto(kernel.attr(node, "value").tensor()));
+  } catch (const Error& error) {  // named as the Python runtime names it
+    throw Error(std::string("attr 'value': ") + error.what());
+  }
   const DataType declared = kernel.get_type(node, "dtype");
-  if (value->dtype() != declared) {
-    throw Error("attr 'value' holds a " + dtype_name(value->dtype()) + " tensor but attr 'dtype' is " +
+  if (decoded->dtype() != declared) {
+    throw Error("attr 'value' holds a " + dtype_name(decoded->dtype()) + " tensor but attr 'dtype' is " +
                 dtype_name(declared));
   }
-  return TensorPtr(std::move(value));
+  return decoded;
 }
 
 void const_shape(ShapeContext& context) {

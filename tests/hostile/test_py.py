@@ -180,7 +180,7 @@ def test_an_unsupported_dtype_in_a_type_list(tmp_path, capsys):
     load_fails(tmp_path, capsys, text, "node 'i' (IdentityN): attr 'T'", "unsupported dtype")
 
 
-@pytest.mark.parametrize("content,words", [(b"\0" * 4, "has 4 bytes"), (b"\0" * 12, "has 12 bytes")])
+@pytest.mark.parametrize("content,words", [(b"\0" * 4, "holds 4 bytes"), (b"\0" * 12, "holds 12 bytes")])
 def test_tensor_content_shorter_or_longer_than_the_shape(tmp_path, capsys, content, words):
     proto = graph_pb2.GraphDef()
     c = proto.node.add(name="c", op="Const")
@@ -191,8 +191,8 @@ def test_tensor_content_shorter_or_longer_than_the_shape(tmp_path, capsys, conte
     tensor.tensor_content = content
     path = tmp_path / "model.pb"
     path.write_bytes(proto.SerializeToString())
-    with pytest.raises(GraphFileError, match=rf"node 'c' \(Const\): attr 'value': tensor_content {words}, "
-                                             r"shape \[2\] of float32 needs 8"):
+    with pytest.raises(GraphFileError, match=rf"node 'c' \(Const\): attr 'value': tensor_content {words} but a "
+                                             r"float32 tensor of shape \[2\] needs 8"):
         load(path)
     fails(capsys, 3, path, mentions=["node 'c' (Const)", words])
 

@@ -321,7 +321,7 @@ def test_a_stub_decoded_without_its_weights_file_fails_loudly(models):
     _, external = models
     node = next(n for n in serialize.read_graph_def(external).node if n.name == "w")
     assert node.attr["value"].tensor.tensor_content == external_weights.STUB
-    with pytest.raises(ValueError, match="tensor_content has 23 bytes"):
+    with pytest.raises(ValueError, match="tensor_content holds 23 bytes"):
         serialize.ndarray_from_proto(node.attr["value"].tensor)
 
 
