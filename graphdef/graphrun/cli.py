@@ -21,6 +21,7 @@ import graphdef
 from graphdef.ops import unsupported as unsupported_ops
 from graphdef.graphrun import feed_options, suggest
 from graphdef.client import feeds as feeding
+from graphdef.framework import limits
 from graphdef.framework.errors import OpError, ResourceExhaustedError
 from graphdef.wire.model_file import output_names
 from graphdef.client.output_format import format_json, format_shape, format_text, too_large_to_print
@@ -180,6 +181,8 @@ def main(argv=None):
         return _fail(EXIT_INTERRUPTED, "interrupted")
     except ResourceExhaustedError as e:  # a tensor over the size limit, refused before allocating
         return _fail(EXIT_RUN, _one_line(e))
+    except MemoryError:  # under the limit, yet the allocation failed (outside any node: feeds, output)
+        return _fail(EXIT_RUN, limits.out_of_memory_text())
     except BrokenPipeError:
         _silence_stdout()
         return _fail(EXIT_RUN, "output closed before everything was written (broken pipe)")
@@ -304,6 +307,8 @@ def load_model(path, signature=None, optimize=None):
         raise Failure(EXIT_MODEL, f"{path}: the graph is nested too deeply to read") from None
     except ResourceExhaustedError as e:  # a Const over the tensor size limit: refused, as when running
         raise Failure(EXIT_RUN, f"{path}: {_one_line(e)}") from None
+    except MemoryError:  # allocating under the limit failed: graphrun-cc's words for the same failure
+        raise Failure(EXIT_MODEL, f"{path}: out of memory while loading the model") from None
     except Exception as e:  # noqa: BLE001 - any other failure to load still means an unusable model
         raise Failure(EXIT_MODEL, f"{path}: cannot load the graph ({type(e).__name__}: {_one_line(e)})") from None
     return graph, [node.name for node in graph_def.node]

@@ -197,3 +197,17 @@ def test_a_random_feed_failing_under_the_limit_is_one_line(runner, tmp_path):
                        env={limits.ENV: str(6 * GiB)}, address_limit=2 * GiB)
     one_clean_line(results, 2, "--random: placeholder x (float32, <unknown>): out of memory, under the limit of "
                                "6.0 GiB per tensor (free memory, or set GRAPHDEF_MAX_TENSOR_BYTES lower)")
+
+
+def test_a_const_failing_to_decode_under_the_limit_is_one_line(runner, tmp_path):
+    """A 4 GiB Const given by two values (the last repeats) is under a 6 GiB limit, over the
+    2 GiB address space: decoding it fails at load, exit 3 in both."""
+    g = Graph()
+    g.const("c", np.asarray([1.0, 2.0], np.float32))
+    proto = g.proto.node[0].attr["value"].tensor
+    proto.tensor_shape.dim[0].size = 1 << 30
+    proto.ClearField("tensor_content")
+    proto.float_val.extend([1.0, 2.0])
+    path = g.save(tmp_path / "const.pb")
+    results = run_both(runner, [path], env={limits.ENV: str(6 * GiB)}, address_limit=2 * GiB)
+    one_clean_line(results, 3, f"{path}: out of memory while loading the model")
