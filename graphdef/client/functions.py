@@ -10,9 +10,8 @@ import threading
 
 from graphdef.framework.errors import InvalidArgumentError, OpError
 from graphdef.ops.functional import func_name
+from graphdef.wire.call_budget import MAX_CALL_DEPTH
 from graphdef.wire.functions import call_attrs
-
-MAX_CALL_DEPTH = 64
 
 
 class FunctionRuntime:

@@ -5,7 +5,7 @@ import os
 from google.protobuf import message, text_format
 
 from graphdef.framework import dtypes
-from graphdef.wire import external_weights as _external_module, nesting
+from graphdef.wire import call_budget, external_weights as _external_module, nesting
 from graphdef.wire.atomic import write_atomically
 from graphdef.wire.values import (attr_from_proto, attr_to_proto, ndarray_from_proto,  # noqa: F401 - their home
                                   ndarray_to_proto, shape_from_proto, shape_to_proto)
@@ -97,6 +97,10 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     graph = graph if graph is not None else get_default_graph()
     prefix = "import" if name is None else name
     prefix = prefix + "/" if prefix else ""
+    try:
+        call_budget.check_call_budget(graph_def)  # from the call graph alone, before instantiating
+    except call_budget.CallBudgetError as e:
+        raise GraphFileError(str(e)) from None
     try:
         if graph_def.library.ByteSize():  # kept even without functions (gradients alone)
             attach_library(graph, graph_def.library, import_nodes)

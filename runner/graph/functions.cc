@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
+#include <string>
+#include <map>
+#include <set>
 
 #include "core/errors.h"
 #include "graph/input_name.h"
@@ -109,6 +113,135 @@ std::string plain_input(const std::string& text, const std::map<std::string, Out
   return node + ":" + std::to_string(span->first + index);
 }
 
+// The call budget, counted as graphdef/wire/call_budget.py counts it, so both
+// runtimes refuse the same files in the same words.
+constexpr uint64_t kOver = kMaxCalls + 1;  // counts saturate here
+
+uint64_t saturate(uint64_t value) { return std::min(value, kOver); }
+
+// The function each call attr of `node` names, one call each, in CALLS order.
+template <class Visit>
+void for_each_call(const graphdef::NodeDef& node, Visit visit) {
+  const std::vector<CallRule>* rules = call_rules(node.op());
+  if (rules == nullptr) return;
+  for (const CallRule& rule : *rules) {
+    auto found = node.attr().find(rule.func_attr);
+    if (found == node.attr().end() || found->second.value_case() != graphdef::AttrValue::kFunc) continue;
+    visit(rule.func_attr, found->second.func().name());
+  }
+}
+
+struct CallCost {
+  uint64_t calls = 0;  // calls one call of the function makes, nested ones included
+  uint64_t nodes = 0;  // nodes it runs, its callees' included
+  int64_t depth = 0;   // how deep its calls nest, itself included
+};
+
+// Tarjan's strongly connected components, iterative: a chain of calls may be
+// far longer than the stack. A function in a cycle is bounded at run time by
+// the depth limit; one calling into its cycle more than once per call would
+// multiply at every level, and counts as over the budget.
+class CallBudget {
+ public:
+  explicit CallBudget(const std::map<std::string, const graphdef::FunctionDef*>& defs) : defs_(defs) {}
+
+  // Costs `root` and all it reaches; false at once if a chain of calls from it
+  // nests deeper than kMaxCallDepth.
+  bool visit(const std::string& root) {
+    std::vector<std::pair<std::string, std::size_t>> work{{root, 0}};
+    while (!work.empty()) {
+      auto [name, i] = work.back();
+      work.pop_back();
+      if (i == 0) {
+        if (work.size() >= static_cast<std::size_t>(kMaxCallDepth)) return false;
+        index_[name] = low_[name] = counter_++;
+        stack_.push_back(name);
+        on_stack_.insert(name);
+      }
+      const std::vector<std::string>& out = callees(name);
+      if (i < out.size()) {
+        work.emplace_back(name, i + 1);
+        const std::string& callee = out[i];
+        if (index_.count(callee) == 0) {
+          work.emplace_back(callee, 0);
+        } else if (on_stack_.count(callee) != 0) {
+          low_[name] = std::min(low_[name], index_[callee]);
+        }
+        continue;
+      }
+      if (!work.empty()) {
+        const std::string& caller = work.back().first;
+        low_[caller] = std::min(low_[caller], low_[name]);
+      }
+      if (low_[name] == index_[name]) {
+        std::vector<std::string> component;
+        while (true) {
+          std::string member = stack_.back();
+          stack_.pop_back();
+          on_stack_.erase(member);
+          component.push_back(member);
+          if (member == name) break;
+        }
+        cost_component(component);
+      }
+    }
+    return true;
+  }
+
+  bool known(const std::string& name) const { return cost_.count(name) != 0; }
+  const CallCost& cost(const std::string& name) const { return cost_.at(name); }
+
+ private:
+  const std::vector<std::string>& callees(const std::string& name) {
+    auto found = callees_.find(name);
+    if (found != callees_.end()) return found->second;
+    std::vector<std::string>& out = callees_[name];
+    for (const graphdef::NodeDef& node : defs_.at(name)->node_def()) {
+      for_each_call(node, [&](const char*, const std::string& callee) {
+        if (defs_.count(callee) != 0) out.push_back(callee);
+      });
+    }
+    return out;
+  }
+
+  void cost_component(const std::vector<std::string>& component) {
+    const std::set<std::string> members(component.begin(), component.end());
+    CallCost total;
+    int inward = 0;
+    for (const std::string& name : component) {
+      total.nodes = saturate(total.nodes + static_cast<uint64_t>(defs_.at(name)->node_def_size()));
+      int into = 0;
+      for (const std::string& callee : callees(name)) {
+        if (members.count(callee) != 0) {
+          ++into;
+          continue;
+        }
+        const CallCost& c = cost_.at(callee);
+        total.calls = saturate(total.calls + 1 + c.calls);
+        total.nodes = saturate(total.nodes + c.nodes);
+        total.depth = std::max(total.depth, c.depth);
+      }
+      inward = std::max(inward, into);
+    }
+    total.depth += 1;  // a cycle's own depth is bounded at run time
+    if (inward > 1) {
+      total.calls = total.nodes = kOver;
+    } else if (inward == 1) {
+      total.calls = saturate(kMaxCallDepth * (total.calls + 1));
+      total.nodes = saturate(kMaxCallDepth * total.nodes);
+    }
+    for (const std::string& name : component) cost_[name] = total;
+  }
+
+  const std::map<std::string, const graphdef::FunctionDef*>& defs_;
+  std::map<std::string, std::vector<std::string>> callees_;
+  std::map<std::string, CallCost> cost_;
+  std::map<std::string, int64_t> index_, low_;
+  std::set<std::string> on_stack_;
+  std::vector<std::string> stack_;
+  int64_t counter_ = 0;
+};
+
 }  // namespace
 
 FunctionLibrary::FunctionLibrary(std::string source, const graphdef::FunctionDefLibrary& proto)
@@ -129,7 +262,32 @@ const FunctionBody* FunctionLibrary::find(const std::string& name) const {
   return found == bodies_.end() ? nullptr : found->second.get();
 }
 
+void FunctionLibrary::check_call_budget(const Graph& root) const {
+  if (defs_.empty()) return;
+  CallBudget budget(defs_);
+  uint64_t calls = 0, nodes = 0;
+  for (int i = 0; i < root.size(); ++i) {
+    const GraphNode& node = root.node(i);
+    for_each_call(*node.def, [&](const char* attr, const std::string& name) {
+      if (defs_.count(name) == 0) return;  // refused where calls are checked, naming the function
+      const std::string where = node.describe() + ": attr '" + attr + "' calls '" + name + "'";
+      const std::string too_deep =
+          where + ", whose calls nest more than " + std::to_string(kMaxCallDepth) + " deep, the most a run allows";
+      if (!budget.known(name) && !budget.visit(name)) fail(too_deep);
+      const CallCost& cost = budget.cost(name);
+      if (cost.depth > kMaxCallDepth) fail(too_deep);
+      calls = saturate(calls + 1 + cost.calls);
+      nodes = saturate(nodes + cost.nodes);
+      if (calls > kMaxCalls || nodes > kMaxCalls) {
+        fail(where + ": the graph's calls would run more than " + std::to_string(kMaxCalls) +
+             (calls > kMaxCalls ? " function calls" : " nodes in function calls") + ", the budget a file may ask for");
+      }
+    });
+  }
+}
+
 void FunctionLibrary::instantiate_called(const Graph& root) {
+  check_call_budget(root);
   std::vector<const FunctionBody*> pending;
   check_calls(root, pending);
   while (!pending.empty()) {

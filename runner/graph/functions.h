@@ -8,6 +8,7 @@
 // with several output args names them: Kernel::output_names).
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +27,14 @@ struct FunctionBody {
   std::vector<int> control;       // nodes run for their effects (control_ret)
 };
 
+// How deep function calls may nest: a run refuses the 65th nested call, and a
+// library whose call graph holds a longer chain is refused at load.
+constexpr int kMaxCallDepth = 64;
+
+// The function calls, and the nodes those calls run, one file may ask for,
+// counted through the call graph at load with their multiplicity.
+constexpr uint64_t kMaxCalls = 1000000;
+
 class FunctionLibrary {
  public:
   // `source` prefixes error messages; `proto` must outlive the library.
@@ -35,6 +44,8 @@ class FunctionLibrary {
   // Instantiates every function `root`'s nodes call, and every function
   // those call (iteratively: a function may call itself), checking each call
   // against the function's signature. Throws ModelError.
+  // First, from the call graph alone, refuses calls nesting deeper than
+  // kMaxCallDepth or asking for more than kMaxCalls calls or nodes.
   void instantiate_called(const Graph& root);
 
   // An instantiated function, or nullptr.
@@ -43,6 +54,7 @@ class FunctionLibrary {
  private:
   const FunctionBody& instantiate(const std::string& name, const std::string& where);
   void check_calls(const Graph& graph, std::vector<const FunctionBody*>& pending);
+  void check_call_budget(const Graph& root) const;
   [[noreturn]] void fail(const std::string& reason) const;
 
   std::string source_;

@@ -19,7 +19,6 @@
 namespace graphrun {
 namespace {
 
-constexpr int kMaxCallDepth = 64;
 constexpr long long kDefaultMaxWhileIterations = 1000000;
 
 thread_local int call_depth = 0;
