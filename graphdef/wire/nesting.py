@@ -7,10 +7,16 @@ scans text the same way (runner/graph/graph.cc, check_text_nesting), so both wor
 """
 import re
 
+import numpy as np
+
 MAX_NESTING = 100
 
-# newlines (for line numbers), comments, quoted strings (to skip their braces), braces, words
-_TOKENS = re.compile(rb"""\n|\#[^\n]*|"((?:[^"\\\n]|\\[^\n])*)"?|'((?:[^'\\\n]|\\[^\n])*)'?|[{}<>]|[\w.+-]+""")
+# A brace or quoted string (strings are skipped, so their braces do not count), with the word
+# before it if only spaces, colons and comments come between (a field's name: "node", "key");
+# comments alone. Other words are passed over without a token each: this runs on large files.
+_SEP = rb"""(?:[^\w.+\-"'{}<>#]|\#[^\n]*)*"""
+_TOKENS = re.compile(rb"""(?:([\w.+-]+)""" + _SEP + rb""")?(?:"((?:[^"\\\n]|\\[^\n])*)"?|'((?:[^'\\\n]|\\[^\n])*)'?"""
+                     rb"""|([{<])|[}>])|\#[^\n]*""")
 
 
 class NestingError(ValueError):
@@ -22,40 +28,49 @@ def check_text_nesting(data):
     MAX_NESTING, naming the node and attr where that happens (or else the line)."""
     if b"func" not in data:  # without an AttrValue func, a GraphDef's schema nests a few levels at most
         return
+    if _deepest(data) <= MAX_NESTING:
+        return
     fields = []
-    word = b""
     node_name = attr_key = None
-    line = 1
     for match in _TOKENS.finditer(data):
-        token = match.group()
-        first = token[:1]
-        if first == b"\n":
-            line += 1
-        elif first == b"#":
-            continue
-        elif first in (b'"', b"'"):
-            value = match.group(1) if first == b'"' else match.group(2)
-            if len(fields) == 1 and fields[0] == b"node" and word == b"name" and node_name is None:
+        word, double, single, opening = match.groups()
+        if double is not None or single is not None:
+            value = double if double is not None else single
+            depth = len(fields)
+            if depth == 1 and word == b"name" and node_name is None and fields[0] == b"node":
                 node_name = value
-            elif fields[:2] == [b"node", b"attr"] and len(fields) == 2 and word == b"key" and attr_key is None:
+            elif depth == 2 and word == b"key" and attr_key is None and fields[0] == b"node" and fields[1] == b"attr":
                 attr_key = value
-            word = b""
-        elif first in (b"{", b"<"):
+        elif opening is not None:
             if not fields:
                 node_name = None
-            if len(fields) == 1:
+            elif len(fields) == 1:
                 attr_key = None
-            fields.append(word)
-            word = b""
+            fields.append(word or b"")
             if len(fields) > MAX_NESTING:
+                line = data.count(b"\n", 0, match.start(4)) + 1
                 where = _where(fields, node_name, attr_key, line)
                 raise NestingError(f"nesting deeper than {MAX_NESTING} levels (at {where})")
-        elif first in (b"}", b">"):
+        elif match.group().endswith((b"}", b">")):
             if fields:
                 fields.pop()
-            word = b""
-        else:
-            word = token
+
+
+_STRINGS_AND_COMMENTS = re.compile(rb""""[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"?|'[^'\\\n]*(?:\\[^\n][^'\\\n]*)*'?|\#[^\n]*""")
+_NOT_BRACES = bytes(b for b in range(256) if b not in b"{}<>")
+
+
+def _deepest(data):
+    """How deep the braces of `data` nest, as check_text_nesting counts them, computed in bulk:
+    strings and comments dropped, then everything but braces; a cumulative sum of what is left."""
+    braces = _STRINGS_AND_COMMENTS.sub(b"", data).translate(None, _NOT_BRACES)
+    if not braces:
+        return 0
+    steps = np.frombuffer(braces, np.uint8)
+    depth = np.cumsum(np.where((steps == ord("{")) | (steps == ord("<")), 1, -1), dtype=np.int64)
+    if depth.min() < 0:  # a stray closing brace, which the scan ignores: let the scan count
+        return MAX_NESTING + 1
+    return int(depth.max())
 
 
 def _where(fields, node_name, attr_key, line):

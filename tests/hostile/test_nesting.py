@@ -145,3 +145,43 @@ def test_binary_nesting_past_the_limit_is_one_line_in_both(runner, tmp_path, cap
     assert err.startswith(f"graphrun: {path}: not a binary GraphDef")
     assert (cc_code, cc_out, cc_err) == (
         3, "", f"graphrun-cc: {path}: not a GraphDef (the protobuf does not parse, or nests deeper than 100 levels)\n")
+
+
+# -- the bulk depth count against a plain scan ----------------------------------------------
+
+def scanned_depth(text):
+    """The deepest brace nesting of `text`, read a character at a time: strings (ended by their
+    quote or a newline, a backslash escaping the next character) and comments do not count, and a
+    closing brace at depth 0 is ignored, as graphrun-cc's scan reads text."""
+    depth = deepest = i = 0
+    while i < len(text):
+        c = text[i]
+        if c == "#":
+            while i < len(text) and text[i] != "\n":
+                i += 1
+        elif c in "\"'":
+            i += 1
+            while i < len(text) and text[i] not in (c, "\n"):
+                i += 2 if text[i] == "\\" and i + 1 < len(text) and text[i + 1] != "\n" else 1
+            i += i < len(text) and text[i] == c
+            continue
+        elif c in "{<":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "}>":
+            depth = max(depth - 1, 0)
+        i += 1
+    return deepest
+
+
+def test_the_bulk_count_matches_a_plain_scan():
+    import random
+
+    from graphdef.wire.nesting import MAX_NESTING, _deepest
+    rng = random.Random(35)
+    for _ in range(3000):
+        text = "".join(rng.choice("{{{}}<>\"'\\#\na :") for _ in range(rng.randrange(1, 60)))
+        expected = scanned_depth(text)
+        got = _deepest(text.encode())
+        # a stray closing brace sends the bulk count to the exact scan, with a count over the limit
+        assert got == expected or got == MAX_NESTING + 1, (text, got, expected)
