@@ -415,8 +415,10 @@ def read_graph_def(path, signature=None):
     except nesting.NestingError as e:
         raise GraphFileError(f"{path}: {e}") from None
     except (message.DecodeError, text_format.ParseError, UnicodeDecodeError) as e:
-        kind = "text" if is_text_path(path) else "binary"
-        raise GraphFileError(f"{path}: not a {kind} GraphDef ({_one_line(e)})") from None
+        if not is_text_path(path):  # protobuf says no more than that; graphrun-cc words it alike
+            raise GraphFileError(f"{path}: not a GraphDef (the protobuf does not parse, or nests deeper than "
+                                 f"{nesting.MAX_NESTING} levels)") from None
+        raise GraphFileError(f"{path}: not a text GraphDef ({_one_line(e)})") from None
     if not graph_def.node:
         raise GraphFileError(f"{path}: not a GraphDef (no nodes)")
     try:
