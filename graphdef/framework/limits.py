@@ -208,7 +208,9 @@ def check(dims, dtype, what="output", where=None, error=None):
                 "2^63, more than any runtime can index")
         raise (error or (ResourceExhaustedError if where else TensorTooLarge))(f"{where}: {text}" if where else text)
     if size > limit:
-        text = (f"{what} {describe(dims, _dtype_name(dtype))} would take {format_bytes(size)}, "
+        # past 2^64 bytes graphrun-cc's unsigned product overflows, and says so: the same words here
+        needed = "more than 16.0 EiB" if size >= 1 << 64 else format_bytes(size)
+        text = (f"{what} {describe(dims, _dtype_name(dtype))} would take {needed}, "
                 f"over the limit of {format_bytes(limit)} (set {ENV} to change it)")
         if where:
             text = f"{where}: {text}"

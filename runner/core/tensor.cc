@@ -18,7 +18,7 @@ std::string shape_string(const Shape& shape) {
   return out;
 }
 
-int64_t checked_num_elements(const Shape& shape, DataType dtype) {
+int64_t checked_num_elements(const Shape& shape, DataType dtype, const char* what) {
   bool has_zero_dim = false;
   for (int64_t dim : shape) {
     if (dim < 0) throw Error("shape " + shape_string(shape) + " has a negative dimension");
@@ -37,7 +37,7 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype) {
           overflow || (dim != 0 && __builtin_mul_overflow(other_bytes, static_cast<uint64_t>(dim), &other_bytes));
     }
     if (overflow || other_bytes > limit) {
-      throw Error("output " + shape_string(shape) + " " + dtype_name(dtype) +
+      throw Error(what + (" " + shape_string(shape)) + " " + dtype_name(dtype) +
                   " is empty, but its other dims would take " +
                   (overflow ? "more than 16.0 EiB" : format_bytes(other_bytes)) + ", over the limit of " +
                   format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
@@ -54,7 +54,7 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype) {
                __builtin_mul_overflow(count, item_size, &bytes);
   }
   if (overflow || bytes > limit || count > static_cast<uint64_t>(INT64_MAX)) {
-    throw Error("output " + shape_string(shape) + " " + dtype_name(dtype) + " would take " +
+    throw Error(what + (" " + shape_string(shape)) + " " + dtype_name(dtype) + " would take " +
                 (overflow ? "more than 16.0 EiB" : format_bytes(bytes)) + ", over the limit of " + format_bytes(limit) +
                 " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
   }

@@ -45,8 +45,9 @@ std::string shape_string(const Shape& shape);
 // this shape and dtype fits under max_tensor_bytes() (tensor_limit.h), with
 // every product overflow-checked. Throws Error otherwise, worded to follow a
 // node's name: "output [1000000,1000000] float32 would take 3.6 TiB, over the
-// limit of 24.0 GiB (set GRAPHDEF_MAX_TENSOR_BYTES to change it)".
-int64_t checked_num_elements(const Shape& shape, DataType dtype);
+// limit of 24.0 GiB (set GRAPHDEF_MAX_TENSOR_BYTES to change it)". `what`
+// names the tensor ("tensor" for a Const's value, as the Python runtime says).
+int64_t checked_num_elements(const Shape& shape, DataType dtype, const char* what = "output");
 
 class Tensor {
  public:

@@ -76,11 +76,11 @@ Tensor tensor_from_proto(const graphdef::TensorProto& proto) {
   const DataType dtype = proto.dtype();
   if (!is_supported_dtype(dtype)) throw Error("dtype " + dtype_name(dtype) + " is not supported");
   Shape shape = shape_from_proto(proto.tensor_shape());
+  // The claimed size first, in the Python runtime's words, before any length
+  // check or allocation: a tiny file claiming a huge shape is refused as such.
+  const int64_t count = checked_num_elements(shape, dtype, "tensor");
   const std::string& content = proto.tensor_content();
   if (!content.empty()) {
-    // Check the length before allocating, so a tiny file claiming a huge
-    // shape fails on the mismatch rather than on memory.
-    const int64_t count = checked_num_elements(shape, dtype);
     if (content.size() != static_cast<uint64_t>(count) * dtype_size(dtype)) {
       throw Error("tensor_content holds " + std::to_string(content.size()) + " bytes but a " + dtype_name(dtype) +
                   " tensor of shape " + shape_string(shape) + " needs " +

@@ -28,7 +28,7 @@ def test_const_claiming_2_31_by_2_31_is_refused_when_loading(tmp_path, capsys):
     with pytest.raises(ResourceExhaustedError) as e:
         load(path)
     assert one_line(e.value).endswith(
-        "node 'big' (Const): attr 'value': tensor [2147483648,2147483648] float32 would take 16.0 EiB, "
+        "node 'big' (Const): attr 'value': tensor [2147483648,2147483648] float32 would take more than 16.0 EiB, "
         f"over the limit of {limits.format_bytes(limits.max_tensor_bytes())} {LIMIT_WORDS}")
     fails(capsys, 4, path, mentions=["node 'big' (Const)", "16.0 EiB"])
 
