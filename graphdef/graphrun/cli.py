@@ -441,6 +441,15 @@ def escape_controls(text):
     return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
+_CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_text(text):
+    """A report of many lines with every control character but its newlines written as \\xNN, as
+    graphrun-cc writes its reports."""
+    return _CONTROLS_BUT_NEWLINE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def one_line(exc):
     """An exception's message on one line (the verbs' errors must be one stderr line), its
     control characters escaped."""

@@ -74,7 +74,7 @@ def main(args):
         sys.stdout.flush()
         return cli.EXIT_OK
     summary = summarize(args.model, args.signature, at_load.enabled(cli.optimize_switch(args)))
-    text = json.dumps(summary) + "\n" if args.json else format_summary(summary)
+    text = json.dumps(summary) + "\n" if args.json else cli.escape_text(format_summary(summary))
     sys.stdout.write(text)
     sys.stdout.flush()
     return cli.EXIT_OK

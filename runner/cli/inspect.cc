@@ -15,6 +15,7 @@
 #include "graph/shape_inference.h"
 #include "passes/pass.h"
 #include "io/stdout.h"
+#include "cli/text_escape.h"
 #include "cli/verbs.h"
 
 namespace graphrun {
@@ -477,7 +478,7 @@ int inspect_verb(const Options& options) {
   }
   Summary summary = summarize(options.model, options.signature);
   summary.passes = optimize_report(options.model, options.signature, options.optimize);
-  write_stdout(options.json ? to_json(summary) : to_text(summary));
+  write_stdout(options.json ? to_json(summary) : escape_controls(to_text(summary), true));
   return kExitOk;
 }
 

@@ -12,6 +12,7 @@
 
 #include "cli/cli.h"
 #include "cli/kernel_schemas.h"
+#include "cli/text_escape.h"
 #include "core/errors.h"
 #include "graph/kernel.h"
 #include "io/stdout.h"
@@ -22,53 +23,9 @@
 namespace graphrun {
 namespace {
 
-// A message on one line (a path or JSON text may hold newlines) with every
-// control character from the file written as \xNN, so a node name cannot move
-// the cursor or clear the terminal: C0 (tab and line breaks become spaces),
-// DEL, C1 (UTF-8 C2 80..C2 9F) and bytes that are not UTF-8, as graphrun does.
-std::string escape_controls(const std::string& message) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(message.size());
-  auto hex = [&](unsigned char c) {
-    out += "\\x";
-    out += kHex[c >> 4];
-    out += kHex[c & 15];
-  };
-  const std::size_t n = message.size();
-  for (std::size_t i = 0; i < n;) {
-    const auto c = static_cast<unsigned char>(message[i]);
-    if (c == '\n' || c == '\r' || c == '\t') {
-      out += ' ';
-      ++i;
-    } else if (c < 0x20 || c == 0x7f) {
-      hex(c);
-      ++i;
-    } else if (c < 0x80) {
-      out += static_cast<char>(c);
-      ++i;
-    } else {
-      // One UTF-8 sequence: its length from the lead byte, its tail all 10xxxxxx.
-      const std::size_t len = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-      std::size_t k = 1;
-      while (len != 0 && k < len && i + k < n && (static_cast<unsigned char>(message[i + k]) & 0xc0) == 0x80) ++k;
-      if (len == 0 || k < len) {
-        hex(c);
-        ++i;
-      } else if (c == 0xc2 && static_cast<unsigned char>(message[i + 1]) < 0xa0) {
-        hex(static_cast<unsigned char>(message[i + 1]));  // C1, named by its code point
-        i += 2;
-      } else {
-        out.append(message, i, len);
-        i += len;
-      }
-    }
-  }
-  return out;
-}
-
+// One line, whatever a message carries (a path or JSON text with newlines).
 void report_error(const std::string& message) {
-  std::fprintf(stderr, "graphrun-cc: %s\n", escape_controls(message).c_str());
+  std::fprintf(stderr, "graphrun-cc: %s\n", escape_controls(message, false).c_str());
 }
 
 int run(int argc, const char* const* argv) {

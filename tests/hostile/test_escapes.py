@@ -62,3 +62,18 @@ def test_a_name_with_a_line_break_stays_one_line(runner, tmp_path, capsys):
     assert (code, cc_code) == (3, 3)
     assert err == f"graphrun: {path}: no kernel for Fo o p (a)\n"
     assert cc_err == f"graphrun-cc: {path}: no kernel for Fo o p (a)\n"
+
+
+def test_inspect_reports_escape_names_alike_in_both_runtimes(runner, tmp_path, capsys):
+    # an op type and a function name holding controls; the text report keeps its own newlines
+    path = tmp_path / "model.pbtxt"
+    function = pbtxt_string("g" + HOSTILE + chr(9) + chr(13))
+    path.write_text(f'node {{ name: "a" op: {pbtxt_string("Fo" + HOSTILE)} }}\n'
+                    f"library {{ function {{ signature {{ name: {function} }} }} }}\n")
+    code, out, err = graphrun(capsys, "inspect", path)
+    cc_code, cc_out, cc_err = run_cc(runner, "inspect", path)
+    assert (code, err, cc_code, cc_err) == (0, "", 0, "")
+    assert f"  Fo{ESCAPED}  1\n" in out and f"  g{ESCAPED}\\x09\\x0d  () -> ()  0 nodes\n" in out
+    # graphrun-cc adds a last line, its optimizer's report; the rest is the same text
+    assert cc_out == out + "optimize: 1 nodes, nothing to do\n"
+    assert not any(c in out + cc_out for c in "\x1b\x01\x07\x7f\x9b\x85\x0b\x09\x0d")
