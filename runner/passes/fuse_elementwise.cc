@@ -57,15 +57,16 @@ class ChainFinder {
     if (taken[last] || !float_op(sink) || context_.fed.count(sink.name())) return chain;
     // Grow until nothing more joins: a value read by several members (the
     // GELU's input, read three times) joins once all its readers have.
+    // Only a new member can let a value join (as its last reader), so each
+    // member's inputs are looked at when it joins: linear in a long chain.
     std::set<int> members{last};
-    for (bool grew = true; grew;) {
-      grew = false;
-      for (int n : std::vector<int>(members.begin(), members.end())) {
-        for (const Endpoint& e : graph_.node(n).inputs) {
-          if (!members.count(e.node) && joins(e, taken, members)) {
-            members.insert(e.node);
-            grew = true;
-          }
+    for (std::vector<int> joined{last}; !joined.empty();) {
+      const int n = joined.back();
+      joined.pop_back();
+      for (const Endpoint& e : graph_.node(n).inputs) {
+        if (!members.count(e.node) && joins(e, taken, members)) {
+          members.insert(e.node);
+          joined.push_back(e.node);
         }
       }
     }
@@ -108,12 +109,14 @@ graphdef::NodeDef fused_node(const Graph& graph, const Chain& chain, const PassC
   fused.add_input(input_text(graph.node(chain.x.node).name(), chain.x.output));
   std::map<int, int64_t> index;  // node -> operand index (inputs, then steps)
   std::vector<int> scalars;
+  const std::set<int> members(chain.nodes.begin(), chain.nodes.end());
+  std::set<int> seen_scalars;
   for (int n : chain.nodes) {
     for (const Endpoint& e : graph.node(n).inputs) {
       const bool is_x = e.node == chain.x.node && e.output == chain.x.output;
-      if (!is_x && !std::count(chain.nodes.begin(), chain.nodes.end(), e.node) &&
-          !std::count(scalars.begin(), scalars.end(), e.node) && scalar_const(graph.node(e.node), context)) {
+      if (!is_x && !members.count(e.node) && !seen_scalars.count(e.node) && scalar_const(graph.node(e.node), context)) {
         scalars.push_back(e.node);
+        seen_scalars.insert(e.node);
       }
     }
   }
