@@ -13,6 +13,7 @@ into function bodies needs the frame-aware rules those runtimes have, not these.
 
 import gc
 
+from graphdef.framework.gc_pause import gc_paused
 from graphdef.optimize.graph_view import GraphView
 from graphdef.optimize.inline_calls import inline_calls
 from graphdef.optimize.passes import FINAL_PASSES, PASSES, SESSION_FINAL_PASSES, Report
@@ -32,6 +33,11 @@ def optimize(graph_def, outputs=None, keep=(), passes=None, for_tensorflow=True)
     `passes`: run just these, in rounds (default PASSES in rounds, then FINAL_PASSES once);
     `for_tensorflow` False: the result is only for graphdef's Session (SESSION_FINAL_PASSES),
     which runs a few forms TensorFlow's op definitions do not allow."""
+    with gc_paused():  # the passes copy every node; the rounds below collect what they free
+        return _optimize(graph_def, outputs, keep, passes, for_tensorflow)
+
+
+def _optimize(graph_def, outputs, keep, passes, for_tensorflow):
     nodes_before = len(graph_def.node)
     graph_def, inlined = inline_calls(graph_def, set(outputs or ()) | set(keep))
     view = GraphView(graph_def)

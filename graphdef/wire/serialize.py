@@ -13,6 +13,7 @@ from graphdef.wire.functions import FunctionError, attach_library, check_calls
 from graphdef._proto import graph_pb2
 from graphdef.framework.graph import VALID_NODE_NAME, Graph, get_default_graph
 from graphdef.framework.toposort import toposort
+from graphdef.framework.gc_pause import gc_paused
 from graphdef.ops import REGISTRY
 from graphdef.ops import unsupported as unsupported_ops
 from graphdef.ops.registry import create
@@ -102,10 +103,11 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     except call_budget.CallBudgetError as e:
         raise GraphFileError(str(e)) from None
     try:
-        if graph_def.library.ByteSize():  # kept even without functions (gradients alone)
-            attach_library(graph, graph_def.library, import_nodes)
-        created = import_nodes(graph_def, graph, prefix, input_map)
-        check_calls(graph, created.values())
+        with gc_paused():
+            if graph_def.library.ByteSize():  # kept even without functions (gradients alone)
+                attach_library(graph, graph_def.library, import_nodes)
+            created = import_nodes(graph_def, graph, prefix, input_map)
+            check_calls(graph, created.values())
     except FunctionError as e:
         raise GraphFileError(str(e)) from None
     if return_elements is None:
@@ -145,7 +147,7 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
                 raise GraphFileError(f"node '{node.name}' ({node.op}): input '{text}' names no node in the graph")
             if _is_back_edge(node, nodes[src]):
                 continue  # a loop's NextIteration -> Merge edge: the one kind of cycle TF allows
-            if text not in input_map and f"{src}:{max(index, 0)}" not in input_map:
+            if not input_map or (text not in input_map and f"{src}:{max(index, 0)}" not in input_map):
                 yield src
 
     try:
@@ -274,6 +276,19 @@ def _is_back_edge(node, source):
     return node.op in _MERGES and source.op in _NEXT_ITERATIONS
 
 
+def _carried(enum):
+    try:
+        dtypes.as_dtype(enum)
+    except TypeError:
+        return False
+    return True
+
+
+# looked up once: DataType.values() builds a list on every call
+_DEFINED_ENUMS = frozenset(graph_pb2.DataType.values())
+_CARRIED_ENUMS = frozenset(e for e in _DEFINED_ENUMS if _carried(e))
+
+
 def _foreign_dtype(node):
     """The name of a dtype graphdef cannot carry that an attr of `node` holds, else None."""
     for _, value in sorted(node.attr.items()):  # in name order, as graphrun-cc: the same answer every run
@@ -288,12 +303,9 @@ def _foreign_dtype(node):
             continue
         for enum in enums:
             # DT_INVALID or a number TensorFlow never defined is a malformed node, checked as one
-            if enum == 0 or enum not in graph_pb2.DataType.values():
+            if enum in _CARRIED_ENUMS or enum == 0 or enum not in _DEFINED_ENUMS:
                 continue
-            try:
-                dtypes.as_dtype(enum)
-            except TypeError:
-                return graph_pb2.DataType.Name(enum).removeprefix("DT_").removesuffix("_REF").lower()
+            return graph_pb2.DataType.Name(enum).removeprefix("DT_").removesuffix("_REF").lower()
     return None
 
 
@@ -310,7 +322,7 @@ def _why_unsupported(node, created, input_map):
         return unsupported_ops.FOREIGN_DTYPE, foreign
     for text in node.input:
         src, index = _parse_input(text)
-        if index < 0 or text in input_map or f"{src}:{index}" in input_map:
+        if index < 0 or (input_map and (text in input_map or f"{src}:{index}" in input_map)):
             continue
         if src in created and unsupported_ops.is_unsupported(created[src]):
             return unsupported_ops.DEPENDENT, text

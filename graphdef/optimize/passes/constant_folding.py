@@ -23,6 +23,8 @@ NEVER = frozenset({"Placeholder", "PlaceholderWithDefault", "Const"})
 
 
 def fold_constants(view, outputs, protected):
+    if not _may_fold(view, protected):
+        return 0  # building the graph (its whole size) would only find nothing to fold
     graph = _build(view)
     if graph is None:
         return 0
@@ -58,6 +60,28 @@ def _build(view):
     except (GraphFileError, ValueError, TypeError):
         return None  # a graph this package cannot build is left as it is
     return graph
+
+
+def _may_fold(view, protected):
+    """False when no node but a Const is computable from Consts alone and no shape query could
+    be answered: _foldable's walk on the GraphDef, without the graph it needs for shapes."""
+    ready = set()
+    for name in view.topological_order():
+        node = view.nodes[name]
+        if name in protected:
+            continue
+        if node.op == "Const":
+            ready.add(name)
+            continue
+        opdef = REGISTRY.get(node.op)
+        if opdef is None or opdef.stateful or node.op in NEVER or "Random" in node.op:
+            continue
+        if node.op in SHAPE_OPS and not view.control_inputs(node):
+            return True
+        producers = [parse_input(text)[0] for text in node.input]
+        if producers and all(p in ready for p in producers):
+            return True
+    return False
 
 
 def _static_value(op):

@@ -1,0 +1,111 @@
+"""Large graphs: a 100,000-node chain loads, inspects and runs in graphrun and graphrun-cc with
+the right answer and within a memory bound.
+
+The chain (x -> AddV2(., one) ... -> y) is the shape that found the super-linear walks: a
+recursion over it would pass Python's recursion limit, and a pass that rescans its chain on
+every step takes minutes. Each graphrun case runs in a child process, so that its peak RSS is
+its own; how long each takes is benchmarks/bench_scale.py's business, not a test's.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from graphdef._proto import graph_pb2
+
+NODES = 100_000
+MAX_RSS_KB = 2 * 1024 * 1024  # 2 GiB
+FLOAT = 1  # DT_FLOAT
+
+pytestmark = pytest.mark.slow
+
+
+def chain(n):
+    """x, one, n-3 AddV2 nodes each adding one, y: y = x + n - 3."""
+    graph_def = graph_pb2.GraphDef()
+    x = graph_def.node.add(name="x", op="Placeholder")
+    x.attr["dtype"].type = FLOAT
+    x.attr["shape"].shape.SetInParent()
+    one = graph_def.node.add(name="one", op="Const")
+    one.attr["dtype"].type = FLOAT
+    one.attr["value"].tensor.dtype = FLOAT
+    one.attr["value"].tensor.tensor_shape.SetInParent()
+    one.attr["value"].tensor.float_val.append(1.0)
+    previous = "x"
+    for i in range(n - 3):
+        node = graph_def.node.add(name=f"add{i}", op="AddV2", input=[previous, "one"])
+        node.attr["T"].type = FLOAT
+        previous = node.name
+    y = graph_def.node.add(name="y", op="Identity", input=[previous])
+    y.attr["T"].type = FLOAT
+    return graph_def
+
+
+@pytest.fixture(scope="module")
+def chain_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("scale") / "chain.pb"
+    path.write_bytes(chain(NODES).SerializeToString())
+    return path
+
+
+# what each child runs: graphrun in process, then its own exit code, stdout and peak RSS
+CHILD = """
+import contextlib, io, json, resource, sys
+from graphdef.graphrun import cli
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    code = cli.main(sys.argv[1:])
+print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(),
+                  "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+"""
+
+
+def graphrun_child(*argv, env=None):
+    done = subprocess.run([sys.executable, "-c", CHILD, *map(str, argv)], capture_output=True, text=True,
+                          timeout=900, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["code"] == 0 and report["err"] == "", report["err"]
+    assert report["rss_kb"] < MAX_RSS_KB, f"peak RSS {report['rss_kb']} KB"
+    return report["out"]
+
+
+def graphrun_cc(runner, *argv):
+    """graphrun-cc under /usr/bin/time -f %M where it exists: (stdout, peak RSS in KB or None)."""
+    timed = ["/usr/bin/time", "-f", "%M"] if os.access("/usr/bin/time", os.X_OK) else []
+    done = subprocess.run([*timed, str(runner), *map(str, argv)], capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rss = int(done.stderr.strip().splitlines()[-1]) if timed else None
+    return done.stdout, rss
+
+
+def expected_line():
+    return f"y:0 float32 [] = {float(2 + NODES - 3)}\n"  # x = 2
+
+
+@pytest.mark.parametrize("env", [{}, {"GRAPHDEF_OPTIMIZE": "0"}, {"GRAPHDEF_ENGINE": "python"},
+                                 {"GRAPHDEF_ENGINE": "python", "GRAPHDEF_OPTIMIZE": "0"}],
+                         ids=["default", "unoptimized", "numpy", "numpy-unoptimized"])
+def test_graphrun_runs_a_long_chain(chain_file, env):
+    assert graphrun_child(chain_file, "--feed", "x=2", env={**os.environ, **env}) == expected_line()
+
+
+def test_graphrun_inspects_a_long_chain(chain_file):
+    out = graphrun_child("inspect", chain_file, "--json")
+    report = json.loads(out)
+    assert report["nodes"] == NODES and report["load_error"] is None, report.get("load_error")
+    assert [i["name"] for i in report["inputs"]] == ["x"]
+    assert [o["name"] for o in report["outputs"]] == ["y:0"]
+
+
+def test_graphrun_cc_runs_and_inspects_a_long_chain(runner, chain_file):
+    out, rss = graphrun_cc(runner, chain_file, "--feed", "x=2")
+    assert out == expected_line()
+    assert rss is None or rss < MAX_RSS_KB, rss
+    out, rss = graphrun_cc(runner, "inspect", chain_file, "--json")
+    report = json.loads(out)
+    assert report["nodes"] == NODES
+    assert rss is None or rss < MAX_RSS_KB, rss
