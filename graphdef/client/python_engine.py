@@ -12,8 +12,8 @@ import numpy as np
 
 from graphdef.client.control_flow_exec import ControlFlowPlan, reaches_control_flow
 from graphdef.client.functions import FunctionRuntime
-from graphdef.client.run_args import (check_runnable, convert_feed, data_inputs, fast_scalar, forwarded,
-                                      needed_ops, resolve, result)
+from graphdef.client.run_args import (check_runnable, check_supported, convert_feed, data_inputs, fast_scalar,
+                                      forwarded, needed_ops, reachable_ops, resolve, result)
 from graphdef.client.session_steps import segments as _segments
 from graphdef.framework import dtypes, limits
 from graphdef.framework.errors import InvalidArgumentError, OpError, ResourceExhaustedError
@@ -31,6 +31,7 @@ def make_plan(session, fetches, feed_keys):
     graph = session.graph
     rebuild, single, targets, feeds = resolve(graph, fetches, feed_keys)
     if any(op.type in CONTROL_FLOW_OPS for op in graph._ops.values()) and reaches_control_flow(targets, set(feeds)):
+        check_supported(graph, reachable_ops(graph, targets, set(feeds)))
         return ControlFlowPlan(session, targets, feeds, rebuild, single, _bind_kernel, convert_feed, result)
     # A graph loaded from a file carries the optimizer its loader set up (graphdef.optimize.at_load):
     # given what this plan fetches and feeds, it may offer a graph optimized for them.

@@ -201,13 +201,18 @@ def reachable_ops(graph, targets, fed):
     return [op for op in graph.get_operations() if op in seen]
 
 
-def check_runnable(graph, order, feeds):
-    """Refuses an op graphdef cannot run, then a placeholder the plan needs but nobody fed."""
-    unsupported = [op for op in order if unsupported_ops.is_unsupported(op)]
+def check_supported(graph, ops):
+    """Refuses an op graphdef cannot run (a foreign dtype, an op it does not know), in the graph's order."""
+    unsupported = [op for op in ops if unsupported_ops.is_unsupported(op)]
     if unsupported:
         position = {op: i for i, op in enumerate(graph.get_operations())}
         unsupported.sort(key=position.get)
         raise UnimplementedError(f"Session.run: {unsupported_ops.describe(unsupported)}")
+
+
+def check_runnable(graph, order, feeds):
+    """Refuses an op graphdef cannot run, then a placeholder the plan needs but nobody fed."""
+    check_supported(graph, order)
     unfed = [op for op in order if op.type == "Placeholder"]
     if unfed:
         fed_names = sorted(t.name for t in feeds)
