@@ -179,6 +179,8 @@ class Bundle:
         return out
 
     def _raw(self, entry, path, where, check_crc=True):
+        if os.path.exists(path) and not os.path.isfile(path):  # a FIFO would block open() for ever
+            raise CheckpointFormatError(f"{path}: not a regular file; put the file saved with the model there")
         try:
             with open(path, "rb") as f:
                 f.seek(0, os.SEEK_END)

@@ -48,6 +48,7 @@ int output_of(const std::string& input) {
 std::string read_whole(const std::string& path, uint64_t limit) {
   struct stat info;
   if (stat(path.c_str(), &info) != 0) throw ModelError(path + ": no such file");
+  if (!S_ISREG(info.st_mode)) throw ModelError(path + ": not a regular file; put the file saved with the model there");
   if (static_cast<uint64_t>(info.st_size) > limit) {
     throw ModelError(path + ": the file is " + format_bytes(info.st_size) + ", over the " + format_bytes(limit) +
                      " this reader allows");
@@ -186,6 +187,11 @@ class Bundle {
     if (entry.shard_id() < 0 || entry.shard_id() >= num_shards_ || entry.slices_size() > 0 || entry.offset() < 0) {
       throw ModelError(where + ": a sliced or misplaced entry, which graphrun-cc does not read");
     }
+    struct stat info;
+    if (stat(path.c_str(), &info) != 0) throw ModelError(path + ": no such file");
+    // a FIFO here would block fopen for ever
+    if (!S_ISREG(info.st_mode))
+      throw ModelError(path + ": not a regular file; put the file saved with the model there");
     std::FILE* file = std::fopen(path.c_str(), "rb");
     if (file == nullptr) throw ModelError(path + ": no such file");
     std::string bytes(static_cast<std::size_t>(entry.size()), '\0');

@@ -1,0 +1,70 @@
+"""SavedModel directories whose variables files are not files: both runtimes refuse promptly.
+
+A FIFO in place of the variables index or of a data shard used to hang graphrun-cc in open();
+each case is built here from a graphdef-written SavedModel copied and mutated in tmp_path.
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import graphdef as gd
+
+SHARD = "variables.data-00000-of-00001"
+INDEX = "variables.index"
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory):
+    path = tmp_path_factory.mktemp("seed") / "export"
+    graph = gd.Graph()
+    with graph.as_default():
+        x = gd.placeholder(gd.float32, [None, 3], name="x")
+        y = gd.nn.relu(gd.matmul(x, gd.Variable(np.ones((3, 2), np.float32), name="w")), name="y")
+        init = gd.global_variables_initializer()
+    with gd.Session(graph=graph) as sess:
+        sess.run(init)
+        gd.saved_model.simple_save(sess, path, {"x": x}, {"y": y})
+    return path
+
+
+def replaced(export, tmp_path, name, how):
+    """A copy of `export` whose variables/`name` is a FIFO or a directory."""
+    copy = tmp_path / "export"
+    shutil.copytree(export, copy)
+    target = copy / "variables" / name
+    target.unlink()
+    if how == "fifo":
+        os.mkfifo(target)
+    else:
+        target.mkdir()
+    return copy
+
+
+def one_line_refusal(argv, prefix):
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert proc.returncode in (2, 3), (proc.returncode, proc.stderr[-2000:])
+    assert proc.stdout == ""
+    assert proc.stderr.startswith(prefix) and proc.stderr.count("\n") == 1, proc.stderr[-2000:]
+    assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    return proc.stderr
+
+
+@pytest.mark.parametrize("how", ["fifo", "dir"])
+@pytest.mark.parametrize("name", [INDEX, SHARD])
+def test_graphrun_cc_refuses_a_variables_file_that_is_not_a_file(runner, export, tmp_path, name, how):
+    model = replaced(export, tmp_path, name, how)
+    line = one_line_refusal([str(runner), "run", str(model), "--random"], "graphrun-cc: ")
+    assert "variables" in line
+
+
+@pytest.mark.parametrize("how", ["fifo", "dir"])
+@pytest.mark.parametrize("name", [INDEX, SHARD])
+def test_graphrun_refuses_a_variables_file_that_is_not_a_file(export, tmp_path, name, how):
+    model = replaced(export, tmp_path, name, how)
+    code = "import sys; from graphdef.graphrun.cli import main; sys.exit(main(sys.argv[1:]))"
+    line = one_line_refusal([sys.executable, "-c", code, "run", str(model), "--random"], "graphrun: ")
+    assert "variables" in line
