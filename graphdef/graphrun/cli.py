@@ -436,9 +436,13 @@ def _silence_stdout():
 _CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
+def _hex(match):
+    return f"\\x{ord(match.group()):02x}"
+
+
 def escape_controls(text):
     """`text` with each control character written as \\xNN, as graphrun-cc writes its errors."""
-    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROLS.sub(_hex, text)
 
 
 _CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
@@ -447,7 +451,7 @@ _CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
 def escape_text(text):
     """A report of many lines with every control character but its newlines written as \\xNN, as
     graphrun-cc writes its reports."""
-    return _CONTROLS_BUT_NEWLINE.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+    return _CONTROLS_BUT_NEWLINE.sub(_hex, text)
 
 
 def one_line(exc):
