@@ -158,7 +158,7 @@ class Folder {
     // Names are copied first: adding a node may move the others.
     const std::string conv_name = edit_.node(producer).name(), target_name = edit_.node(target).name();
     const std::string filter_name = add_const(conv_name + "/folded_filter", std::move(scaled));
-    edit_.node(producer).set_input(1, filter_name);
+    edit_.mutable_node(producer).set_input(1, filter_name);
     const std::string bias_name = add_const(target_name + "/folded_bias", std::move(bias));
     become_bias_add(target, conv_name, bias_name);
     touched_.resize(edit_.size(), 0);
@@ -167,7 +167,7 @@ class Folder {
   }
 
   void become_bias_add(int target, const std::string& input, const std::string& bias) {
-    graphdef::NodeDef& node = edit_.node(target);
+    graphdef::NodeDef& node = edit_.mutable_node(target);
     std::vector<std::string> controls;
     for (const std::string& text : node.input()) {
       if (!text.empty() && text[0] == '^') controls.push_back(text);

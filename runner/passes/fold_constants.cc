@@ -177,7 +177,7 @@ std::unique_ptr<graphdef::GraphDef> fold_constants(const Graph& graph, const Pas
     if (values.size() == 1) {
       graphdef::NodeDef folded = const_node(node.name(), *values[0]);
       folded.set_device(node.def->device());
-      edit.node(i) = std::move(folded);
+      edit.mutable_node(i) = std::move(folded);
       continue;
     }
     std::vector<std::string>& names = output_consts[node.name()];
@@ -189,13 +189,13 @@ std::unique_ptr<graphdef::GraphDef> fold_constants(const Graph& graph, const Pas
   if (!output_consts.empty()) {
     for (int i = 0; i < graph.size(); ++i) {
       if (folder.ready(i)) continue;
-      graphdef::NodeDef& reader = edit.node(i);
+      const graphdef::NodeDef& reader = edit.node(i);
       for (int k = 0; k < reader.input_size(); ++k) {
         const Endpoint& input =
             graph.node(i).inputs.size() > static_cast<std::size_t>(k) ? graph.node(i).inputs[k] : Endpoint{};
         if (input.node < 0 || reader.input(k).empty() || reader.input(k)[0] == '^') continue;
         const auto it = output_consts.find(graph.node(input.node).name());
-        if (it != output_consts.end()) reader.set_input(k, it->second.at(input.output));
+        if (it != output_consts.end()) edit.mutable_node(i).set_input(k, it->second.at(input.output));
       }
     }
   }

@@ -125,7 +125,7 @@ std::unique_ptr<graphdef::GraphDef> fold_pads(const Graph& graph, const PassCont
     if (!pads) continue;
     const std::optional<std::vector<int64_t>> explicit_paddings = folder.folded_paddings(i, *pads);
     if (!explicit_paddings) continue;
-    graphdef::NodeDef& def = edit.node(i);
+    graphdef::NodeDef& def = edit.mutable_node(i);
     bypass_pad(*graph.node(pad).def, def);
     auto& attrs = *def.mutable_attr();
     attrs["padding"].set_s("EXPLICIT");

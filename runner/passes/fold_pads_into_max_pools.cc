@@ -39,7 +39,7 @@ std::unique_ptr<graphdef::GraphDef> fold_pads_into_max_pools(const Graph& graph,
     if (input.output != 0) continue;
     const std::optional<std::array<int64_t, 4>> pads = foldable_zero_pad(graph, input.node, context, readers);
     if (!pads) continue;
-    graphdef::NodeDef& def = edit.node(i);
+    graphdef::NodeDef& def = edit.mutable_node(i);
     bypass_pad(*graph.node(input.node).def, def);
     def.set_op("_ZeroPadMaxPool");
     auto* list = (*def.mutable_attr())["zero_paddings"].mutable_list();

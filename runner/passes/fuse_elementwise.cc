@@ -5,7 +5,8 @@
 // tanh GELU is eight such ops over its widest activation; unfused, each is
 // a pass over memory.
 //
-// A chain grows backwards from its last node: an input joins when its node
+// A chain grows backwards from its last node (up to kMaxSteps nodes, then
+// the next chain ends where it stopped): an input joins when its node
 // is such an op, reads output 0 only, is not fed or fetched, has no control
 // dependants and is read only by nodes already in the chain; a rank-0 float
 // Const is a scalar operand; anything else is the chain's x, which must be
@@ -41,6 +42,12 @@ bool scalar_const(const GraphNode& node, const PassContext& context) {
          !tensor.tensor_shape().unknown_rank();
 }
 
+// The kernel keeps a block of every step's value (8 KB each) per thread: at
+// most this many steps a node keeps them in a core's L2, and a chain of a
+// million ops becomes many nodes instead of one holding gigabytes. Each
+// node's steps are the same arithmetic, so the split changes no bit.
+constexpr std::size_t kMaxSteps = 64;
+
 struct Chain {
   std::vector<int> nodes;  // in topological order, the last one last
   Endpoint x;
@@ -60,11 +67,11 @@ class ChainFinder {
     // Only a new member can let a value join (as its last reader), so each
     // member's inputs are looked at when it joins: linear in a long chain.
     std::set<int> members{last};
-    for (std::vector<int> joined{last}; !joined.empty();) {
+    for (std::vector<int> joined{last}; !joined.empty() && members.size() < kMaxSteps;) {
       const int n = joined.back();
       joined.pop_back();
       for (const Endpoint& e : graph_.node(n).inputs) {
-        if (!members.count(e.node) && joins(e, taken, members)) {
+        if (members.size() < kMaxSteps && !members.count(e.node) && joins(e, taken, members)) {
           members.insert(e.node);
           joined.push_back(e.node);
         }
@@ -165,7 +172,7 @@ std::unique_ptr<graphdef::GraphDef> fuse_elementwise(const Graph& graph, const P
     const Chain chain = finder.ending_at(*it, taken, position);
     if (chain.nodes.empty()) continue;
     for (int n : chain.nodes) taken[n] = 1;
-    edit.node(chain.nodes.back()) = fused_node(graph, chain, context);
+    edit.mutable_node(chain.nodes.back()) = fused_node(graph, chain, context);
     for (std::size_t k = 0; k + 1 < chain.nodes.size(); ++k) edit.remove(chain.nodes[k]);
     ++chains;
     fused_ops += static_cast<int64_t>(chain.nodes.size());

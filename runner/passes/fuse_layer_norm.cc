@@ -273,7 +273,7 @@ std::unique_ptr<graphdef::GraphDef> fuse_layer_norm(const Graph& graph, const Pa
     if (!p || taken[i] || std::any_of(p->inner.begin(), p->inner.end(), [&](int n) { return taken[n]; })) continue;
     taken[i] = 1;
     for (int n : p->inner) taken[n] = 1;
-    edit.node(i) = fused_node(graph, *p);
+    edit.mutable_node(i) = fused_node(graph, *p);
     for (int n : p->inner) edit.remove(n);
     ++fused;
     ops += static_cast<int64_t>(p->inner.size()) + 1;

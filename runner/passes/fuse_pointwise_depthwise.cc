@@ -133,7 +133,7 @@ std::unique_ptr<graphdef::GraphDef> fuse_pointwise_depthwise(const Graph& graph,
   for (int i = 0; i < graph.size(); ++i) {
     if (!fusable(graph, i, readers, context)) continue;
     const int producer = graph.node(i).inputs[0].node;
-    edit.node(i) = fused_node(*graph.node(producer).def, *graph.node(i).def);
+    edit.mutable_node(i) = fused_node(*graph.node(producer).def, *graph.node(i).def);
     edit.remove(producer);
     ++fused;
   }

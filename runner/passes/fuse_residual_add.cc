@@ -184,7 +184,7 @@ std::unique_ptr<graphdef::GraphDef> fuse_residual_add(const Graph& graph, const 
     const Residual r = finder.at(i);
     if (r.conv < 0) continue;
     // The fused node takes the last node's place (and name) in the file.
-    edit.node(r.last()) = fused_node(graph, r);
+    edit.mutable_node(r.last()) = fused_node(graph, r);
     edit.remove(r.conv);
     if (r.activation >= 0) edit.remove(r.add);
     ++fused;

@@ -121,24 +121,41 @@ std::string input_text(const std::string& node, int output) {
   return output == 0 ? node : node + ":" + std::to_string(output);
 }
 
-GraphEdit::GraphEdit(const Graph& graph) : original_(graph.def()) {
-  nodes_.assign(original_.node().begin(), original_.node().end());
-  removed_.assign(nodes_.size(), 0);
-  for (int i = 0; i < size(); ++i) index_[nodes_[i].name()] = i;
+GraphEdit::GraphEdit(const Graph& graph)
+    : graph_(graph), original_(graph.def()), edited_(graph.def().node_size()), removed_(graph.def().node_size(), 0) {}
+
+const graphdef::NodeDef& GraphEdit::node(int i) const {
+  const int originals = original_.node_size();
+  if (i >= originals) return added_[i - originals];
+  return edited_[i] ? *edited_[i] : original_.node(i);
+}
+
+graphdef::NodeDef& GraphEdit::mutable_node(int i) {
+  const int originals = original_.node_size();
+  changed_ = true;
+  if (i >= originals) return added_[i - originals];
+  if (!edited_[i]) edited_[i] = std::make_unique<graphdef::NodeDef>(original_.node(i));
+  return *edited_[i];
 }
 
 int GraphEdit::find(const std::string& name) const {
-  const auto it = index_.find(name);
-  return it == index_.end() || removed_[it->second] ? -1 : it->second;
+  int i = graph_.find(name);
+  if (i < 0) {
+    const auto it = added_index_.find(name);
+    if (it == added_index_.end()) return -1;
+    i = it->second;
+  }
+  return removed_[i] ? -1 : i;
 }
 
 std::string GraphEdit::add(graphdef::NodeDef node, const std::string& base) {
   std::string name = base;
-  for (int k = 1; index_.count(name); ++k) name = base + "_" + std::to_string(k);
+  for (int k = 1; graph_.find(name) >= 0 || added_index_.count(name); ++k) name = base + "_" + std::to_string(k);
   node.set_name(name);
-  index_[name] = size();
-  nodes_.push_back(std::move(node));
+  added_index_[name] = size();
+  added_.push_back(std::move(node));
   removed_.push_back(0);
+  changed_ = true;
   return name;
 }
 
@@ -156,16 +173,15 @@ void GraphEdit::redirect(const std::unordered_map<std::string, Move>& moves) {
   };
   for (int i = 0; i < size(); ++i) {
     if (removed_[i]) continue;
-    graphdef::NodeDef& node = nodes_[i];
     bool touched = false;
+    for (const std::string& text : node(i).input()) touched = touched || moves.count(parse_input_name(text).node);
+    if (!touched) continue;  // left as it is, and not copied
+    graphdef::NodeDef& edited = mutable_node(i);
     std::vector<std::string> inputs;
     std::unordered_set<std::string> data_nodes, controls;
-    for (const std::string& text : node.input()) {
+    for (const std::string& text : edited.input()) {
       InputName name = parse_input_name(text);
-      if (moves.count(name.node)) {
-        name = resolve(name);
-        touched = true;
-      }
+      if (moves.count(name.node)) name = resolve(name);
       if (name.is_control) {
         inputs.push_back("^" + name.node);
       } else {
@@ -173,14 +189,13 @@ void GraphEdit::redirect(const std::unordered_map<std::string, Move>& moves) {
         inputs.push_back(input_text(name.node, name.output));
       }
     }
-    if (!touched) continue;
-    node.clear_input();
+    edited.clear_input();
     for (const std::string& text : inputs) {
       if (text[0] == '^') {
         const std::string target = text.substr(1);
         if (data_nodes.count(target) || !controls.insert(target).second) continue;
       }
-      node.add_input(text);
+      edited.add_input(text);
     }
   }
 }
@@ -190,18 +205,40 @@ std::unique_ptr<graphdef::GraphDef> GraphEdit::finish() {
   if (original_.has_library()) *def->mutable_library() = original_.library();
   if (original_.has_versions()) *def->mutable_versions() = original_.versions();
   def->mutable_node()->Reserve(size());
+  const int originals = original_.node_size();
   for (int i = 0; i < size(); ++i) {
-    if (!removed_[i]) *def->add_node() = std::move(nodes_[i]);
+    if (removed_[i]) continue;
+    if (i >= originals) {
+      *def->add_node() = std::move(added_[i - originals]);
+    } else if (edited_[i]) {
+      *def->add_node() = std::move(*edited_[i]);
+    } else {
+      *def->add_node() = original_.node(i);
+    }
   }
-  nodes_.clear();
+  edited_.clear();
+  added_.clear();
   removed_.clear();
-  index_.clear();
+  added_index_.clear();
   return def;
 }
 
 Uses::Uses(const GraphEdit& edit) : data(edit.size(), 0), control(edit.size(), 0), other_outputs(edit.size(), 0) {
+  const Graph& graph = edit.graph();
   for (int i = 0; i < edit.size(); ++i) {
     if (edit.removed(i)) continue;
+    if (edit.pristine()) {
+      // The Graph resolved these inputs already: no name to look up again.
+      const GraphNode& node = graph.node(i);
+      if (node.inputs.size() + node.control_inputs.size() == static_cast<std::size_t>(node.def->input_size())) {
+        for (const Endpoint& input : node.inputs) {
+          ++data[input.node];
+          if (input.output != 0) other_outputs[input.node] = 1;
+        }
+        for (int producer : node.control_inputs) ++control[producer];
+        continue;
+      }
+    }
     for (const std::string& text : edit.node(i).input()) {
       const InputName name = parse_input_name(text);
       const int producer = edit.find(name.node);

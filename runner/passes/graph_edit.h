@@ -41,16 +41,25 @@ void add_control_inputs(const graphdef::NodeDef& from, graphdef::NodeDef& to);
 // A node reference as a NodeDef input: "node" for output 0, else "node:k".
 std::string input_text(const std::string& node, int output);
 
+// Nodes are copied on first write only: most passes find nothing to do in
+// most graphs, and a copy of every node per pass was most of a large
+// graph's optimizing time and memory.
 class GraphEdit {
  public:
   explicit GraphEdit(const Graph& graph);
 
-  int size() const { return static_cast<int>(nodes_.size()); }
-  graphdef::NodeDef& node(int i) { return nodes_[i]; }
-  const graphdef::NodeDef& node(int i) const { return nodes_[i]; }
+  int size() const { return static_cast<int>(removed_.size()); }
+  const graphdef::NodeDef& node(int i) const;
+  graphdef::NodeDef& mutable_node(int i);  // the node's own copy, made on first use
   int find(const std::string& name) const;  // -1 when absent or removed
   bool removed(int i) const { return removed_[i]; }
-  void remove(int i) { removed_[i] = 1; }
+  void remove(int i) {
+    removed_[i] = 1;
+    changed_ = true;
+  }
+  // Nothing edited, added or removed yet: the nodes are the Graph's.
+  bool pristine() const { return !changed_; }
+  const Graph& graph() const { return graph_; }
   // Appends `node` under a name no node has, based on `base`; returns it.
   std::string add(graphdef::NodeDef node, const std::string& base);
 
@@ -65,16 +74,19 @@ class GraphEdit {
   void redirect(const std::unordered_map<std::string, Move>& moves);
 
   // The edited GraphDef: kept nodes in order, then the added ones. The
-  // nodes move into it (a model's weights are most of its bytes: a copy
-  // here was a third copy of them at the pass's peak), leaving the edit
-  // empty.
+  // edited nodes move into it (a model's weights are most of its bytes: a
+  // copy here was a third copy of them at the pass's peak), leaving the
+  // edit empty.
   std::unique_ptr<graphdef::GraphDef> finish();
 
  private:
+  const Graph& graph_;
   const graphdef::GraphDef& original_;
-  std::vector<graphdef::NodeDef> nodes_;
+  std::vector<std::unique_ptr<graphdef::NodeDef>> edited_;  // null: the original node, unchanged
+  std::vector<graphdef::NodeDef> added_;                    // node original_.node_size() + k
   std::vector<char> removed_;
-  std::unordered_map<std::string, int> index_;
+  std::unordered_map<std::string, int> added_index_;
+  bool changed_ = false;
 };
 
 // Data and control uses of each node of a GraphEdit (by node index).

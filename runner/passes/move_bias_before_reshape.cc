@@ -251,7 +251,7 @@ void move_bias(const Graph& graph, const BiasMove& move, GraphEdit& edit) {
   out.set_name(add.name());
   out.set_input(0, moved);
   add_control_inputs(add, out);
-  edit.node(move.add) = std::move(out);
+  edit.mutable_node(move.add) = std::move(out);
   edit.remove(move.reshape);
 }
 

@@ -47,7 +47,7 @@ std::unique_ptr<graphdef::GraphDef> prune(const Graph& graph, const PassContext&
     for (int control : graph.node(i).control_inputs) drops = drops || !needed[control];
     if (!drops) continue;
     // Control inputs come last, as "^name"; drop those on removed Consts.
-    auto* inputs = edit.node(i).mutable_input();
+    auto* inputs = edit.mutable_node(i).mutable_input();
     for (int k = inputs->size(); k-- > 0;) {
       const std::string& input = inputs->Get(k);
       if (input.empty() || input[0] != '^') break;
