@@ -39,17 +39,30 @@ std::unique_ptr<graphdef::GraphDef> eliminate_common_subexpressions(const Graph&
   if (has_control_flow(graph)) return nullptr;
   GraphEdit edit(graph);
   std::unordered_map<std::string, GraphEdit::Move> moves;
-  // The nodes kept, by key. The key holds each attr's size and hash, not its
-  // bytes (that would keep a second copy of every weight for the whole
-  // pass), so a hit is confirmed byte for byte against the kept node.
-  std::unordered_map<std::string, std::vector<int>> kept_by_key;
+  // The nodes kept, by op and inputs; where two nodes share those, by op,
+  // inputs and each attr's size and hash too, and a hit is then confirmed
+  // byte for byte. Most nodes share no op and inputs, so their attrs are
+  // never serialized; the key never holds attr bytes (that would keep a
+  // second copy of every weight for the whole pass).
+  struct Bucket {
+    int first = -1;
+    bool split = false;  // its nodes are in kept_by_attrs
+  };
+  std::unordered_map<std::string, Bucket> by_inputs;
+  std::unordered_map<std::string, std::vector<int>> kept_by_attrs;
+  auto attrs_key = [](std::string key, const AttrBytes& attrs) {
+    for (const auto& [attr, bytes] : attrs) {
+      key += attr + '\0' + std::to_string(bytes.size()) + '\0' + std::to_string(std::hash<std::string_view>{}(bytes)) +
+             '\0';
+    }
+    return key;
+  };
   for (int i : topological_order(graph)) {
     const GraphNode& node = graph.node(i);
     if (node.output_dtypes.empty() || context.fed.count(node.name()) || (node.op() != "Const" && is_stateful(node))) {
       continue;
     }
-    // The key: op, inputs as they read once the duplicates found so far
-    // are gone, then the attrs in name order, each as its size and hash.
+    // Inputs as they read once the duplicates found so far are gone.
     std::string key = node.op();
     key += '\0';
     for (const std::string& text : node.def->input()) {
@@ -59,12 +72,17 @@ std::unique_ptr<graphdef::GraphDef> eliminate_common_subexpressions(const Graph&
       key += name.is_control ? "^" + name.node : input_text(name.node, name.output);
       key += '\0';
     }
-    const AttrBytes attrs = attr_bytes(*node.def);
-    for (const auto& [attr, bytes] : attrs) {
-      key += attr + '\0' + std::to_string(bytes.size()) + '\0' + std::to_string(std::hash<std::string_view>{}(bytes)) +
-             '\0';
+    Bucket& bucket = by_inputs[key];
+    if (bucket.first < 0) {
+      bucket.first = i;
+      continue;
     }
-    std::vector<int>& kept = kept_by_key[key];
+    if (!bucket.split) {
+      kept_by_attrs[attrs_key(key, attr_bytes(*graph.node(bucket.first).def))].push_back(bucket.first);
+      bucket.split = true;
+    }
+    const AttrBytes attrs = attr_bytes(*node.def);
+    std::vector<int>& kept = kept_by_attrs[attrs_key(key, attrs)];
     int same = -1;
     for (int k : kept) {
       if (attr_bytes(*graph.node(k).def) == attrs) {

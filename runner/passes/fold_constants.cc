@@ -50,7 +50,7 @@ class Folder {
   Folder(const Graph& graph, const PassContext& context)
       : graph_(graph),
         context_(context),
-        shapes_(infer_shapes(graph)),
+        shapes_(context.shapes(graph)),
         ready_(graph.size(), 0),
         frontier_(graph.size(), 0),
         values_(graph.size()),
@@ -153,7 +153,7 @@ class Folder {
 
   const Graph& graph_;
   const PassContext& context_;
-  const std::vector<std::vector<StaticShape>> shapes_;
+  const std::vector<std::vector<StaticShape>>& shapes_;
   std::vector<char> ready_, frontier_;
   std::vector<std::vector<TensorPtr>> values_;
   std::vector<int> pending_;

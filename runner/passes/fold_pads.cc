@@ -61,7 +61,7 @@ class PadFolder {
     if (format != conv.def->attr().end() && !format->second.s().empty() && format->second.s() != "NHWC") {
       return std::nullopt;
     }
-    if (!have_shapes_) shapes_ = infer_shapes(graph_), have_shapes_ = true;
+    if (!shapes_) shapes_ = &context_.shapes(graph_);
     const StaticShape* x = static_shape(conv.inputs[0]);
     const StaticShape* f = static_shape(conv.inputs[1]);
     if (!f || !f->known_rank || f->dims.size() != 4 || f->dims[0] < 1 || f->dims[1] < 1) return std::nullopt;
@@ -98,7 +98,7 @@ class PadFolder {
 
  private:
   const StaticShape* static_shape(const Endpoint& e) const {
-    const auto& outputs = shapes_[e.node];
+    const auto& outputs = (*shapes_)[e.node];
     return static_cast<std::size_t>(e.output) < outputs.size() ? &outputs[e.output] : nullptr;
   }
 
@@ -106,8 +106,7 @@ class PadFolder {
   const PassContext& context_;
   GraphReaders readers_;
   // Made when a Pad first meets a convolution.
-  mutable std::vector<std::vector<StaticShape>> shapes_;
-  mutable bool have_shapes_ = false;
+  mutable const std::vector<std::vector<StaticShape>>* shapes_ = nullptr;
 };
 
 std::unique_ptr<graphdef::GraphDef> fold_pads(const Graph& graph, const PassContext& context) {

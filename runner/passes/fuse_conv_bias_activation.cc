@@ -53,7 +53,7 @@ struct Chain {
 class ChainFinder {
  public:
   ChainFinder(const Graph& graph, const PassContext& context)
-      : graph_(graph), context_(context), shapes_(infer_shapes(graph)), readers_(graph) {}
+      : graph_(graph), context_(context), shapes_(context.shapes(graph)), readers_(graph) {}
 
   // The chain starting at node i, or one with bias_add -1.
   Chain chain_at(int i) const {
@@ -143,7 +143,7 @@ class ChainFinder {
 
   const Graph& graph_;
   const PassContext& context_;
-  const std::vector<std::vector<StaticShape>> shapes_;
+  const std::vector<std::vector<StaticShape>>& shapes_;
   GraphReaders readers_;
 };
 

@@ -58,7 +58,7 @@ struct LayerNorm {
 class LayerNormFinder {
  public:
   LayerNormFinder(const Graph& graph, const PassContext& context)
-      : graph_(graph), context_(context), shapes_(infer_shapes(graph)), readers_(graph) {}
+      : graph_(graph), context_(context), shapes_(context.shapes(graph)), readers_(graph) {}
 
   // The layer norm whose final Add is node i.
   std::optional<LayerNorm> ending_at(int i) const {
@@ -239,7 +239,7 @@ class LayerNormFinder {
 
   const Graph& graph_;
   const PassContext& context_;
-  const std::vector<std::vector<StaticShape>> shapes_;
+  const std::vector<std::vector<StaticShape>>& shapes_;
   GraphReaders readers_;
 };
 

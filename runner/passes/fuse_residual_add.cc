@@ -42,7 +42,7 @@ struct Residual {
 class ResidualFinder {
  public:
   ResidualFinder(const Graph& graph, const PassContext& context)
-      : graph_(graph), context_(context), shapes_(infer_shapes(graph)), readers_(graph) {}
+      : graph_(graph), context_(context), shapes_(context.shapes(graph)), readers_(graph) {}
 
   // The pattern whose Add is node i, or one with conv -1.
   Residual at(int i) const {
@@ -141,7 +141,7 @@ class ResidualFinder {
 
   const Graph& graph_;
   const PassContext& context_;
-  const std::vector<std::vector<StaticShape>> shapes_;
+  const std::vector<std::vector<StaticShape>>& shapes_;
   GraphReaders readers_;
 };
 

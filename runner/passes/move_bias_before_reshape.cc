@@ -52,7 +52,7 @@ struct BiasMove {
 class BiasMoveFinder {
  public:
   BiasMoveFinder(const Graph& graph, const PassContext& context)
-      : graph_(graph), context_(context), shapes_(infer_shapes(graph)), readers_(graph) {}
+      : graph_(graph), context_(context), shapes_(context.shapes(graph)), readers_(graph) {}
 
   // The chain whose add is node i.
   std::optional<BiasMove> ending_at(int i) const {
@@ -218,7 +218,7 @@ class BiasMoveFinder {
 
   const Graph& graph_;
   const PassContext& context_;
-  const std::vector<std::vector<StaticShape>> shapes_;
+  const std::vector<std::vector<StaticShape>>& shapes_;
   GraphReaders readers_;
 };
 

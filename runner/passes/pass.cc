@@ -34,6 +34,14 @@ std::vector<GraphPass> GraphPassRegistry::in_order() {
   return passes;
 }
 
+const std::vector<std::vector<StaticShape>>& PassContext::shapes(const Graph& graph) const {
+  if (!shapes_ || shapes_of_ != &graph) {
+    shapes_ = std::make_shared<const std::vector<std::vector<StaticShape>>>(infer_shapes(graph));
+    shapes_of_ = &graph;
+  }
+  return *shapes_;
+}
+
 bool optimization_enabled() {
   const char* value = std::getenv("GRAPHRUN_CC_OPTIMIZE");
   return value == nullptr || std::strcmp(value, "0") != 0;
@@ -47,6 +55,7 @@ std::unique_ptr<const Graph> run_graph_passes(std::unique_ptr<const Graph> graph
     report->nodes_before = report->nodes_after = graph->size();
   }
   if (!enabled) return graph;
+  context.forget_shapes();  // of another graph, which may have lived at the same address
   for (const GraphPass& pass : GraphPassRegistry::in_order()) {
     context.counts.clear();
     std::unique_ptr<graphdef::GraphDef> rewritten;
@@ -58,6 +67,7 @@ std::unique_ptr<const Graph> run_graph_passes(std::unique_ptr<const Graph> graph
       continue;
     }
     if (!rewritten) continue;
+    context.forget_shapes();
     const int before = graph->size();
     try {
       graph = std::make_unique<const Graph>(graph->source(), std::move(rewritten), true);
@@ -69,6 +79,7 @@ std::unique_ptr<const Graph> run_graph_passes(std::unique_ptr<const Graph> graph
     if (report) report->steps.push_back({pass.name, before, graph->size(), std::move(context.counts)});
     context.counts.clear();
   }
+  context.forget_shapes();
   if (report) report->nodes_after = graph->size();
   return graph;
 }

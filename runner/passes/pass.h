@@ -41,6 +41,7 @@
 
 #include "graph.pb.h"
 #include "graph/graph.h"
+#include "graph/shape_inference.h"
 
 namespace graphrun {
 
@@ -61,6 +62,19 @@ struct PassContext {
     if (count) counts.emplace_back(what, count);
   }
   mutable std::vector<std::pair<std::string, int64_t>> counts;
+
+  // The static shapes of `graph`, inferred once for every pass that reads
+  // them (six do) until one rewrites the graph: run_graph_passes forgets
+  // them then.
+  const std::vector<std::vector<StaticShape>>& shapes(const Graph& graph) const;
+  void forget_shapes() const {
+    shapes_.reset();
+    shapes_of_ = nullptr;
+  }
+
+ private:
+  mutable std::shared_ptr<const std::vector<std::vector<StaticShape>>> shapes_;
+  mutable const Graph* shapes_of_ = nullptr;
 };
 
 // What the passes did to one graph.
