@@ -40,6 +40,11 @@ batching:
   busy, and while another batch runs, those arriving within --max-queue-delay-ms. More than
   --max-queue waiting requests are answered 429 / RESOURCE_EXHAUSTED.
 
+limits:
+  a body over --max-body-mb is 413 (gRPC: RESOURCE_EXHAUSTED), refused on its Content-Length before
+  it is read; a client has --client-timeout seconds for its headers (or the connection is closed) and
+  as long again for its body (408); gRPC peers that stop answering keepalive pings are dropped.
+
 SIGTERM or Ctrl-C stops listening, answers every request already received, and exits 0.
 One JSON line per request goes to stderr (--access-log FILE to write it elsewhere, - to drop it)."""
 
@@ -65,6 +70,13 @@ def _non_negative(text):
     return value
 
 
+def _positive_float(text):
+    value = float(text)
+    if not 0 < value < float("inf"):
+        raise ValueError(text)
+    return value
+
+
 def build_parser():
     parser = cli.verb_parser("serve", DESCRIPTION, EPILOG)
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -86,6 +98,9 @@ def build_parser():
                              "every core; 2 with python)")
     parser.add_argument("--max-body-mb", type=_non_negative, default=64, metavar="MB",
                         help="largest request body or gRPC message (default 64)")
+    parser.add_argument("--client-timeout", type=_positive_float, default=30.0, metavar="S",
+                        help="seconds a client gets for a request's headers, then as long for its body; an idle "
+                             "connection is closed after as long (default 30)")
     parser.add_argument("--poll-interval", type=_non_negative, default=2.0, metavar="S",
                         help="seconds between looks for new versions in a repository (default 2; 0: never)")
     parser.add_argument("--access-log", metavar="FILE",
@@ -145,6 +160,7 @@ def main(args):
     options = Options(host=args.host, port_http=args.port_http, port_grpc=args.port_grpc,
                       max_batch_size=args.max_batch_size, max_queue_delay_ms=args.max_queue_delay_ms,
                       max_queue=args.max_queue, workers=workers, max_body_mb=args.max_body_mb,
+                      client_timeout=args.client_timeout,
                       poll_interval=args.poll_interval, model_name=args.model_name, runtime=runtime,
                       fallback=fallback)
     server = Server(args.model, options)

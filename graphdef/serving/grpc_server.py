@@ -13,9 +13,9 @@ from graphdef._proto import oip_pb2, tfs_pb2
 from graphdef.framework.errors import InvalidArgumentError, OpError
 from graphdef.serving import inference
 from graphdef.serving.batching import Draining, Overloaded
-from graphdef.serving.tensors import (BadRequest, NotFound, array_from_bytes, array_from_values, oip_datatype,
-                                      oip_datatype_dtype, parse_shape, raw_bytes, tensor_from_proto,
-                                      tensor_to_proto)
+from graphdef.serving.tensors import (BadRequest, NotFound, TooLarge, TooSlow, array_from_bytes, array_from_values,
+                                      oip_datatype, oip_datatype_dtype, parse_shape, raw_bytes, shown,
+                                      tensor_from_proto, tensor_to_proto)
 
 OIP_SERVICE = "inference.GRPCInferenceService"
 TFS_SERVICE = "tensorflow.serving.PredictionService"
@@ -27,7 +27,26 @@ _CONTENTS = {"BOOL": "bool_contents", "INT8": "int_contents", "INT16": "int_cont
              "FP64": "fp64_contents"}
 
 
+def channel_options(message_limit, client_timeout):
+    """The gRPC server's settings. A message is handed to a handler only once whole, so a slow
+    sender holds no worker; a peer that vanished without closing (a half-open connection) is found by
+    keepalive pings and dropped, and so is a connection idle for 10 client timeouts."""
+    timeout_ms = max(1000, int(client_timeout * 1000))
+    return [("grpc.max_receive_message_length", message_limit),
+            ("grpc.max_send_message_length", -1),
+            ("grpc.so_reuseport", 0),
+            ("grpc.keepalive_time_ms", timeout_ms),
+            ("grpc.keepalive_timeout_ms", timeout_ms),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.max_pings_without_data", 0),
+            ("grpc.max_connection_idle_ms", 10 * timeout_ms)]
+
+
 def status_of(e):
+    if isinstance(e, TooLarge):
+        return grpc.StatusCode.RESOURCE_EXHAUSTED, "too_large"
+    if isinstance(e, TooSlow):
+        return grpc.StatusCode.DEADLINE_EXCEEDED, "timeout"
     if isinstance(e, (BadRequest, InvalidArgumentError)):
         return grpc.StatusCode.INVALID_ARGUMENT, "invalid_argument"
     if isinstance(e, NotFound):
@@ -105,7 +124,7 @@ def services(repository, metrics, state):
             raise BadRequest(f"raw_input_contents has {len(raw)} entries for {len(request.inputs)} inputs")
         feeds = {}
         for i, tensor in enumerate(request.inputs):
-            where = f"input '{tensor.name}'"
+            where = f"input '{shown(tensor.name)}'"
             dtype = oip_datatype_dtype(tensor.datatype, where)
             shape = parse_shape(list(tensor.shape), where)
             value = array_from_bytes(raw[i], dtype, shape, where) if raw else \
@@ -127,7 +146,7 @@ def services(repository, metrics, state):
         spec = request.model_spec
         inference.check_signature(spec.signature_name)
         version = spec.version.value if spec.HasField("version") else None
-        feeds = {name: tensor_from_proto(proto, f"input '{name}'") for name, proto in request.inputs.items()}
+        feeds = {name: tensor_from_proto(proto, f"input '{shown(name)}'") for name, proto in request.inputs.items()}
         served, fetches, values = await inference.infer(repository, spec.name, version, feeds,
                                                         list(request.output_filter))
         response = tfs_pb2.PredictResponse()

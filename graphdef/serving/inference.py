@@ -2,7 +2,7 @@
 
 from graphdef._proto import tfs_pb2
 from graphdef.framework import dtypes
-from graphdef.serving.tensors import BadRequest, check_feeds, check_fetches, oip_datatype
+from graphdef.serving.tensors import BadRequest, check_feeds, check_fetches, oip_datatype, shown
 from graphdef.wire.values import shape_to_proto
 
 SIGNATURE = "serving_default"
@@ -25,7 +25,7 @@ async def infer(repository, name, version, feeds, output_names):
 
 def check_signature(signature_name):
     if signature_name not in ("", SIGNATURE):
-        raise BadRequest(f"unknown signature '{signature_name}'; a frozen graph has one: '{SIGNATURE}'")
+        raise BadRequest(f"unknown signature '{shown(signature_name)}'; a frozen graph has one: '{SIGNATURE}'")
 
 
 def oip_model_metadata(served, versions):

@@ -10,6 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 access_log = logging.getLogger("graphdef.serving.access")
 
 LATENCY_BUCKETS = (.0005, .001, .002, .005, .01, .02, .05, .1, .2, .5, 1, 2, 5, 10)
+UNKNOWN_MODEL = "(unknown)"
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 
 
@@ -28,16 +29,29 @@ class Metrics:
                                  ["protocol", "model"], buckets=LATENCY_BUCKETS, registry=self.registry)
         self.batch_rows = Histogram("graphdef_serve_batch_rows", "Rows per executed batch", ["model"],
                                     buckets=BATCH_BUCKETS, registry=self.registry)
+        self._children = {}
+        # the server's test of a model name: a name no model has is counted under UNKNOWN_MODEL, so
+        # clients sending made-up names cannot grow the registry (and the server's memory) without end
+        self.is_served = lambda name: True
         self.queue = Gauge("graphdef_serve_queue_depth", "Requests waiting for a batch", ["model", "version"],
                            registry=self.registry)
+
+    def _child(self, metric, *labels):
+        # labels() hashes and validates its arguments on every call; the children are kept instead
+        key = (id(metric),) + labels
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(*labels)
+        return child
 
     def request(self, protocol, model, code, kind, seconds, **fields):
         """Counts and logs one answered request; `kind` is None for a success."""
         model = model or ""
-        self.requests.labels(protocol, model, str(code)).inc()
+        label = model if self.is_served(model) else UNKNOWN_MODEL
+        self._child(self.requests, protocol, label, str(code)).inc()
         if kind is not None:
-            self.errors.labels(protocol, model, kind).inc()
-        self.latency.labels(protocol, model).observe(seconds)
+            self._child(self.errors, protocol, label, kind).inc()
+        self._child(self.latency, protocol, label).observe(seconds)
         if access_log.isEnabledFor(logging.INFO):
             entry = {"time": round(time.time(), 6), "protocol": protocol, "model": model, "status": code,
                      "ms": round(seconds * 1000, 3)}
@@ -47,16 +61,17 @@ class Metrics:
             access_log.info(json.dumps(entry, separators=(",", ":")))
 
     def batch(self, model, rows):
-        self.batch_rows.labels(model).observe(rows)
+        self._child(self.batch_rows, model).observe(rows)
 
     def queue_depth(self, model, version, depth):
         if depth is None:
+            self._children.pop((id(self.queue), model, str(version)), None)
             try:
                 self.queue.remove(model, str(version))
             except KeyError:
                 pass
         else:
-            self.queue.labels(model, str(version)).set(depth)
+            self._child(self.queue, model, str(version)).set(depth)
 
     def exposition(self):
         return generate_latest(self.registry)

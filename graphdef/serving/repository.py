@@ -20,7 +20,7 @@ from pathlib import Path
 
 from graphdef.serving.batching import Batcher
 from graphdef.serving.runtime import loader
-from graphdef.serving.tensors import NotFound
+from graphdef.serving.tensors import NotFound, shown
 
 MODEL_FILES = ("model.pb", "model.pbtxt")
 log = logging.getLogger("graphdef.serving")
@@ -45,7 +45,7 @@ class ServedModel:
         try:
             number = int(version)
         except (TypeError, ValueError):
-            raise NotFound(f"model '{self.name}' has no version {version!r}") from None
+            raise NotFound(f"model '{self.name}' has no version '{shown(version)}'") from None
         if number not in self.versions:
             loaded = ", ".join(str(v) for v in sorted(self.versions)) or "none"
             raise NotFound(f"model '{self.name}' has no version {number} (loaded: {loaded})")
@@ -90,7 +90,7 @@ class Repository:
         model = self.models.get(name)
         if model is None:
             known = ", ".join(sorted(self.models)) or "none"
-            raise NotFound(f"no model named '{name}' (served: {known})")
+            raise NotFound(f"no model named '{shown(name)}' (served: {known})")
         return model.get(version)
 
     async def load(self):

@@ -1,24 +1,30 @@
 """The HTTP endpoints: the Open Inference Protocol (/v2, with the binary tensor extension) and
 TensorFlow Serving's REST API (/v1), plus /metrics. aiohttp on the server's one asyncio loop."""
 
+import asyncio
 import json
 import time
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestPayloadError
 from google.protobuf import json_format
 
 from graphdef.framework.errors import InvalidArgumentError, OpError
 from graphdef.serving import inference
 from graphdef.serving.batching import Draining, Overloaded
-from graphdef.serving.tensors import (BadRequest, NotFound, array_from_bytes, array_from_json_like,
+from graphdef.serving.tensors import (BadRequest, NotFound, TooLarge, TooSlow, array_from_bytes, array_from_json_like,
                                       array_from_values, json_value, oip_datatype, oip_datatype_dtype,
-                                      raw_bytes, parse_shape)
+                                      raw_bytes, parse_shape, shown)
 
 HEADER_LENGTH = "Inference-Header-Content-Length"
 
 
 def error_answer(e):
     """(HTTP status, error kind) for an exception from a handler; None for an unexpected one."""
+    if isinstance(e, TooLarge):
+        return 413, "too_large"
+    if isinstance(e, TooSlow):
+        return 408, "timeout"
     if isinstance(e, BadRequest):
         return 400, "invalid_argument"
     if isinstance(e, InvalidArgumentError):
@@ -34,13 +40,24 @@ def error_answer(e):
     return None
 
 
+def parameters(obj, where):
+    """An object's "parameters" (the Open Inference Protocol's extension field): {} when absent."""
+    value = obj.get("parameters")
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise BadRequest(f"{where}: 'parameters' must be an object, got {type(value).__name__}")
+    return value
+
+
 def _json(obj, status=200):
     return web.Response(status=status, body=json.dumps(obj, separators=(",", ":")).encode(),
                         content_type="application/json")
 
 
-def build_app(repository, metrics, state, max_body):
-    """The aiohttp Application; `state.ready` is False while draining."""
+def build_app(repository, metrics, state, max_body, body_timeout=30.0):
+    """The aiohttp Application; `state.ready` is False while draining. A body must arrive whole within
+    `body_timeout` seconds of its headers (the headers' own deadline is the server's keep-alive timeout)."""
 
     @web.middleware
     async def account(request, handler):
@@ -60,17 +77,31 @@ def build_app(repository, metrics, state, max_body):
             else:
                 message = " ".join(str(e).split())
             response, kind = _json({"error": message}, answer[0]), answer[1]
+            if answer[0] in (408, 413):
+                # the rest of the body is unread (or never coming): the connection cannot carry another request
+                response.force_close()
         if request.path != "/metrics":
             metrics.request(protocol, model, response.status, kind, time.perf_counter() - start,
                             method=request.method, path=request.path, peer=request.remote,
                             bytes_in=request.content_length or 0, bytes_out=response.content_length or 0)
         return response
 
+    too_large = f"request body over the limit of {max_body} bytes (--max-body-mb)"
+
     async def read_body(request):
+        # refused on the header alone: a body that cannot be taken is not read at all
+        if request.content_length is not None and request.content_length > max_body:
+            raise TooLarge(f"{too_large}: Content-Length is {request.content_length}")
         try:
-            return await request.read()
+            return await asyncio.wait_for(request.read(), body_timeout)
         except web.HTTPRequestEntityTooLarge:
-            raise BadRequest(f"request body over the limit of {max_body} bytes (--max-body-mb)") from None
+            raise TooLarge(too_large) from None
+        except (RequestPayloadError, ConnectionError) as e:
+            # the client closed or garbled its body half-way: its fault, never a 500
+            raise BadRequest(f"the request body was cut short or malformed ({' '.join(str(e).split())})") from None
+        except asyncio.TimeoutError:
+            raise TooSlow(f"the request body did not arrive within {body_timeout:g} s (--client-timeout); "
+                          "send it whole, with a Content-Length that matches it") from None
 
     async def read_json(request, data=None):
         data = await read_body(request) if data is None else data
@@ -110,7 +141,7 @@ def build_app(repository, metrics, state, max_body):
         header_length = request.headers.get(HEADER_LENGTH)
         if header_length is not None:
             if not header_length.isdigit() or int(header_length) > len(body):
-                raise BadRequest(f"{HEADER_LENGTH} is {header_length!r}, the body has {len(body)} bytes")
+                raise BadRequest(f"{HEADER_LENGTH} is {shown(repr(header_length))}, the body has {len(body)} bytes")
             split = int(header_length)
             obj, binary = await read_json(request, body[:split]), memoryview(body)[split:]
         else:
@@ -122,13 +153,13 @@ def build_app(repository, metrics, state, max_body):
         for i, tensor in enumerate(inputs):
             if not isinstance(tensor, dict) or not isinstance(tensor.get("name"), str):
                 raise BadRequest(f"inputs[{i}] must be an object with a 'name'")
-            where = f"input '{tensor['name']}'"
+            where = f"input '{shown(tensor['name'])}'"
             dtype = oip_datatype_dtype(tensor.get("datatype"), where)
             shape = parse_shape(tensor.get("shape"), where)
-            size = (tensor.get("parameters") or {}).get("binary_data_size")
+            size = parameters(tensor, where).get("binary_data_size")
             if size is not None:
                 if not isinstance(size, int) or size < 0 or offset + size > len(binary):
-                    raise BadRequest(f"{where}: binary_data_size {size!r} does not fit the "
+                    raise BadRequest(f"{where}: binary_data_size {shown(repr(size))} does not fit the "
                                      f"{len(binary) - offset} binary bytes left in the body")
                 value = array_from_bytes(binary[offset:offset + size], dtype, shape, where)
                 offset += size
@@ -145,8 +176,8 @@ def build_app(repository, metrics, state, max_body):
         if not isinstance(requested, list) or not all(isinstance(o, dict) and isinstance(o.get("name"), str)
                                                        for o in requested):
             raise BadRequest("'outputs' must be a list of objects with a 'name'")
-        binary_default = bool((obj.get("parameters") or {}).get("binary_data_output", False))
-        binary_of = {o["name"]: bool((o.get("parameters") or {}).get("binary_data", binary_default))
+        binary_default = bool(parameters(obj, "the request").get("binary_data_output", False))
+        binary_of = {o["name"]: bool(parameters(o, f"output '{shown(o['name'])}'").get("binary_data", binary_default))
                      for o in requested}
         served, fetches, values = await inference.infer(
             repository, request.match_info["name"], request.match_info.get("version"), feeds,
@@ -222,10 +253,13 @@ def build_app(repository, metrics, state, max_body):
             spec = runtime.input(name)
             if spec is None:
                 known = ", ".join(s.name for s in runtime.inputs)
-                raise BadRequest(f"unknown input '{name}'; the model's inputs are: {known}")
-            feeds[name] = array_from_json_like(value, spec, f"input '{name}'")
+                raise BadRequest(f"unknown input '{shown(name)}'; the model's inputs are: {known}")
+            feeds[name] = array_from_json_like(value, spec, f"input '{shown(name)}'")
+        output_filter = obj.get("output_filter") or []
+        if not isinstance(output_filter, list) or not all(isinstance(o, str) for o in output_filter):
+            raise BadRequest("'output_filter' must be a list of output names")
         served, fetches, values = await inference.infer(
-            repository, served.name, served.version, feeds, obj.get("output_filter") or [])
+            repository, served.name, served.version, feeds, output_filter)
         if rows:
             count = len(obj["instances"])
             if any(values[n].ndim == 0 or values[n].shape[0] != count for n in fetches):

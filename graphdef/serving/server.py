@@ -15,11 +15,17 @@ from concurrent.futures import ThreadPoolExecutor
 import grpc
 from aiohttp import web
 
-from graphdef.serving import grpc_server, rest
+from graphdef.serving import grpc_server, http_protocol, rest
 from graphdef.serving.metrics import Metrics
 from graphdef.serving.repository import Repository
 
 log = logging.getLogger("graphdef.serving")
+
+
+# After an answer sent before a body was read whole (413, 408), aiohttp reads on for this long, so that a
+# client still sending gets to read its answer, then closes (its default, 10 s, keeps a stalled peer's
+# connection open that much longer).
+LINGER_SECONDS = 1.0
 
 
 class Options:
@@ -27,7 +33,7 @@ class Options:
 
     def __init__(self, host="127.0.0.1", port_http=8000, port_grpc=8001, max_batch_size=1,
                  max_queue_delay_ms=0.0, max_queue=256, workers=2, max_body_mb=64, poll_interval=2.0,
-                 model_name=None, drain_seconds=30.0, runtime="python", fallback=False):
+                 model_name=None, drain_seconds=30.0, runtime="python", fallback=False, client_timeout=30.0):
         self.host = host
         self.port_http = port_http
         self.port_grpc = port_grpc
@@ -41,6 +47,9 @@ class Options:
         self.drain_seconds = drain_seconds
         self.runtime = runtime      # "cc" or "python" (graphdef/serving/runtime.py)
         self.fallback = fallback    # a model the C++ runtime cannot run goes to Python's
+        # seconds a client gets to send a request's headers (from connecting or its previous answer)
+        # and then its body; an idle keep-alive connection is closed after as long
+        self.client_timeout = client_timeout
 
 
 class _State:
@@ -54,6 +63,7 @@ class Server:
         self.state = _State()
         self.executor = ThreadPoolExecutor(max_workers=options.workers, thread_name_prefix="graphdef-serve")
         self.repository = Repository(model_path, options, self.executor, self.metrics, name=options.model_name)
+        self.metrics.is_served = lambda name: name == "" or name in self.repository.models
         self._runner = None
         self._grpc = None
         self.port_http = None
@@ -63,21 +73,22 @@ class Server:
         """Loads the models and starts listening; the bound ports are in port_http and port_grpc."""
         await self.repository.load()
         opts = self.options
-        app = rest.build_app(self.repository, self.metrics, self.state, opts.max_body)
-        # on drain, aiohttp stops listening and then waits up to shutdown_timeout for running handlers
+        app = rest.build_app(self.repository, self.metrics, self.state, opts.max_body, opts.client_timeout)
+        # on drain, aiohttp stops listening and then waits up to shutdown_timeout for running handlers.
+        # aiohttp closes a connection still waiting for complete headers keepalive_timeout after it
+        # opened or after its last answer, however slowly bytes trickle in: the header deadline.
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False,
-                                     shutdown_timeout=opts.drain_seconds)
+                                     shutdown_timeout=opts.drain_seconds, keepalive_timeout=opts.client_timeout,
+                                     lingering_time=LINGER_SECONDS)
         await self._runner.setup()
         sock = socket.socket(socket.AF_INET6 if ":" in opts.host else socket.AF_INET)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((opts.host, opts.port_http))
         self.port_http = sock.getsockname()[1]
-        site = web.SockSite(self._runner, sock)
+        site = http_protocol.Site(self._runner, sock, self.metrics)
         await site.start()
         message_limit = opts.max_body
-        self._grpc = grpc.aio.server(options=[("grpc.max_receive_message_length", message_limit),
-                                              ("grpc.max_send_message_length", -1),
-                                              ("grpc.so_reuseport", 0)])
+        self._grpc = grpc.aio.server(options=grpc_server.channel_options(message_limit, opts.client_timeout))
         self._grpc.add_generic_rpc_handlers(grpc_server.services(self.repository, self.metrics, self.state))
         address = f"[{opts.host}]:{opts.port_grpc}" if ":" in opts.host else f"{opts.host}:{opts.port_grpc}"
         self.port_grpc = self._grpc.add_insecure_port(address)

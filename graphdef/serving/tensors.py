@@ -9,6 +9,7 @@ claimed without data (a TensorProto's repeated last value) goes through the tens
 import numpy as np
 
 from graphdef.framework.errors import ResourceExhaustedError
+from graphdef.graphrun.cli import escape_controls
 from graphdef.wire.values import ndarray_from_proto, ndarray_to_proto
 
 # Open Inference Protocol datatype names <-> numpy
@@ -28,6 +29,24 @@ class NotFound(LookupError):
     """No such model or version."""
 
 
+class TooLarge(BadRequest):
+    """A body or message over --max-body-mb: HTTP 413 / RESOURCE_EXHAUSTED."""
+
+
+class TooSlow(BadRequest):
+    """A client that did not send its request within --client-timeout: HTTP 408 / DEADLINE_EXCEEDED."""
+
+
+NAME_SHOWN = 120
+
+
+def shown(text):
+    """A name from a request as an error message quotes it: control characters as \\xNN (as every
+    graphrun error line writes them), and cut to NAME_SHOWN characters."""
+    text = escape_controls(str(text))
+    return text if len(text) <= NAME_SHOWN else text[:NAME_SHOWN] + f"... ({len(text)} characters)"
+
+
 def oip_datatype(dtype):
     return OIP_NAME.get(np.dtype(dtype), "BYTES")
 
@@ -38,7 +57,7 @@ def check_feeds(model, feeds):
         spec = model.input(name)
         if spec is None:
             known = ", ".join(s.name for s in model.inputs) or "none"
-            raise BadRequest(f"unknown input '{name}'; the model's inputs are: {known}")
+            raise BadRequest(f"unknown input '{shown(name)}'; the model's inputs are: {known}")
         if value.dtype != spec.dtype:
             raise BadRequest(f"input '{name}': datatype {oip_datatype(value.dtype)} ({value.dtype.name}) "
                              f"given, the model expects {oip_datatype(spec.dtype)} ({spec.dtype.name})")
@@ -61,7 +80,7 @@ def check_fetches(model, names):
         spec = model.output(name)
         if spec is None:
             known = ", ".join(s.name for s in model.outputs)
-            raise BadRequest(f"unknown output '{name}'; the model's outputs are: {known}")
+            raise BadRequest(f"unknown output '{shown(name)}'; the model's outputs are: {known}")
         fetches.append(spec.name)
     return fetches
 
@@ -69,7 +88,7 @@ def check_fetches(model, names):
 def parse_shape(shape, where):
     if not isinstance(shape, (list, tuple)) or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0
                                                         for d in shape):
-        raise BadRequest(f"{where}: shape must be a list of non-negative integers, got {shape!r}")
+        raise BadRequest(f"{where}: shape must be a list of non-negative integers, got {shown(repr(shape))}")
     return [int(d) for d in shape]
 
 
@@ -127,9 +146,9 @@ def array_from_bytes(data, dtype, shape, where):
 
 
 def oip_datatype_dtype(datatype, where):
-    if datatype not in OIP_DTYPES:
+    if not isinstance(datatype, str) or datatype not in OIP_DTYPES:
         hint = " (string tensors are not supported)" if datatype == "BYTES" else ""
-        raise BadRequest(f"{where}: unknown datatype {datatype!r}{hint}; one of {', '.join(OIP_DTYPES)}")
+        raise BadRequest(f"{where}: unknown datatype {shown(repr(datatype))}{hint}; one of {', '.join(OIP_DTYPES)}")
     return np.dtype(OIP_DTYPES[datatype])
 
 

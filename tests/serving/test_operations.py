@@ -68,7 +68,7 @@ def test_a_bad_oip_request_is_400_naming_the_problem(served, name, body, message
     assert message in json.loads(answer)["error"]
 
 
-def test_malformed_json_bad_tensor_bytes_and_an_oversized_body_are_400(served):
+def test_malformed_json_and_bad_tensor_bytes_are_400_and_an_oversized_body_413(served):
     status, _, answer = helpers.http(served, "POST", "/v2/models/mlp/infer", b'{"inputs": [')
     assert status == 400 and "malformed JSON" in json.loads(answer)["error"]
     status, _, answer = helpers.http(served, "POST", "/v1/models/mlp:predict", b'{"instances": ' + b"[" * 20000)
@@ -82,7 +82,7 @@ def test_malformed_json_bad_tensor_bytes_and_an_oversized_body_are_400(served):
                                      {"Inference-Header-Content-Length": str(len(header))})
     assert status == 400 and "binary_data_size 60" in json.loads(answer)["error"]
     status, _, answer = helpers.http(served, "POST", "/v2/models/mlp/infer", infer_body(np.zeros((2000, 16))))
-    assert status == 400 and "over the limit" in json.loads(answer)["error"]
+    assert status == 413 and "over the limit" in json.loads(answer)["error"]
     status, _, answer = helpers.http(served, "POST", "/v1/models/mlp:predict", {"instances": [[1.0] * 15]})
     assert status == 400 and "input 'x': shape [1, 15]" in json.loads(answer)["error"]
     status, _, answer = helpers.http(served, "POST", "/v1/models/mlp:predict", {"inputs": {"images": [[0.0] * 16]}})
