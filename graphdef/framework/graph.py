@@ -128,10 +128,15 @@ class Graph:
         for group in self._control_dependencies:
             control.extend(op for op in group if op not in control)
         op = Operation(self, name, opdef, inputs, attrs, control)
-        op.outputs = tuple(Tensor(op, i, dtype, shape) for i, (dtype, shape) in enumerate(output_specs))
+        op.outputs = tuple([Tensor(op, i, dtype, shape) for i, (dtype, shape) in enumerate(output_specs)])
+        consumers = self._consumers
         for t in inputs:
             if t is not None:   # None: a loop's back edge, linked by import_graph_def afterwards
-                self._consumers.setdefault(t, []).append(op)
+                readers = consumers.get(t)
+                if readers is None:
+                    consumers[t] = [op]
+                else:
+                    readers.append(op)
         self._ops[name] = op
         self._version += 1
         return op
@@ -223,7 +228,9 @@ class Graph:
     def _claim_exact_name(self, name):
         if name in self._ops:
             raise ValueError(f"duplicate node name '{name}'")
-        self._names_in_use[name.lower()] = max(self._names_in_use.get(name.lower(), 0), 1)
+        key = name.lower()
+        if self._names_in_use.get(key, 0) < 1:
+            self._names_in_use[key] = 1
         return name
 
     def op_name(self, name, default):

@@ -106,6 +106,8 @@ def broadcast(a, b):
     if a.dims is None or b.dims is None:
         return TensorShape(None)
     x, y = a.dims, b.dims
+    if x == y:  # the common case of an elementwise op: every dim is its own answer below
+        return a
     n = max(len(x), len(y))
     x = (1,) * (n - len(x)) + x
     y = (1,) * (n - len(y)) + y

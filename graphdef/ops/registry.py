@@ -7,6 +7,7 @@ turns Python values and Tensors into a checked node of the default graph; `creat
 does the same for a node read from a GraphDef, so both paths share every check.
 """
 
+import functools
 import inspect
 import re
 import sys
@@ -86,9 +87,16 @@ class OpDef:
             out.extend([dtype] * (attrs[arg.number_attr] if arg.number_attr else 1))
         return out
 
-    @property
+    # cached: create() asks for both on every node it adds
+    @functools.cached_property
     def ref_inputs(self):
         return tuple(i for i, a in enumerate(self.inputs) if a.is_ref)
+
+    @functools.cached_property
+    def counted_args(self):
+        """(arg, is_input) of each input and output whose length a count attr (N, num_split) gives."""
+        return tuple((a, is_input) for args, is_input in ((self.inputs, True), (self.outputs, False))
+                     for a in args if a.number_attr)
 
 
 REGISTRY = {}
@@ -334,21 +342,24 @@ def create(graph, opdef, name, inputs, attrs, control_inputs=()):
     """Checks attrs and input dtypes, infers output shapes, and adds the node to `graph`."""
     attrs = dict(attrs)
     for attr_name, attr in opdef.attrs.items():
-        if attrs.get(attr_name) is None:
+        value = attrs.get(attr_name)
+        if value is None:
             if attr.default is REQUIRED:
                 raise ValueError(f"{opdef.type} '{name}': attr '{attr_name}' is required")
-            attrs[attr_name] = attr.default
-        if attr.kind == "type":
-            attrs[attr_name] = dtype = dtypes.as_dtype(attrs[attr_name])
+            attrs[attr_name] = value = attr.default
+        kind = attr.kind
+        if kind == "type":
+            attrs[attr_name] = dtype = value if type(value) is dtypes.DType else dtypes.as_dtype(value)
             if attr.allowed is not None and dtype not in attr.allowed:
                 allowed = ", ".join(sorted(d.name for d in attr.allowed))
                 raise TypeError(f"{opdef.type} '{name}': {attr_name}={dtype.name} is not allowed; "
                                 f"expected one of {allowed}")
-        elif attr.kind == "shape":
-            attrs[attr_name] = TensorShape(attrs[attr_name])
-        elif attr.kind == "list(type)":
-            attrs[attr_name] = tuple(dtypes.as_dtype(d) for d in attrs[attr_name])
-    _check_counts(opdef, name, inputs, attrs)
+        elif kind == "shape":
+            attrs[attr_name] = TensorShape(value)
+        elif kind == "list(type)":
+            attrs[attr_name] = tuple(dtypes.as_dtype(d) for d in value)
+    if opdef.counted_args:
+        _check_counts(opdef, name, inputs, attrs)
     _check_input_dtypes(opdef, name, inputs, attrs)
     for i in opdef.ref_inputs:
         if inputs[i].op.type != "VariableV2":
@@ -370,9 +381,7 @@ def create(graph, opdef, name, inputs, attrs, control_inputs=()):
 
 def _check_counts(opdef, name, inputs, attrs):
     """Count attrs (N, num_split, num) must be whole numbers that fit the inputs and a sane output list."""
-    for arg, is_input in [(a, True) for a in opdef.inputs] + [(a, False) for a in opdef.outputs]:
-        if not arg.number_attr:
-            continue
+    for arg, is_input in opdef.counted_args:
         n = attrs[arg.number_attr]
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
             raise TypeError(f"{opdef.type} '{name}': attr '{arg.number_attr}' must be an int, got {n!r}")
