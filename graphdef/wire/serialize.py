@@ -44,7 +44,8 @@ def node_to_proto(op, proto=None, add_shapes=False, held=None, threshold=None):
     proto.op = op.type
     proto.input.extend(_input_name(t) for t in op.inputs)
     proto.input.extend(sorted("^" + c.name for c in op.control_inputs))
-    for name, value in sorted(op.attrs.items()):
+    attrs = op.attrs.items()
+    for name, value in (sorted(attrs) if len(attrs) > 1 else attrs):
         if name == "_device":  # an imported node's device field (import_nodes keeps it here), not an attr
             proto.device = value
             continue
@@ -127,34 +128,38 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
         if node.name in nodes:
             raise GraphFileError(f"node '{node.name}': the name is not unique")
         nodes[node.name] = node
+    # each node's inputs parsed once: [(text, source node, output index or -1 for a control input)]
+    parsed = {name: [(text, *_parse_input(text)) for text in node.input] for name, node in nodes.items()}
     # every output index a reader asks of a node: how many outputs an unsupported node must have
     asked = {}
-    for node in graph_def.node:
-        for text in node.input:
-            src, index = _parse_input(text)
-            asked[src] = max(asked.get(src, 0), index + 1)
+    for inputs in parsed.values():
+        for _, src, index in inputs:
+            if index >= asked.get(src, 0):
+                asked[src] = index + 1
 
     def deps(node_name):
         node = nodes[node_name]
         seen_control = False
-        for text in node.input:
-            src, index = _parse_input(text)
+        found = []
+        for text, src, index in parsed[node_name]:
             if index < 0:
                 seen_control = True
             elif seen_control:
                 raise GraphFileError(f"node '{node.name}' ({node.op}): control input before data input '{text}'")
-            if src not in nodes:
+            source = nodes.get(src)
+            if source is None:
                 raise GraphFileError(f"node '{node.name}' ({node.op}): input '{text}' names no node in the graph")
-            if _is_back_edge(node, nodes[src]):
+            if _is_back_edge(node, source):
                 continue  # a loop's NextIteration -> Merge edge: the one kind of cycle TF allows
             if not input_map or (text not in input_map and f"{src}:{max(index, 0)}" not in input_map):
-                yield src
+                found.append(src)
+        return found
 
     try:
         # file order when it already puts producers first (so names and order round-trip), else sorted
         seen = set()
         for name in nodes:
-            if any(dep not in seen for dep in deps(name)):
+            if not seen.issuperset(deps(name)):
                 order = [nodes[n] for n in toposort(list(nodes), deps)]
                 break
             seen.add(name)
@@ -166,12 +171,11 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
     created, back_edges = {}, []
     for node in order:
         where = f"node '{node.name}' ({node.op})"
-        unsupported = _why_unsupported(node, created, input_map)
+        unsupported = _why_unsupported(node, parsed[node.name], created, input_map)
         if unsupported:
             reason, detail = unsupported
             inputs, controls = [], []
-            for text in node.input:
-                src, index = _parse_input(text)
+            for text, src, index in parsed[node.name]:
                 if index < 0:
                     controls.append(created[src])
                     continue
@@ -214,12 +218,11 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
             except ValueError as e:
                 raise GraphFileError(str(e)) from None
         inputs, controls = [], []
-        for text in node.input:
-            src, index = _parse_input(text)
+        for text, src, index in parsed[node.name]:
             if index < 0:
                 controls.append(created[src])
                 continue
-            mapped = input_map.get(text, input_map.get(f"{src}:{index}"))
+            mapped = input_map.get(text, input_map.get(f"{src}:{index}")) if input_map else None
             if mapped is not None:
                 inputs.append(mapped)
                 continue
@@ -291,25 +294,32 @@ _CARRIED_ENUMS = frozenset(e for e in _DEFINED_ENUMS if _carried(e))
 
 def _foreign_dtype(node):
     """The name of a dtype graphdef cannot carry that an attr of `node` holds, else None."""
-    for _, value in sorted(node.attr.items()):  # in name order, as graphrun-cc: the same answer every run
-        kind = value.WhichOneof("value")
-        if kind == "type":
-            enums = [value.type]
-        elif kind == "list":
-            enums = list(value.list.type)
-        elif kind == "tensor":
-            enums = [value.tensor.dtype]
-        else:
-            continue
-        for enum in enums:
-            # DT_INVALID or a number TensorFlow never defined is a malformed node, checked as one
-            if enum in _CARRIED_ENUMS or enum == 0 or enum not in _DEFINED_ENUMS:
-                continue
-            return graph_pb2.DataType.Name(enum).removeprefix("DT_").removesuffix("_REF").lower()
+    attrs = node.attr.items()
+    if not any(_foreign_enums(value) for _, value in attrs):
+        return None
+    for _, value in sorted(attrs):  # in name order, as graphrun-cc: the same answer every run
+        foreign = _foreign_enums(value)
+        if foreign:
+            return graph_pb2.DataType.Name(foreign[0]).removeprefix("DT_").removesuffix("_REF").lower()
     return None
 
 
-def _why_unsupported(node, created, input_map):
+def _foreign_enums(value):
+    """The dtype enums in one AttrValue that graphdef cannot carry, in order."""
+    kind = value.WhichOneof("value")
+    if kind == "type":
+        enums = [value.type]
+    elif kind == "list":
+        enums = list(value.list.type)
+    elif kind == "tensor":
+        enums = [value.tensor.dtype]
+    else:
+        return ()
+    # DT_INVALID or a number TensorFlow never defined is a malformed node, checked as one
+    return [e for e in enums if e not in _CARRIED_ENUMS and e != 0 and e in _DEFINED_ENUMS]
+
+
+def _why_unsupported(node, inputs, created, input_map):
     """(reason, detail) when `node` must be kept as an unsupported operation, else None.
 
     Only what graphdef lacks makes a node unsupported: its op type, a dtype, or an input from
@@ -320,8 +330,7 @@ def _why_unsupported(node, created, input_map):
     foreign = _foreign_dtype(node)
     if foreign:
         return unsupported_ops.FOREIGN_DTYPE, foreign
-    for text in node.input:
-        src, index = _parse_input(text)
+    for text, src, index in inputs:
         if index < 0 or (input_map and (text in input_map or f"{src}:{index}" in input_map)):
             continue
         if src in created and unsupported_ops.is_unsupported(created[src]):
