@@ -2,6 +2,9 @@
 // behind C calls. Every call on a session takes the process-wide run lock:
 // runs already use every core, and the session's plans and variables are
 // then never touched by two threads at once.
+#include <google/protobuf/io/coded_stream.h>
+
+#include <climits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -22,6 +25,30 @@ using graphrun::UsageError;
 using graphrun::capi::guarded;
 using graphrun::capi::strings;
 
+// protobuf's binary limit, as graphrun-cc and graphrun set it for a model file
+constexpr int kMaxNesting = 100;
+
+// The GraphDef in `data`, refused in the words graphrun-cc and graphrun use
+// for a .pb file, so a caller of the library sees the same line.
+std::unique_ptr<graphdef::GraphDef> graph_from_bytes(const std::string& source, const void* data, size_t size) {
+  if (size > 0 && data == nullptr) {
+    throw graphrun::ModelError(source + ": no bytes (a null pointer for " + std::to_string(size) + ")");
+  }
+  if (size > static_cast<size_t>(INT_MAX)) {
+    throw graphrun::ModelError(source + ": " + std::to_string(size) +
+                               " bytes, over protobuf's 2 GiB limit for a GraphDef");
+  }
+  auto proto = std::make_unique<graphdef::GraphDef>();
+  if (size == 0) return proto;
+  google::protobuf::io::CodedInputStream input(static_cast<const uint8_t*>(data), static_cast<int>(size));
+  input.SetRecursionLimit(kMaxNesting);
+  if (!proto->ParseFromCodedStream(&input) || !input.ConsumedEntireMessage()) {
+    throw graphrun::ModelError(source + ": not a GraphDef (the protobuf does not parse, or nests deeper than " +
+                               std::to_string(kMaxNesting) + " levels)");
+  }
+  return proto;
+}
+
 graphrun::Session& session_of(graphrun_session* session, const char* call) {
   if (session == nullptr) throw UsageError(std::string(call) + ": no session (session is NULL)");
   return session->session;
@@ -41,7 +68,7 @@ int graphrun_session_create(const void* graph_def, size_t size, int optimize, gr
   return guarded(error, [&] {
     if (session == nullptr) throw UsageError("graphrun_session_create: no place for the session (session is NULL)");
     *session = nullptr;
-    auto graph = graphrun::parse_graph_bytes("graph", graph_def, size);
+    auto graph = graph_from_bytes("graph", graph_def, size);
     *session = new graphrun_session(std::move(graph), optimize != 0);
   });
 }
@@ -49,7 +76,7 @@ int graphrun_session_create(const void* graph_def, size_t size, int optimize, gr
 int graphrun_session_extend(graphrun_session* session, const void* graph_def, size_t size, char** error) {
   return guarded(error, [&] {
     graphrun::Session& target = session_of(session, "graphrun_session_extend");
-    const auto more = graphrun::parse_graph_bytes("graph extension", graph_def, size);
+    const auto more = graph_from_bytes("graph extension", graph_def, size);
     std::lock_guard<std::mutex> lock(graphrun::run_lock());
     target.extend(*more);
   });

@@ -309,7 +309,19 @@ def test_hostile_graph_bytes_never_crash(lib):
             assert e.code == capi.MODEL and "\n" not in str(e)
     session = capi.CcSession(good)
     code, message = refused(lambda: session.extend(b"\x0a\xff\xff\xff\xff\x0f"))
-    assert code == capi.MODEL and "not a GraphDef" in message
+    assert (code, message) == (capi.MODEL, "graph extension: not a GraphDef (the protobuf does not parse, or nests "
+                                           "deeper than 100 levels)")
+
+
+def test_unparsable_bytes_are_refused_in_the_cli_words(lib, tmp_path):
+    # the same bytes as a .pb file give graphrun-cc's line; the library's names "graph" instead of the path
+    bad = b"\x0a\x05\x0a\x01"
+    code, message = refused(lambda: capi.CcSession(bad))
+    path = tmp_path / "bad.pb"
+    path.write_bytes(bad)
+    cli = subprocess.run([str(REPO / "build" / "graphrun-cc"), "run", str(path)], capture_output=True, text=True)
+    assert cli.returncode == 3
+    assert (code, message) == (capi.MODEL, cli.stderr.strip().replace(f"graphrun-cc: {path}", "graph"))
 
 
 def test_null_arguments_at_the_c_boundary(lib):
