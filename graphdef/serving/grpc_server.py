@@ -8,6 +8,7 @@ compiled from proto/serving/ in packages of our own (see proto/serving/oip.proto
 import time
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from graphdef._proto import oip_pb2, tfs_pb2
 from graphdef.framework.errors import InvalidArgumentError, OpError
@@ -60,11 +61,32 @@ def status_of(e):
     return None
 
 
+class _Unparsable:
+    """A request message that did not parse: answered INVALID_ARGUMENT by the handler (grpc's own
+    answer to a deserializer's exception is INTERNAL with a traceback in the log)."""
+
+    id = ""
+
+    def __init__(self, type_name, error):
+        self.message = f"the message does not parse as {type_name}: {' '.join(str(error).split())}"
+
+
+def _parser(request_type):
+    def parse(data):
+        try:
+            return request_type.FromString(data)
+        except DecodeError as e:
+            return _Unparsable(request_type.DESCRIPTOR.name, e)
+    return parse
+
+
 def _handler(metrics, protocol, method, model_of, function):
     async def handle(request, context):
         start = time.perf_counter()
         code, kind, message = grpc.StatusCode.OK, None, ""
         try:
+            if isinstance(request, _Unparsable):
+                raise BadRequest(request.message)
             return await function(request)
         except Exception as e:  # noqa: BLE001 - one status per request, never a traceback to the client
             answer = status_of(e)
@@ -76,7 +98,8 @@ def _handler(metrics, protocol, method, model_of, function):
         finally:
             # the request id (ModelInfer's) lets a load test match every answer to its request
             extra = {"id": request.id} if getattr(request, "id", "") else {}
-            metrics.request(protocol, model_of(request), code.name, kind, time.perf_counter() - start,
+            model = "" if isinstance(request, _Unparsable) else model_of(request)
+            metrics.request(protocol, model, code.name, kind, time.perf_counter() - start,
                             method=method, peer=context.peer(), **extra)
         await context.abort(code, message)
     return handle
@@ -174,7 +197,7 @@ def services(repository, metrics, state):
     def rpc(protocol, name, function, request_type, response_type, model_of):
         return grpc.unary_unary_rpc_method_handler(
             _handler(metrics, protocol, name, model_of, function),
-            request_deserializer=request_type.FromString, response_serializer=response_type.SerializeToString)
+            request_deserializer=_parser(request_type), response_serializer=response_type.SerializeToString)
 
     no_model = lambda r: ""  # noqa: E731
     by_name = lambda r: r.name  # noqa: E731

@@ -128,7 +128,15 @@ def array_from_values(values, dtype, shape, where):
                 raise BadRequest(f"{where}: values out of the range of {np.dtype(dtype).name}")
         elif np.dtype(dtype).kind == "b" and any(not isinstance(v, bool) for v in flat):
             raise BadRequest(f"{where}: a BOOL tensor takes true/false values")
-        return np.array(flat, dtype=dtype).reshape(shape)
+        kind = np.dtype(dtype).kind
+        with np.errstate(over="ignore"):
+            array = np.array(flat, dtype=dtype).reshape(shape)
+        if kind == "f" and not np.isfinite(array).all() and np.isfinite(np.array(flat, np.float64)).any():
+            # a finite number past the dtype's range would be served as an infinity
+            finite = np.isfinite(np.array(flat, np.float64)).reshape(shape)
+            if (finite & ~np.isfinite(array)).any():
+                raise BadRequest(f"{where}: values out of the range of {np.dtype(dtype).name}")
+        return array
     except (OverflowError, TypeError, ValueError) as e:
         if isinstance(e, BadRequest):
             raise
