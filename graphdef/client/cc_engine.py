@@ -18,6 +18,7 @@ from graphdef.framework.errors import (FailedPreconditionError, InvalidArgumentE
                                        ResourceExhaustedError, UnimplementedError)
 from graphdef.framework.graph import Tensor
 from graphdef.ops.array import frozen
+from graphdef.wire import external_weights
 from graphdef.wire.serialize import PRODUCER, graph_to_proto, node_to_proto
 
 # The numpy engine's switch for its load-time passes (graphdef.optimize.at_load) turns the
@@ -70,7 +71,7 @@ class CcRuntime:
             added = ops[self._sent:]
             if self._cc is None:
                 _check_size(ops)
-                self._cc = capi.CcSession(graph_to_proto(graph).SerializeToString(), optimize=self.optimize)
+                self._cc = capi.CcSession(_graph_bytes(graph, version), optimize=self.optimize)
             elif version - self._version == len(added):  # nodes were only added: send those
                 extension = graph_pb2.GraphDef()
                 extension.versions.producer = PRODUCER
@@ -99,6 +100,19 @@ class CcRuntime:
             if self._cc is not None:
                 self._cc.close()
                 self._cc = None
+
+
+def _graph_bytes(graph, version):
+    """The GraphDef the C++ core loads first: the file's own while the graph is still exactly what
+    was read from it (at_load keeps it), else the graph's. Encoding a large graph again node by node
+    cost more than the C++ core's whole load of it; a file whose Consts keep their values in an
+    external weights file is encoded again, as the core reads only values held in the message."""
+    source = getattr(graph, "_file_graph_def", None)
+    if source is not None and source[1] == version:
+        graph_def = source[0]
+        if not any(external_weights.ATTR in node.attr for node in graph_def.node):
+            return graph_def.SerializeToString()
+    return graph_to_proto(graph).SerializeToString()
 
 
 # A GraphDef travels to the C++ core as one protobuf message, which cannot pass 2 GiB; a model

@@ -45,6 +45,7 @@ def load(path, signature=None, optimize=None):
 def load_with_graph_def(path, signature=None, optimize=None):
     """(Graph, GraphDef) for the file at `path`, the graph set up to run optimized unless switched off."""
     graph, graph_def = serialize.load_with_graph_def(path, signature)
+    graph._file_graph_def = (graph_def, graph.version)  # what the cc engine can send as it is (cc_engine.py)
     if enabled(optimize) and eligible(graph_def):
         graph._run_optimizer = RunOptimizer(graph_def, graph.version)
     return graph, graph_def
