@@ -160,6 +160,8 @@ async def campaign(args, cases):
             if kind != "ok":
                 findings.append(("lost", f"a good request after the run: {kind} {detail}", case))
     await server.drain()
+    for name in ("", "graphdef.serving", "aiohttp", "asyncio", "grpc"):
+        logging.getLogger(name).removeHandler(watch)
     return counts, findings, time.monotonic() - started, choice
 
 
