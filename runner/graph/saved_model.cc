@@ -387,8 +387,14 @@ std::unique_ptr<graphdef::GraphDef> frozen_saved_model(const std::string& dir, c
   const auto saver = saver_nodes(meta.graph_def());
 
   // Keep what the outputs need, walking back from them; variables have no inputs.
+  // Names must be unique before anything is looked up by name: freezing a
+  // variable whose name a later node repeats would read a key the checkpoint lacks.
   std::unordered_map<std::string, const graphdef::NodeDef*> nodes;
-  for (const auto& node : meta.graph_def().node()) nodes[node.name()] = &node;
+  for (const auto& node : meta.graph_def().node()) {
+    if (!nodes.emplace(node.name(), &node).second) {
+      throw ModelError(dir + ": node name '" + node.name() + "' is not unique");
+    }
+  }
   std::unordered_set<std::string> needed;
   std::vector<std::string> stack, variables;
   for (const auto& output : found->second.outputs()) stack.push_back(node_of(output.second.name()));

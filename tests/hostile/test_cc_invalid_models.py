@@ -5,10 +5,13 @@ expected value is a literal or numpy worked out in the test: an oracle independe
 Shared builders and runners are in tests/support/cc_helpers.py.
 """
 
+import struct
+from pathlib import Path
+
 import numpy as np
 import pytest
 
-from graphdef._proto import graph_pb2
+from graphdef._proto import graph_pb2, meta_graph_pb2
 
 from tests.support.cc_helpers import DT, Graph, fails, tensor_proto, type_attr
 
@@ -91,3 +94,56 @@ def test_invalid_graphs_exit_3(runner, tmp_path, kind, message):
     model = invalid_graph(kind).save(tmp_path / "model.pb")
     line = fails(runner, 3, model)
     assert line.startswith(f"graphrun-cc: {model}: ") and message in line, line
+
+
+# -- SavedModel directories: findings of fuzz-savedmodel (fuzz/cc), each kept in fuzz/regressions/ --
+
+REGRESSIONS = Path(__file__).resolve().parents[2] / "fuzz" / "regressions"
+
+
+def unpack_sections(packed, directory):
+    """A fuzz-savedmodel input (fuzz/cc/sections.h: 4-byte little-endian length, then the bytes) as
+    the SavedModel directory it stands for; an empty section is a missing file."""
+    names = ["saved_model.pb", "variables/variables.index", "variables/variables.data-00000-of-00001"]
+    (directory / "variables").mkdir(parents=True)
+    pos = 0
+    for name in names:
+        (length,) = struct.unpack_from("<I", packed, pos)
+        part = packed[pos + 4:pos + 4 + length]
+        pos += 4 + length
+        if part:
+            (directory / name).write_bytes(part)
+    return directory
+
+
+def saved_model_with_a_variable_named_twice(path):
+    """x -> Identity 'v' -> Identity 'y', and a VariableV2 also named 'v' before it; no checkpoint."""
+    g = Graph()
+    g.node("x", "Placeholder", dtype=type_attr(np.float32))
+    g.node("v", "VariableV2", dtype=type_attr(np.float32), shape=graph_pb2.AttrValue(
+        shape=graph_pb2.TensorShapeProto(dim=[graph_pb2.TensorShapeProto.Dim(size=1)])))
+    g.op("v", "Identity", ["x"], np.float32)
+    g.op("y", "Identity", ["v"], np.float32)
+    model = meta_graph_pb2.SavedModel()
+    meta = model.meta_graphs.add()
+    meta.meta_info_def.tags.append("serve")
+    meta.graph_def.CopyFrom(g.proto)
+    signature = meta.signature_def["serving_default"]
+    signature.inputs["x"].name = "x:0"
+    signature.outputs["y"].name = "y:0"
+    signature.outputs["y"].dtype = DT.DT_FLOAT
+    path.mkdir()
+    (path / "saved_model.pb").write_bytes(model.SerializeToString())
+    return path
+
+
+def test_saved_model_node_named_twice_is_refused_before_freezing(runner, tmp_path):
+    # Freezing looked variables up by name: the VariableV2 'v' was frozen from a checkpoint that
+    # was never opened (a crash), or read under a key the checkpoint lacks ("internal error: map::at").
+    model = saved_model_with_a_variable_named_twice(tmp_path / "export")
+    assert fails(runner, 3, "run", model, "--feed", "x=[1.0]") == (
+        f"graphrun-cc: {model}: node name 'v' is not unique")
+    regression = unpack_sections((REGRESSIONS / "saved-model-variable-named-twice.savedmodel").read_bytes(),
+                                 tmp_path / "fuzzed")
+    assert fails(runner, 3, "run", regression, "--random", "--shape", "x=1,3") == (
+        f"graphrun-cc: {regression}: node name 'MatMul' is not unique")
