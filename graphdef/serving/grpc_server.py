@@ -30,8 +30,8 @@ _CONTENTS = {"BOOL": "bool_contents", "INT8": "int_contents", "INT16": "int_cont
 
 def channel_options(message_limit, client_timeout):
     """The gRPC server's settings. A message is handed to a handler only once whole, so a slow
-    sender holds no worker; a peer that vanished without closing (a half-open connection) is found by
-    keepalive pings and dropped, and so is a connection idle for 10 client timeouts."""
+    sender holds no worker; the server pings a quiet connection, and a peer that vanished without
+    closing (a half-open connection) or a connection without calls is dropped within 10 client timeouts."""
     timeout_ms = max(1000, int(client_timeout * 1000))
     return [("grpc.max_receive_message_length", message_limit),
             ("grpc.max_send_message_length", -1),

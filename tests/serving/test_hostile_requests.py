@@ -338,6 +338,18 @@ def test_a_tensorflow_serving_tensor_whose_content_is_short_is_invalid_argument(
     assert "input 'x'" in caught.value.details()
 
 
+def test_a_grpc_peer_that_never_answers_is_dropped(served):
+    """An HTTP/2 client that sends its preface and then nothing, answering no ping (a peer that went
+    away without closing): the server closes the connection within 10 client timeouts."""
+    sock = socket.create_connection(("127.0.0.1", served.grpc), timeout=10)
+    sock.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))  # preface, SETTINGS
+    started = time.monotonic()
+    frames = read_all(sock, 10 * TIMEOUT + 10)
+    assert time.monotonic() - started < 10 * TIMEOUT + 5
+    assert frames[3] == 4  # the server's SETTINGS came first: it was a live HTTP/2 connection
+    sock.close()
+
+
 def test_a_grpc_message_over_the_limit_is_resource_exhausted_and_a_good_one_is_answered(served):
     with grpc.insecure_channel(served.grpc_target) as channel:
         with pytest.raises(grpc.RpcError) as caught:
