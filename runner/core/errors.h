@@ -18,6 +18,13 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A tensor over GRAPHDEF_MAX_TENSOR_BYTES: refused before allocating, and a
+// run failure (exit 4) wherever it is met, as graphrun reports it.
+class TensorLimitError : public Error {
+ public:
+  using Error::Error;
+};
+
 enum ExitCode : int {
   kExitOk = 0,
   kExitUsage = 2,  // bad flag, bad feed, unknown fetch, unfed placeholder

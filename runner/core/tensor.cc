@@ -37,10 +37,10 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype, const char* wha
           overflow || (dim != 0 && __builtin_mul_overflow(other_bytes, static_cast<uint64_t>(dim), &other_bytes));
     }
     if (overflow || other_bytes > limit) {
-      throw Error(what + (" " + shape_string(shape)) + " " + dtype_name(dtype) +
-                  " is empty, but its other dims would take " +
-                  (overflow ? "more than 16.0 EiB" : format_bytes(other_bytes)) + ", over the limit of " +
-                  format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
+      throw TensorLimitError(what + (" " + shape_string(shape)) + " " + dtype_name(dtype) +
+                             " is empty, but its other dims would take " +
+                             (overflow ? "more than 16.0 EiB" : format_bytes(other_bytes)) + ", over the limit of " +
+                             format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
     }
     return 0;
   }
@@ -54,9 +54,9 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype, const char* wha
                __builtin_mul_overflow(count, item_size, &bytes);
   }
   if (overflow || bytes > limit || count > static_cast<uint64_t>(INT64_MAX)) {
-    throw Error(what + (" " + shape_string(shape)) + " " + dtype_name(dtype) + " would take " +
-                (overflow ? "more than 16.0 EiB" : format_bytes(bytes)) + ", over the limit of " + format_bytes(limit) +
-                " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
+    throw TensorLimitError(what + (" " + shape_string(shape)) + " " + dtype_name(dtype) + " would take " +
+                           (overflow ? "more than 16.0 EiB" : format_bytes(bytes)) + ", over the limit of " +
+                           format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
   }
   return static_cast<int64_t>(count);
 }

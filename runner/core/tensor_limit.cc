@@ -212,7 +212,7 @@ std::string out_of_memory_text() {
 }
 
 std::string format_bytes(uint64_t bytes) {
-  if (bytes < 1024) return std::to_string(bytes) + (bytes == 1 ? " byte" : " bytes");
+  if (bytes < 1024) return std::to_string(bytes) + " B";  // graphrun's unit (graphdef/framework/limits.py)
   static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   double value = static_cast<double>(bytes) / 1024;
   int unit = 0;

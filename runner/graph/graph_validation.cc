@@ -146,6 +146,8 @@ void Graph::check_attrs() {
       // An external Const's value is the mapped weights file beside the model.
       if (has_external_value(*node.def)) node.state = load_external_value(*node.def, model_directory(source_));
       else share_const_content(node, proto_);
+    } catch (const TensorLimitError& error) {
+      throw RunError(source_ + ": " + node.describe() + ": " + error.what());
     } catch (const Error& error) {
       // A kernel that refuses a dtype graphrun-cc cannot hold (string,
       // resource...) leaves the node unsupported; any other refusal is a

@@ -27,7 +27,9 @@ std::any decode_const(const Kernel& kernel, const graphdef::NodeDef& node) {
   TensorPtr decoded;
   try {
     decoded = std::make_shared<const Tensor>(tensor_from_proto(kernel.attr(node, "value").tensor()));
-  } catch (const Error& error) {  // named as the Python runtime names it
+  } catch (const TensorLimitError& error) {  // named as the Python runtime names it
+    throw TensorLimitError(std::string("attr 'value': ") + error.what());
+  } catch (const Error& error) {
     throw Error(std::string("attr 'value': ") + error.what());
   }
   const DataType declared = kernel.get_type(node, "dtype");

@@ -53,7 +53,7 @@ def test_const_claiming_shape_2_31_squared(runner, tmp_path):
     proto.tensor_shape.dim.add().size = 2**31
     proto.float_val.append(1.0)
     g.node("c", "Const", dtype=type_attr(np.float32), value=graph_pb2.AttrValue(tensor=proto))
-    refused(runner, 3, save(g, tmp_path),
+    refused(runner, 4, save(g, tmp_path),
             mentions=["node 'c' (Const)", "[2147483648,2147483648] float32 would take more than 16.0 EiB",
                       "GRAPHDEF_MAX_TENSOR_BYTES"])
 
@@ -65,7 +65,7 @@ def test_const_shape_product_overflowing_int64(runner, tmp_path):
         proto.tensor_shape.dim.add().size = 2**40
     proto.int64_val.append(1)
     g.node("c", "Const", dtype=type_attr(np.int64), value=graph_pb2.AttrValue(tensor=proto))
-    refused(runner, 3, save(g, tmp_path), mentions=["node 'c' (Const)", "more than 16.0 EiB"])
+    refused(runner, 4, save(g, tmp_path), mentions=["node 'c' (Const)", "more than 16.0 EiB"])
 
 
 def test_the_limit_comes_from_the_environment(runner, tmp_path):

@@ -87,13 +87,20 @@ def invalid_graph(kind):
     ("cycle", "the graph has a cycle: 'b' -> 'c' -> 'b'"),
     ("self loop", "the graph has a cycle: 'b' -> 'b'"),
     ("short tensor_content", "tensor_content holds 15 bytes"),
-    ("hostile const shape", "would take more than 16.0 EiB, over the limit of"),
     ("const dtype mismatch", "attr 'value' holds a float32 tensor but attr 'dtype' is int32"),
 ])
 def test_invalid_graphs_exit_3(runner, tmp_path, kind, message):
     model = invalid_graph(kind).save(tmp_path / "model.pb")
     line = fails(runner, 3, model)
     assert line.startswith(f"graphrun-cc: {model}: ") and message in line, line
+
+
+def test_a_const_over_the_size_limit_is_a_run_error(runner, tmp_path):
+    """Exit 4, as graphrun gives for any tensor over GRAPHDEF_MAX_TENSOR_BYTES."""
+    model = invalid_graph("hostile const shape").save(tmp_path / "model.pb")
+    line = fails(runner, 4, model)
+    assert line.startswith(f"graphrun-cc: {model}: node 'c' (Const): "), line
+    assert "would take more than 16.0 EiB, over the limit of" in line, line
 
 
 # -- SavedModel directories: findings of fuzz-savedmodel (fuzz/cc), each kept in fuzz/regressions/ --

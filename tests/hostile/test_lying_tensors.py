@@ -92,16 +92,15 @@ def test_sixty_four_dims_still_load(runner, tmp_path):
     ([2 ** 20, 2 ** 20, 2 ** 20], "8.0 EiB"),
 ])
 def test_huge_shapes_and_counts_past_int64(runner, tmp_path, dims, size):
-    """Refused before anything is allocated, in the same words. (The exit code still differs:
-    graphrun reports any tensor over the limit as a run error, graphrun-cc a Const's as a model
-    error.)"""
+    """Refused before anything is allocated, in the same words and with the same exit code: a
+    tensor over the limit is a run error (4), a Const's too."""
     path = const_file(tmp_path, DT.DT_INT64, dims, int64_val=[1])
     limit = limits.format_bytes(limits.default_max_tensor_bytes())
     text = (f"{path}: node 'c' (Const): attr 'value': tensor [{','.join(map(str, dims))}] int64 would take {size}, "
             f"over the limit of {limit} (set GRAPHDEF_MAX_TENSOR_BYTES to change it)")
     for name, (code, stdout, stderr) in both(runner, path).items():
         assert (stdout, stderr) == ("", f"{name}: {text}\n"), name
-        assert code == {"graphrun": 4, "graphrun-cc": 3}[name]
+        assert code == 4, name
 
 
 @pytest.mark.parametrize("dtype, field, values, shown", [
