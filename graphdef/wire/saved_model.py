@@ -201,7 +201,7 @@ def frozen(export_dir, signature_key=DEFAULT_SERVING_SIGNATURE_DEF_KEY, tags=(SE
     meta = meta_graph_for(read(export_dir), tags, export_dir)
     signature = signature_for(meta, signature_key, export_dir)
     outputs = [info.name.split(":")[0] for info in signature.outputs.values()]
-    graph_def = _pruned(meta_graph.without_saver(meta.graph_def), outputs)
+    graph_def = _pruned(meta_graph.without_saver(meta.graph_def), outputs, export_dir)
     values = _variable_values(meta, graph_def, export_dir)
     resources = {}
     for node in graph_def.node:
@@ -218,14 +218,19 @@ def frozen(export_dir, signature_key=DEFAULT_SERVING_SIGNATURE_DEF_KEY, tags=(SE
     return (graph_def, *signature_names.name_by_keys(graph_def, signature))
 
 
-def _pruned(graph_def, outputs):
+def _pruned(graph_def, outputs, where):
     nodes = {n.name: n for n in graph_def.node}
     needed, stack = set(), [o for o in outputs if o in nodes]
     while stack:
         name = stack.pop()
         if name not in needed:
             needed.add(name)
-            stack.extend(t.lstrip("^").split(":")[0] for t in nodes[name].input)
+            for text in nodes[name].input:
+                producer = text.lstrip("^").split(":")[0]
+                if producer not in nodes:  # graphrun-cc's graph validation, in the same words
+                    raise GraphFileError(f"{where}: node '{name}' ({nodes[name].op}): input '{text}' names no "
+                                         "node in the graph")
+                stack.append(producer)
     out = graph_pb2.GraphDef()
     out.versions.CopyFrom(graph_def.versions)
     out.library.CopyFrom(graph_def.library)

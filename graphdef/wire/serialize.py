@@ -187,8 +187,7 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
                 if mapped is None:
                     producer = created[src]
                     if index >= len(producer.outputs):
-                        raise GraphFileError(f"{where}: input '{text}' asks for output {index} of '{src}', "
-                                             f"which has {len(producer.outputs)} outputs")
+                        raise GraphFileError(f"{where}: input '{text}' {_past_outputs(index, producer)}")
                     mapped = producer.outputs[index]
                 inputs.append(mapped)
             try:
@@ -232,8 +231,7 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
                 inputs.append(None)
                 continue
             if index >= len(producer.outputs):
-                raise GraphFileError(f"{where}: input '{text}' asks for output {index} of '{src}', "
-                                     f"which has {len(producer.outputs)} outputs")
+                raise GraphFileError(f"{where}: input '{text}' {_past_outputs(index, producer)}")
             inputs.append(producer.outputs[index])
         for key, attr in opdef.attrs.items():
             if key not in attrs and attr.kind == "int" and key in _number_attrs(opdef):
@@ -257,13 +255,20 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
     return created
 
 
+def _past_outputs(index, producer):
+    """graphrun-cc's words for an output index past a node's outputs."""
+    count = len(producer.outputs)
+    return (f"asks for output {index} of node '{producer.name}' ({producer.type}), which has {count} "
+            f"output{'' if count == 1 else 's'}")
+
+
 def _connect_back_edges(graph, created, back_edges):
     """Gives each loop Merge its NextIteration input, once every node exists."""
     for name, position, src, index in back_edges:
         merge, producer = created[name], created[src]
         if index >= len(producer.outputs):
-            raise GraphFileError(f"node '{name}' ({merge.type}): input '{src}:{index}' asks for output "
-                                 f"{index} of '{src}', which has {len(producer.outputs)} outputs")
+            raise GraphFileError(f"node '{name}' ({merge.type}): input '{src}:{index}' "
+                                 f"{_past_outputs(index, producer)}")
         try:
             graph._update_input(merge, position, producer.outputs[index])
         except TypeError as e:

@@ -199,7 +199,7 @@ def test_tensor_content_shorter_or_longer_than_the_shape(tmp_path, capsys, conte
 
 def test_an_input_naming_an_output_that_does_not_exist(tmp_path, capsys):
     text = const("x", "DT_FLOAT", (), [1.0], "float_val") + node("y", "Identity", ["x:99"], T="type: DT_FLOAT")
-    load_fails(tmp_path, capsys, text, "node 'y' (Identity)", "input 'x:99' asks for output 99 of 'x'")
+    load_fails(tmp_path, capsys, text, "node 'y' (Identity)", "input 'x:99' asks for output 99 of node 'x'")
 
 
 def test_an_input_naming_no_node(tmp_path, capsys):

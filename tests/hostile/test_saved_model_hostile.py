@@ -68,3 +68,54 @@ def test_graphrun_refuses_a_variables_file_that_is_not_a_file(export, tmp_path, 
     code = "import sys; from graphdef.graphrun.cli import main; sys.exit(main(sys.argv[1:]))"
     line = one_line_refusal([sys.executable, "-c", code, "run", str(model), "--random"], "graphrun: ")
     assert "variables" in line
+
+
+def _edited(export, tmp_path, edit):
+    """A copy of `export` whose serving meta graph `edit` changed in place."""
+    from graphdef._proto import meta_graph_pb2
+    copy = tmp_path / "edited"
+    shutil.copytree(export, copy)
+    model = meta_graph_pb2.SavedModel()
+    model.ParseFromString((copy / "saved_model.pb").read_bytes())
+    edit(model.meta_graphs[0])
+    (copy / "saved_model.pb").write_bytes(model.SerializeToString())
+    return copy
+
+
+def _drop_node(name):
+    def edit(meta):
+        meta.graph_def.node.remove(next(n for n in meta.graph_def.node if n.name == name))
+    return edit
+
+
+def _add_input(text):
+    def edit(meta):
+        next(n for n in meta.graph_def.node if n.name == "y").input.append(text)
+    return edit
+
+
+def _output_names(text):
+    def edit(meta):
+        meta.signature_def["serving_default"].outputs["y"].name = text
+    return edit
+
+
+# Found by fuzz/py/saved_model_cases.py: graphrun said "cannot load the graph (KeyError: 'w')".
+DANGLING = [
+    (_drop_node("w"), "node 'w/read' (Identity): input 'w' names no node in the graph"),
+    (_add_input("^NoOp"), "node 'y' (Relu): input '^NoOp' names no node in the graph"),
+    (_add_input("serving_default_x"), "node 'y' (Relu): input 'serving_default_x' names no node in the graph"),
+    (_output_names("x:7"),
+     "node 'y' (Identity): input 'x:7' asks for output 7 of node 'x' (Placeholder), which has 1 output"),
+]
+GRAPHRUN = [sys.executable, "-c", "import sys; from graphdef.graphrun.cli import main; sys.exit(main(sys.argv[1:]))"]
+
+
+@pytest.mark.parametrize("edit, words", DANGLING,
+                         ids=["dropped-variable", "control-input", "signature-style-name", "output-7"])
+def test_both_runtimes_name_a_dangling_reference_alike(runner, export, tmp_path, edit, words):
+    model = _edited(export, tmp_path, edit)
+    for program, prefix in ((GRAPHRUN, "graphrun: "), ([str(runner)], "graphrun-cc: ")):
+        proc = subprocess.run(program + ["run", str(model), "--random", "--shape", "x=1,3"], capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert (proc.returncode, proc.stderr) == (3, f"{prefix}{model}: {words}\n")

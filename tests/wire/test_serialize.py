@@ -133,7 +133,7 @@ def test_every_missing_op_type_is_listed_at_once():
     ('node { name: "a" op: "NoOp" } node { name: "a" op: "NoOp" }', "node 'a': the name is not unique"),
     ('node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }'
      'node { name: "y" op: "Identity" input: "p:3" attr { key: "T" value { type: DT_FLOAT } } }',
-     "asks for output 3 of 'p'"),
+     r"asks for output 3 of node 'p' \(Placeholder\)"),
     ('node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }'
      'node { name: "y" op: "Identity" input: "p" attr { key: "T" value { type: DT_INT32 } } }',
      "is float32 from 'p:0', expected int32"),
