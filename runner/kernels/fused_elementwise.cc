@@ -12,8 +12,10 @@
 // same IEEE operation, exp_f32 and tanh_f32, x * x for Pow by 2), so fusing
 // changes no bit of the result; the steps run in the widest vector lanes the
 // CPU has (fused_elementwise_steps.inc), which changes none either.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -169,9 +171,12 @@ void compute_fused_elementwise(KernelContext& context) {
   const float* in = x.data<float>();
   float* result = out.data<float>();
   const int64_t blocks = (n + kBlock - 1) / kBlock;
+  // A register holds one block, so a small tensor's chain needs only its own size per step.
+  const int64_t width = std::max<int64_t>(1, std::min(kBlock, n));
   static const StepFn run_step = step_for_this_cpu();
   parallel_for(blocks, static_cast<double>(n) * static_cast<double>(steps), [&](int64_t begin, int64_t end) {
-    std::vector<float> registers(static_cast<std::size_t>(steps > 1 ? steps - 1 : 1) * kBlock);
+    // uninitialized: every register is written by its step before a later step reads it
+    const std::unique_ptr<float[]> registers(new float[static_cast<std::size_t>(steps > 1 ? steps - 1 : 1) * width]);
     for (int64_t block = begin; block < end; ++block) {
       const int64_t first = block * kBlock, count = std::min(kBlock, n - first);
       // the value at operand index v for this block, and whether it moves
@@ -182,14 +187,14 @@ void compute_fused_elementwise(KernelContext& context) {
           moves = false;
           return context.input(static_cast<int>(v)).data<float>();
         }
-        return registers.data() + (v - inputs) * kBlock;
+        return registers.get() + (v - inputs) * width;
       };
       for (int64_t k = 0; k < steps; ++k) {
         const Program::Op& op = program.ops[k];
         bool a_moves, b_moves = false;
         const float* a = value(op.a, a_moves);
         const float* b = op.binary ? value(op.b, b_moves) : a;
-        float* to = k + 1 == steps ? result + first : registers.data() + k * kBlock;
+        float* to = k + 1 == steps ? result + first : registers.get() + k * width;
         run_step(op, a, a_moves, b, b_moves, to, count);
       }
     }
