@@ -184,10 +184,11 @@ $(OBJ)/runner/%.o: runner/%.cc $(CC_GEN) $(CXXFLAGS_STAMP) $(ONEDNN_STAMP)
 
 -include $(CORE_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(CAPI_OBJ:.o=.d)
 
-# Fuzzing (fuzz/README.md): the C++ runner under ASan+UBSan and the Python runtime; short runs
-# for CI (make fuzz-cc-run, make fuzz-py-run), campaigns by hand.
+# Fuzzing (fuzz/README.md): the C++ runner under ASan+UBSan, the Python runtime and graphrun serve's
+# request paths; short runs for CI (fuzz-cc-run, fuzz-py-run, fuzz-serve-run), campaigns by hand.
 include fuzz/fuzz.mk
 include fuzz/py/fuzz_py.mk
+include fuzz/serving/fuzz_serve.mk
 
 # Distribution: the wheel (make wheel) and the C SDK (make sdk), in dist/ (packaging/).
 include packaging/wheel.mk packaging/sdk.mk
