@@ -444,7 +444,7 @@ def read_graph_def(path, signature=None):
         if not is_text_path(path):  # protobuf says no more than that; graphrun-cc words it alike
             raise GraphFileError(f"{path}: not a GraphDef (the protobuf does not parse, or nests deeper than "
                                  f"{nesting.MAX_NESTING} levels)") from None
-        raise GraphFileError(f"{path}: not a text GraphDef ({_one_line(e)})") from None
+        raise GraphFileError(f"{path}: not a text-format GraphDef ({_text_error(e)})") from None
     if not graph_def.node:
         raise GraphFileError(f"{path}: not a GraphDef (no nodes)")
     try:
@@ -469,6 +469,28 @@ def load_with_graph_def(path, signature=None):
     except GraphFileError as e:
         raise GraphFileError(f"{path}: {e}") from None
     return graph, graph_def
+
+
+def _text_error(exc):
+    """protobuf's text parse error as graphrun-cc words it: "line L column C: why", without the
+    quoted source line (a 10 MB line would make a 10 MB message) and without Python codec names."""
+    if not isinstance(exc, text_format.ParseError):
+        return "the file is not UTF-8 text"
+    why = str(exc)
+    if exc.GetLine() is not None:
+        why = why.split(" : ", 1)[-1]
+    if why.startswith("'"):  # the tokenizer's "'<current line>': why"
+        why = why.rpartition("': ")[2]
+    if "codec can't decode" in why and "escape" not in why:
+        why = "a string is not valid UTF-8"
+    elif "codec" in why or "escape" in why:
+        why = "invalid escape sequence in string literal"
+    why = _one_line(why)
+    if len(why) > 160:
+        why = why[:160] + "..."
+    if exc.GetLine() is None:
+        return why
+    return f"line {exc.GetLine()} column {exc.GetColumn()}: {why}"
 
 
 def _one_line(exc):

@@ -92,7 +92,9 @@ class Entry:
         if not self.shape.is_fully_defined():
             raise CheckpointFormatError(f"{where}: shape {self.shape} is not fully known")
         expected = int(np.prod(self.shape.as_list(), dtype=object)) * np.dtype(self.dtype.np).itemsize
-        if self.size != expected or self.offset < 0:
+        if self.offset < 0:
+            raise CheckpointFormatError(f"{where}: offset {self.offset} is negative; the index is damaged")
+        if self.size != expected:
             raise CheckpointFormatError(f"{where}: {self.size} bytes at offset {self.offset}, but "
                                         f"{self.dtype.name} {self.shape.as_list()} needs {expected}")
 

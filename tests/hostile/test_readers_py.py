@@ -1,0 +1,225 @@
+"""Hostile files for graphrun's readers other than binary GraphDefs: V2 checkpoints (the SSTable
+index, its bundle entries, data shards) under a SavedModel, external weight sidecars and text
+GraphDefs. Each input is built here by hand from a graphdef-written model; graphrun must answer
+with one line naming what is wrong (exit 3 for an unusable model), graphrun-cc with one line too.
+"""
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import graphdef as gd
+from graphdef._proto import graph_pb2, tensor_bundle_pb2
+from graphdef.wire import sstable
+from graphdef.wire.external_weights import ATTR
+
+GRAPHRUN = [sys.executable, "-c", "import sys; from graphdef.graphrun.cli import main; sys.exit(main(sys.argv[1:]))"]
+INDEX = "variables/variables.index"
+SHARD = "variables/variables.data-00000-of-00001"
+
+
+def refusal(argv):
+    """The one stderr line of a refused run; fails on anything else (a traceback, a catch-all)."""
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode in (2, 3, 4), (proc.returncode, proc.stderr[-2000:])
+    assert proc.stderr.count("\n") == 1, proc.stderr[-2000:]
+    for word in ("Traceback", "internal error", "cannot load the graph (", "unexpected "):
+        assert word not in proc.stderr, proc.stderr
+    return proc.returncode, proc.stderr.rstrip("\n")
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory):
+    path = tmp_path_factory.mktemp("seed") / "export"
+    graph = gd.Graph()
+    with graph.as_default():
+        x = gd.placeholder(gd.float32, [1, 3], name="x")
+        w = gd.Variable(np.arange(6, dtype=np.float32).reshape(3, 2), name="w")
+        y = gd.nn.relu(gd.matmul(x, w), name="y")
+        init = gd.global_variables_initializer()
+    with gd.Session(graph=graph) as sess:
+        sess.run(init)
+        gd.saved_model.simple_save(sess, path, {"x": x}, {"y": y})
+    return path
+
+
+def _copy_with(export, tmp_path, name, change):
+    copy = tmp_path / "export"
+    shutil.copytree(export, copy)
+    target = copy / name
+    target.write_bytes(change(target.read_bytes()))
+    return copy
+
+
+def _footer_handle_past_end(data):
+    """The footer's index handle (offset, size) rewritten to point past the file."""
+    footer = bytearray(data[-48:])
+    far = sstable._handle(len(data) * 4, 1 << 20)
+    footer[:len(far) * 2] = far + far
+    return data[:-48] + bytes(footer)
+
+
+def _flip_last_shard_byte(data):
+    return data[:-1] + bytes([data[-1] ^ 0xFF])
+
+
+def _entry_of_w(**fields):
+    """The index rebuilt with w's BundleEntryProto changed: a lying offset, size or shard."""
+    def change(data):
+        items = sstable.parse(data)
+        entry = tensor_bundle_pb2.BundleEntryProto()
+        entry.ParseFromString(items[b"w"])
+        for key, value in fields.items():
+            setattr(entry, key, value)
+        items[b"w"] = entry.SerializeToString()
+        return sstable.build(items)
+    return change
+
+
+CHECKPOINTS = {
+    "entry-offset-past-shard": (INDEX, _entry_of_w(offset=1 << 40)),
+    "entry-offset-negative": (INDEX, _entry_of_w(offset=-24)),
+    "entry-size-lies": (INDEX, _entry_of_w(size=(1 << 63) - 1)),
+    "entry-shard-missing": (INDEX, _entry_of_w(shard_id=7)),
+    "index-truncated": (INDEX, lambda d: d[: len(d) // 2]),
+    "index-empty": (INDEX, lambda d: b""),
+    "index-handle-past-end": (INDEX, _footer_handle_past_end),
+    "index-garbage": (INDEX, lambda d: b"\xff" * len(d)),
+    "shard-shorter": (SHARD, lambda d: d[:-4]),
+    "shard-empty": (SHARD, lambda d: b""),
+    "shard-crc-mismatch": (SHARD, _flip_last_shard_byte),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CHECKPOINTS))
+def test_a_lying_checkpoint_is_refused_in_one_line(runner, export, tmp_path, case):
+    name, change = CHECKPOINTS[case]
+    model = _copy_with(export, tmp_path, name, change)
+    argv = ["run", str(model), "--random"]
+    code, line = refusal(GRAPHRUN + argv)
+    assert code == 3 and line.startswith("graphrun: ") and "variables" in line, line
+    cc_code, cc_line = refusal([str(runner)] + argv)
+    assert cc_code == 3 and cc_line.startswith("graphrun-cc: ") and "variables" in cc_line, cc_line
+
+
+@pytest.fixture(scope="module")
+def sidecar_model(tmp_path_factory):
+    """model.pb with its 4 KB weight in model.weights beside it."""
+    folder = tmp_path_factory.mktemp("sidecar")
+    graph = gd.Graph()
+    with graph.as_default():
+        x = gd.placeholder(gd.float32, [1, 1024], name="x")
+        gd.reduce_sum(x * gd.constant(np.linspace(0, 1, 1024, dtype=np.float32), name="w"), name="y")
+    gd.io.write_graph(graph, str(folder), "model.pb", as_text=False, external_weights=True)
+    return folder
+
+
+def _sidecar_with(sidecar_model, tmp_path, name=None, numbers=None, weights=None):
+    folder = tmp_path / "model"
+    shutil.copytree(sidecar_model, folder)
+    graph_def = graph_pb2.GraphDef()
+    graph_def.ParseFromString((folder / "model.pb").read_bytes())
+    node = next(n for n in graph_def.node if ATTR in n.attr)
+    if name is not None:
+        node.attr[ATTR].list.s[0] = name
+    for k, value in (numbers or {}).items():
+        node.attr[ATTR].list.i[k] = value
+    (folder / "model.pb").write_bytes(graph_def.SerializeToString())
+    if weights is not None:
+        (folder / "model.weights").write_bytes(weights((folder / "model.weights").read_bytes()))
+    return folder / "model.pb"
+
+
+SIDECARS = {
+    "offset-past-end": ({"numbers": {0: 1 << 40}}, "node 'w' (Const)"),
+    "offset-negative": ({"numbers": {0: -64}}, "node 'w' (Const)"),
+    "offset-overflowing": ({"numbers": {0: (1 << 63) - 64}}, "node 'w' (Const)"),
+    "length-lies": ({"numbers": {1: 8}}, "node 'w' (Const)"),
+    "length-huge": ({"numbers": {1: (1 << 62)}}, "node 'w' (Const)"),
+    "path-dotdot": ({"name": b"../model.weights"}, "node 'w' (Const)"),
+    "path-absolute": ({"name": b"/dev/zero"}, "node 'w' (Const)"),
+    "path-missing": ({"name": b"other.weights"}, "node 'w' (Const)"),
+    "file-truncated": ({"weights": lambda d: d[:100]}, "node 'w' (Const)"),
+    "file-empty": ({"weights": lambda d: b""}, "node 'w' (Const)"),
+    "header-garbage": ({"weights": lambda d: b"\xff" * 64 + d[64:]}, "node 'w' (Const)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SIDECARS))
+def test_a_lying_sidecar_is_refused_alike_in_one_line(runner, sidecar_model, tmp_path, case):
+    change, words = SIDECARS[case]
+    model = _sidecar_with(sidecar_model, tmp_path, **change)
+    argv = ["run", str(model), "--random"]
+    code, line = refusal(GRAPHRUN + argv)
+    assert code == 3 and line.startswith(f"graphrun: {model}: {words}: "), line
+    cc_code, cc_line = refusal([str(runner)] + argv)
+    assert (cc_code, cc_line) == (3, "graphrun-cc: " + line[len("graphrun: "):])
+
+
+NUL_NAME = "the weights file 'model.weights\\x00x' must be a plain file name in the model's directory"
+
+
+def test_graphrun_names_a_sidecar_path_with_a_nul_escaped(sidecar_model, tmp_path):
+    model = _sidecar_with(sidecar_model, tmp_path, name=b"model.weights\0x")
+    line = refusal(GRAPHRUN + ["run", str(model), "--random"])
+    assert line == (3, f"graphrun: {model}: node 'w' (Const): {NUL_NAME}")
+
+
+@pytest.mark.xfail(strict=True, reason="graphrun-cc cuts its error line at the NUL of the file name "
+                                       "(requested of runner/ in the readers-py signal)")
+def test_graphrun_cc_names_a_sidecar_path_with_a_nul_escaped(runner, sidecar_model, tmp_path):
+    model = _sidecar_with(sidecar_model, tmp_path, name=b"model.weights\0x")
+    line = refusal([str(runner), "run", str(model), "--random"])
+    assert line == (3, f"graphrun-cc: {model}: node 'w' (Const): {NUL_NAME}")
+
+
+PLACEHOLDER = 'node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }\n'
+
+
+def _const(dtype, tensor):
+    return (PLACEHOLDER + f'node {{ name: "c" op: "Const" attr {{ key: "dtype" value {{ type: {dtype} }} }} '
+            f'attr {{ key: "value" value {{ tensor {{ dtype: {dtype} {tensor} }} }} }} }}')
+
+
+BIG = 10_000_000
+TEXTS = {
+    "unterminated-10MB-string": ('node { name: "x' + "a" * BIG, 3,
+                                 "not a text-format GraphDef (line 1 column 14: String missing ending quote: "),
+    "integer-past-int64": (_const("DT_INT32", "tensor_shape {} int_val: 99999999999999999999999"), 3,
+                           "not a text-format GraphDef (line 2 column 155: Value out of range: "
+                           "99999999999999999999999)"),
+    "truncated-hex-escape": ('node { name: "x\\x" op: "Placeholder" }', 3,
+                             "not a text-format GraphDef (line 1 column 14: invalid escape sequence in string "
+                             "literal)"),
+    "octal-escape-past-a-byte": ('node { name: "x\\777" op: "Placeholder" }', 3,
+                                 "not a text-format GraphDef (line 1 column 14: invalid escape sequence in string "
+                                 "literal)"),
+    "name-not-utf8": ('node { name: "\\xff\\xfe" op: "Placeholder" }', 3,
+                      "not a text-format GraphDef (line 1 column 25: a string is not valid UTF-8)"),
+    "dims-past-int64-bytes": (_const("DT_FLOAT", "tensor_shape { dim { size: 9223372036854775807 } dim { size: "
+                                                 "9223372036854775807 } } float_val: 1"), 4,
+                              "node 'c' (Const): attr 'value': tensor [9223372036854775807,9223372036854775807] "
+                              "float32 would take more than 16.0 EiB, over the limit of"),
+    "negative-dim": (_const("DT_FLOAT", "tensor_shape { dim { size: -5 } } float_val: 1"), 3,
+                     "node 'c' (Const): attr 'value': shape [-5] has a negative dim; a constant needs every dim's "
+                     "size"),
+    "string-of-10MB": (_const("DT_STRING", f'tensor_shape {{}} string_val: "{"a" * BIG}"'), 3,
+                       "string tensors, which graph"),
+    "nested-3000-deep": ('node { name: "c" op: "Const" attr { key: "value" value { '
+                         + 'list { func { name: "f" attr { key: "a" value { ' * 3000 + "} } } }" * 3000 + " } } }", 3,
+                         "nesting deeper than 100 levels (at node 'c' attr 'value')"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TEXTS))
+def test_a_hostile_text_graph_is_refused_in_one_short_line(runner, tmp_path, case):
+    text, exit_code, words = TEXTS[case]
+    model = tmp_path / "model.pbtxt"
+    model.write_text(text)
+    argv = ["run", str(model), "--random", "--shape", "x=1"]
+    code, line = refusal(GRAPHRUN + argv)
+    assert code == exit_code and line.startswith(f"graphrun: {model}: {words}") and len(line) < 400, line[:400]
+    cc_code, cc_line = refusal([str(runner)] + argv)
+    assert cc_code == exit_code and len(cc_line) < 400, cc_line[:400]
