@@ -47,10 +47,10 @@ FUZZ_FLAGS   ?= -rss_limit_mb=2048 -malloc_limit_mb=1024 -timeout=10 -max_len=10
 # targets 10-60 (each input writes files and loads, freezes and runs a model), so CI's FUZZ_RUNS=30000
 # gives each reader about a minute (fuzz/README.md)
 FUZZ_SHARE_graph := 100
-FUZZ_SHARE_savedmodel := 4
-FUZZ_SHARE_checkpoint := 4
-FUZZ_SHARE_pbtxt := 4
-FUZZ_SHARE_sidecar := 10
+FUZZ_SHARE_savedmodel := 15
+FUZZ_SHARE_checkpoint := 15
+FUZZ_SHARE_pbtxt := 15
+FUZZ_SHARE_sidecar := 40
 fuzz_length = $(if $(FUZZ_RUNS),-runs=$$(( $(FUZZ_RUNS) * $(FUZZ_SHARE_$(1)) / 100 )) -seed=$(FUZZ_SEED),-max_total_time=$(FUZZ_SECONDS))
 # Each target's seeds: the committed test models and fuzz/seeds/ in its format (a SavedModel or a
 # model with its weights file packed as sections, fuzz/cc/sections.h), and fuzz/regressions/.

@@ -65,10 +65,11 @@ void mutate_reference(graphdef::AttrValue& value, Random& random) {
     case 0: list.set_s(0, kFileNames[random.below(sizeof kFileNames / sizeof kFileNames[0])]); break;
     case 1: list.set_s(1, random.chance(50) ? std::string(32, 'g') : list.s(1).substr(1)); break;
     case 2:
-      list.set_i(0, random.chance(50) ? list.i(0) + 64 * (random.chance(50) ? 1 : -1) : interesting_int(random));
+      list.set_i(0,
+                 random.chance(50) ? wrapping_add(list.i(0), random.chance(50) ? 64 : -64) : interesting_int(random));
       break;
     case 3:
-      list.set_i(1, random.chance(50) ? list.i(1) + (random.chance(50) ? 1 : -1) : interesting_int(random));
+      list.set_i(1, random.chance(50) ? wrapping_add(list.i(1), random.chance(50) ? 1 : -1) : interesting_int(random));
       break;
     case 4: list.set_i(2, random.chance(50) ? list.i(2) ^ 1 : interesting_int(random)); break;
     default: list.mutable_i()->SwapElements(0, 1);

@@ -21,6 +21,11 @@ int64_t interesting_int(Random& random);
 // Zero, signed zero, denormals, near-FLT_MAX, 1e300, NaN and both infinities.
 double interesting_float(Random& random);
 
+// a + b wrapping around as the hardware adds (signed overflow is undefined behaviour).
+inline int64_t wrapping_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+
 // One mutation of `graph`: an attr of the wrong kind or value, a Const's
 // values, dims or content, an input dangling, cyclic or removed, a duplicate
 // name, another op type, a node removed, duplicated, swapped or added.

@@ -250,9 +250,12 @@ void mutate_entry(graphdef::BundleEntryProto& entry, const std::string& shard, R
       break;
     case 2: entry.set_shard_id(static_cast<int32_t>(interesting_int(random))); break;
     case 3:
-      entry.set_offset(random.chance(50) ? entry.offset() + interesting_int(random) : interesting_int(random));
+      entry.set_offset(random.chance(50) ? wrapping_add(entry.offset(), interesting_int(random))
+                                         : interesting_int(random));
       break;
-    case 4: entry.set_size(random.chance(50) ? entry.size() + interesting_int(random) : interesting_int(random)); break;
+    case 4:
+      entry.set_size(random.chance(50) ? wrapping_add(entry.size(), interesting_int(random)) : interesting_int(random));
+      break;
     case 5: entry.set_crc32c(entry.crc32c() ^ (1u << random.below(32))); break;
     case 6: entry.add_slices()->add_extent()->set_start(interesting_int(random)); break;
     case 7: entry.mutable_shape()->set_unknown_rank(true); break;
