@@ -387,7 +387,7 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
     """tf.train.import_meta_graph: adds a .meta file's graph (without its saver ops) to the
     default graph; returns a Saver of its variables, keyed as the file's saver keyed them, or
     None when it has none."""
-    meta = meta_graph_or_file
+    meta, path = meta_graph_or_file, None
     if not isinstance(meta, meta_graph_pb2.MetaGraphDef):
         path = os.fspath(meta_graph_or_file)
         meta = meta_graph_pb2.MetaGraphDef()
@@ -408,4 +408,19 @@ def import_meta_graph(meta_graph_or_file, clear_devices=False, import_scope=None
         return None
     graph = get_default_graph()
     prefix = f"{import_scope}/" if import_scope else ""
-    return Saver({key: graph.get_operation_by_name(prefix + node) for node, key in keys.items()})
+    where = path if not isinstance(meta_graph_or_file, meta_graph_pb2.MetaGraphDef) else "the meta graph"
+    ops = {}
+    for node, key in keys.items():
+        try:
+            ops[key] = op = graph.get_operation_by_name(prefix + node)
+            _variable_ref(op)
+        except KeyError:  # a saver wired to a node the file does not have
+            raise CheckpointError(f"{where}: the saver restores '{key}' into node '{node}', which the graph "
+                                  "does not have") from None
+        except TypeError:  # a file whose saver restores into something else: name it, as a file error
+            raise CheckpointError(f"{where}: the saver restores '{key}' into node '{op.name}' ({op.type}), "
+                                  "which is not a variable") from None
+    try:
+        return Saver(ops)
+    except (TypeError, ValueError) as e:  # the Saver's own checks of names and keys
+        raise CheckpointError(f"{where}: {e}") from None

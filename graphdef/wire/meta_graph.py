@@ -171,9 +171,10 @@ def string_values(node):
     tensor = node.attr["value"].tensor if node.op == "Const" else None
     if tensor is None or tensor.dtype != DT_STRING:
         return []
-    count = int(np.prod([d.size for d in tensor.tensor_shape.dim], dtype=np.int64)) if tensor.tensor_shape.dim else 1
+    count = int(np.prod([d.size for d in tensor.tensor_shape.dim], dtype=object)) if tensor.tensor_shape.dim else 1
+    count = min(count, max(len(tensor.string_val), 1 << 20))  # a lying shape must not make a huge list
     values = [v.decode("utf-8", "replace") for v in tensor.string_val]
-    return values + values[-1:] * (count - len(values)) if values else [""] * min(count, 1 << 20)
+    return values + values[-1:] * (count - len(values)) if values else [""] * count
 
 
 def restored_variables(graph_def):
@@ -191,7 +192,7 @@ def restored_variables(graph_def):
         if restore is None or restore.op != "RestoreV2" or len(restore.input) < 2:
             continue
         names = string_values(nodes.get(restore.input[1].split(":")[0], graph_pb2.NodeDef()))
-        k = int(index or 0)
+        k = int(index) if index.isdigit() else 0
         target = node.input[0].split(":")[0]
         if k < len(names):
             keys[target] = names[k]

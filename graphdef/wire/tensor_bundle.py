@@ -79,7 +79,10 @@ class Entry:
         self.name, self.unreadable = name, None
         self.is_string = proto.dtype == graph_pb2.DT_STRING and not proto.slices
         self.shard, self.offset, self.size, self.crc = proto.shard_id, proto.offset, proto.size, proto.crc32c
-        self.shape = shape_from_proto(proto.shape)
+        try:
+            self.shape = shape_from_proto(proto.shape)
+        except ValueError as e:  # a dim below -1: the index is damaged
+            raise CheckpointFormatError(f"{where}: {e}") from None
         try:
             self.dtype = dtypes.as_dtype(proto.dtype)
         except (TypeError, ValueError, KeyError):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import graphdef as gd
-from graphdef._proto import graph_pb2, tensor_bundle_pb2
+from graphdef._proto import graph_pb2, meta_graph_pb2, tensor_bundle_pb2
 from graphdef.wire import sstable
 from graphdef.wire.external_weights import ATTR
 
@@ -72,7 +72,12 @@ def _entry_of_w(**fields):
         entry = tensor_bundle_pb2.BundleEntryProto()
         entry.ParseFromString(items[b"w"])
         for key, value in fields.items():
-            setattr(entry, key, value)
+            if key == "dims":
+                del entry.shape.dim[:]
+                for d in value:
+                    entry.shape.dim.add(size=d)
+            else:
+                setattr(entry, key, value)
         items[b"w"] = entry.SerializeToString()
         return sstable.build(items)
     return change
@@ -83,6 +88,7 @@ CHECKPOINTS = {
     "entry-offset-negative": (INDEX, _entry_of_w(offset=-24)),
     "entry-size-lies": (INDEX, _entry_of_w(size=(1 << 63) - 1)),
     "entry-shard-missing": (INDEX, _entry_of_w(shard_id=7)),
+    "entry-dim-negative": (INDEX, _entry_of_w(dims=[-(1 << 63)])),
     "index-truncated": (INDEX, lambda d: d[: len(d) // 2]),
     "index-empty": (INDEX, lambda d: b""),
     "index-handle-past-end": (INDEX, _footer_handle_past_end),
@@ -223,3 +229,88 @@ def test_a_hostile_text_graph_is_refused_in_one_short_line(runner, tmp_path, cas
     assert code == exit_code and line.startswith(f"graphrun: {model}: {words}") and len(line) < 400, line[:400]
     cc_code, cc_line = refusal([str(runner)] + argv)
     assert cc_code == exit_code and len(cc_line) < 400, cc_line[:400]
+
+
+@pytest.fixture(scope="module")
+def meta_file(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("meta")
+    graph = gd.Graph()
+    with graph.as_default():
+        x = gd.placeholder(gd.float32, [None, 3], name="x")
+        gd.nn.relu(gd.matmul(x, gd.Variable(np.ones((3, 2), np.float32), name="w")), name="y")
+        init = gd.global_variables_initializer()
+        saver = gd.train.Saver()
+    with gd.Session(graph=graph) as sess:
+        sess.run(init)
+        saver.save(sess, str(folder / "model"))
+    return folder / "model.meta"
+
+
+def _meta_with(meta_file, tmp_path, edit):
+    meta = meta_graph_pb2.MetaGraphDef()
+    meta.ParseFromString(meta_file.read_bytes())
+    edit(meta)
+    path = tmp_path / "edited.meta"
+    path.write_bytes(meta.SerializeToString())
+    return path
+
+
+def _node(meta, name):
+    return next(n for n in meta.graph_def.node if n.name == name)
+
+
+def _names_const(meta):
+    return _node(meta, "save/RestoreV2/tensor_names")
+
+
+def _retype_w(meta):
+    _node(meta, "w").op = "VarHandleOp"
+
+
+def _restore_into_nothing(meta):
+    _node(meta, "save/Assign").input[0] = "nosuch"
+
+
+def _empty_key(meta):
+    _names_const(meta).attr["value"].tensor.string_val[0] = b""
+
+
+def _lying_names_shape(meta):
+    shape = _names_const(meta).attr["value"].tensor.tensor_shape
+    del shape.dim[:]
+    shape.dim.add(size=1 << 40)
+
+
+# Found by run_fuzz.py --surface meta: a TypeError, a KeyError, a ValueError and a MemoryError.
+METAS = {
+    "saver-into-a-non-variable": (_retype_w, "edited.meta: the saver restores 'w' into node 'w' (VarHandleOp), "
+                                             "which is not a variable"),
+    "saver-into-no-node": (_restore_into_nothing, "edited.meta: the saver restores 'w' into node 'nosuch', which "
+                                                  "the graph does not have"),
+    "saver-key-empty": (_empty_key, "edited.meta: Saver: '' cannot name a variable in a checkpoint"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(METAS))
+def test_a_lying_meta_file_is_refused_by_name(meta_file, tmp_path, case):
+    edit, words = METAS[case]
+    path = _meta_with(meta_file, tmp_path, edit)
+    with gd.Graph().as_default(), pytest.raises(gd.errors.InvalidArgumentError) as caught:
+        gd.train.import_meta_graph(str(path))
+    assert str(caught.value) == f"{tmp_path}/{words}"
+
+
+def test_a_meta_file_whose_key_list_lies_about_its_shape_imports_without_the_lie(meta_file, tmp_path):
+    path = _meta_with(meta_file, tmp_path, _lying_names_shape)
+    with gd.Graph().as_default():
+        saver = gd.train.import_meta_graph(str(path))  # 2^40 keys claimed: padded to no more than 2^20
+    assert saver is not None
+
+
+def test_a_meta_file_with_a_million_entry_collection_imports(meta_file, tmp_path):
+    def edit(meta):
+        meta.collection_def["junk"].node_list.value.extend(["nosuch:0"] * 1_000_000)
+    path = _meta_with(meta_file, tmp_path, edit)
+    with gd.Graph().as_default() as graph:
+        gd.train.import_meta_graph(str(path))
+        assert graph.get_operation_by_name("y").type == "Relu"
