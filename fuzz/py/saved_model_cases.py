@@ -11,6 +11,9 @@ Outcomes: "ok" or "clean" (one stderr line of graphdef's own) are fine; "traceba
 "internal" (graphrun-cc's internal error), "crash" (a signal) and "hang" are findings.
 
     python fuzz/py/saved_model_cases.py --runs 2000 --seed 1
+
+As run_fuzz.py's "saved_model" surface (seeds, mutate, run below) a case is the export's files
+packed into bytes (file_cases), mutated in its proto or its bytes, and run in-process only.
 """
 
 import argparse
@@ -161,6 +164,39 @@ def mutate(rng, export):
             os.mkdir(name)
         return f"{how}:{os.path.basename(name)}"
     return "none"
+
+
+# -- run_fuzz.py's "saved_model" surface ----------------------------------------------------
+
+def seeds(cache):
+    from file_cases import cached_seeds, pack, read_tree
+    return cached_seeds(cache, lambda folder: [pack(read_tree(p)) for p in make_seeds(folder)])
+
+
+def mutate_case(rng, blob):
+    """A packed export with its saved_model.pb's proto (mostly) or a file's bytes mutated."""
+    from file_cases import mutate_one_file, pack, unpack
+    files = unpack(blob)
+    if "saved_model.pb" in files and rng.random() < 0.75:
+        model = meta_graph_pb2.SavedModel()
+        try:
+            model.ParseFromString(files["saved_model.pb"])
+        except Exception:  # noqa: BLE001 - bytes an earlier mutation broke: mutate them further
+            return pack(mutate_one_file(rng, files))
+        if model.meta_graphs:
+            for _ in range(rng.randint(1, 3)):
+                _mutate_proto(rng, model)
+        files["saved_model.pb"] = model.SerializeToString(deterministic=True)
+        return pack(files)
+    return pack(mutate_one_file(rng, files))
+
+
+def run_case(blob, workdir, rng):
+    from file_cases import run_graphrun, unpack, write_tree
+    folder = write_tree(workdir, unpack(blob))
+    if rng.random() < 0.2:
+        return run_graphrun(["inspect", folder])
+    return run_graphrun(["run", folder, "--random", "--shape", rng.choice(["x=1,3", "x=2,3", "x=0,3"])])
 
 
 def _classify_lines(code, err):

@@ -6,6 +6,7 @@ with one line naming what is wrong (exit 3 for an unusable model), graphrun-cc w
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -314,3 +315,22 @@ def test_a_meta_file_with_a_million_entry_collection_imports(meta_file, tmp_path
     with gd.Graph().as_default() as graph:
         gd.train.import_meta_graph(str(path))
         assert graph.get_operation_by_name("y").type == "Relu"
+
+
+RUN_FUZZ = [sys.executable, str(Path(__file__).resolve().parents[2] / "fuzz" / "py" / "run_fuzz.py")]
+
+
+def _fuzz_summary(surface, out):
+    proc = subprocess.run(RUN_FUZZ + ["--surface", surface, "--runs", "60", "--seed", "5", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("  ") and " in " not in line]
+    per_surface = [line for line in proc.stdout.splitlines() if line.startswith(f"  surface {surface}: 60 runs")]
+    assert proc.returncode == 0 and len(per_surface) == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return lines
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("surface", ["saved_model", "checkpoint", "meta", "sidecar", "pbtxt"])
+def test_each_reader_surface_runs_clean_and_replays_from_its_seed(surface, tmp_path):
+    first = _fuzz_summary(surface, tmp_path / "a")
+    assert first == _fuzz_summary(surface, tmp_path / "b")  # seeds remade in b: the same bytes, the same cases
