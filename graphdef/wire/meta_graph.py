@@ -186,7 +186,9 @@ def restored_variables(graph_def):
         if node.op not in ("Assign", "AssignVariableOp") or len(node.input) < 2:
             continue
         source, _, index = node.input[1].partition(":")
-        while source in nodes and nodes[source].op == "Identity" and nodes[source].input:
+        followed = set()
+        while source in nodes and nodes[source].op == "Identity" and nodes[source].input and source not in followed:
+            followed.add(source)  # an Identity cycle, which load refuses later, must not loop here
             source, _, index = nodes[source].input[0].partition(":")  # TF reads resource restores through one
         restore = nodes.get(source)
         if restore is None or restore.op != "RestoreV2" or len(restore.input) < 2:

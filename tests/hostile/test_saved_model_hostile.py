@@ -119,3 +119,19 @@ def test_both_runtimes_name_a_dangling_reference_alike(runner, export, tmp_path,
         proc = subprocess.run(program + ["run", str(model), "--random", "--shape", "x=1,3"], capture_output=True,
                               text=True, timeout=60, stdin=subprocess.DEVNULL)
         assert (proc.returncode, proc.stderr) == (3, f"{prefix}{model}: {words}\n")
+
+
+def _identity_loop_into_the_saver(meta):
+    loop = meta.graph_def.node.add(name="loop", op="Identity", input=["loop"])
+    loop.attr["T"].type = 1
+    next(n for n in meta.graph_def.node if n.name == "save/Assign").input[1] = "loop"
+
+
+def test_an_identity_loop_in_the_saver_does_not_hang_either_runtime(runner, export, tmp_path):
+    """Found by run_fuzz.py --surface saved_model: following the restore through Identities
+    looped for ever on an Identity whose input is itself."""
+    model = _edited(export, tmp_path, _identity_loop_into_the_saver)
+    for program in (GRAPHRUN, [str(runner)]):
+        proc = subprocess.run(program + ["run", str(model), "--random", "--shape", "x=1,3"], capture_output=True,
+                              text=True, timeout=60, stdin=subprocess.DEVNULL)
+        assert proc.returncode == 0 and proc.stdout.startswith("y:0 float32 [1,2] = "), (proc.stdout, proc.stderr)
