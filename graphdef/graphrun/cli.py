@@ -22,6 +22,7 @@ from graphdef.ops import unsupported as unsupported_ops
 from graphdef.graphrun import feed_options, suggest
 from graphdef.client import feeds as feeding
 from graphdef.framework import limits
+from graphdef.framework.text_escape import escape_controls
 from graphdef.framework.errors import OpError, ResourceExhaustedError
 from graphdef.wire.model_file import output_names
 from graphdef.client.output_format import format_json, format_shape, format_text, too_large_to_print
@@ -433,27 +434,6 @@ def _silence_stdout():
 
 # C0 controls but tab and line breaks (one_line makes those spaces), DEL and C1: text from a
 # file (a node name holding ESC [2J) must reach a terminal as text, not as commands to it
-_CONTROLS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-
-
-def _hex(match):
-    return f"\\x{ord(match.group()):02x}"
-
-
-def escape_controls(text):
-    """`text` with each control character written as \\xNN, as graphrun-cc writes its errors."""
-    return _CONTROLS.sub(_hex, text)
-
-
-_CONTROLS_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f]")
-
-
-def escape_text(text):
-    """A report of many lines with every control character but its newlines written as \\xNN, as
-    graphrun-cc writes its reports."""
-    return _CONTROLS_BUT_NEWLINE.sub(_hex, text)
-
-
 def one_line(exc):
     """An exception's message on one line (the verbs' errors must be one stderr line), its
     control characters escaped."""

@@ -19,6 +19,7 @@ from graphdef.graphrun import cli, inspect_saved_model
 
 from graphdef.framework import dtypes
 from graphdef.framework.graph import Graph
+from graphdef.framework.text_escape import escape_text
 from graphdef._proto import graph_pb2
 from graphdef.wire.model_file import is_lowering_residue, output_names
 from graphdef.ops import REGISTRY
@@ -74,7 +75,7 @@ def main(args):
         sys.stdout.flush()
         return cli.EXIT_OK
     summary = summarize(args.model, args.signature, at_load.enabled(cli.optimize_switch(args)))
-    text = json.dumps(summary) + "\n" if args.json else cli.escape_text(format_summary(summary))
+    text = json.dumps(summary) + "\n" if args.json else escape_text(format_summary(summary))
     sys.stdout.write(text)
     sys.stdout.flush()
     return cli.EXIT_OK

@@ -9,7 +9,7 @@ claimed without data (a TensorProto's repeated last value) goes through the tens
 import numpy as np
 
 from graphdef.framework.errors import ResourceExhaustedError
-from graphdef.graphrun.cli import escape_controls
+from graphdef.framework.text_escape import escape_controls
 from graphdef.wire.values import ndarray_from_proto, ndarray_to_proto
 
 # Open Inference Protocol datatype names <-> numpy

@@ -5,7 +5,7 @@ are spelled out here byte by byte."""
 
 import pytest
 
-from graphdef.graphrun.cli import escape_controls
+from graphdef.framework.text_escape import escape_controls
 from tests.support.cc_helpers import run_cc
 from tests.support.graphrun_helpers import graphrun
 
