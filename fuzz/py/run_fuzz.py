@@ -305,7 +305,7 @@ def main(argv=None):
             elif surface != "graphdef":
                 if len(file_corpus[surface]) < 5000 and len(data) <= MAX_FILE_CORPUS_BYTES:
                     file_corpus[surface].append(data)
-                    where = corpus_dir / surface
+                    where = out / f"corpus-{surface}"  # beside corpus/, which atheris_main.py reads as GraphDefs
                     where.mkdir(exist_ok=True)
                     (where / f"{hashlib.sha1(data).hexdigest()[:16]}.case").write_bytes(data)
             elif len(corpus) < 20000:
