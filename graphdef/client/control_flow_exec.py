@@ -30,6 +30,9 @@ _KIND = {"Switch": _SWITCH, "RefSwitch": _SWITCH, "Merge": _MERGE, "RefMerge": _
          "Enter": _ENTER, "RefEnter": _ENTER, "Exit": _EXIT, "RefExit": _EXIT,
          "NextIteration": _NEXT, "RefNextIteration": _NEXT, "ControlTrigger": _TRIGGER}
 _INT32 = dtypes.int32.np.type
+# a Merge's pending state once it has fired in an iteration: as in TensorFlow it fires once, so a
+# second live input (a malformed graph) cannot deliver a consumer's slot twice
+_FIRED = object()
 
 
 # a file's loop whose condition never turns false must end in an error, not hang the runtime
@@ -357,6 +360,8 @@ class ControlFlowPlan:
 
     def _deliver(self, frame, it, states, node, slot, value):
         state = states.get(node)
+        if state is _FIRED:
+            return
         if state is None:  # [inputs, data arrived, controls arrived, a live data input, a dead control]
             state = states[node] = [[None] * node.n_slots, 0, 0, False, False]
         if slot < 0:
@@ -374,9 +379,11 @@ class ControlFlowPlan:
             expected = node.back_slots if (it > 0 and node.back_slots) else node.front_slots
             if not state[3] and state[1] < expected:
                 return
+            states[node] = _FIRED
         elif state[1] < node.n_slots - len(node.reads):
             return
-        del states[node]
+        else:
+            del states[node]
         self.queue.append((frame, it, node, state[0], state[4]))
 
 

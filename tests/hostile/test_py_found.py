@@ -10,6 +10,7 @@ from graphdef.framework import limits
 from graphdef.framework.errors import InvalidArgumentError, ResourceExhaustedError
 from tests.support.cc_helpers import run_cc
 from tests.support.graphrun_helpers import fails, graphrun
+from graphdef.ops.control_flow import merge
 from tests.support.pbtxt_helpers import const, load_fails, node, one_line, write_pbtxt
 
 
@@ -24,6 +25,24 @@ def test_found_transpose_with_a_fed_perm_that_is_no_permutation():
                                                     match=r"^node 't' \(Transpose\): perm \[0, 3, 0\] is not a "
                                                           "permutation of the 3 dims"):
         sess.run(t, {perm: [0, 3, 0]})
+
+
+def test_found_a_merge_with_two_live_inputs_fires_once():
+    """A Merge both of whose inputs are live (a malformed graph: a cond's branches are exclusive)
+    passed on the first and then fired again, delivering its consumer's first input twice; the
+    consumer ran before its other input arrived ("'NoneType' object is not callable"-style errors).
+    As in TensorFlow, a Merge fires once an iteration, on its first live input."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [], name="x")
+        merged = merge([x + 1.0, x * 2.0], name="m")[0]
+        late = x + 3.0
+        for _ in range(4):  # arrives after both of the Merge's inputs
+            late = late + 0.0
+        y = tf.multiply(merged, late, name="y")
+    with tf.Session(graph=g) as sess:
+        got = sess.run(y, {x: 5.0})
+    assert got in ((5.0 + 1.0) * (5.0 + 3.0), (5.0 * 2.0) * (5.0 + 3.0)), got
 
 
 def test_found_shapes_beyond_yobibytes_and_empty_shapes_beyond_int64():
