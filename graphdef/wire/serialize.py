@@ -12,7 +12,7 @@ from graphdef.wire.values import (attr_from_proto, attr_to_proto, ndarray_from_p
 from graphdef.wire.functions import FunctionError, attach_library, check_calls
 from graphdef._proto import graph_pb2
 from graphdef.framework.graph import VALID_NODE_NAME, Graph, get_default_graph
-from graphdef.framework.toposort import toposort
+from graphdef.framework.toposort import CycleError, cycle_text, toposort
 from graphdef.framework.gc_pause import gc_paused
 from graphdef.ops import REGISTRY
 from graphdef.ops import unsupported as unsupported_ops
@@ -165,6 +165,11 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
             seen.add(name)
         else:
             order = list(nodes.values())
+    except CycleError as e:  # named from its first node in the file, as graphrun-cc names it
+        cycle, position = e.cycle, {name: i for i, name in enumerate(nodes)}
+        first = min(range(len(cycle)), key=lambda i: position[cycle[i]])
+        raise GraphFileError(f"the graph has a cycle: {cycle_text(cycle[first:] + cycle[:first])} (only a "
+                             "while loop's NextIteration -> Merge edge may close a cycle)") from None
     except ValueError as e:
         raise GraphFileError(str(e)) from None
 
