@@ -73,7 +73,10 @@ Reference parse_reference(const graphdef::AttrValue& value) {
   const std::string& f = ref.file;
   if (f.empty() || f == "." || f == ".." || f.find('/') != std::string::npos || f.find('\\') != std::string::npos ||
       f.find('\0') != std::string::npos) {
-    throw Error("the weights file '" + f + "' must be a plain file name in the model's directory");
+    // An exception's message is a C string, so a NUL would end it: spell it as the CLI spells controls.
+    std::string shown;
+    for (char c : f) shown += c == '\0' ? std::string("\\x00") : std::string(1, c);
+    throw Error("the weights file '" + shown + "' must be a plain file name in the model's directory");
   }
   return ref;
 }

@@ -174,8 +174,6 @@ def test_graphrun_names_a_sidecar_path_with_a_nul_escaped(sidecar_model, tmp_pat
     assert line == (3, f"graphrun: {model}: node 'w' (Const): {NUL_NAME}")
 
 
-@pytest.mark.xfail(strict=True, reason="graphrun-cc cuts its error line at the NUL of the file name "
-                                       "(requested of runner/ in the readers-py signal)")
 def test_graphrun_cc_names_a_sidecar_path_with_a_nul_escaped(runner, sidecar_model, tmp_path):
     model = _sidecar_with(sidecar_model, tmp_path, name=b"model.weights\0x")
     line = refusal([str(runner), "run", str(model), "--random"])
