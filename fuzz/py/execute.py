@@ -114,6 +114,11 @@ def run_cli_case(seed, model_path, workdir):
         argv = [model_path, "--random"]
     if rng.random() < 0.2:
         argv.append("--json")
+    return run_graphrun(argv)
+
+
+def run_graphrun(argv):
+    """graphrun's main in-process on argv, classified: (class, detail)."""
     out, err = io.StringIO(), io.StringIO()
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -122,12 +127,10 @@ def run_cli_case(seed, model_path, workdir):
         kind, detail = classify_exception(exc)
         return ("hang" if kind == "hang" else "traceback"), f"graphrun raised {detail}"
     text = err.getvalue()
-    lines = text.splitlines()
     detail = f"exit {code}: {text.strip()[:300]}"
-    if "unexpected " in text or "cannot load the graph (" in text or len(lines) > 1 or code not in (0, 1, 2, 3, 4):
-        if "MemoryError" in text:
-            return "alloc", detail
-        return "traceback", detail
+    if ("unexpected " in text or "cannot load the graph (" in text or len(text.splitlines()) > 1
+            or code not in (0, 1, 2, 3, 4)):
+        return ("alloc" if "MemoryError" in text else "traceback"), detail
     if "out of memory" in text:
         return "alloc", detail
     if "over the limit of" in text:

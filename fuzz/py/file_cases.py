@@ -3,14 +3,10 @@ a seed and a count replay, and a finding is one file), written out and run throu
 main in-process, its outcome classified as execute.py classifies the cli mode.
 """
 
-import contextlib
-import io
 import os
 import shutil
 import struct
 
-import graphdef.graphrun.cli as cli
-from execute import Hang, classify_exception
 from graph_mutations import mutate_bytes
 
 
@@ -88,24 +84,3 @@ def mutate_one_file(rng, files, names=None):
         name = rng.choice(choices)
         files[name] = mutate_bytes(files[name], rng)
     return files
-
-
-def run_graphrun(argv):
-    """graphrun's main in-process on argv: (class, detail) as execute.run_cli_case says it."""
-    out, err = io.StringIO(), io.StringIO()
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            code = cli.main(argv)
-    except (Hang, Exception) as exc:  # noqa: BLE001 - main must never raise
-        kind, detail = classify_exception(exc)
-        return ("hang" if kind == "hang" else "traceback"), f"graphrun raised {detail}"
-    text = err.getvalue()
-    detail = f"exit {code}: {text.strip()[:300]}"
-    if ("unexpected " in text or "cannot load the graph (" in text or len(text.splitlines()) > 1
-            or code not in (0, 1, 2, 3, 4)):
-        return ("alloc" if "MemoryError" in text else "traceback"), detail
-    if "out of memory" in text:
-        return "alloc", detail
-    if "over the limit of" in text:
-        return "limit", detail
-    return ("ok" if code == 0 else "clean"), detail

@@ -11,7 +11,8 @@ import os
 import re
 from pathlib import Path
 
-from file_cases import cached_seeds, mutate_one_file, pack, run_graphrun, unpack, write_tree
+from execute import run_graphrun
+from file_cases import cached_seeds, mutate_one_file, pack, unpack, write_tree
 from google.protobuf import text_format
 
 from graphdef._proto import graph_pb2

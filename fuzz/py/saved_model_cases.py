@@ -192,7 +192,8 @@ def mutate_case(rng, blob):
 
 
 def run_case(blob, workdir, rng):
-    from file_cases import run_graphrun, unpack, write_tree
+    from execute import run_graphrun
+    from file_cases import unpack, write_tree
     folder = write_tree(workdir, unpack(blob))
     if rng.random() < 0.2:
         return run_graphrun(["inspect", folder])

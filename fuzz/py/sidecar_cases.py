@@ -85,6 +85,7 @@ def mutate_case(rng, blob):
 
 
 def run_case(blob, workdir, rng):
-    from file_cases import run_graphrun, write_tree
+    from execute import run_graphrun
+    from file_cases import write_tree
     folder = write_tree(workdir, unpack(blob))
     return run_graphrun(["run", os.path.join(folder, "model.pb"), "--random"])
