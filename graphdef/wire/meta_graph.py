@@ -172,7 +172,8 @@ def string_values(node):
     if tensor is None or tensor.dtype != DT_STRING:
         return []
     count = int(np.prod([d.size for d in tensor.tensor_shape.dim], dtype=object)) if tensor.tensor_shape.dim else 1
-    count = min(count, max(len(tensor.string_val), 1 << 20))  # a lying shape must not make a huge list
+    # a lying shape (huge, or negative through a dim below -1) must not size the list
+    count = max(0, min(count, max(len(tensor.string_val), 1 << 20)))
     values = [v.decode("utf-8", "replace") for v in tensor.string_val]
     return values + values[-1:] * (count - len(values)) if values else [""] * count
 

@@ -274,10 +274,11 @@ def _empty_key(meta):
     _names_const(meta).attr["value"].tensor.string_val[0] = b""
 
 
-def _lying_names_shape(meta):
+def _lying_names_shape(meta, sizes=(1 << 40,)):
     shape = _names_const(meta).attr["value"].tensor.tensor_shape
     del shape.dim[:]
-    shape.dim.add(size=1 << 40)
+    for size in sizes:
+        shape.dim.add(size=size)
 
 
 # Found by run_fuzz.py --surface meta: a TypeError, a KeyError, a ValueError and a MemoryError.
@@ -299,10 +300,13 @@ def test_a_lying_meta_file_is_refused_by_name(meta_file, tmp_path, case):
     assert str(caught.value) == f"{tmp_path}/{words}"
 
 
-def test_a_meta_file_whose_key_list_lies_about_its_shape_imports_without_the_lie(meta_file, tmp_path):
-    path = _meta_with(meta_file, tmp_path, _lying_names_shape)
+# 2^40 keys claimed are padded to no more than 2^20; a negative count (run_fuzz.py --surface meta
+# found an OverflowError) is no keys at all
+@pytest.mark.parametrize("sizes", [(1 << 40,), (-2, 1 << 62)], ids=["huge", "negative"])
+def test_a_meta_file_whose_key_list_lies_about_its_shape_imports_without_the_lie(meta_file, tmp_path, sizes):
+    path = _meta_with(meta_file, tmp_path, lambda meta: _lying_names_shape(meta, sizes))
     with gd.Graph().as_default():
-        saver = gd.train.import_meta_graph(str(path))  # 2^40 keys claimed: padded to no more than 2^20
+        saver = gd.train.import_meta_graph(str(path))
     assert saver is not None
 
 
