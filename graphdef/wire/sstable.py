@@ -98,6 +98,9 @@ def build(items):
 
 # -- reading ----------------------------------------------------------------------------------
 
+_UINT64_MASK = (1 << 64) - 1
+
+
 def _read_varint(data, pos, where, limit_bits=64):
     value, shift = 0, 0
     while True:
@@ -107,7 +110,7 @@ def _read_varint(data, pos, where, limit_bits=64):
         pos += 1
         value |= (byte & 0x7F) << shift
         if not byte & 0x80:
-            return value, pos
+            return value & _UINT64_MASK, pos  # bits past 64 are dropped, as graphrun-cc's uint64 drops them
         shift += 7
         if shift >= limit_bits:
             raise TableError(f"{where}: malformed number")
@@ -166,13 +169,14 @@ def parse(data, name="table"):
     (magic,) = struct.unpack_from("<Q", footer, 40)
     if magic != MAGIC:
         raise TableError(f"{name}: not a sorted string table (bad magic number)")
-    _, pos = _read_handle(footer, 0, f"{name} footer")
-    index_handle, _ = _read_handle(footer, pos, f"{name} footer")
+    handles = footer[:40]  # the handles' varints never run into the magic number
+    _, pos = _read_handle(handles, 0, f"{name} footer")
+    index_handle, _ = _read_handle(handles, pos, f"{name} footer")
     items = {}
     for last_key, handle_bytes in _entries(_read_block(data, index_handle, f"{name} index"), f"{name} index"):
         handle, _ = _read_handle(handle_bytes, 0, f"{name} index")
         for key, value in _entries(_read_block(data, handle, f"{name} data"), f"{name} data"):
             if key > last_key:
-                raise TableError(f"{name}: key {key!r} is out of order")
+                raise TableError(f"{name}: key '{key.decode('utf-8', 'replace')}' is out of order")
             items[key] = value
     return items

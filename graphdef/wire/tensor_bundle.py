@@ -15,6 +15,7 @@ tensors (TF2's object graph) are read as lists of bytes by `read_strings`.
 """
 
 import os
+import stat
 
 import numpy as np
 
@@ -79,10 +80,9 @@ class Entry:
         self.name, self.unreadable = name, None
         self.is_string = proto.dtype == graph_pb2.DT_STRING and not proto.slices
         self.shard, self.offset, self.size, self.crc = proto.shard_id, proto.offset, proto.size, proto.crc32c
-        try:
-            self.shape = shape_from_proto(proto.shape)
-        except ValueError as e:  # a dim below -1: the index is damaged
-            raise CheckpointFormatError(f"{where}: {e}") from None
+        if any(d.size < -1 for d in proto.shape.dim):  # -1 is unknown; below it the index is damaged
+            raise CheckpointFormatError(f"{where}: negative dimension in shape {shape_text(proto.shape)}")
+        self.shape = shape_from_proto(proto.shape)
         try:
             self.dtype = dtypes.as_dtype(proto.dtype)
         except (TypeError, ValueError, KeyError):
@@ -93,13 +93,18 @@ class Entry:
             self.unreadable = "a sliced (partitioned) variable, which graphdef does not read"
             return
         if not self.shape.is_fully_defined():
-            raise CheckpointFormatError(f"{where}: shape {self.shape} is not fully known")
+            raise CheckpointFormatError(f"{where}: shape {shape_text(proto.shape)} is not fully known")
         expected = int(np.prod(self.shape.as_list(), dtype=object)) * np.dtype(self.dtype.np).itemsize
         if self.offset < 0:
             raise CheckpointFormatError(f"{where}: offset {self.offset} is negative; the index is damaged")
         if self.size != expected:
             raise CheckpointFormatError(f"{where}: {self.size} bytes at offset {self.offset}, but "
-                                        f"{self.dtype.name} {self.shape.as_list()} needs {expected}")
+                                        f"{self.dtype.name} {shape_text(proto.shape)} needs {expected}")
+
+
+def shape_text(proto):
+    """An entry's shape as the file holds it, "[3, -1]" or "<unknown>": graphrun-cc words it alike."""
+    return "<unknown>" if proto.unknown_rank else "[" + ", ".join(str(d.size) for d in proto.dim) + "]"
 
 
 class Bundle:
@@ -109,6 +114,7 @@ class Bundle:
         self.prefix = str(prefix)
         path = index_path(self.prefix)
         try:
+            _check_regular(path)
             with open(path, "rb") as f:
                 table = sstable.parse(f.read(), path)
         except OSError as e:
@@ -144,7 +150,7 @@ class Bundle:
         where = f"{path}: tensor '{name}'"
         if entry.unreadable:
             raise CheckpointFormatError(f"{where}: {entry.unreadable}")
-        check_size(tuple(entry.shape.as_list()), entry.dtype.np)
+        check_size(tuple(entry.shape.as_list()), entry.dtype.np, what="value", where=where)
         raw = self._raw(entry, path, where)
         dtype = np.dtype(entry.dtype.np).newbyteorder("<")
         return np.frombuffer(raw, dtype).astype(entry.dtype.np).reshape(entry.shape.as_list())
@@ -162,7 +168,7 @@ class Bundle:
         count = int(np.prod(entry.shape.as_list(), dtype=object))
         if count > entry.size:  # each element takes at least its one-byte length
             raise CheckpointFormatError(f"{where}: {count} strings cannot fit in {entry.size} bytes")
-        check_size((entry.size,), np.uint8)
+        check_size((entry.size,), np.uint8, what="value", where=where)
         raw = self._raw(entry, path, where, check_crc=False)
         lengths, pos = [], 0
         try:
@@ -184,9 +190,8 @@ class Bundle:
         return out
 
     def _raw(self, entry, path, where, check_crc=True):
-        if os.path.exists(path) and not os.path.isfile(path):  # a FIFO would block open() for ever
-            raise CheckpointFormatError(f"{path}: not a regular file; put the file saved with the model there")
         try:
+            _check_regular(path)
             with open(path, "rb") as f:
                 f.seek(0, os.SEEK_END)
                 if entry.offset + entry.size > f.tell():
@@ -199,3 +204,9 @@ class Bundle:
         if check_crc and sstable.masked_crc32c(raw) != entry.crc:
             raise CheckpointFormatError(f"{where}: the bytes fail their checksum (the file is damaged)")
         return raw
+
+
+def _check_regular(path):
+    """Raises OSError for a missing file; a FIFO or a directory would block or fail open() obscurely."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise CheckpointFormatError(f"{path}: not a regular file; put the file saved with the model there")

@@ -2,7 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -10,6 +12,7 @@
 
 #include "core/dtype.h"
 #include "core/errors.h"
+#include "core/tensor.h"
 #include "core/tensor_limit.h"
 #include "graph/captured_variables.h"
 #include "io/crc32c.h"
@@ -62,10 +65,45 @@ std::string read_whole(const std::string& path, uint64_t limit) {
   return bytes;
 }
 
-// An open checkpoint: its entries, and each tensor's bytes on demand, checked.
+// An entry's shape as the file holds it, "[3, -1]" or "<unknown>", as graphrun
+// words it (graphdef/wire/tensor_bundle.py).
+std::string shape_text(const graphdef::TensorShapeProto& shape) {
+  if (shape.unknown_rank()) return "<unknown>";
+  std::string text = "[";
+  for (int i = 0; i < shape.dim_size(); ++i) text += (i ? ", " : "") + std::to_string(shape.dim(i).size());
+  return text + "]";
+}
+
+// The product of non-negative dims times `itemsize` in decimal, however large:
+// a lying entry is answered with the exact byte count it would need.
+std::string bytes_needed(const graphdef::TensorShapeProto& shape, uint64_t itemsize) {
+  std::vector<uint32_t> limbs = {1};  // base 10^9, least significant first
+  auto multiply = [&](uint64_t factor) {
+    unsigned __int128 carry = 0;
+    for (uint32_t& limb : limbs) {
+      const unsigned __int128 value = static_cast<unsigned __int128>(limb) * factor + carry;
+      limb = static_cast<uint32_t>(value % 1000000000u);
+      carry = value / 1000000000u;
+    }
+    for (; carry > 0; carry /= 1000000000u) limbs.push_back(static_cast<uint32_t>(carry % 1000000000u));
+  };
+  for (const auto& dim : shape.dim()) multiply(static_cast<uint64_t>(dim.size()));
+  multiply(itemsize);
+  while (limbs.size() > 1 && limbs.back() == 0) limbs.pop_back();
+  std::string text = std::to_string(limbs.back());
+  for (std::size_t i = limbs.size() - 1; i-- > 0;) {
+    char part[16];
+    std::snprintf(part, sizeof part, "%09u", limbs[i]);
+    text += part;
+  }
+  return text;
+}
+
+// An open checkpoint: its entries checked as the index is read, in the order
+// and words of graphrun's reader, and each tensor's bytes on demand.
 class Bundle {
  public:
-  explicit Bundle(std::string prefix) : prefix_(std::move(prefix)) {
+  Bundle(std::string model, std::string prefix) : model_(std::move(model)), prefix_(std::move(prefix)) {
     const std::string index = prefix_ + ".index";
     std::map<std::string, std::string> table;
     try {
@@ -78,7 +116,7 @@ class Bundle {
     graphdef::BundleHeaderProto header;
     if (!header.ParseFromString(table[""])) throw ModelError(index + ": unreadable bundle header");
     if (header.endianness() != graphdef::BundleHeaderProto::LITTLE) {
-      throw ModelError(index + ": a big-endian checkpoint, which graphrun-cc does not read");
+      throw ModelError(index + ": a big-endian checkpoint, which graphdef does not read");
     }
     if (header.num_shards() < 1 || header.num_shards() > (1 << 16)) {
       throw ModelError(index + ": " + std::to_string(header.num_shards()) + " shards");
@@ -86,7 +124,15 @@ class Bundle {
     num_shards_ = header.num_shards();
     table.erase("");
     for (auto& [key, value] : table) {
-      if (!entries_[key].ParseFromString(value)) throw ModelError(index + ": entry '" + key + "' does not parse");
+      Entry& entry = entries_[key];
+      if (!entry.proto.ParseFromString(value)) {
+        throw ModelError(index + ": entry '" + key + "' is not a BundleEntryProto");
+      }
+      entry.unreadable = check_entry(entry.proto, index + ": entry '" + key + "'");
+      if (entry.proto.shard_id() < 0 || entry.proto.shard_id() >= num_shards_) {
+        throw ModelError(index + ": entry '" + key + "' is in shard " + std::to_string(entry.proto.shard_id()) +
+                         " of " + std::to_string(num_shards_));
+      }
     }
   }
 
@@ -97,26 +143,32 @@ class Bundle {
   // checksum covers the lengths (as little-endian uint32s, uint64s past 4 GiB),
   // that crc's four bytes, and the bytes.
   std::vector<std::string> read_strings(const std::string& key) const {
-    const graphdef::BundleEntryProto& entry = entries_.at(key);
-    const std::string where = prefix_ + ": tensor '" + key + "'";
+    const graphdef::BundleEntryProto& entry = entries_.at(key).proto;
+    const std::string path = data_path(entry), where = path + ": tensor '" + key + "'";
+    bool known = !entry.shape().unknown_rank();
+    for (const auto& dim : entry.shape().dim()) known = known && dim.size() >= 0;
+    if (entry.dtype() != graphdef::DT_STRING || entry.slices_size() > 0 || !known) {
+      throw ModelError(where + ": not a string tensor of known shape");
+    }
+    // each element takes at least its one-byte length, so a count past the size is a lie
     uint64_t count = 1;
+    bool over = false;
     for (const auto& dim : entry.shape().dim()) {
-      if (dim.size() < 0 || (dim.size() > 0 && count > UINT64_MAX / static_cast<uint64_t>(dim.size()))) {
-        throw ModelError(where + ": bad shape");
-      }
-      count *= static_cast<uint64_t>(dim.size());
+      over = over || __builtin_mul_overflow(count, static_cast<uint64_t>(dim.size()), &count);
     }
-    if (entry.dtype() != graphdef::DT_STRING || entry.size() < 0 || count > static_cast<uint64_t>(entry.size()) ||
-        static_cast<uint64_t>(entry.size()) > max_tensor_bytes()) {
-      throw ModelError(where + ": not a string tensor of " + std::to_string(entry.size()) + " bytes");
+    if (over || entry.size() < 0 || count > static_cast<uint64_t>(entry.size())) {
+      throw ModelError(where + ": " + bytes_needed(entry.shape(), 1) + " strings cannot fit in " +
+                       std::to_string(entry.size()) + " bytes");
     }
-    const std::string raw = read_bytes(entry, where);
+    limit_checked({entry.size()}, graphdef::DT_UINT8, where);
+    const std::string raw = read_bytes(entry, path, where);
     std::vector<uint64_t> lengths;
     std::size_t pos = 0;
     for (uint64_t i = 0; i < count; ++i) {
       uint64_t value = 0;
       for (int shift = 0;; shift += 7) {
-        if (pos >= raw.size() || shift >= 64) throw ModelError(where + ": truncated string lengths");
+        if (shift >= 64) throw ModelError(where + ": malformed number");
+        if (pos >= raw.size()) throw ModelError(where + ": truncated number");
         const unsigned char byte = static_cast<unsigned char>(raw[pos++]);
         value |= static_cast<uint64_t>(byte & 0x7f) << shift;
         if (!(byte & 0x80)) break;
@@ -126,7 +178,7 @@ class Bundle {
     uint64_t total = 0;
     for (uint64_t length : lengths) total += std::min<uint64_t>(length, raw.size());
     if (raw.size() < pos + 4 || total != raw.size() - pos - 4) {
-      throw ModelError(where + ": the string lengths do not match its " + std::to_string(raw.size()) + " bytes");
+      throw ModelError(where + ": the string lengths do not match the " + std::to_string(raw.size()) + " bytes");
     }
     std::string covered;
     for (uint64_t length : lengths) {
@@ -148,71 +200,111 @@ class Bundle {
 
   // Fills `tensor` (dtype, shape, content) with the entry's checked bytes.
   void read(const std::string& key, graphdef::TensorProto& tensor) const {
-    const graphdef::BundleEntryProto& entry = entries_.at(key);
-    char shard[64];
-    std::snprintf(shard, sizeof shard, ".data-%05d-of-%05d", entry.shard_id(), num_shards_);
-    const std::string path = prefix_ + shard, where = path + ": tensor '" + key + "'";
-    if (entry.shard_id() < 0 || entry.shard_id() >= num_shards_ || entry.slices_size() > 0) {
-      throw ModelError(where + ": a sliced or misplaced entry, which graphrun-cc does not read");
-    }
-    uint64_t count = 1;
-    for (const auto& dim : entry.shape().dim()) {
-      if (dim.size() < 0 || (dim.size() > 0 && count > UINT64_MAX / static_cast<uint64_t>(dim.size()))) {
-        throw ModelError(where + ": bad shape");
-      }
-      count *= static_cast<uint64_t>(dim.size());
-    }
-    const DataType dtype = entry.dtype();
-    const std::size_t itemsize = is_supported(dtype) ? dtype_size(dtype) : 0;
-    if (itemsize == 0) throw ModelError(where + ": dtype " + dtype_name(dtype) + ", which graphrun-cc does not read");
-    if (count > max_tensor_bytes() / itemsize || entry.size() < 0 ||
-        static_cast<uint64_t>(entry.size()) != count * itemsize || entry.offset() < 0) {
-      throw ModelError(where + ": " + std::to_string(entry.size()) + " bytes do not hold " + dtype_name(dtype) +
-                       " of that shape, or exceed the tensor size limit");
-    }
-    std::string bytes = read_bytes(entry, where);
+    const Entry& found = entries_.at(key);
+    const graphdef::BundleEntryProto& entry = found.proto;
+    const std::string path = data_path(entry), where = path + ": tensor '" + key + "'";
+    if (!found.unreadable.empty()) throw ModelError(where + ": " + found.unreadable);
+    Shape shape;
+    for (const auto& dim : entry.shape().dim()) shape.push_back(dim.size());
+    limit_checked(shape, entry.dtype(), where);
+    std::string bytes = read_bytes(entry, path, where);
     if (masked_crc32c(bytes.data(), bytes.size()) != entry.crc32c()) {
       throw ModelError(where + ": the bytes fail their checksum (the file is damaged)");
     }
-    tensor.set_dtype(dtype);
+    tensor.set_dtype(entry.dtype());
     *tensor.mutable_tensor_shape() = entry.shape();
     tensor.set_tensor_content(std::move(bytes));
   }
 
  private:
-  std::string read_bytes(const graphdef::BundleEntryProto& entry, const std::string& where) const {
+  struct Entry {
+    graphdef::BundleEntryProto proto;
+    std::string unreadable;  // why its tensor cannot be read, when it cannot; the rest of the bundle reads
+  };
+
+  // Throws for an entry that damages the index; returns why a well-formed
+  // entry cannot be read ("" when it can).
+  static std::string check_entry(const graphdef::BundleEntryProto& entry, const std::string& where) {
+    bool known = !entry.shape().unknown_rank();
+    for (const auto& dim : entry.shape().dim()) {
+      if (dim.size() < -1) throw ModelError(where + ": negative dimension in shape " + shape_text(entry.shape()));
+      known = known && dim.size() >= 0;
+    }
+    const DataType dtype = entry.dtype();
+    // graphrun reads float16 too: its entries are checked alike, then refused when read
+    const bool half = dtype == graphdef::DT_HALF;
+    if (!half && !is_supported_dtype(dtype)) {
+      return "dtype enum " + std::to_string(static_cast<int>(dtype)) + " (graphdef reads numeric and bool tensors)";
+    }
+    if (entry.slices_size() > 0) return "a sliced (partitioned) variable, which graphdef does not read";
+    if (!known) throw ModelError(where + ": shape " + shape_text(entry.shape()) + " is not fully known");
+    if (entry.offset() < 0) {
+      throw ModelError(where + ": offset " + std::to_string(entry.offset()) + " is negative; the index is damaged");
+    }
+    const std::string needed = bytes_needed(entry.shape(), half ? 2 : dtype_size(dtype));
+    if (std::to_string(entry.size()) != needed) {
+      throw ModelError(where + ": " + std::to_string(entry.size()) + " bytes at offset " +
+                       std::to_string(entry.offset()) + ", but " + (half ? "float16" : dtype_name(dtype)) + " " +
+                       shape_text(entry.shape()) + " needs " + needed);
+    }
+    return half ? "dtype float16, which graphrun-cc cannot hold" : "";
+  }
+
+  // A tensor over the size limit is a run failure (exit 4), named after the
+  // model as a Const over it is, then by its entry: graphrun's words.
+  void limit_checked(const Shape& shape, DataType dtype, const std::string& where) const {
+    try {
+      checked_num_elements(shape, dtype, "value");
+    } catch (const TensorLimitError& error) {
+      throw RunError(model_ + ": " + where + ": " + error.what());
+    }
+  }
+
+  std::string data_path(const graphdef::BundleEntryProto& entry) const {
     char shard[64];
     std::snprintf(shard, sizeof shard, ".data-%05d-of-%05d", entry.shard_id(), num_shards_);
-    const std::string path = prefix_ + shard;
-    if (entry.shard_id() < 0 || entry.shard_id() >= num_shards_ || entry.slices_size() > 0 || entry.offset() < 0) {
-      throw ModelError(where + ": a sliced or misplaced entry, which graphrun-cc does not read");
-    }
+    return prefix_ + shard;
+  }
+
+  // The entry's `size` bytes at its `offset`; the entry was checked when the index was read.
+  static std::string read_bytes(const graphdef::BundleEntryProto& entry, const std::string& path,
+                                const std::string& where) {
     struct stat info;
-    if (stat(path.c_str(), &info) != 0) throw ModelError(path + ": no such file");
+    if (stat(path.c_str(), &info) != 0) throw ModelError(path + ": " + std::strerror(errno));
     // a FIFO here would block fopen for ever
-    if (!S_ISREG(info.st_mode))
+    if (!S_ISREG(info.st_mode)) {
       throw ModelError(path + ": not a regular file; put the file saved with the model there");
+    }
+    const uint64_t offset = static_cast<uint64_t>(entry.offset()), size = static_cast<uint64_t>(entry.size());
+    const uint64_t file_size = static_cast<uint64_t>(info.st_size);
+    if (offset > file_size || size > file_size - offset) {
+      // offset + size in decimal without overflow: both are below 2^63
+      const unsigned __int128 end = static_cast<unsigned __int128>(offset) + size;
+      throw ModelError(where + ": bytes " + std::to_string(offset) + ".." + decimal(end) +
+                       " lie past the file's end (" + std::to_string(file_size) + " bytes)");
+    }
     std::FILE* file = std::fopen(path.c_str(), "rb");
-    if (file == nullptr) throw ModelError(path + ": no such file");
-    std::string bytes(static_cast<std::size_t>(entry.size()), '\0');
-    const bool ok = fseeko(file, entry.offset(), SEEK_SET) == 0 &&
+    if (file == nullptr) throw ModelError(path + ": " + std::strerror(errno));
+    std::string bytes(static_cast<std::size_t>(size), '\0');
+    const bool ok = fseeko(file, static_cast<off_t>(offset), SEEK_SET) == 0 &&
                     (bytes.empty() || std::fread(bytes.data(), 1, bytes.size(), file) == bytes.size());
     std::fclose(file);
-    if (!ok) throw ModelError(where + ": its bytes lie past the file's end");
+    if (!ok) throw ModelError(path + ": cannot read " + std::to_string(size) + " bytes at " + std::to_string(offset));
     return bytes;
   }
 
-  static bool is_supported(DataType dtype) {
-    try {
-      return dtype_size(dtype) > 0;
-    } catch (const std::exception&) {
-      return false;
-    }
+  static std::string decimal(unsigned __int128 value) {
+    std::string text;
+    do {
+      text.insert(text.begin(), static_cast<char>('0' + static_cast<int>(value % 10)));
+      value /= 10;
+    } while (value > 0);
+    return text;
   }
 
-  std::string prefix_;
+  std::string model_, prefix_;
   int num_shards_ = 1;
-  std::map<std::string, graphdef::BundleEntryProto> entries_;
+  std::map<std::string, Entry> entries_;
 };
 
 // The first string of a DT_STRING Const's k-th element.
@@ -415,7 +507,7 @@ std::unique_ptr<graphdef::GraphDef> frozen_saved_model(const std::string& dir, c
       throw ModelError(dir + ": the SavedModel's variables are missing (" + prefix +
                        ".index is not there); copy its variables/ directory next to saved_model.pb");
     }
-    bundle = std::make_unique<Bundle>(prefix);
+    bundle = std::make_unique<Bundle>(dir, prefix);
     if (meta.object_graph_def().nodes_size() > 0) {  // TF2: keys from the object graphs
       if (!bundle->has(kObjectGraphKey)) {
         throw ModelError(prefix + ": the checkpoint has no object graph (" + kObjectGraphKey +

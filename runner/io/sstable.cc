@@ -56,8 +56,9 @@ std::pair<std::size_t, std::size_t> block(const std::string& data, Handle handle
     throw Error(where + ": block at " + std::to_string(begin) + " fails its checksum");
   }
   if (data[end] != 0) {
-    throw Error(where + ": block at " + std::to_string(begin) +
-                " is compressed; only uncompressed tables are read (TensorFlow writes its checkpoints uncompressed)");
+    throw Error(where + ": block at " + std::to_string(begin) + " is compressed (type " +
+                std::to_string(static_cast<unsigned char>(data[end])) +
+                "); only uncompressed tables are read (TensorFlow writes its checkpoints uncompressed)");
   }
   return {begin, end};
 }
@@ -69,7 +70,10 @@ void entries(const std::string& data, std::pair<std::size_t, std::size_t> range,
   const auto [begin, end] = range;
   if (end - begin < 4) throw Error(where + ": block too short");
   const uint32_t restarts = load32(data.data() + end - 4);
-  if (restarts > (end - begin - 4) / 4) throw Error(where + ": bad restart count " + std::to_string(restarts));
+  if (restarts == 0 && end - begin == 4) return;  // an empty block
+  if (restarts < 1 || restarts > (end - begin - 4) / 4) {
+    throw Error(where + ": bad restart count " + std::to_string(restarts));
+  }
   const std::size_t limit = end - 4 - 4 * static_cast<std::size_t>(restarts);
   std::size_t pos = begin;
   std::string key;
@@ -78,7 +82,7 @@ void entries(const std::string& data, std::pair<std::size_t, std::size_t> range,
     const uint64_t unshared = read_varint(data, pos, limit, where, 35);
     const uint64_t length = read_varint(data, pos, limit, where, 35);
     if (shared > key.size() || unshared > limit - pos || length > limit - pos - unshared) {
-      throw Error(where + ": an entry runs past its block");
+      throw Error(where + ": entry at " + std::to_string(pos - begin) + " runs past its block");
     }
     key.resize(shared);
     key.append(data, pos, unshared);
@@ -91,7 +95,9 @@ void entries(const std::string& data, std::pair<std::size_t, std::size_t> range,
 }  // namespace
 
 std::map<std::string, std::string> parse_sstable(const std::string& bytes, const std::string& name) {
-  if (bytes.size() < kFooterSize) throw Error(name + ": too short for a table footer");
+  if (bytes.size() < kFooterSize) {
+    throw Error(name + ": " + std::to_string(bytes.size()) + " bytes is too short for a table footer");
+  }
   const std::size_t footer = bytes.size() - kFooterSize;
   uint64_t magic;
   std::memcpy(&magic, bytes.data() + footer + 40, 8);
