@@ -5,7 +5,7 @@ import os
 from google.protobuf import message, text_format
 
 from graphdef.framework import dtypes
-from graphdef.wire import call_budget, external_weights as _external_module, nesting
+from graphdef.wire import call_budget, external_weights as _external_module, nesting, pbtxt
 from graphdef.wire.atomic import write_atomically
 from graphdef.wire.values import (attr_from_proto, attr_to_proto, ndarray_from_proto,  # noqa: F401 - their home
                                   ndarray_to_proto, shape_from_proto, shape_to_proto)
@@ -440,7 +440,7 @@ def read_graph_def(path, signature=None):
     try:
         if is_text_path(path):
             nesting.check_text_nesting(data)  # before text_format, which would recurse as deep
-            text_format.Parse(data.decode("utf-8"), graph_def)
+            pbtxt.parse(data, graph_def)
         else:
             graph_def.ParseFromString(data)
     except nesting.NestingError as e:
@@ -488,7 +488,7 @@ def _text_error(exc):
         why = why.rpartition("': ")[2]
     if "codec can't decode" in why and "escape" not in why:
         why = "a string is not valid UTF-8"
-    elif "codec" in why or "escape" in why:
+    elif "codec" in why:  # escapes are checked by graphdef.wire.pbtxt in graphrun-cc's words; this is a fallback
         why = "invalid escape sequence in string literal"
     why = _one_line(why)
     if len(why) > 160:

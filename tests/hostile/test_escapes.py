@@ -77,3 +77,87 @@ def test_inspect_reports_escape_names_alike_in_both_runtimes(runner, tmp_path, c
     # graphrun-cc adds a last line, its optimizer's report; the rest is the same text
     assert cc_out == out + "optimize: 1 nodes, nothing to do\n"
     assert not any(c in out + cc_out for c in "\x1b\x01\x07\x7f\x9b\x85\x0b\x09\x0d")
+
+
+# -- string literals in text GraphDefs: TensorFlow's (protobuf C++'s) escapes in both runtimes --
+
+PLACEHOLDER_X = 'node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }'
+
+
+def _with_attr_s(literal, indent="\t "):
+    """A Placeholder with a bytes attr 's' holding `literal`, on a second line after a tab, so the
+    column counts bytes and tab stops as protobuf C++ counts them."""
+    return f'{PLACEHOLDER_X}\n{indent}attr {{ key: "s" value {{\ts: "a\tb{literal}" }} }} }}\n'
+
+
+# (the literal's tail, the column protobuf C++ names: where its tokenizer stopped). By hand: line 2
+# is "\t attr { key: "s" value {\ts: "a\tb" with tab stops every 8 columns, so the tail starts at
+# 0-based column 49, and its escape's letter is at 1-based column 51
+BAD_ESCAPES = {
+    "unknown letter": (r"\q", 51, "Invalid escape sequence in string literal."),
+    "digit past octal": (r"\8", 51, "Invalid escape sequence in string literal."),
+    "hex without digits": (r"\x", 52, "Expected hex digits for escape sequence."),
+    "short \\u": (r"\u12", 54, "Expected four hex digits for \\u escape sequence."),
+    "\\u with a non-hex digit": (r"\u12g4", 54, "Expected four hex digits for \\u escape sequence."),
+    "\\U past 10ffff": (r"\U00200000", 54, "Expected eight hex digits up to 10ffff for \\U escape sequence"),
+    "after a two-byte letter": ("\u00e9\\q", 53, "Invalid escape sequence in string literal."),  # bytes count
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ESCAPES))
+def test_an_escape_protobuf_cc_refuses_is_refused_alike(runner, tmp_path, capsys, case):
+    literal, column, why = BAD_ESCAPES[case]
+    path = tmp_path / "model.pbtxt"
+    path.write_text(_with_attr_s(literal))
+    line = f"{path}: not a text-format GraphDef (line 2 column {column}: {why})\n"
+    assert graphrun(capsys, "run", path, "--random", "--shape", "x=1")[::2] == (3, "graphrun: " + line)
+    assert run_cc(runner, "run", path, "--random", "--shape", "x=1")[::2] == (3, "graphrun-cc: " + line)
+
+
+# What protobuf C++ makes of each escape (its tokenizer's ParseStringAppend), spelled out by hand
+GOOD_ESCAPES = {
+    r"\777": b"\xff",  # an octal escape keeps its low 8 bits
+    r"\400": b"\x00",
+    r"\1012": b"A2",  # three digits at most
+    r"\x4": b"\x04",
+    r"\x414": b"A4",  # two hex digits at most
+    r"\ud800": b"\xed\xa0\x80",  # a lone surrogate, encoded as any code point
+    r"\ud83d\ude00": b"\xf0\x9f\x98\x80",  # a surrogate pair, one code point
+    r"\U0001F600": b"\xf0\x9f\x98\x80",
+    r"\U00110000": b"\xf4\x90\x80\x80",  # past 10ffff, yet let through by the tokenizer
+    r"\?\a\'\\\"\v": b"?\x07'\\\"\x0b",
+}
+
+
+@pytest.mark.parametrize("literal", sorted(GOOD_ESCAPES))
+def test_an_escape_protobuf_cc_accepts_gives_its_bytes(runner, tmp_path, capsys, literal):
+    from graphdef._proto import graph_pb2
+    from graphdef.wire import pbtxt
+
+    text = _with_attr_s(literal)
+    parsed = pbtxt.parse(text.encode(), graph_pb2.GraphDef())
+    assert parsed.node[0].attr["s"].s == b"a\tb" + GOOD_ESCAPES[literal]
+    path = tmp_path / "model.pbtxt"
+    path.write_text(text)
+    argv = ("run", path, "--feed", "x=[2.5]")
+    assert graphrun(capsys, *argv) == run_cc(runner, *argv) == (0, "x:0 float32 [1] = [2.5]\n", "")
+
+
+def test_raw_bytes_that_are_not_utf8_stand_in_a_bytes_literal(runner, tmp_path, capsys):
+    from graphdef._proto import graph_pb2
+    from graphdef.wire import pbtxt
+
+    data = _with_attr_s("").encode().replace(b'b" }', b'b\xff\xfe\x80" }')
+    assert pbtxt.parse(data, graph_pb2.GraphDef()).node[0].attr["s"].s == b"a\tb\xff\xfe\x80"
+    path = tmp_path / "model.pbtxt"
+    path.write_bytes(data)
+    argv = ("run", path, "--feed", "x=[2.5]")
+    assert graphrun(capsys, *argv) == run_cc(runner, *argv) == (0, "x:0 float32 [1] = [2.5]\n", "")
+
+
+def test_graphrun_refuses_a_string_field_that_is_not_utf8_where_its_literal_opens(tmp_path, capsys):
+    # protobuf's Python classes cannot hold such a name; TensorFlow refuses it at import
+    path = tmp_path / "model.pbtxt"
+    path.write_text('node { name: "ok" op: "NoOp" }\nnode {\tname: "x\\777" op: "NoOp" }\n')
+    assert graphrun(capsys, "run", path)[::2] == (
+        3, f"graphrun: {path}: not a text-format GraphDef (line 2 column 15: a string is not valid UTF-8)\n")

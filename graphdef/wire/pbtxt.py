@@ -1,0 +1,148 @@
+"""Text-format GraphDefs parsed with TensorFlow's rules for string literals.
+
+TensorFlow reads text protos with protobuf's C++ TextFormat, and graphrun-cc does too. Python's
+text_format disagrees with it on escapes: it accepts unknown ones ("\\q" stays a backslash and a
+q) and refuses an octal escape past a byte ("\\777", which C++ truncates to 0xff). So string
+literals here are checked and decoded as the C++ tokenizer does, with its messages and its
+positions (1-based line; column counting bytes, a tab to the next multiple of 8), and the rest
+of the parse is protobuf's. Raw bytes that are not UTF-8 may stand in a literal, as in C++. A
+`string` field (not `bytes`) must still decode as UTF-8: protobuf's Python classes cannot hold
+anything else, and TensorFlow would refuse such a name, op or input at import.
+"""
+
+from google.protobuf import text_format
+
+_SIMPLE = {ord(k): v for k, v in zip("abfnrtv\\?'\"", b"\a\b\f\n\r\t\v\\?'\"")}
+_OCTAL = b"01234567"
+_HEX = b"0123456789abcdefABCDEF"
+
+
+def parse(data, message):
+    """Merges the text `data` (bytes) into `message`; text_format.ParseError says what is wrong."""
+    lines = data.decode("utf-8", "surrogateescape").splitlines(keepends=True) or [""]
+    tokenizer = _Tokenizer(lines)
+    parser = text_format._Parser()  # noqa: SLF001 - its public Parse builds the stock tokenizer
+    parser.root_type = message.DESCRIPTOR.full_name
+    parser._allow_multiple_scalars = False  # noqa: SLF001 - Parse, not Merge: a scalar given twice is refused
+    while not tokenizer.AtEnd():
+        parser._MergeField(tokenizer, message)  # noqa: SLF001
+    return message
+
+
+def _column(line, index):
+    """C++'s 0-based column of character `index` of `line`: bytes, tabs to a multiple of 8."""
+    column = 0
+    for byte in line[:index].encode("utf-8", "surrogateescape"):
+        column = column + 8 - column % 8 if byte == 9 else column + 1
+    return column
+
+
+class _Tokenizer(text_format.Tokenizer):
+    def _error_at(self, offset, why):
+        """A ParseError at byte `offset` of the current token, placed as C++ places it."""
+        token = self.token.encode("utf-8", "surrogateescape")
+        column = _column(self._current_line, self._column)
+        for byte in token[:offset]:
+            column = column + 8 - column % 8 if byte == 9 else column + 1
+        return text_format.ParseError(why, self._line + 1, column + 1)
+
+    def ConsumeString(self):  # noqa: N802 - protobuf's name
+        line, column = self._line + 1, _column(self._current_line, self._column) + 1
+        the_bytes = self.ConsumeByteString()
+        try:
+            return the_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            raise text_format.ParseError("a string is not valid UTF-8", line, column) from None
+
+    def _ConsumeSingleByteString(self):  # noqa: N802 - protobuf's name
+        text = self.token
+        closed = len(text) >= 2 and text[0] in "'\"" and text[-1] == text[0] and (
+            len(text[:-1]) - len(text[:-1].rstrip("\\"))) % 2 == 0
+        if not closed:
+            return super()._ConsumeSingleByteString()  # its own errors for a missing quote
+        token = text.encode("utf-8", "surrogateescape")
+        self._check_escapes(token)
+        result = _unescape(token[1:-1])
+        self.NextToken()
+        return result
+
+    def _check_escapes(self, token):
+        """The C++ tokenizer's checks, in its order: an error sits where it stopped looking."""
+        pos, end = 1, len(token) - 1
+        while True:
+            pos = token.find(b"\\", pos, end)  # a 10 MB literal is scanned at find's speed
+            if pos < 0:
+                return
+            pos += 1
+            char = token[pos] if pos < end else None
+            if char is not None and (char in _SIMPLE or char in _OCTAL):
+                pos += 1
+            elif char == ord("x"):
+                pos += 1
+                if pos >= end or token[pos] not in _HEX:
+                    raise self._error_at(pos, "Expected hex digits for escape sequence.")
+            elif char == ord("u"):
+                pos += 1
+                for _ in range(4):
+                    if pos >= end or token[pos] not in _HEX:
+                        raise self._error_at(pos, "Expected four hex digits for \\u escape sequence.")
+                    pos += 1
+            elif char == ord("U"):
+                pos += 1
+                for allowed in (b"0", b"0", b"01") + (_HEX,) * 5:
+                    if pos >= end or token[pos] not in allowed:
+                        raise self._error_at(pos, "Expected eight hex digits up to 10ffff for \\U escape sequence")
+                    pos += 1
+            else:
+                raise self._error_at(pos, "Invalid escape sequence in string literal.")
+
+
+def _unescape(body):
+    """The bytes C++ makes of a checked literal's body: an octal escape keeps its low 8 bits,
+    \\u and \\U become UTF-8 (a lone surrogate too, as its three bytes), a surrogate pair one
+    code point."""
+    out, pos = bytearray(), 0
+    while pos < len(body):
+        backslash = body.find(b"\\", pos)
+        if backslash < 0 or backslash + 1 == len(body):
+            out += body[pos:]
+            break
+        out += body[pos:backslash]
+        pos = backslash + 1
+        char = body[pos]
+        if char in _OCTAL:
+            digits = 1
+            while digits < 3 and pos + digits < len(body) and body[pos + digits] in _OCTAL:
+                digits += 1
+            out.append(int(body[pos:pos + digits], 8) & 0xFF)
+            pos += digits
+        elif char == ord("x"):
+            digits = 1 if pos + 2 >= len(body) or body[pos + 2] not in _HEX else 2
+            out.append(int(body[pos + 1:pos + 1 + digits], 16))
+            pos += 1 + digits
+        elif char in b"uU":
+            width = 4 if char == ord("u") else 8
+            code = int(body[pos + 1:pos + 1 + width], 16)
+            pos += 1 + width
+            low = body[pos + 2:pos + 6] if body[pos:pos + 2] == b"\\u" else b""
+            if 0xD800 <= code < 0xDC00 and len(low) == 4 and all(c in _HEX for c in low) and (
+                    0xDC00 <= int(low, 16) < 0xE000):
+                code = 0x10000 + ((code - 0xD800) << 10) + int(low, 16) - 0xDC00
+                pos += 6
+            out += _utf8(code)
+        else:
+            out.append(_SIMPLE[char])
+            pos += 1
+    return bytes(out)
+
+
+def _utf8(code):
+    """UTF-8 as C++'s AppendUTF8 writes it: surrogates and code points up to 0x1fffff encoded
+    as any other (the tokenizer lets nothing past that through)."""
+    if code < 0x80:
+        return bytes([code])
+    if code < 0x800:
+        return bytes([0xC0 | code >> 6, 0x80 | code & 0x3F])
+    if code < 0x10000:
+        return bytes([0xE0 | code >> 12, 0x80 | code >> 6 & 0x3F, 0x80 | code & 0x3F])
+    return bytes([0xF0 | code >> 18, 0x80 | code >> 12 & 0x3F, 0x80 | code >> 6 & 0x3F, 0x80 | code & 0x3F])
