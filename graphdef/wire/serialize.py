@@ -16,7 +16,7 @@ from graphdef.framework.toposort import CycleError, cycle_text, toposort
 from graphdef.framework.gc_pause import gc_paused
 from graphdef.ops import REGISTRY
 from graphdef.ops import unsupported as unsupported_ops
-from graphdef.ops.registry import create
+from graphdef.ops.registry import REQUIRED, create
 from graphdef.framework.shapes import TensorShape
 
 # TF_GRAPH_DEF_VERSION of TensorFlow 2.21, whose op definitions these nodes follow.
@@ -238,9 +238,7 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
             if index >= len(producer.outputs):
                 raise GraphFileError(f"{where}: input '{text}' {_past_outputs(index, producer)}")
             inputs.append(producer.outputs[index])
-        for key, attr in opdef.attrs.items():
-            if key not in attrs and attr.kind == "int" and key in _number_attrs(opdef):
-                attrs[key] = len(inputs) - (len(opdef.inputs) - 1)
+        _check_input_counts(opdef, attrs, len(inputs), where)
         standing_in = [t for t in inputs if t is not None]
         if len(standing_in) < len(inputs):
             if not standing_in:
@@ -348,8 +346,26 @@ def _why_unsupported(node, inputs, created, input_map):
     return None
 
 
-def _number_attrs(opdef):
-    return {a.number_attr for a in opdef.inputs if a.number_attr}
+def _check_input_counts(opdef, attrs, got, where):
+    """A count attr (Merge's N, AddN's, Pack's...) has no default in TensorFlow's op defs, so its
+    importer refuses a node without one, as graphrun-cc does; a Merge's N is checked against its
+    inputs here too, in graphrun-cc's words (the other ops' counts are checked where they are made)."""
+    counted = [a for a in opdef.inputs if a.number_attr]
+    if not counted or any(a.type_list for a in opdef.inputs):
+        return
+    for arg in counted:
+        key = arg.number_attr
+        if key not in attrs:
+            if opdef.attrs[key].default is REQUIRED:
+                raise GraphFileError(f"{where}: missing attr '{key}'")
+            attrs[key] = opdef.attrs[key].default
+    n = attrs.get("N")
+    if opdef.type != "Merge" or isinstance(n, bool) or not isinstance(n, int):
+        return
+    if n < 1:
+        raise GraphFileError(f"{where}: attr 'N' is {n}; Merge needs at least 1")
+    if n != got:
+        raise GraphFileError(f"{where}: has {got} data input{'' if got == 1 else 's'} but Merge takes {n}")
 
 
 # -- files --------------------------------------------------------------------------------
