@@ -14,6 +14,7 @@ from graphdef._proto import oip_pb2, tfs_pb2
 from graphdef.framework.errors import InvalidArgumentError, OpError
 from graphdef.serving import inference
 from graphdef.serving.batching import Draining, Overloaded
+from graphdef.serving.infer_wire import split_raw_contents
 from graphdef.serving.tensors import (BadRequest, NotFound, TooLarge, TooSlow, array_from_bytes, array_from_values,
                                       oip_datatype, oip_datatype_dtype, parse_shape, raw_bytes, shown,
                                       tensor_from_proto, tensor_to_proto)
@@ -80,6 +81,36 @@ def _parser(request_type):
     return parse
 
 
+class _InferRequest:
+    """A ModelInferRequest whose raw_input_contents are views of the received bytes (infer_wire.py)."""
+
+    __slots__ = ("message", "raw")
+
+    def __init__(self, message, raw):
+        self.message, self.raw = message, raw
+
+    @property
+    def id(self):
+        return self.message.id
+
+    @property
+    def model_name(self):
+        return self.message.model_name
+
+
+def _parse_infer(data):
+    split = split_raw_contents(data)
+    if split is not None:
+        try:
+            return _InferRequest(oip_pb2.ModelInferRequest.FromString(split[0]), split[1])
+        except DecodeError:
+            pass  # parsed whole below, for protobuf's own words about it
+    message = _parser(oip_pb2.ModelInferRequest)(data)
+    if isinstance(message, _Unparsable):
+        return message
+    return _InferRequest(message, list(message.raw_input_contents))
+
+
 def _handler(metrics, protocol, method, model_of, function):
     async def handle(request, context):
         start = time.perf_counter()
@@ -141,8 +172,8 @@ def services(repository, metrics, state):
             inputs=[oip_pb2.ModelMetadataResponse.TensorMetadata(**t) for t in meta["inputs"]],
             outputs=[oip_pb2.ModelMetadataResponse.TensorMetadata(**t) for t in meta["outputs"]])
 
-    async def model_infer(request):
-        raw = list(request.raw_input_contents)
+    async def model_infer(parsed):
+        request, raw = parsed.message, parsed.raw
         if raw and len(raw) != len(request.inputs):
             raise BadRequest(f"raw_input_contents has {len(raw)} entries for {len(request.inputs)} inputs")
         feeds = {}
@@ -195,9 +226,10 @@ def services(repository, metrics, state):
         return response
 
     def rpc(protocol, name, function, request_type, response_type, model_of):
+        parse = _parse_infer if request_type is oip_pb2.ModelInferRequest else _parser(request_type)
         return grpc.unary_unary_rpc_method_handler(
             _handler(metrics, protocol, name, model_of, function),
-            request_deserializer=_parser(request_type), response_serializer=response_type.SerializeToString)
+            request_deserializer=parse, response_serializer=response_type.SerializeToString)
 
     no_model = lambda r: ""  # noqa: E731
     by_name = lambda r: r.name  # noqa: E731
