@@ -10,6 +10,8 @@ of the parse is protobuf's. Raw bytes that are not UTF-8 may stand in a literal,
 anything else, and TensorFlow would refuse such a name, op or input at import.
 """
 
+import re
+
 from google.protobuf import text_format
 
 _SIMPLE = {ord(k): v for k, v in zip("abfnrtv\\?'\"", b"\a\b\f\n\r\t\v\\?'\"")}
@@ -21,6 +23,7 @@ def parse(data, message):
     """Merges the text `data` (bytes) into `message`; text_format.ParseError says what is wrong."""
     lines = data.decode("utf-8", "surrogateescape").splitlines(keepends=True) or [""]
     tokenizer = _Tokenizer(lines)
+    tokenizer.all_lines = lines
     parser = text_format._Parser()  # noqa: SLF001 - its public Parse builds the stock tokenizer
     parser.root_type = message.DESCRIPTOR.full_name
     parser._allow_multiple_scalars = False  # noqa: SLF001 - Parse, not Merge: a scalar given twice is refused
@@ -37,7 +40,91 @@ def _column(line, index):
     return column
 
 
+_RETYPED = [  # protobuf Python's words -> protobuf C++'s, for errors at the same token
+    (re.compile(r"Expected string but found: '(.*)'$", re.S), r"Expected string, got: \1"),
+    (re.compile(r'Expected string but found: "(.*)"$', re.S), r"Expected string, got: \1"),
+    (re.compile(r"Couldn't parse integer: (.*)$", re.S), r"Expected integer, got: \1"),
+    (re.compile(r"Value out of range: (\d.*)$", re.S), r"Integer out of range (\1)"),
+    (re.compile(r"Expected identifier or number, got (.*)\.$", re.S), r"Expected identifier, got: \1"),
+]
+
+
 class _Tokenizer(text_format.Tokenizer):
+    all_lines = ()
+    field = None  # (line, column, name) of the last field name read
+
+    def ConsumeIdentifierOrNumber(self):  # noqa: N802 - protobuf's name
+        self.field = (self._line, self._column, self.token)
+        return super().ConsumeIdentifierOrNumber()
+
+    def ParseErrorPreviousToken(self, message):  # noqa: N802 - protobuf's name
+        return self._cc_error(message)
+
+    def ParseError(self, message):  # noqa: N802 - protobuf's name
+        return self._cc_error(message)
+
+    def _cc_error(self, message):
+        """The error as protobuf C++ reports it: its words, and the token it had reached (C++
+        reads one token further than Python before it names most mistakes)."""
+        token = self.token
+        here = (self._line, self._column)
+        after_token = self._after(self._line, self._column + len(token))
+        after_field = self._after(self.field[0], self.field[1] + len(self.field[2])) if self.field else here
+        at_end = not token and not self._more_lines
+        for pattern, words in _RETYPED:
+            if pattern.match(message):
+                if at_end and message.startswith("Expected identifier"):
+                    return self._at(self._end(), "Expected identifier, got: ")
+                return self._at(here, pattern.sub(words, message))
+        name = self.field[2] if self.field else ""
+        if ' has no field named "' in message:
+            return self._at(after_field, message)
+        if message.startswith("Enum type ") and " has no value named " in message:
+            return self._at(after_token, f'Unknown enumeration value of "{token}" for field "{name}".')
+        if message == 'Expected "true" or "false".':
+            return self._at(after_token, f'Invalid value for boolean field "{name}". Value: "{token}".')
+        if " should not have multiple " in message:
+            return self._at(after_field, f'Non-repeated field "{name}" is specified multiple times.')
+        if " another member of oneof " in message:
+            return self._at(after_field, re.sub(r' for message type "[^"]*"\.$', ".", message))
+        if message == 'Expected ":".':
+            return self._at(here, f'Expected ":", found "{token}".')
+        if message.startswith("Expected ") and at_end:
+            return self._at(self._end(), "Expected identifier, got: ")
+        if message.startswith("String missing ending quote"):
+            line = self._current_line.rstrip("\r\n")
+            last = self._line == len(self.all_lines) - 1 and not self._current_line.endswith("\n")
+            why = "Unexpected end of string." if last else "String literals cannot cross line boundaries."
+            return self._at((self._line, len(line)), why)
+        return self._at(here, message)
+
+    def _at(self, place, why):
+        line, index = place
+        text = self.all_lines[line] if line < len(self.all_lines) else ""
+        return text_format.ParseError(why, line + 1, _column(text, index) + 1)
+
+    def _after(self, line, index):
+        """Where the next token starts after character `index` of `line`: blanks and # comments
+        skipped, the file's end if nothing follows."""
+        while line < len(self.all_lines):
+            text = self.all_lines[line]
+            while index < len(text) and text[index] in " \t\r\n\f\v":
+                index += 1
+            if index < len(text) and text[index] != "#":
+                return line, index
+            line, index = line + 1, 0
+        return self._end()
+
+    def _end(self):
+        """The file's end as C++ places it: after the last line's last character, or at column 1
+        of the line after a final newline."""
+        if not self.all_lines:
+            return 0, 0
+        last = self.all_lines[-1]
+        if last.endswith("\n"):
+            return len(self.all_lines), 0
+        return len(self.all_lines) - 1, len(last)
+
     def _error_at(self, offset, why):
         """A ParseError at byte `offset` of the current token, placed as C++ places it."""
         token = self.token.encode("utf-8", "surrogateescape")

@@ -1,6 +1,7 @@
 """Graph <-> GraphDef (TensorFlow's wire format), ndarray <-> TensorProto, and model files."""
 
 import os
+import re
 
 from google.protobuf import message, text_format
 
@@ -506,7 +507,7 @@ def _text_error(exc):
         why = "a string is not valid UTF-8"
     elif "codec" in why:  # escapes are checked by graphdef.wire.pbtxt in graphrun-cc's words; this is a fallback
         why = "invalid escape sequence in string literal"
-    why = _one_line(why)
+    why = re.sub(r"\s+", " ", why).lstrip()  # one line; a trailing blank is C++'s ("got: " at the end)
     if len(why) > 160:
         why = why[:160] + "..."
     if exc.GetLine() is None:

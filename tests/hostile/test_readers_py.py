@@ -191,10 +191,10 @@ def _const(dtype, tensor):
 BIG = 10_000_000
 TEXTS = {
     "unterminated-10MB-string": ('node { name: "x' + "a" * BIG, 3,
-                                 "not a text-format GraphDef (line 1 column 14: String missing ending quote: "),
+                                 f"not a text-format GraphDef (line 1 column {BIG + 16}: Unexpected end of string.)"),
     "integer-past-int64": (_const("DT_INT32", "tensor_shape {} int_val: 99999999999999999999999"), 3,
-                           "not a text-format GraphDef (line 2 column 155: Value out of range: "
-                           "99999999999999999999999)"),
+                           "not a text-format GraphDef (line 2 column 155: Integer out of range "
+                           "(99999999999999999999999))"),
     # the escapes' words and places are protobuf C++'s (tests/hostile/test_escapes.py compares both runtimes)
     "truncated-hex-escape": ('node { name: "x\\x" op: "Placeholder" }', 3,
                              "not a text-format GraphDef (line 1 column 18: Expected hex digits for escape "
@@ -219,6 +219,9 @@ TEXTS = {
 }
 
 
+NOT_UTF8 = {"octal-escape-past-a-byte", "name-not-utf8"}
+
+
 @pytest.mark.parametrize("case", sorted(TEXTS))
 def test_a_hostile_text_graph_is_refused_in_one_short_line(runner, tmp_path, case):
     text, exit_code, words = TEXTS[case]
@@ -228,7 +231,12 @@ def test_a_hostile_text_graph_is_refused_in_one_short_line(runner, tmp_path, cas
     code, line = refusal(GRAPHRUN + argv)
     assert code == exit_code and line.startswith(f"graphrun: {model}: {words}") and len(line) < 400, line[:400]
     cc_code, cc_line = refusal([str(runner)] + argv)
-    assert cc_code == exit_code and len(cc_line) < 400, cc_line[:400]
+    if case == "string-of-10MB":  # graphrun holds string tensors and refuses at the run; graphrun-cc cannot hold them
+        assert cc_code == exit_code and "string tensors, which graphrun-cc cannot hold" in cc_line, cc_line[:400]
+    elif case in NOT_UTF8:  # graphrun-cc's text reader keeps the bytes (as TensorFlow's does) and refuses later
+        assert cc_code == exit_code and len(cc_line) < 400, cc_line[:400]
+    else:
+        assert (cc_code, cc_line) == (code, "graphrun-cc: " + line[len("graphrun: "):]), cc_line[:400]
 
 
 @pytest.fixture(scope="module")
