@@ -511,7 +511,8 @@ std::unique_ptr<graphdef::GraphDef> frozen_saved_model(const std::string& dir, c
     if (meta.object_graph_def().nodes_size() > 0) {  // TF2: keys from the object graphs
       if (!bundle->has(kObjectGraphKey)) {
         throw ModelError(prefix + ": the checkpoint has no object graph (" + kObjectGraphKey +
-                         "), so its variables cannot be matched to the SavedModel's");
+                         "), so its variables cannot be matched to the SavedModel's; was it written by "
+                         "tf.saved_model.save?");
       }
       const auto data = bundle->read_strings(kObjectGraphKey);
       graphdef::TrackableObjectGraph objects;

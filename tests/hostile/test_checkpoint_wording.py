@@ -7,6 +7,7 @@ import shutil
 import struct
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ import pytest
 import graphdef as gd
 from graphdef._proto import tensor_bundle_pb2
 from graphdef.wire import sstable
+from tests.hostile.test_cc_invalid_models import unpack_sections
 
 GRAPHRUN = [sys.executable, "-c", "import sys; from graphdef.graphrun.cli import main; sys.exit(main(sys.argv[1:]))"]
 INDEX = "variables/variables.index"
@@ -226,3 +228,60 @@ def test_a_tensor_over_the_size_limit_is_refused_alike(runner, export, tmp_path)
     assert both_lines(runner, export, env={"GRAPHDEF_MAX_TENSOR_BYTES": "16"}) == [
         (4, "M: M/variables/variables.data-00000-of-00001: tensor 'w': value [3,2] float32 would take 24 B, over "
             "the limit of 16 B (set GRAPHDEF_MAX_TENSOR_BYTES to change it)")] * 2
+
+
+# -- TF2: the object graph, a string tensor read by its own rules --
+
+OBJECT_GRAPH = b"_CHECKPOINTABLE_OBJECT_GRAPH"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def tf2_export(tmp_path_factory):
+    """fuzz/seeds' TF2 module (saved by TensorFlow), unpacked into a SavedModel directory."""
+    return unpack_sections((REPO / "fuzz" / "seeds" / "tf2_module.savedmodel").read_bytes(),
+                           tmp_path_factory.mktemp("tf2") / "export")
+
+
+def _object_graph_entry(**fields):
+    def change(items):
+        entry = tensor_bundle_pb2.BundleEntryProto()
+        entry.ParseFromString(items[OBJECT_GRAPH])
+        if "dims" in fields:
+            del entry.shape.dim[:]
+            for d in fields.pop("dims"):
+                entry.shape.dim.add(size=d)
+        for key, value in fields.items():
+            setattr(entry, key, value)
+        items[OBJECT_GRAPH] = entry.SerializeToString()
+        return items
+    return change
+
+
+def _without_object_graph(items):
+    del items[OBJECT_GRAPH]
+    return items
+
+
+DATA = "M/variables/variables.data-00000-of-00001: tensor '_CHECKPOINTABLE_OBJECT_GRAPH'"
+OBJECT_GRAPHS = {
+    "missing": (_without_object_graph, 3,
+                "M/variables/variables: the checkpoint has no object graph (_CHECKPOINTABLE_OBJECT_GRAPH), so its "
+                "variables cannot be matched to the SavedModel's; was it written by tf.saved_model.save?"),
+    "count-lies": (_object_graph_entry(dims=[1000]), 3, f"{DATA}: 1000 strings cannot fit in 220 bytes"),
+    "checksum": (_object_graph_entry(crc32c=1), 3, f"{DATA}: the bytes fail their checksum (the file is damaged)"),
+    "size-short": (_object_graph_entry(size=3), 3, f"{DATA}: the string lengths do not match the 3 bytes"),
+    "shape-unknown": (_object_graph_entry(dims=[-1]), 3, f"{DATA}: not a string tensor of known shape"),
+    "a-float": (_object_graph_entry(dtype=1), 3, "M/variables/variables.index: entry '_CHECKPOINTABLE_OBJECT_GRAPH': "
+                                                 "220 bytes at offset 20, but float32 [] needs 4"),
+    "size-huge": (_object_graph_entry(size=1 << 40), 4,
+                  f"M: {DATA}: value [1099511627776] uint8 would take 1.0 TiB, over the limit of 1.0 GiB (set "
+                  "GRAPHDEF_MAX_TENSOR_BYTES to change it)"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OBJECT_GRAPHS))
+def test_a_lying_object_graph_gets_one_line_in_both_runtimes(runner, tf2_export, tmp_path, case):
+    change, code, line = OBJECT_GRAPHS[case]
+    model = _table_case(tf2_export, tmp_path, change)
+    assert both_lines(runner, model, env={"GRAPHDEF_MAX_TENSOR_BYTES": str(1 << 30)}) == [(code, line)] * 2
