@@ -23,7 +23,6 @@ def parse(data, message):
     """Merges the text `data` (bytes) into `message`; text_format.ParseError says what is wrong."""
     lines = data.decode("utf-8", "surrogateescape").splitlines(keepends=True) or [""]
     tokenizer = _Tokenizer(lines)
-    tokenizer.all_lines = lines
     parser = text_format._Parser()  # noqa: SLF001 - its public Parse builds the stock tokenizer
     parser.root_type = message.DESCRIPTOR.full_name
     parser._allow_multiple_scalars = False  # noqa: SLF001 - Parse, not Merge: a scalar given twice is refused
@@ -50,8 +49,24 @@ _RETYPED = [  # protobuf Python's words -> protobuf C++'s, for errors at the sam
 
 
 class _Tokenizer(text_format.Tokenizer):
-    all_lines = ()
     field = None  # (line, column, name) of the last field name read
+
+    def __init__(self, lines):
+        self.all_lines = lines  # before the base class reads the first token
+        super().__init__(lines)
+
+    def NextToken(self):  # noqa: N802 - protobuf's name
+        """C++'s tokenizer refuses a byte outside a string literal that is not ASCII or is a control
+        character as it reads the token, before the parser sees the one before it."""
+        super().NextToken()
+        first = self.token[:1]
+        if not first or first in "'\"":
+            return
+        if ord(first) >= 0x80:
+            code = first.encode("utf-8", "surrogateescape")[0]
+            raise self._at((self._line, self._column), f"Interpreting non ascii codepoint {code}.")
+        if ord(first) < 0x20:
+            raise self._at((self._line, self._column), "Invalid control characters encountered in text.")
 
     def ConsumeIdentifierOrNumber(self):  # noqa: N802 - protobuf's name
         self.field = (self._line, self._column, self.token)

@@ -50,3 +50,34 @@ def test_a_text_graph_that_does_not_parse_is_named_alike(runner, tmp_path, capsy
     message = f"{path}: not a text-format GraphDef (line {line} column {column}: {why})\n"
     assert graphrun(capsys, "run", path)[::2] == (3, "graphrun: " + message)
     assert run_cc(runner, "run", path)[::2] == (3, "graphrun-cc: " + message)
+
+
+# Bytes outside string literals: C++ refuses any that is not ASCII, or is a control character, as it
+# reads the token (run_fuzz.py --surface pbtxt found graphrun's SystemError on a 0xff in an enum)
+RAW = {
+    "a byte past ASCII in an enum value": (
+        b'node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: \xffT_FLOAT } } }\n', 1, 70,
+        "Interpreting non ascii codepoint 255."),
+    "a byte past ASCII inside a field name": (b'node { n\xffame: "x" }\n', 1, 9,
+                                              "Interpreting non ascii codepoint 255."),
+    "UTF-8 before the first token": (b'  \n   \xc3\xa9 node { name: "x" }\n', 2, 4,
+                                     "Interpreting non ascii codepoint 195."),
+    "a control character": (b'node { name: "x" \x01 }\n', 1, 18, "Invalid control characters encountered in text."),
+}
+
+
+@pytest.mark.parametrize("case", sorted(RAW))
+def test_a_raw_byte_outside_strings_is_named_alike(runner, tmp_path, capsys, case):
+    data, line, column, why = RAW[case]
+    path = tmp_path / "model.pbtxt"
+    path.write_bytes(data)
+    message = f"{path}: not a text-format GraphDef (line {line} column {column}: {why})\n"
+    assert graphrun(capsys, "run", path)[::2] == (3, "graphrun: " + message)
+    assert run_cc(runner, "run", path)[::2] == (3, "graphrun-cc: " + message)
+
+
+def test_non_ascii_in_comments_and_strings_is_kept(runner, tmp_path, capsys):
+    path = tmp_path / "model.pbtxt"
+    path.write_bytes('node { name: "x" op: "NoOp" attr { key: "a" value { s: "\u00e9" } } }  # caf\u00e9\n'.encode())
+    assert graphrun(capsys, "run", path) == run_cc(runner, "run", path)
+    assert graphrun(capsys, "run", path)[0] == 0
