@@ -13,18 +13,21 @@ CPU stays small; for every client count the run lasts --seconds and reports thro
 percentiles (nearest rank) and errors.
 
 Exactly once: every request gets one outcome, and the ids the clients got answers for are the ids
-in the server's access log with status OK, compared as sets and counts. After the rows, a run with
-the last client count has version 2 of the model copied into the repository half-way through
+in the server's access log with status OK, compared as sets and counts. Before the rows comes an
+untimed warm-up run (its answers count too); after the rows, a run with the last client count
+has version 2 of the model copied into the repository half-way through
 (answers from both versions must come back, none lost; a run of its own, as loading a model takes
 CPU that a row's ratio must not pay); a final run sends SIGTERM half-way: each request then either
 was answered OK (and is in the access log) or was refused with UNAVAILABLE before the server
 received it (and is not), never lost or answered twice.
 
 The ratio compares served images/s with the same runtime called in process by the same number of
-worker threads on batches of the mean size the server formed, measured right after each row (the
-server idle) so both see the same machine. Figures are printed, and the run exits 1 only when the
-exactly-once proof fails. The clients share the machine's cores with the server, so on a small
-machine the served figures are a lower bound.
+worker threads on batches of the mean size the server formed, measured in the middle of each row
+(the server idle: each row is served for half its time before the reference and half after) so
+both see the same machine. The server's CPU per image is also given per kind of
+thread (its event loop, gRPC's own threads, the threads running the model). Figures are printed,
+and the run exits 1 only when the exactly-once proof fails. The clients share the machine's cores
+with the server, so on a small machine the served figures are a lower bound.
 """
 
 import argparse
@@ -83,6 +86,16 @@ class Run:
     def __init__(self):
         self.latencies, self.ok, self.errors, self.versions = [], [], {}, set()
         self.sent = 0
+        self.elapsed = 0.0
+
+    def add(self, other):
+        self.latencies += other.latencies
+        self.ok += other.ok
+        for code, ids in other.errors.items():
+            self.errors.setdefault(code, []).extend(ids)
+        self.versions |= other.versions
+        self.sent += other.sent
+        self.elapsed += other.elapsed
 
 
 def encoded_request(input_name, image):
@@ -188,6 +201,40 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+THREAD_KINDS = ("event loop", "gRPC threads", "inference")
+
+
+def cpu_by_thread(pid):
+    """{thread id: (kind, CPU seconds)} of the server's threads (Linux's /proc; empty elsewhere). The event
+    loop is the main thread; gRPC's core names its threads; the rest are Python's and OpenMP's threads,
+    which run the model (a worker thread and its OpenMP team) or idle."""
+    found = {}
+    try:
+        own = pathlib.Path(f"/proc/{pid}/comm").read_text().strip()
+        tasks = list(pathlib.Path(f"/proc/{pid}/task").iterdir())
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            stat = (task / "stat").read_text()
+        except OSError:
+            continue  # the thread ended meanwhile
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat.rsplit(")", 1)[1].split()
+        tid = int(task.name)
+        kind = THREAD_KINDS[0] if tid == pid else THREAD_KINDS[2] if name == own else THREAD_KINDS[1]
+        found[tid] = (kind, (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+    return found
+
+
+def cpu_by_kind(before, after):
+    """CPU seconds per thread kind between two cpu_by_thread() samples (threads that ended are lost)."""
+    spent = dict.fromkeys(THREAD_KINDS, 0.0)
+    for tid, (kind, seconds) in after.items():
+        spent[kind] += seconds - before.get(tid, (kind, 0.0))[1]
+    return spent
+
+
 def batch_rows(http_port):
     """(sum, count) of graphdef_serve_batch_rows from the server's /metrics."""
     with urllib.request.urlopen(f"http://127.0.0.1:{http_port}/metrics", timeout=30) as response:
@@ -198,6 +245,33 @@ def batch_rows(http_port):
             if line.startswith(key + "{"):
                 values[key] = values.get(key, 0.0) + float(line.split()[-1])
     return values.get("graphdef_serve_batch_rows_sum", 0.0), values.get("graphdef_serve_batch_rows_count", 0.0)
+
+
+def served_row(process, port, http_port, clients, args, encoded, runtime, image):
+    """One row: served for half the time, the in-process reference, served for the other half. The
+    reference sits between the two halves so that a change in the machine's load during the row (other
+    work on a shared machine) weighs on both sides alike."""
+    run, spent = Run(), {"server": 0.0, "client": 0.0, "threads": dict.fromkeys(THREAD_KINDS, 0.0)}
+    for half in ("a", "b"):
+        before = batch_rows(http_port)
+        server_cpu, client_cpu, threads = cpu_seconds(process.pid), time.process_time(), cpu_by_thread(process.pid)
+        run.add(asyncio.run(load(port, clients, args.seconds / 2, encoded, f"c{clients}{half}")))
+        spent["server"] += cpu_seconds(process.pid) - server_cpu
+        spent["client"] += time.process_time() - client_cpu
+        for kind, seconds in cpu_by_kind(threads, cpu_by_thread(process.pid)).items():
+            spent["threads"][kind] += seconds
+        if half == "a":
+            after = batch_rows(http_port)
+            run.mean_batch = (after[0] - before[0]) / max(1.0, after[1] - before[1])
+            # the reference on the same machine load, while the server idles
+            run.load = os.getloadavg()[0]
+            run.reference, run.reference_cpu = in_process(runtime, image, max(1, round(run.mean_batch)),
+                                                          args.workers, min(args.seconds, 10.0))
+    answered = max(1, len(run.ok))
+    run.server_cpu = spent["server"] / answered
+    run.client_cpu = spent["client"] / answered
+    run.by_kind = {kind: seconds / answered for kind, seconds in spent["threads"].items()}
+    return run
 
 
 def main():
@@ -236,19 +310,12 @@ def main():
         rows = []
         all_ok = []
         try:
+            # untimed: each batch size's first run plans it and makes its oneDNN primitives, as the
+            # in-process reference's untimed first run does
+            warm = asyncio.run(load(port, max(counts), min(args.seconds, 3.0), encoded, "warm-up"))
+            all_ok += warm.ok
             for n in counts:
-                before = batch_rows(http_port)
-                server_cpu, client_cpu = cpu_seconds(process.pid), time.process_time()
-                run = asyncio.run(load(port, n, args.seconds, encoded, f"c{n}"))
-                answered = max(1, len(run.ok))
-                run.server_cpu = (cpu_seconds(process.pid) - server_cpu) / answered
-                run.client_cpu = (time.process_time() - client_cpu) / answered
-                after = batch_rows(http_port)
-                run.mean_batch = (after[0] - before[0]) / max(1.0, after[1] - before[1])
-                # the reference right away, on the same machine load, while the server idles
-                run.load = os.getloadavg()[0]
-                run.reference, run.reference_cpu = in_process(runtime, image, max(1, round(run.mean_batch)),
-                                                              args.workers, min(args.seconds, 10.0))
+                run = served_row(process, port, http_port, n, args, encoded, runtime, image)
                 rows.append((n, run))
                 all_ok += run.ok
 
@@ -311,6 +378,8 @@ def main():
               f"{percentile(lat, 90) * 1e3:>8.2f} {percentile(lat, 99) * 1e3:>8.2f} {errors:>7} {r.mean_batch:>10.1f} "
               f"{reference:>12,.0f} {rate / reference:>17.0%} {r.load:>8.1f} {r.server_cpu * 1e3:>20.1f} "
               f"{r.client_cpu * 1e3:>7.1f} {r.reference_cpu * 1e3:>10.1f}")
+    print("server CPU ms/image by thread: " + "; ".join(
+        f"{n} clients: " + ", ".join(f"{k} {v * 1e3:.2f}" for k, v in r.by_kind.items()) for n, r in rows))
     refused = len(refused_ids)
     print(f"version switch half-way through a {counts[-1]}-client run of its own: {len(switch_run.ok)} answered, "
           f"from versions {sorted(switch_run.versions)}")
