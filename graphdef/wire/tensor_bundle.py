@@ -42,7 +42,8 @@ def index_path(prefix):
 
 
 def exists(prefix):
-    return os.path.isfile(index_path(prefix))
+    # anything there: a FIFO or a directory in its place is then refused by name, as graphrun-cc does
+    return os.path.exists(index_path(prefix))
 
 
 # -- writing ----------------------------------------------------------------------------------

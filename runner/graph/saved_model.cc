@@ -523,12 +523,21 @@ std::unique_ptr<graphdef::GraphDef> frozen_saved_model(const std::string& dir, c
     } else {
       keys = restored_variables(meta.graph_def());
     }
+    std::set<std::string> missing;  // every key the checkpoint lacks, named at once as graphrun names them
     for (const auto& name : variables) {
       if (!keys.count(name)) {
         throw ModelError(dir + ": variable node '" + name +
                          "' is not captured by any function of the SavedModel's object graph, so its value is unknown");
       }
-      if (!bundle->has(keys[name])) throw ModelError(prefix + ": the checkpoint lacks '" + keys[name] + "'");
+      if (!bundle->has(keys[name])) missing.insert(keys[name]);
+    }
+    if (!missing.empty()) {
+      std::string listed;
+      int count = 0;
+      for (auto it = missing.begin(); it != missing.end() && count < 10; ++it, ++count) {
+        listed += (listed.empty() ? "" : ", ") + *it;
+      }
+      throw ModelError(prefix + ": the checkpoint lacks " + listed);
     }
   }
 

@@ -152,6 +152,8 @@ TABLES = {
                           "M/variables/variables.index: a big-endian checkpoint, which graphdef does not read"),
     "header-no-shards": (_with_header(num_shards=0), 3, "M/variables/variables.index: 0 shards"),
     "header-not-a-proto": (_with_item(b"", b"\xff\xff"), 3, "M/variables/variables.index: unreadable bundle header"),
+    "key-missing": (lambda items: {k: v for k, v in items.items() if k != b"w"}, 3,
+                    "M/variables/variables: the checkpoint lacks w"),
 }
 
 
@@ -211,6 +213,16 @@ SHARDS = {
     "a-fifo": (lambda path: (path.unlink(), os.mkfifo(path)),
                "M/variables/variables.data-00000-of-00001: not a regular file; put the file saved with the model "
                "there"),
+    # the index itself: a FIFO would block a reader for ever
+    "index-a-fifo": (lambda path: ((path.parent / "variables.index").unlink(),
+                                   os.mkfifo(path.parent / "variables.index")),
+                     "M/variables/variables.index: not a regular file; put the file saved with the model there"),
+    "index-a-directory": (lambda path: ((path.parent / "variables.index").unlink(),
+                                        (path.parent / "variables.index").mkdir()),
+                          "M/variables/variables.index: not a regular file; put the file saved with the model there"),
+    "index-missing": (lambda path: (path.parent / "variables.index").unlink(),
+                      "M: the SavedModel's variables are missing (M/variables/variables.index is not there); copy its "
+                      "variables/ directory next to saved_model.pb"),
 }
 
 
