@@ -88,6 +88,8 @@ class Entry:
             self.dtype = dtypes.as_dtype(proto.dtype)
         except (TypeError, ValueError, KeyError):
             self.dtype = None
+        if self.dtype is None or np.dtype(self.dtype.np).kind not in "biuf":  # variant is a dtype, not bytes
+            self.dtype = None
             self.unreadable = f"dtype enum {proto.dtype} (graphdef reads numeric and bool tensors)"
             return
         if proto.slices:

@@ -142,6 +142,10 @@ TABLES = {
     "entry-dtype-unknown": (_with_entry(dtype=99), 3,
                             "M/variables/variables.data-00000-of-00001: tensor 'w': dtype enum 99 (graphdef reads "
                             "numeric and bool tensors)"),
+    # variant is a dtype graphdef knows (TensorList), yet never raw bytes in a checkpoint
+    "entry-dtype-variant": (_with_entry(dtype=21, offset=-(1 << 63)), 3,
+                            "M/variables/variables.data-00000-of-00001: tensor 'w': dtype enum 21 (graphdef reads "
+                            "numeric and bool tensors)"),
     "entry-sliced": (_with_entry(sliced=True), 3,
                      "M/variables/variables.data-00000-of-00001: tensor 'w': a sliced (partitioned) variable, which "
                      "graphdef does not read"),
