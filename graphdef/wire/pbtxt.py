@@ -53,6 +53,7 @@ class _Tokenizer(text_format.Tokenizer):
 
     def __init__(self, lines):
         self.all_lines = lines  # before the base class reads the first token
+        self.closers = []  # the brace or angle bracket each open message ends with
         super().__init__(lines)
 
     def NextToken(self):  # noqa: N802 - protobuf's name
@@ -67,6 +68,15 @@ class _Tokenizer(text_format.Tokenizer):
             raise self._at((self._line, self._column), f"Interpreting non ascii codepoint {code}.")
         if ord(first) < 0x20:
             raise self._at((self._line, self._column), "Invalid control characters encountered in text.")
+
+    def TryConsume(self, token):  # noqa: N802 - protobuf's name
+        if not super().TryConsume(token):
+            return False
+        if token in "{<":
+            self.closers.append("}" if token == "{" else ">")
+        elif token in "}>" and self.closers:
+            self.closers.pop()
+        return True
 
     def ConsumeIdentifierOrNumber(self):  # noqa: N802 - protobuf's name
         self.field = (self._line, self._column, self.token)
@@ -86,6 +96,14 @@ class _Tokenizer(text_format.Tokenizer):
         after_token = self._after(self._line, self._column + len(token))
         after_field = self._after(self.field[0], self.field[1] + len(self.field[2])) if self.field else here
         at_end = not token and not self._more_lines
+        if message.startswith("Expected identifier or number, got ") and token in ("}", ">") and self.closers:
+            return self._at(here, f'Expected "{self.closers[-1]}", found "{token}".')
+        if message.startswith("Couldn't parse integer: -") and len(token) > 1:  # C++ reads the sign apart
+            return self._at((self._line, self._column + 1), f"Expected integer, got: {token[1:]}")
+        if message.startswith("Value out of range: ") and token[:1].isdigit():  # the number as written
+            return self._at(here, f"Integer out of range ({token})")
+        if message == "Expected identifier.":
+            return self._at(self._end() if at_end else here, f"Expected identifier, got: {token}")
         for pattern, words in _RETYPED:
             if pattern.match(message):
                 if at_end and message.startswith("Expected identifier"):
@@ -102,10 +120,10 @@ class _Tokenizer(text_format.Tokenizer):
             return self._at(after_field, f'Non-repeated field "{name}" is specified multiple times.')
         if " another member of oneof " in message:
             return self._at(after_field, re.sub(r' for message type "[^"]*"\.$', ".", message))
-        if message == 'Expected ":".':
-            return self._at(here, f'Expected ":", found "{token}".')
-        if message.startswith("Expected ") and at_end:
+        if message in ('Expected "}".', 'Expected ">".') and at_end:  # C++ wanted the next field's name
             return self._at(self._end(), "Expected identifier, got: ")
+        if re.fullmatch(r'Expected "[^"]*"\.', message):
+            return self._at(self._end() if at_end else here, f'{message[:-1]}, found "{token}".')
         if message.startswith("String missing ending quote"):
             line = self._current_line.rstrip("\r\n")
             last = self._line == len(self.all_lines) - 1 and not self._current_line.endswith("\n")
@@ -160,17 +178,21 @@ class _Tokenizer(text_format.Tokenizer):
         text = self.token
         closed = len(text) >= 2 and text[0] in "'\"" and text[-1] == text[0] and (
             len(text[:-1]) - len(text[:-1].rstrip("\\"))) % 2 == 0
-        if not closed:
-            return super()._ConsumeSingleByteString()  # its own errors for a missing quote
         token = text.encode("utf-8", "surrogateescape")
-        self._check_escapes(token)
+        if not closed:
+            if not text or text[0] not in "'\"":
+                return super()._ConsumeSingleByteString()  # its own error: not a string at all
+            self._check_escapes(token, len(token))  # C++ names a bad escape before the missing quote
+            raise self._cc_error("String missing ending quote")
+        self._check_escapes(token, len(token) - 1)
         result = _unescape(token[1:-1])
         self.NextToken()
         return result
 
-    def _check_escapes(self, token):
-        """The C++ tokenizer's checks, in its order: an error sits where it stopped looking."""
-        pos, end = 1, len(token) - 1
+    def _check_escapes(self, token, end):
+        """The C++ tokenizer's checks of token[1:end], in its order: an error sits where it stopped
+        looking."""
+        pos = 1
         while True:
             pos = token.find(b"\\", pos, end)  # a 10 MB literal is scanned at find's speed
             if pos < 0:

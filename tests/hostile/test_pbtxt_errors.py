@@ -37,6 +37,16 @@ CASES = {
     "a brace missing after comments": ('node { name: "a" \n\n  # c\n', 4, 1, "Expected identifier, got: "),
     "a string at the file's end": ('node { name: "abc', 1, 18, "Unexpected end of string."),
     "a string across lines": ('node { name: "ab\ncd" }', 1, 17, "String literals cannot cross line boundaries."),
+    # found by running fuzz/py's pbtxt mutations through both runtimes
+    "a brace closed by an angle bracket": ('node { name: "a" >', 1, 18, 'Expected "}", found ">".'),
+    "a message truncated after its name": ("node", 1, 5, 'Expected "{", found "".'),
+    "a negative word for an int": ('node { name: "a" attr { key: "N" value { i: -inf } } }', 1, 46,
+                                   "Expected integer, got: inf"),
+    "an octal int past its range": ('node { name: "a" attr { key: "v" value { tensor { int_val: 077777777777 } } } }',
+                                    1, 60, "Integer out of range (077777777777)"),
+    "a bad escape in a string left open": ('node { name: "a\\qb\n" }', 1, 17,
+                                           "Invalid escape sequence in string literal."),
+    "an escaped quote left open": ('node { name: "ab\\"\n}', 1, 19, "String literals cannot cross line boundaries."),
     "a tab before the mistake": ('node {\tnme: "a" }', 1, 12,  # a tab runs to column 8
                                  'Message type "graphdef.NodeDef" has no field named "nme".'),
 }
