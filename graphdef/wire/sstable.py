@@ -101,6 +101,24 @@ def build(items):
 _UINT64_MASK = (1 << 64) - 1
 
 
+def key_text(key):
+    """A key for a message: its UTF-8 as text, each byte that is not part of a UTF-8 sequence as
+    \\xNN, as graphrun-cc's error lines show them (runner/cli/text_escape.cc)."""
+    out, i = [], 0
+    while i < len(key):
+        c = key[i]
+        size = 1 if c < 0x80 else 0 if c >= 0xF5 else 4 if c >= 0xF0 else 3 if c >= 0xE0 else 2 if c >= 0xC2 else 0
+        try:
+            if size == 0:
+                raise UnicodeDecodeError("utf-8", key, i, i + 1, "not a lead byte")
+            out.append(key[i:i + size].decode("utf-8"))
+            i += size
+        except UnicodeDecodeError:
+            out.append(f"\\x{c:02x}")
+            i += 1
+    return "".join(out)
+
+
 def _read_varint(data, pos, where, limit_bits=64):
     value, shift = 0, 0
     while True:
@@ -177,6 +195,6 @@ def parse(data, name="table"):
         handle, _ = _read_handle(handle_bytes, 0, f"{name} index")
         for key, value in _entries(_read_block(data, handle, f"{name} data"), f"{name} data"):
             if key > last_key:
-                raise TableError(f"{name}: key '{key.decode('utf-8', 'replace')}' is out of order")
+                raise TableError(f"{name}: key '{key_text(key)}' is out of order")
             items[key] = value
     return items

@@ -136,7 +136,7 @@ class Bundle:
         self.num_shards = header.num_shards
         self.entries = {}
         for key, value in table.items():
-            name = key.decode("utf-8", "replace")
+            name = sstable.key_text(key)
             proto = tensor_bundle_pb2.BundleEntryProto()
             try:
                 proto.ParseFromString(value)

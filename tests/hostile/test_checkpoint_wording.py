@@ -156,6 +156,9 @@ TABLES = {
                           "M/variables/variables.index: a big-endian checkpoint, which graphdef does not read"),
     "header-no-shards": (_with_header(num_shards=0), 3, "M/variables/variables.index: 0 shards"),
     "header-not-a-proto": (_with_item(b"", b"\xff\xff"), 3, "M/variables/variables.index: unreadable bundle header"),
+    # a key that is not UTF-8 is shown byte by byte, as graphrun-cc shows any such text
+    "entry-key-not-utf8": (lambda items: {**items, b"w\xff": _with_entry(shard_id=7)(dict(items))[b"w"]}, 3,
+                           "M/variables/variables.index: entry 'w\\xff' is in shard 7 of 1"),
     "key-missing": (lambda items: {k: v for k, v in items.items() if k != b"w"}, 3,
                     "M/variables/variables: the checkpoint lacks w"),
 }
