@@ -13,7 +13,7 @@ import pytest
 
 from graphdef._proto import graph_pb2, meta_graph_pb2
 
-from tests.support.cc_helpers import DT, Graph, fails, tensor_proto, type_attr
+from tests.support.cc_helpers import DT, Graph, fails, run_cc, tensor_proto, type_attr
 
 
 def test_unknown_ops_are_all_listed_at_once(runner, tmp_path):
@@ -154,3 +154,21 @@ def test_saved_model_node_named_twice_is_refused_before_freezing(runner, tmp_pat
                                  tmp_path / "fuzzed")
     assert fails(runner, 3, "run", regression, "--random", "--shape", "x=1,3") == (
         f"graphrun-cc: {regression}: node name 'MatMul' is not unique")
+
+
+# The kinds both runtimes already name alike: graphrun must give graphrun-cc's line word for word.
+# (control before data, duplicate name, missing attr, wrong input dtype and count, and the Const's
+# dtype mismatch are still worded apart by the two runtimes' graph validation.)
+ALIKE = ["missing input", "bad output index", "wrong attr type", "cycle", "self loop", "short tensor_content",
+         "hostile const shape"]
+
+
+@pytest.mark.parametrize("kind", ALIKE)
+def test_graphrun_names_an_invalid_graph_as_graphrun_cc_does(runner, tmp_path, capsys, kind):
+    from tests.support.graphrun_helpers import graphrun
+
+    model = invalid_graph(kind).save(tmp_path / "model.pb")
+    code, out, err = graphrun(capsys, "run", model)
+    cc_code, cc_out, cc_err = run_cc(runner, "run", model)
+    assert err.startswith("graphrun: ") and err.count("\n") == 1, err
+    assert (code, out, err[len("graphrun: "):]) == (cc_code, cc_out, cc_err[len("graphrun-cc: "):])
