@@ -149,16 +149,19 @@ def without_saver(graph_def):
         if name not in saver:
             saver.add(name)
             stack.extend(users[name])
+    # then, upstream, whatever is used by the saver alone: a worklist over each node's count of
+    # users outside the saver, linear where rescanning the set until nothing changed was quadratic
     nodes = {n.name: n for n in graph_def.node}
-    changed = True
-    while changed:  # then, upstream, whatever is used by the saver alone
-        changed = False
-        for name in list(saver):
-            for producer in _producers(nodes[name]):
-                if producer in nodes and producer not in saver and users[producer] and \
-                        all(u in saver for u in users[producer]):
-                    saver.add(producer)
-                    changed = True
+    outside = {name: sum(u not in saver for u in found) for name, found in users.items()}
+    stack = list(saver)
+    while stack:
+        for producer in _producers(nodes[stack.pop()]):
+            if producer in users and producer not in saver and outside[producer] == 0:
+                saver.add(producer)
+                stack.append(producer)
+                for own in _producers(nodes[producer]):  # it no longer counts as a user outside
+                    if own in outside:
+                        outside[own] -= 1
     out = graph_pb2.GraphDef()
     out.CopyFrom(graph_def)
     del out.node[:]
