@@ -362,16 +362,22 @@ std::unordered_set<std::string> saver_nodes(const graphdef::GraphDef& graph) {
     if (!saver.insert(name).second) continue;
     for (const auto& user : users[name]) stack.push_back(user);
   }
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const std::string& name : std::vector<std::string>(saver.begin(), saver.end())) {
-      for (const auto& input : nodes[name]->input()) {
-        const std::string producer = node_of(input);
-        if (!nodes.count(producer) || saver.count(producer) || users[producer].empty()) continue;
-        bool only_saver = true;
-        for (const auto& user : users[producer]) only_saver = only_saver && saver.count(user);
-        if (only_saver) changed = saver.insert(producer).second || changed;
-      }
+  // Then, upstream, what only the saver uses: a worklist over each node's count of users
+  // outside the saver, linear where rescanning the set until nothing changed was quadratic.
+  std::unordered_map<std::string, size_t> outside;
+  for (const auto& [name, found] : users) {
+    for (const auto& user : found) outside[name] += saver.count(user) ? 0 : 1;
+  }
+  stack.assign(saver.begin(), saver.end());
+  while (!stack.empty()) {
+    const graphdef::NodeDef* node = nodes[stack.back()];
+    stack.pop_back();
+    for (const auto& input : node->input()) {
+      const std::string producer = node_of(input);
+      if (!nodes.count(producer) || saver.count(producer) || outside[producer] != 0) continue;
+      saver.insert(producer);
+      stack.push_back(producer);
+      for (const auto& own : nodes[producer]->input()) --outside[node_of(own)];
     }
   }
   return saver;
