@@ -55,6 +55,10 @@ from graphdef._proto import oip_pb2  # noqa: E402
 from graphdef.serving.runtime import load_runtime  # noqa: E402
 
 MODEL = ROOT / "build" / "bench_models" / "mobilenet_v2.pb"
+# The server's environment: this process's as it started. Loading the library for the in-process
+# reference sets GOMP_SPINCOUNT here (the binding's default), and a server inheriting it would not
+# take graphrun serve's own default (passive OpenMP waits).
+SERVER_ENV = dict(os.environ)
 INFER = "/inference.GRPCInferenceService/ModelInfer"
 # what a request sent after SIGTERM gets: refused by the draining server, never handled
 REFUSED = (grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.CANCELLED)
@@ -73,7 +77,7 @@ def start_server(repository, log_path, args):
                "--workers", str(args.workers), "--max-queue", "1024", "--poll-interval", "0.5",
                "--runtime", args.runtime, "--access-log", str(log_path)]
     process = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
-                               env={**os.environ, "PYTHONPATH": str(ROOT)})
+                               env={**SERVER_ENV, "PYTHONPATH": str(ROOT)})
     line = process.stdout.readline()
     if not line.startswith("graphrun serve: ready"):
         process.kill()
