@@ -12,7 +12,7 @@ from graphdef.wire.values import (attr_from_proto, attr_to_proto, ndarray_from_p
                                   ndarray_to_proto, shape_from_proto, shape_to_proto)
 from graphdef.wire.functions import FunctionError, attach_library, check_calls
 from graphdef._proto import graph_pb2
-from graphdef.framework.graph import VALID_NODE_NAME, Graph, get_default_graph
+from graphdef.framework.graph import Graph, get_default_graph
 from graphdef.framework.toposort import CycleError, cycle_text, toposort
 from graphdef.framework.gc_pause import gc_paused
 from graphdef.ops import REGISTRY
@@ -25,6 +25,9 @@ PRODUCER = 2474
 # protobuf refuses to parse a message of 2 GB or more
 PROTOBUF_LIMIT = (1 << 31) - 1
 TEXT_SUFFIXES = (".pbtxt", ".pb.txt", ".prototxt", ".txt")
+# TensorFlow's importer's rule (graphrun-cc checks the same): a letter, digit or dot first, then
+# letters, digits and . _ - /, each '>' followed by a letter, digit or dot; no leading '_' (internal ops)
+IMPORTABLE_NODE_NAME = re.compile(r"[A-Za-z0-9.][A-Za-z0-9_./-]*(?:>[A-Za-z0-9.][A-Za-z0-9_./-]*)*")
 
 
 class GraphFileError(ValueError):
@@ -122,9 +125,11 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
     input_map = dict(input_map or {})
 
     nodes = {}
-    for node in graph_def.node:
-        if not VALID_NODE_NAME.match(node.name):
-            raise GraphFileError(f"node {node.name!r}: not a valid node name "
+    for i, node in enumerate(graph_def.node):
+        if not node.name:
+            raise GraphFileError(f"node #{i} ({node.op}) has no name")
+        if not IMPORTABLE_NODE_NAME.fullmatch(node.name):
+            raise GraphFileError(f"node '{node.name}': not a valid node name "
                                  "(letters, digits and . _ / - >, not starting with _ / - >)")
         if node.name in nodes:
             raise GraphFileError(f"node '{node.name}': the name is not unique")

@@ -62,12 +62,51 @@ void Graph::validate() {
   check_acyclic();
 }
 
+namespace {
+
+// ASCII only, whatever the locale: TensorFlow's scanner takes no other letters.
+bool is_alnum_or_dot(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.';
+}
+
+bool is_name_char(char c) { return is_alnum_or_dot(c) || c == '_' || c == '-' || c == '/'; }
+
+// TensorFlow's importer's rule (IsValidNodeName without internal ops): a
+// letter, digit or dot, then letters, digits and . _ - /, where each '>'
+// must be followed by a letter, digit or dot. graphrun checks the same.
+bool is_valid_node_name(const std::string& name) {
+  if (name.empty() || !is_alnum_or_dot(name[0])) return false;
+  for (std::size_t i = 1; i < name.size(); ++i) {
+    if (name[i] == '>') {
+      if (i + 1 == name.size() || !is_alnum_or_dot(name[i + 1])) return false;
+    } else if (!is_name_char(name[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// `name` with each NUL written as \x00: an error's what() ends at the first
+// NUL, and the command line escapes every other control character itself.
+std::string without_nuls(const std::string& name) {
+  std::string shown;
+  for (char c : name) shown += c == '\0' ? std::string("\\x00") : std::string(1, c);
+  return shown;
+}
+
+}  // namespace
+
 void Graph::check_names() {
   index_.reserve(nodes_.size());
   for (int i = 0; i < size(); ++i) {
     const std::string& name = nodes_[i].name();
     if (name.empty()) fail("node #" + std::to_string(i) + " (" + nodes_[i].op() + ") has no name");
-    if (!index_.emplace(name, i).second) fail("node name '" + name + "' is not unique");
+    // A file's own graph only: function bodies and graph passes name their nodes themselves.
+    if (library_ == nullptr && !internal_ops_ && !is_valid_node_name(name)) {
+      fail("node '" + without_nuls(name) +
+           "': not a valid node name (letters, digits and . _ / - >, not starting with _ / - >)");
+    }
+    if (!index_.emplace(name, i).second) fail("node '" + name + "': the name is not unique");
   }
 }
 

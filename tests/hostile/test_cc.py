@@ -234,7 +234,7 @@ def test_duplicate_names(runner, tmp_path):
     g = Graph()
     g.const("x", np.float32(1))
     g.const("x", np.float32(2))
-    refused(runner, 3, save(g, tmp_path), mentions=["node name 'x' is not unique"])
+    refused(runner, 3, save(g, tmp_path), mentions=["node 'x': the name is not unique"])
 
 
 @pytest.mark.parametrize("size, mention", [(3, "holds 3 bytes"), (20, "holds 20 bytes")])

@@ -77,7 +77,7 @@ def invalid_graph(kind):
     ("missing input", "node 'b' (Neg): input 'zz' names no node"),
     ("bad output index", "node 'b' (Neg): input 'a:1' asks for output 1"),
     ("control before data", "control inputs must come last"),
-    ("duplicate name", "node name 'a' is not unique"),
+    ("duplicate name", "node 'a': the name is not unique"),
     ("wrong attr type", "node 'b' (Neg): attr 'T' should hold a type but holds an int"),
     ("missing attr", "node 'b' (Neg): missing attr 'T'"),
     ("wrong input dtype", "is float32 from 'a:0' but the node expects float64"),
@@ -157,10 +157,10 @@ def test_saved_model_node_named_twice_is_refused_before_freezing(runner, tmp_pat
 
 
 # The kinds both runtimes already name alike: graphrun must give graphrun-cc's line word for word.
-# (control before data, duplicate name, missing attr, wrong input dtype and count, and the Const's
-# dtype mismatch are still worded apart by the two runtimes' graph validation.)
+# (control before data, missing attr, wrong input dtype and count, and the Const's dtype mismatch
+# are still worded apart by the two runtimes' graph validation.)
 ALIKE = ["missing input", "bad output index", "wrong attr type", "cycle", "self loop", "short tensor_content",
-         "hostile const shape"]
+         "hostile const shape", "duplicate name"]
 
 
 @pytest.mark.parametrize("kind", ALIKE)
