@@ -9,10 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 
-import graphdef as gd
 from graphdef._proto import tensor_bundle_pb2
 from graphdef.wire import sstable
 from tests.hostile.test_cc_invalid_models import unpack_sections
@@ -32,21 +30,6 @@ def both_lines(runner, model, env=None):
         assert proc.stderr.count("\n") == 1 and proc.stderr.startswith(f"{program}: "), proc.stderr[-2000:]
         lines.append((proc.returncode, proc.stderr[len(program) + 2:].rstrip("\n").replace(str(model), "M")))
     return lines
-
-
-@pytest.fixture(scope="module")
-def export(tmp_path_factory):
-    path = tmp_path_factory.mktemp("seed") / "export"
-    graph = gd.Graph()
-    with graph.as_default():
-        x = gd.placeholder(gd.float32, [1, 3], name="x")
-        w = gd.Variable(np.arange(6, dtype=np.float32).reshape(3, 2), name="w")
-        y = gd.nn.relu(gd.matmul(x, w), name="y")
-        init = gd.global_variables_initializer()
-    with gd.Session(graph=graph) as sess:
-        sess.run(init)
-        gd.saved_model.simple_save(sess, path, {"x": x}, {"y": y})
-    return path
 
 
 def _entries(export):

@@ -31,21 +31,6 @@ def refusal(argv):
     return proc.returncode, proc.stderr.rstrip("\n")
 
 
-@pytest.fixture(scope="module")
-def export(tmp_path_factory):
-    path = tmp_path_factory.mktemp("seed") / "export"
-    graph = gd.Graph()
-    with graph.as_default():
-        x = gd.placeholder(gd.float32, [1, 3], name="x")
-        w = gd.Variable(np.arange(6, dtype=np.float32).reshape(3, 2), name="w")
-        y = gd.nn.relu(gd.matmul(x, w), name="y")
-        init = gd.global_variables_initializer()
-    with gd.Session(graph=graph) as sess:
-        sess.run(init)
-        gd.saved_model.simple_save(sess, path, {"x": x}, {"y": y})
-    return path
-
-
 def _copy_with(export, tmp_path, name, change):
     copy = tmp_path / "export"
     shutil.copytree(export, copy)
