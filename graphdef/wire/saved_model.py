@@ -200,6 +200,7 @@ def frozen(export_dir, signature_key=DEFAULT_SERVING_SIGNATURE_DEF_KEY, tags=(SE
     export_dir = os.fspath(export_dir)
     meta = meta_graph_for(read(export_dir), tags, export_dir)
     signature = signature_for(meta, signature_key, export_dir)
+    _check_unique_names(meta.graph_def, export_dir)
     outputs = [info.name.split(":")[0] for info in signature.outputs.values()]
     graph_def = _pruned(meta_graph.without_saver(meta.graph_def), outputs, export_dir)
     values = _variable_values(meta, graph_def, export_dir)
@@ -216,6 +217,16 @@ def frozen(export_dir, signature_key=DEFAULT_SERVING_SIGNATURE_DEF_KEY, tags=(SE
             ndarray_to_proto(value, node.attr["value"].tensor)
     captured_variables.freeze_resource_flow(graph_def, resources)
     return (graph_def, *signature_names.name_by_keys(graph_def, signature))
+
+
+def _check_unique_names(graph_def, where):
+    """Refuses a meta graph naming two nodes alike, before anything is looked up by name (as
+    TensorFlow's importer and graphrun-cc do): pruning and freezing would take one of the two."""
+    seen = set()
+    for node in graph_def.node:
+        if node.name in seen:
+            raise GraphFileError(f"{where}: node '{node.name}': the name is not unique")
+        seen.add(node.name)
 
 
 def _pruned(graph_def, outputs, where):

@@ -5,7 +5,8 @@ as \\xNN. The graphs are built with the protobuf classes, the expected lines spe
 import numpy as np
 import pytest
 
-from tests.support.cc_helpers import Graph, run_cc
+from graphdef._proto import meta_graph_pb2
+from tests.support.cc_helpers import DT, Graph, run_cc
 from tests.support.graphrun_helpers import graphrun
 
 RULE = "not a valid node name (letters, digits and . _ / - >, not starting with _ / - >)"
@@ -69,3 +70,26 @@ def test_a_name_given_twice_is_refused_alike(runner, tmp_path, capsys):
     assert graphrun(capsys, "run", model) == (3, "", "graphrun: " + line)
     assert run_cc(runner, "run", model) == (3, "", "graphrun-cc: " + line)
 
+
+def _saved_model(graph, path):
+    model = meta_graph_pb2.SavedModel()
+    meta = model.meta_graphs.add()
+    meta.meta_info_def.tags.append("serve")
+    meta.graph_def.CopyFrom(graph.proto)
+    signature = meta.signature_def["serving_default"]
+    signature.outputs["y"].name = "y:0"
+    signature.outputs["y"].dtype = DT.DT_FLOAT
+    path.mkdir()
+    (path / "saved_model.pb").write_bytes(model.SerializeToString())
+    return path
+
+
+def test_a_saved_model_naming_two_nodes_alike_is_refused_before_freezing(tmp_path, capsys):
+    # 'y' needs only the first 'a'; freezing took it and ran, though TensorFlow's importer refuses
+    # the meta graph. The twin is a node the signature does not need, so only a whole-graph check sees it.
+    g = Graph()
+    g.const("a", 1.0, np.float32)
+    g.op("y", "Neg", ["a"], np.float32)
+    g.const("a", 2.0, np.float32)
+    model = _saved_model(g, tmp_path / "export")
+    assert graphrun(capsys, "run", model) == (3, "", f"graphrun: {model}: node 'a': the name is not unique\n")
