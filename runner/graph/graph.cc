@@ -2,6 +2,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
 #include <sys/stat.h>
@@ -143,6 +144,130 @@ void check_text_nesting(const std::string& path, const std::string& text) {
   }
 }
 
+// Strict UTF-8 as Python decodes it: no overlong forms, no surrogates, nothing
+// past U+10FFFF.
+bool is_utf8(const std::string& text) {
+  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = p[i];
+    int more = 0;
+    unsigned char low = 0x80, high = 0xbf;  // the allowed range of the second byte
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xc2 && c <= 0xdf) {
+      more = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      more = 2;
+      if (c == 0xe0) low = 0xa0;
+      if (c == 0xed) high = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      more = 3;
+      if (c == 0xf0) low = 0x90;
+      if (c == 0xf4) high = 0x8f;
+    } else {
+      return false;
+    }
+    if (n - i <= static_cast<std::size_t>(more) || p[i + 1] < low || p[i + 1] > high) return false;
+    for (int k = 2; k <= more; ++k) {
+      if (p[i + k] < 0x80 || p[i + k] > 0xbf) return false;
+    }
+    i += more + 1;
+  }
+  return true;
+}
+
+// Whether any `string` field of `message` or of a message inside it is not
+// UTF-8: cheaper than scanning the text again, which only a bad file needs.
+bool holds_non_utf8(const google::protobuf::Message& message) {
+  using google::protobuf::FieldDescriptor;
+  const google::protobuf::Reflection& reflection = *message.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection.ListFields(message, &fields);
+  std::string scratch;
+  for (const FieldDescriptor* field : fields) {
+    if (field->type() == FieldDescriptor::TYPE_STRING) {
+      if (!field->is_repeated()) {
+        if (!is_utf8(reflection.GetStringReference(message, field, &scratch))) return true;
+        continue;
+      }
+      for (int i = 0; i < reflection.FieldSize(message, field); ++i) {
+        if (!is_utf8(reflection.GetRepeatedStringReference(message, field, i, &scratch))) return true;
+      }
+    } else if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (!field->is_repeated()) {
+        if (holds_non_utf8(reflection.GetMessage(message, field))) return true;
+        continue;
+      }
+      for (int i = 0; i < reflection.FieldSize(message, field); ++i) {
+        if (holds_non_utf8(reflection.GetRepeatedMessage(message, field, i))) return true;
+      }
+    }
+  }
+  return false;
+}
+
+class IgnoreErrors : public google::protobuf::io::ErrorCollector {
+ public:
+  void AddError(int, int, const std::string&) override {}
+};
+
+// A `string` field must hold UTF-8: TensorFlow refuses any other name, op or
+// input at import, and graphrun (Python protobuf) cannot hold it. C++ TextFormat
+// keeps the bytes, so the parsed text is scanned again, naming the first value
+// (adjacent literals make one) of a string field that is not UTF-8 where its
+// first literal opens, as graphrun does (graphdef/wire/pbtxt.py). A literal's
+// field is the identifier before the last ':'; in a GraphDef the bytes fields
+// (AttrValue s, TensorProto's) share no name with a string field.
+void check_text_strings(const std::string& path, const std::string& text, const graphdef::GraphDef& parsed) {
+  if (!holds_non_utf8(parsed)) return;
+  namespace io = google::protobuf::io;
+  io::ArrayInputStream input(text.data(), static_cast<int>(text.size()));
+  IgnoreErrors ignore;
+  io::Tokenizer tokenizer(&input, &ignore);
+  tokenizer.set_comment_style(io::Tokenizer::SH_COMMENT_STYLE);
+  tokenizer.set_allow_f_after_float(true);
+  tokenizer.set_require_space_after_number(false);
+  tokenizer.set_allow_multiline_strings(true);
+  static const char* const kBytesFields[] = {"s", "tensor_content", "string_val", "float8_val"};
+  std::string identifier, field, value;
+  bool in_value = false;
+  int line = 0, column = 0;
+  auto check_value = [&] {
+    if (in_value && !is_utf8(value)) {
+      throw ModelError(path + ": not a text-format GraphDef (line " + std::to_string(line + 1) + " column " +
+                       std::to_string(column + 1) + ": a string is not valid UTF-8)");
+    }
+    in_value = false;
+  };
+  while (tokenizer.Next()) {
+    const io::Tokenizer::Token& token = tokenizer.current();
+    if (token.type == io::Tokenizer::TYPE_STRING) {
+      if (!in_value) {
+        bool bytes = false;
+        for (const char* name : kBytesFields) bytes = bytes || field == name;
+        if (bytes) continue;
+        in_value = true;
+        value.clear();
+        line = token.line;
+        column = token.column;
+      }
+      io::Tokenizer::ParseStringAppend(token.text, &value);
+      continue;
+    }
+    check_value();
+    if (token.type == io::Tokenizer::TYPE_IDENTIFIER) {
+      identifier = token.text;
+    } else if (token.text == ":") {
+      field = identifier;
+    } else {
+      identifier.clear();
+    }
+  }
+  check_value();
+}
+
 std::unique_ptr<graphdef::GraphDef> parse_graph_def(const std::string& path, const std::string& bytes) {
   auto proto = std::make_unique<graphdef::GraphDef>();
   if (ends_with(path, ".pbtxt")) {
@@ -154,6 +279,7 @@ std::unique_ptr<graphdef::GraphDef> parse_graph_def(const std::string& path, con
     if (!parser.ParseFromString(bytes, proto.get())) {
       throw ModelError(path + ": not a text-format GraphDef (" + errors.message() + ")");
     }
+    check_text_strings(path, bytes, *proto);
   } else {
     google::protobuf::io::CodedInputStream input(reinterpret_cast<const uint8_t*>(bytes.data()),
                                                  static_cast<int>(bytes.size()));
