@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "core/errors.h"
-#include "core/tensor_limit.h"
 #include "graph/functions.h"
 #include "graph/saved_model.h"
 
@@ -33,17 +32,29 @@ bool ends_with(const std::string& text, const std::string& suffix) {
 constexpr uint64_t kMaxProtoBytes = (uint64_t{1} << 31) - 1;
 
 [[noreturn]] void too_large(const std::string& path, const std::string& size) {
-  throw ModelError(path + ": the file is " + size + ", over protobuf's 2 GiB limit for a GraphDef");
+  throw ModelError(path + ": the file is " + size + " bytes, over protobuf's 2 GB limit (" +
+                   std::to_string(kMaxProtoBytes) +
+                   " bytes) for one GraphDef; write the model with its weights in a file beside it (graphdef's "
+                   "writers do so over 2 GB)");
+}
+
+// graphrun's words for a path that is not a readable file.
+[[noreturn]] void unreadable(const std::string& path, int error) {
+  if (error == ENOENT) throw ModelError(path + ": no such file");
+  if (error == EISDIR) {
+    throw ModelError(path + ": is a directory, not a model file (nor a SavedModel: it has no saved_model.pb)");
+  }
+  throw ModelError(path + ": cannot read: " + std::strerror(error));
 }
 
 std::string read_file(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) throw ModelError("cannot read " + path + ": " + std::strerror(errno));
+  if (file == nullptr) unreadable(path, errno);
   struct stat info;
   if (fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode) &&
       static_cast<uint64_t>(info.st_size) > kMaxProtoBytes) {
     std::fclose(file);
-    too_large(path, format_bytes(static_cast<uint64_t>(info.st_size)));
+    too_large(path, std::to_string(info.st_size));
   }
   std::string bytes;
   char chunk[1 << 16];
@@ -55,8 +66,8 @@ std::string read_file(const std::string& path) {
   const bool failed = std::ferror(file);
   const int read_errno = errno;  // e.g. EISDIR for a directory
   std::fclose(file);
-  if (failed) throw ModelError("cannot read " + path + ": " + std::strerror(read_errno));
-  if (bytes.size() > kMaxProtoBytes) too_large(path, "more than 2 GiB");
+  if (failed) unreadable(path, read_errno);
+  if (bytes.size() > kMaxProtoBytes) too_large(path, "more than " + std::to_string(kMaxProtoBytes));
   return bytes;
 }
 

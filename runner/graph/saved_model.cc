@@ -490,7 +490,7 @@ std::unique_ptr<graphdef::GraphDef> frozen_saved_model(const std::string& dir, c
   std::unordered_map<std::string, const graphdef::NodeDef*> nodes;
   for (const auto& node : meta.graph_def().node()) {
     if (!nodes.emplace(node.name(), &node).second) {
-      throw ModelError(dir + ": node name '" + node.name() + "' is not unique");
+      throw ModelError(dir + ": node '" + node.name() + "': the name is not unique");
     }
   }
   std::unordered_set<std::string> needed;

@@ -132,7 +132,7 @@ def small_model_bytes():
 
 
 def test_unreadable_files(runner, tmp_path):
-    assert "No such file" in fails(runner, 3, tmp_path / "missing.pb")
+    assert "no such file" in fails(runner, 3, tmp_path / "missing.pb")
     (tmp_path / "empty.pb").write_bytes(b"")
     assert fails(runner, 3, tmp_path / "empty.pb").endswith("not a GraphDef (no nodes)")
     fails(runner, 3, tmp_path)  # a directory

@@ -251,7 +251,7 @@ def test_file_past_protobufs_2gb_limit(runner, tmp_path):
     path = tmp_path / "huge.pb"
     with open(path, "wb") as f:
         f.truncate(3 * 2**30)
-    refused(runner, 3, path, mentions=[str(path), "2 GiB"])
+    refused(runner, 3, path, mentions=[str(path), "over protobuf's 2 GB limit"])
 
 
 # -- attrs and inputs that kernels must refuse ---------------------------------------------------

@@ -149,11 +149,11 @@ def test_saved_model_node_named_twice_is_refused_before_freezing(runner, tmp_pat
     # was never opened (a crash), or read under a key the checkpoint lacks ("internal error: map::at").
     model = saved_model_with_a_variable_named_twice(tmp_path / "export")
     assert fails(runner, 3, "run", model, "--feed", "x=[1.0]") == (
-        f"graphrun-cc: {model}: node name 'v' is not unique")
+        f"graphrun-cc: {model}: node 'v': the name is not unique")
     regression = unpack_sections((REGRESSIONS / "saved-model-variable-named-twice.savedmodel").read_bytes(),
                                  tmp_path / "fuzzed")
     assert fails(runner, 3, "run", regression, "--random", "--shape", "x=1,3") == (
-        f"graphrun-cc: {regression}: node name 'MatMul' is not unique")
+        f"graphrun-cc: {regression}: node 'MatMul': the name is not unique")
 
 
 # The kinds both runtimes already name alike: graphrun must give graphrun-cc's line word for word.

@@ -84,7 +84,7 @@ def _saved_model(graph, path):
     return path
 
 
-def test_a_saved_model_naming_two_nodes_alike_is_refused_before_freezing(tmp_path, capsys):
+def test_a_saved_model_naming_two_nodes_alike_is_refused_before_freezing(runner, tmp_path, capsys):
     # 'y' needs only the first 'a'; freezing took it and ran, though TensorFlow's importer refuses
     # the meta graph. The twin is a node the signature does not need, so only a whole-graph check sees it.
     g = Graph()
@@ -92,4 +92,6 @@ def test_a_saved_model_naming_two_nodes_alike_is_refused_before_freezing(tmp_pat
     g.op("y", "Neg", ["a"], np.float32)
     g.const("a", 2.0, np.float32)
     model = _saved_model(g, tmp_path / "export")
-    assert graphrun(capsys, "run", model) == (3, "", f"graphrun: {model}: node 'a': the name is not unique\n")
+    line = f"{model}: node 'a': the name is not unique\n"
+    assert graphrun(capsys, "run", model) == (3, "", "graphrun: " + line)
+    assert run_cc(runner, "run", model) == (3, "", "graphrun-cc: " + line)
