@@ -52,14 +52,18 @@ CASES = {
 }
 
 
+def _refused_alike(runner, capsys, path, line, column, why):
+    message = f"{path}: not a text-format GraphDef (line {line} column {column}: {why})\n"
+    assert graphrun(capsys, "run", path)[::2] == (3, "graphrun: " + message)
+    assert run_cc(runner, "run", path)[::2] == (3, "graphrun-cc: " + message)
+
+
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_text_graph_that_does_not_parse_is_named_alike(runner, tmp_path, capsys, case):
     text, line, column, why = CASES[case]
     path = tmp_path / "model.pbtxt"
     path.write_text(text)
-    message = f"{path}: not a text-format GraphDef (line {line} column {column}: {why})\n"
-    assert graphrun(capsys, "run", path)[::2] == (3, "graphrun: " + message)
-    assert run_cc(runner, "run", path)[::2] == (3, "graphrun-cc: " + message)
+    _refused_alike(runner, capsys, path, line, column, why)
 
 
 # Bytes outside string literals: C++ refuses any that is not ASCII, or is a control character, as it
@@ -81,9 +85,7 @@ def test_a_raw_byte_outside_strings_is_named_alike(runner, tmp_path, capsys, cas
     data, line, column, why = RAW[case]
     path = tmp_path / "model.pbtxt"
     path.write_bytes(data)
-    message = f"{path}: not a text-format GraphDef (line {line} column {column}: {why})\n"
-    assert graphrun(capsys, "run", path)[::2] == (3, "graphrun: " + message)
-    assert run_cc(runner, "run", path)[::2] == (3, "graphrun-cc: " + message)
+    _refused_alike(runner, capsys, path, line, column, why)
 
 
 def test_non_ascii_in_comments_and_strings_is_kept(runner, tmp_path, capsys):
