@@ -67,7 +67,8 @@ def classify_exception(exc):
             return "clean", detail
         if isinstance(cause, MemoryError):
             return "alloc", detail
-        if isinstance(cause, _BUG_CAUSES) or "Maximum allowed size" in str(cause) or "too big" in str(cause):
+        if (isinstance(cause, _BUG_CAUSES) or "Maximum allowed size" in str(cause) or "too big" in str(cause)
+                or isinstance(cause, TypeError) and ("NoneType" in str(cause) or "not callable" in str(cause))):
             return "traceback", f"{detail} [cause {type(cause).__name__}]"
         return "wrapped", f"{detail} [cause {type(cause).__name__}]"
     if isinstance(exc, (TypeError, ValueError)) and str(exc).startswith("Session.run:"):

@@ -154,10 +154,11 @@ def forwarded(t, fed):
     """The tensor whose slot `t` can share, looking through Identities that only pass a value on.
 
     An Identity with control inputs orders a read, and one over a variable is that variable's
-    snapshot for the whole run, so both keep their step.
+    snapshot for the whole run, so both keep their step; one graphdef cannot run (a foreign dtype)
+    keeps its step so that the run is refused.
     """
     while (t not in fed and t.op.type in _PASS_THROUGH and not t.op.control_inputs and t.op.inputs
-           and t.op.inputs[0].op.type != "VariableV2"):
+           and t.op.inputs[0].op.type != "VariableV2" and not unsupported_ops.is_unsupported(t.op)):
         t = t.op.inputs[0]
     return t
 

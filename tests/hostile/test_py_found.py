@@ -7,10 +7,12 @@ import pytest
 
 import graphdef as tf
 from graphdef.framework import limits
-from graphdef.framework.errors import InvalidArgumentError, ResourceExhaustedError
+from graphdef.framework.errors import InvalidArgumentError, ResourceExhaustedError, UnimplementedError
 from tests.support.cc_helpers import run_cc
 from tests.support.graphrun_helpers import fails, graphrun
 from graphdef.ops.control_flow import merge
+from graphdef._proto import graph_pb2
+from graphdef.wire.serialize import load
 from tests.support.pbtxt_helpers import const, load_fails, node, one_line, write_pbtxt
 
 
@@ -389,3 +391,28 @@ def test_a_million_items_still_print(tmp_path, capsys):
     path = _print_model(tmp_path, (2 ** 20, 0, 5))          # 2^20 empty groups: exactly the limit
     code, out, _ = graphrun(capsys, str(path))
     assert code == 0 and out.count("[]") == 2 ** 20
+
+
+@pytest.mark.parametrize("control_flow", [False, True])
+def test_found_an_identity_of_a_foreign_dtype_is_refused_not_looked_through(tmp_path, capsys, cc_runner,
+                                                                            control_flow):
+    """An Identity whose T is a dtype graphdef cannot hold was looked through as a plain pass-through:
+    the plain engine returned its input's value, and the control-flow executor called the missing
+    kernel ("'NoneType' object is not callable"). Both runtimes refuse it, naming the node."""
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2], name="x")
+        value = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0) if control_flow else x + 1.0
+        tf.identity(value, name="out")
+    graph_def = g.as_graph_def()
+    out = next(n for n in graph_def.node if n.name == "out")
+    out.attr["T"].type = graph_pb2.DT_QUINT16_REF
+    path = tmp_path / "foreign.pb"
+    path.write_bytes(graph_def.SerializeToString())
+    words = "quint16 tensors, which graphdef cannot hold: 'out' (Identity)"
+    with tf.Session(graph=load(path)) as sess, pytest.raises(UnimplementedError) as e:
+        sess.run("out:0", {"x:0": np.ones(2, np.float32)})
+    assert one_line(e.value) == f"Session.run: {words}"
+    fails(capsys, 3, path, "--feed", "x=[1,1]", mentions=[words])
+    code, _, err = run_cc(cc_runner, path, "--feed", "x=[1,1]")
+    assert (code, err.strip()) == (3, f"graphrun-cc: {path}: {words.replace('graphdef', 'graphrun-cc')}")
