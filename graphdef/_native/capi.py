@@ -6,9 +6,10 @@ the file $GRAPHDEF_LIBGRAPHRUN names (see graphdef/_native/__init__.py). Inputs 
 handed to the library in place (a C-contiguous array of the input's dtype is never copied); each
 output is copied once, out of the library's result into a numpy array the caller owns.
 
-Runs may come from any thread; the library runs them one at a time, each on every core (see the
-header's "Threads"), and ctypes releases the GIL for the call, so Python threads (an event loop)
-keep going meanwhile.
+Runs may come from any thread, and ctypes releases the GIL for the call, so Python threads (an event
+loop) keep going meanwhile. Runs of one CcModel take turns; runs of different CcModels (the same file
+loaded twice included) go ahead at once, each on as many OpenMP threads as its `threads` says (see
+the header's "Threads").
 """
 
 import ctypes
@@ -58,6 +59,7 @@ def _declare(lib):
         "graphrun_model_run": ([model, ctypes.c_int, c_char_pp, c_char_pp, ctypes.POINTER(ctypes.c_int), i64p,
                                 ctypes.POINTER(ctypes.c_void_p), ctypes.c_int, c_char_pp, ctypes.POINTER(result),
                                 ctypes.POINTER(ctypes.c_void_p)], ctypes.c_int),
+        "graphrun_model_set_threads": ([model, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p)], ctypes.c_int),
         "graphrun_result_count": ([result], ctypes.c_int),
         "graphrun_result_dtype": ([result, ctypes.c_int], ctypes.c_char_p),
         "graphrun_result_rank": ([result, ctypes.c_int], ctypes.c_int),
@@ -180,9 +182,10 @@ def _values(lib, result, names):
 
 
 class CcModel:
-    """A model loaded into the library: inputs/outputs as (name, numpy dtype, shape, required), and run()."""
+    """A model loaded into the library: inputs/outputs as (name, numpy dtype, shape, required), and run().
+    `threads`: the OpenMP threads each run uses (None or 0: OpenMP's default, one per core)."""
 
-    def __init__(self, path, signature=None, optimize=True):
+    def __init__(self, path, signature=None, optimize=True, threads=None):
         self._lib = lib = load_library()
         handle, error = ctypes.c_void_p(), ctypes.c_void_p()
         status = lib.graphrun_model_load(os.fsencode(str(path)), signature.encode() if signature else None,
@@ -200,6 +203,10 @@ class CcModel:
                          True)
                         for i in range(lib.graphrun_model_num_outputs(handle))]
         self.optimize_summary = lib.graphrun_model_optimize_summary(handle).decode()
+        self.threads = int(threads or 0)
+        if self.threads:
+            error = ctypes.c_void_p()
+            _check(lib, lib.graphrun_model_set_threads(handle, self.threads, ctypes.byref(error)), error)
 
     def run(self, feeds, fetches):
         """feeds {input name: array}, fetches [output name] -> [ndarray] in fetch order; raises GraphrunError."""

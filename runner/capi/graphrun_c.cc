@@ -131,6 +131,13 @@ int graphrun_model_run(graphrun_model* model, int num_feeds, const char* const* 
   });
 }
 
+int graphrun_model_set_threads(graphrun_model* model, int threads, char** error) {
+  return guarded(error, [&] {
+    if (model == nullptr) throw graphrun::UsageError("graphrun_model_set_threads: no model (model is NULL)");
+    model->model.set_threads(threads);
+  });
+}
+
 int graphrun_result_count(const graphrun_result* result) {
   return result ? static_cast<int>(result->values.size()) : -1;
 }

@@ -17,12 +17,16 @@
  * Shapes are int64 dims; -1 is a dim of any size, and a rank of -1 means any
  * rank. Tensors are dense, row-major (C order), in the host's byte order.
  *
- * Threads: any thread may call any function. Runs of one model, or of
- * different models, may be started concurrently; they are executed one at a
- * time (a process-wide lock), because each run already spreads its kernels
- * over every core (OpenMP's threads, on which both oneDNN and graphrun-cc's
- * own kernels run, are shared by the whole process). A model must not be freed while a run of it
- * is under way. Results are independent of the model and of each other.
+ * Threads: any thread may call any function. Runs of one model take turns
+ * (a lock of the model's own: its plans and its kernels' prepared state are
+ * written by each run), and so do the calls on one session. Runs of
+ * different models, or of one file loaded twice, share no state and go
+ * ahead at once, each on its calling thread's OpenMP team: a server wanting
+ * several batches under way loads the model once per worker, and can give
+ * each fewer threads (graphrun_model_set_threads). Each load holds its own
+ * graph, weights and prepared kernels (only external weight files are
+ * mapped, once for every load of them). A model must not be freed while a
+ * run of it is under way. Results are independent of the model and of each other.
  *
  * OpenMP: the threads (libgomp) spin long at every barrier unless told
  * otherwise, which on a machine with busy cores takes the core the other
@@ -109,6 +113,17 @@ int graphrun_model_run(graphrun_model* model, int num_feeds, const char* const* 
                        const int* ranks, const int64_t* dims, const void* const* data, int num_fetches,
                        const char* const* fetches, graphrun_result** result, char** error);
 
+/* How many OpenMP threads each run of the model spreads its kernels over
+ * (oneDNN's and graphrun-cc's own alike): `threads` >= 1, or 0 for
+ * OpenMP's default (OMP_NUM_THREADS, else one per core), which is what a
+ * model has until this is called. It applies to the run's calling thread
+ * for the run only. Set it before the first run, which prepares the
+ * kernels for the count then in force: a different count afterwards is a
+ * GRAPHRUN_USAGE (load the model again instead). Several models each on one
+ * thread, run from as many threads, keep every core busy without waiting at
+ * each other's barriers. */
+int graphrun_model_set_threads(graphrun_model* model, int threads, char** error);
+
 /* A run's tensors, owned by the result: valid until graphrun_free_result. */
 int graphrun_result_count(const graphrun_result* result);
 const char* graphrun_result_dtype(const graphrun_result* result, int index);
@@ -122,7 +137,7 @@ size_t graphrun_result_nbytes(const graphrun_result* result, int index);
  * then training steps), as `graphrun-cc MODEL --run init --run train
  * --steps N` runs them. Names are TensorFlow's: a feed or a fetch is "node"
  * (output 0) or "node:k"; a target is a node name. Every call on a session
- * takes the process-wide run lock (see "Threads"); a session must not be
+ * takes the session's own lock (see "Threads"); a session must not be
  * freed while another thread calls it. */
 typedef struct graphrun_session graphrun_session;
 

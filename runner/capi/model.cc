@@ -12,9 +12,33 @@
 #include "graph/shape_inference.h"
 #include "graph/shape_pattern.h"
 
+// OpenMP's own API (libgomp, which oneDNN and parallel_for run on), declared
+// here as core/parallel.cc does rather than through omp.h.
+extern "C" {
+int omp_get_max_threads(void);
+void omp_set_num_threads(int count);
+}
+
 namespace graphrun {
 
 namespace {
+
+// The calling thread's OpenMP thread count for a scope: OpenMP keeps it per
+// thread, and oneDNN and parallel_for read it when they start their work.
+class ThreadCount {
+ public:
+  explicit ThreadCount(int threads) : saved_(threads > 0 ? omp_get_max_threads() : 0) {
+    if (threads > 0) omp_set_num_threads(threads);
+  }
+  ~ThreadCount() {
+    if (saved_ > 0) omp_set_num_threads(saved_);
+  }
+  ThreadCount(const ThreadCount&) = delete;
+  ThreadCount& operator=(const ThreadCount&) = delete;
+
+ private:
+  int saved_;
+};
 
 // The name a run uses for an output: TensorFlow's ("node" for output 0).
 std::string output_request_name(const GraphNode& node, int output) {
@@ -162,6 +186,22 @@ const Executor& CapiModel::plan(const FeedMap& feeds, const std::vector<Endpoint
   return *plans_.emplace(key, std::move(made)).first->second;
 }
 
+void CapiModel::set_threads(int threads) {
+  if (threads < 0) {
+    throw UsageError("a thread count must be 0 (OpenMP's default) or more, not " + std::to_string(threads));
+  }
+  std::lock_guard<std::mutex> lock(run_mutex_);
+  // oneDNN fixes a primitive's thread count when the first run makes it.
+  if (ran_ && threads != threads_) {
+    const std::string prepared = threads_ == 1  ? std::string("1 thread")
+                                 : threads_ > 1 ? std::to_string(threads_) + " threads"
+                                                : std::string("OpenMP's default count");
+    throw UsageError("the thread count must be set before the model's first run (its kernels are prepared for " +
+                     prepared + "; load the model again for another count)");
+  }
+  threads_ = threads;
+}
+
 std::vector<TensorPtr> CapiModel::run(const std::vector<BorrowedFeed>& feeds, const std::vector<std::string>& fetches) {
   FeedMap fed;
   for (const BorrowedFeed& feed : feeds) {
@@ -181,7 +221,9 @@ std::vector<TensorPtr> CapiModel::run(const std::vector<BorrowedFeed>& feeds, co
 
   std::vector<TensorPtr> values;
   {
-    std::lock_guard<std::mutex> lock(run_lock());
+    std::lock_guard<std::mutex> lock(run_mutex_);
+    const ThreadCount count(threads_);
+    ran_ = true;
     const Executor& executor = plan(fed, endpoints);
     VariableStore variables;
     values = executor.run(fed, variables);

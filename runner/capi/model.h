@@ -37,8 +37,13 @@ class CapiModel {
   const std::vector<TensorInfo>& outputs() const { return outputs_; }
   const std::string& optimize_summary() const { return optimize_summary_; }
 
+  // The OpenMP threads each run uses (0: OpenMP's default). Throws
+  // UsageError once a run has prepared the kernels for another count.
+  void set_threads(int threads);
+
   // One tensor per fetch, none of them borrowing the feeds' memory. Throws
-  // UsageError for a bad call, RunError when a kernel fails.
+  // UsageError for a bad call, RunError when a kernel fails. Runs of one
+  // model take turns (its plans and kernels' state are the model's own).
   std::vector<TensorPtr> run(const std::vector<BorrowedFeed>& feeds, const std::vector<std::string>& fetches);
 
  private:
@@ -52,8 +57,13 @@ class CapiModel {
   std::string optimize_summary_;
   bool optimized_ = false;  // then only outputs can be fetched: the passes may have folded the rest
   // Plans by fed inputs and fetched outputs: a server asks the same few
-  // questions over and over. Used under the run lock only.
+  // questions over and over. Used under run_mutex_ only.
   std::map<std::string, std::unique_ptr<Executor>> plans_;
+  // Held for a whole run: the plans and the nodes' kernel state (oneDNN's
+  // argument handles, written each run) are the model's alone.
+  std::mutex run_mutex_;
+  int threads_ = 0;    // under run_mutex_
+  bool ran_ = false;   // under run_mutex_
 };
 
 }  // namespace graphrun

@@ -1,7 +1,7 @@
 // graphrun_c.h's session functions: a graphrun::Session (session/session.h)
-// behind C calls. Every call on a session takes the process-wide run lock:
-// runs already use every core, and the session's plans and variables are
-// then never touched by two threads at once.
+// behind C calls. Every call on a session takes the session's own lock, so
+// its plans and variables are never touched by two threads at once; other
+// sessions and models run meanwhile.
 #include <google/protobuf/io/coded_stream.h>
 
 #include <climits>
@@ -16,6 +16,7 @@
 
 struct graphrun_session {
   graphrun::Session session;
+  std::mutex lock;  // held for each call that reads or changes the session
   graphrun_session(std::unique_ptr<graphdef::GraphDef> graph, bool optimize) : session(std::move(graph), optimize) {}
 };
 
@@ -49,9 +50,9 @@ std::unique_ptr<graphdef::GraphDef> graph_from_bytes(const std::string& source, 
   return proto;
 }
 
-graphrun::Session& session_of(graphrun_session* session, const char* call) {
+graphrun_session& session_of(graphrun_session* session, const char* call) {
   if (session == nullptr) throw UsageError(std::string(call) + ": no session (session is NULL)");
-  return session->session;
+  return *session;
 }
 
 std::string name_of(const char* name, const char* call) {
@@ -75,10 +76,10 @@ int graphrun_session_create(const void* graph_def, size_t size, int optimize, gr
 
 int graphrun_session_extend(graphrun_session* session, const void* graph_def, size_t size, char** error) {
   return guarded(error, [&] {
-    graphrun::Session& target = session_of(session, "graphrun_session_extend");
+    graphrun_session& target = session_of(session, "graphrun_session_extend");
     const auto more = graph_from_bytes("graph extension", graph_def, size);
-    std::lock_guard<std::mutex> lock(graphrun::run_lock());
-    target.extend(*more);
+    std::lock_guard<std::mutex> lock(target.lock);
+    target.session.extend(*more);
   });
 }
 
@@ -86,12 +87,12 @@ int graphrun_session_check(graphrun_session* session, int num_feeds, const char*
                            const char* const* fetches, int num_targets, const char* const* targets, char** error) {
   return guarded(error, [&] {
     const char* call = "graphrun_session_check";
-    graphrun::Session& target = session_of(session, call);
+    graphrun_session& target = session_of(session, call);
     const auto fed = strings(call, "feed names", num_feeds, feed_names);
     const auto fetched = strings(call, "fetches", num_fetches, fetches);
     const auto run = strings(call, "targets", num_targets, targets);
-    std::lock_guard<std::mutex> lock(graphrun::run_lock());
-    target.check(fed, fetched, run);
+    std::lock_guard<std::mutex> lock(target.lock);
+    target.session.check(fed, fetched, run);
   });
 }
 
@@ -103,14 +104,14 @@ int graphrun_session_run(graphrun_session* session, int num_feeds, const char* c
     const char* call = "graphrun_session_run";
     if (result == nullptr) throw UsageError("graphrun_session_run: no place for the result (result is NULL)");
     *result = nullptr;
-    graphrun::Session& target = session_of(session, call);
+    graphrun_session& target = session_of(session, call);
     const auto feeds = graphrun::capi::borrowed_feeds(call, "feed", num_feeds, names, dtypes, ranks, dims, data);
     const auto fetched = strings(call, "fetches", num_fetches, fetches);
     const auto run = strings(call, "targets", num_targets, targets);
     std::vector<graphrun::TensorPtr> values;
     {
-      std::lock_guard<std::mutex> lock(graphrun::run_lock());
-      values = target.run(feeds, fetched, run);
+      std::lock_guard<std::mutex> lock(target.lock);
+      values = target.session.run(feeds, fetched, run);
     }
     *result = graphrun::capi::new_result(std::move(values));
   });
@@ -122,12 +123,12 @@ int graphrun_session_read_variable(graphrun_session* session, const char* name, 
     const char* call = "graphrun_session_read_variable";
     if (result == nullptr) throw UsageError(std::string(call) + ": no place for the result (result is NULL)");
     *result = nullptr;
-    graphrun::Session& target = session_of(session, call);
+    graphrun_session& target = session_of(session, call);
     const std::string variable = name_of(name, call);
     std::vector<graphrun::TensorPtr> values;
     {
-      std::lock_guard<std::mutex> lock(graphrun::run_lock());
-      if (graphrun::TensorPtr value = target.read_variable(variable)) values.push_back(std::move(value));
+      std::lock_guard<std::mutex> lock(target.lock);
+      if (graphrun::TensorPtr value = target.session.read_variable(variable)) values.push_back(std::move(value));
     }
     *result = graphrun::capi::new_result(std::move(values));
   });
@@ -137,15 +138,15 @@ int graphrun_session_assign_variable(graphrun_session* session, const char* name
                                      const int64_t* dims, const void* data, char** error) {
   return guarded(error, [&] {
     const char* call = "graphrun_session_assign_variable";
-    graphrun::Session& target = session_of(session, call);
+    graphrun_session& target = session_of(session, call);
     graphrun::BorrowedFeed value;
     value.name = name_of(name, call);
     if (dtype == nullptr) throw UsageError(std::string(call) + ": no dtype (dtype is NULL)");
     value.dtype = dtype;
     value.shape = graphrun::capi::shape_of("variable '" + value.name + "'", rank, dims);
     value.data = data;
-    std::lock_guard<std::mutex> lock(graphrun::run_lock());
-    target.assign_variable(value);
+    std::lock_guard<std::mutex> lock(target.lock);
+    target.session.assign_variable(value);
   });
 }
 

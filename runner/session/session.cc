@@ -17,11 +17,6 @@
 
 namespace graphrun {
 
-std::mutex& run_lock() {
-  static std::mutex lock;
-  return lock;
-}
-
 namespace {
 
 // How messages name the session's graph: it has no file.

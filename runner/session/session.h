@@ -8,7 +8,6 @@
 #include <cstddef>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -90,9 +89,5 @@ class Session {
   static constexpr std::size_t kMaxPlans = 32;
   std::map<std::string, std::unique_ptr<Plan>> plans_;
 };
-
-// Held for the whole of each run of a model or a session (see graphrun_c.h,
-// "Threads"): every run already spreads its kernels over every core.
-std::mutex& run_lock();
 
 }  // namespace graphrun

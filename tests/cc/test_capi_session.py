@@ -357,7 +357,7 @@ def test_null_arguments_at_the_c_boundary(lib):
 
 def test_many_plans_and_threads_give_the_serial_answers(lib):
     """More (feeds, fetches, targets) than the plan cache holds, and sessions trained from two threads
-    at once (runs take the process-wide lock), give what one thread computes alone."""
+    at once (each with its own lock), give what one thread computes alone."""
     graph_bytes = regression(4).as_graph_def().SerializeToString()
     session = capi.CcSession(graph_bytes)
     session.run({}, [], ["init"])
