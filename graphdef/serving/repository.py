@@ -118,8 +118,9 @@ class Repository:
 
     async def _load_version(self, name, version, path):
         loop = asyncio.get_running_loop()
-        runtime = await loop.run_in_executor(self.executor, loader(self.options.runtime, self.options.fallback), path)
         opts = self.options
+        load = loader(opts.runtime, opts.fallback, instances=opts.workers, threads=opts.threads)
+        runtime = await loop.run_in_executor(self.executor, load, path)
         batcher = Batcher(runtime, self.executor, max_batch_size=opts.max_batch_size,
                           max_queue_delay=opts.max_queue_delay_ms / 1000.0, max_queue=opts.max_queue,
                           workers=opts.workers,
@@ -131,6 +132,7 @@ class Repository:
         model.current = model.versions[version]
         log.info("serving model %s version %d from %s (%s, batching %s)", name, version, path, runtime.kind,
                  f"up to {batcher.max_batch_size} rows" if batcher.batching else "off")
+        log.info("model %s version %d runs %s", name, version, _workers_text(runtime, opts.workers))
         if previous is not None:
             loop.create_task(self._retire(model, previous))
 
@@ -156,6 +158,17 @@ class Repository:
         if self._poller is not None:
             self._poller.cancel()
         await asyncio.gather(*(v.batcher.drain() for m in self.models.values() for v in list(m.versions.values())))
+
+
+def _workers_text(runtime, workers):
+    """How the model's batches run: "2 batches at once, each on a load of its own with 1 OpenMP thread"."""
+    models = getattr(runtime, "models", None)
+    at_once = f"{workers} batch{'es' if workers != 1 else ''} at once"
+    if models is None:
+        return at_once + " (graphdef's Session per worker thread)"
+    threads = f"{runtime.threads} OpenMP thread{'s' if runtime.threads != 1 else ''}" if runtime.threads \
+        else "OpenMP's default threads"
+    return f"{len(models)} batch{'es' if len(models) != 1 else ''} at once, each on a load of its own with {threads}"
 
 
 def _mtime(path):

@@ -10,12 +10,16 @@ protocols, batching and the repository do not know which one runs the model:
                     for a model needing an op only Python runs, or when the library is not built
 
 Session is not shared between threads: each worker thread gets its own Session on the one loaded
-(read-only) Graph, so concurrent batches never share a plan's scratch state. The library runs one
-batch at a time on every core, whatever the number of worker threads.
+(read-only) Graph, so concurrent batches never share a plan's scratch state. The library runs the
+batches of one loaded model one at a time, so CcRuntime loads the model once per worker, each load
+running its batches on `threads` OpenMP threads: with one thread each, as many workers as cores keep
+every core busy, and no batch waits at a barrier for a thread the event loop has preempted.
 """
 
 import functools
 import logging
+import os
+import queue
 import threading
 
 import numpy as np
@@ -128,13 +132,20 @@ def _merged(ours, theirs):
 
 
 class CcRuntime(_Specs):
-    """graphrun-cc's runtime in process (libgraphrun.so): the model loaded and optimized once, in C++."""
+    """graphrun-cc's runtime in process (libgraphrun.so): the model loaded and optimized in C++ once per
+    instance, so `instances` batches run at once, each on `threads` OpenMP threads (None: OpenMP's default)."""
 
     kind = "graphrun-cc"
 
-    def __init__(self, path):
+    def __init__(self, path, instances=1, threads=None):
         self.path = str(path)
-        self.model = libgraphrun.CcModel(self.path)
+        self.threads = threads
+        self.models = [libgraphrun.CcModel(self.path, threads=threads) for _ in range(max(1, instances))]
+        self.model = self.models[0]
+        # the instances no run holds: a run takes one, and more runs than instances wait for one
+        self._idle = queue.SimpleQueue()
+        for model in self.models:
+            self._idle.put(model)
         self.inputs = [TensorSpec(name, _tensor_name(name), dtype, shape, required)
                        for name, dtype, shape, required in self.model.inputs]
         self.outputs = [TensorSpec(name, _tensor_name(name), dtype, shape)
@@ -154,12 +165,15 @@ class CcRuntime(_Specs):
 
     def run(self, feeds, fetches):
         """feeds {input name: ndarray}, fetches [output name] -> [ndarray] in fetch order (on a worker thread)."""
+        model = self._idle.get()
         try:
-            return self.model.run(feeds, fetches)
+            return model.run(feeds, fetches)
         except libgraphrun.GraphrunError as e:
             # a bad value fails a kernel as it fails the Session's: the request's fault (400)
             kind = InvalidArgumentError if e.code in (libgraphrun.USAGE, libgraphrun.RUN) else OpError
             raise kind(str(e)) from None
+        finally:
+            self._idle.put(model)
 
 
 RUNTIMES = {"cc": CcRuntime, "python": SessionRuntime}
@@ -179,19 +193,45 @@ DESCRIPTIONS = {"cc": "runtime cc (graphrun-cc's C++ kernels in process, libgrap
                 "python": "runtime python (graphdef's Session)"}
 
 
-def load_runtime(path, choice="python", fallback=False):
-    """The model at `path` in the chosen runtime. With `fallback`, a model the C++ runtime refuses (an op
-    only Python runs, a graph it does not accept) is loaded in Python's instead, saying so in one line."""
-    if choice != "cc" or not fallback:
-        return RUNTIMES[choice](path)
+def cores():
+    """The cores this process may run on."""
     try:
-        return CcRuntime(path)
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+# More instances than this cost each another copy of the weights and prepared kernels for little gain:
+# a batch on several threads of a big machine is nearly as fast per core as several batches on one.
+MAX_CC_WORKERS = 8
+
+
+def default_workers(choice):
+    """Inference workers when none are asked for: for cc one per core (up to MAX_CC_WORKERS), each its own
+    load of the model; for python 2 (numpy releases the GIL in its kernels, the interpreter does not)."""
+    return min(cores(), MAX_CC_WORKERS) if choice == "cc" else 2
+
+
+def default_threads(workers):
+    """OpenMP threads per cc worker when none are asked for: the cores shared out among the workers."""
+    return max(1, cores() // max(1, workers))
+
+
+def load_runtime(path, choice="python", fallback=False, instances=1, threads=None):
+    """The model at `path` in the chosen runtime (cc: `instances` loads of it, each running on `threads`
+    OpenMP threads). With `fallback`, a model the C++ runtime refuses (an op only Python runs, a graph it
+    does not accept) is loaded in Python's instead, saying so in one line."""
+    make = functools.partial(CcRuntime, instances=instances, threads=threads) if choice == "cc" else RUNTIMES[choice]
+    if choice != "cc" or not fallback:
+        return make(path)
+    try:
+        return make(path)
     except libgraphrun.GraphrunError as e:
         runtime = SessionRuntime(path)
         log.warning("%s: served by the Python runtime: graphrun-cc cannot run it: %s", path, e)
         return runtime
 
 
-def loader(choice, fallback):
-    """load_runtime(path) with the choice made once for the whole server."""
-    return functools.partial(load_runtime, choice=choice, fallback=fallback)
+def loader(choice, fallback, instances=1, threads=None):
+    """load_runtime(path) with the choices made once for the whole server."""
+    return functools.partial(load_runtime, choice=choice, fallback=fallback, instances=instances, threads=threads)

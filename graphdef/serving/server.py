@@ -1,7 +1,8 @@
 """Both servers on one asyncio event loop, inference on worker threads, a graceful drain on SIGTERM.
 
 One loop runs aiohttp (REST) and grpc.aio (gRPC); neither blocks on inference, which runs on a
-small thread pool (numpy releases the GIL inside its kernels, so two workers use two cores). On
+small pool of worker threads: with the cc runtime each worker runs its own load of the model on its
+own OpenMP threads (runtime.py), with python numpy releases the GIL inside its kernels. On
 SIGTERM or SIGINT the server stops accepting connections, answers every request already
 received (queued or running), then exits.
 """
@@ -18,6 +19,7 @@ from aiohttp import web
 from graphdef.serving import grpc_server, http_protocol, rest
 from graphdef.serving.metrics import Metrics
 from graphdef.serving.repository import Repository
+from graphdef.serving.runtime import default_threads, default_workers
 
 log = logging.getLogger("graphdef.serving")
 
@@ -32,15 +34,19 @@ class Options:
     """The server's settings (graphrun serve's flags)."""
 
     def __init__(self, host="127.0.0.1", port_http=8000, port_grpc=8001, max_batch_size=1,
-                 max_queue_delay_ms=0.0, max_queue=256, workers=2, max_body_mb=64, poll_interval=2.0,
-                 model_name=None, drain_seconds=30.0, runtime="python", fallback=False, client_timeout=30.0):
+                 max_queue_delay_ms=0.0, max_queue=256, workers=None, max_body_mb=64, poll_interval=2.0,
+                 model_name=None, drain_seconds=30.0, runtime="python", fallback=False, client_timeout=30.0,
+                 threads=None):
         self.host = host
         self.port_http = port_http
         self.port_grpc = port_grpc
         self.max_batch_size = max_batch_size
         self.max_queue_delay_ms = max_queue_delay_ms
         self.max_queue = max_queue
-        self.workers = workers
+        # batches under way at once per model (None: runtime.default_workers), and for cc the OpenMP
+        # threads each runs on (None: the cores shared out among the workers)
+        self.workers = workers or default_workers(runtime)
+        self.threads = threads or (default_threads(self.workers) if runtime == "cc" else None)
         self.max_body = int(max_body_mb * 1024 * 1024)
         self.poll_interval = poll_interval
         self.model_name = model_name

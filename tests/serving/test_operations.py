@@ -145,6 +145,42 @@ def test_dynamic_batching_stacks_requests_and_splits_the_answers(tmp_path, runti
         assert server.stop() == 0
 
 
+def test_several_workers_answer_concurrent_requests_each_with_its_own(tmp_path, runtime):
+    """Three workers (for cc three loads of the model, one OpenMP thread each) under 24 requests at once: every
+    answer is its own request's (the slow model's y is its x, plus 0 * a result a race would make NaN)."""
+    server = start_slow(tmp_path, runtime, "--workers", "3")
+    try:
+        rows = [np.full((1, 4), i, np.float32) for i in range(24)]
+        answers = _post_many(server, [infer_body(r) for r in rows], 24)
+        for row, (status, _, body) in zip(rows, answers):
+            assert status == 200, body
+            np.testing.assert_array_equal(np.array(json.loads(body)["outputs"][0]["data"], np.float32), row.ravel())
+    finally:
+        assert server.stop() == 0
+    how = {"cc": "3 batches at once, each on a load of its own with 1 OpenMP thread",
+           "python": "3 batches at once (graphdef's Session per worker thread)"}[runtime]
+    assert f"model slow version 1 runs {how}" in server.log()
+
+
+def test_several_cc_workers_give_the_sessions_answers(tmp_path):
+    """The MLP from eight clients at once on two loads: each answer within the numerics policy of the Session's."""
+    helpers.ensure_library()
+    server = helpers.start(MLP, tmp_path, "--runtime", "cc", "--workers", "2")
+    server.runtime = "cc"
+    rng = np.random.default_rng(21)
+    rows = [rng.standard_normal((1 + k % 3, 16)).astype(np.float32) for k in range(32)]
+    try:
+        with concurrent.futures.ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(lambda r: helpers.http(server, "POST", "/v2/models/mlp/infer", infer_body(r)),
+                                    rows))
+        for row, (status, _, body) in zip(rows, answers):
+            assert status == 200, body
+            got = np.array(json.loads(body)["outputs"][0]["data"], np.float32)
+            helpers.assert_served_answer(server, got, MLP, {"x": row}, "output/score:0")
+    finally:
+        assert server.stop() == 0
+
+
 def test_a_full_queue_answers_429_and_the_rest_are_served(tmp_path, runtime):
     server = start_slow(tmp_path, runtime, "--max-queue", "1", "--workers", "1")
     try:
