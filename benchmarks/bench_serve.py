@@ -1,7 +1,7 @@
 """graphrun serve under load: N concurrent gRPC clients against a real model (Keras MobileNetV2), on loopback.
 
     .venv/bin/python benchmarks/bench_serve.py [--seconds S] [--clients 1,8,64] [--max-batch-size B]
-                                               [--runtime cc|python] [--model PATH]
+                                               [--workers N] [--runtime cc|python] [--model PATH]
 
 The model is Keras' MobileNetV2 (224x224x3 image -> 1000 class probabilities) frozen by
 benchmarks/bench_real_models.py into build/bench_models/mobilenet_v2.pb (--model picks another
@@ -21,15 +21,19 @@ CPU that a row's ratio must not pay); a final run sends SIGTERM half-way: each r
 was answered OK (and is in the access log) or was refused with UNAVAILABLE before the server
 received it (and is not), never lost or answered twice.
 
-The ratio compares served images/s with the same runtime called in process by the same number of
-worker threads on batches of the mean size the server formed, measured in the middle of each row
-(the server idle: each row is served for half its time before the reference and half after) so
-both see the same machine. The reference runs in processes of its own, once with OpenMP's short
-spin (the Python binding's default) and once with passive waits (graphrun serve's), and the
-faster counts. The server's CPU per image is also given per kind of
-thread (its event loop, gRPC's own threads, the threads running the model). Figures are printed,
-and the run exits 1 only when the exactly-once proof fails. The clients share the machine's cores
-with the server, so on a small machine the served figures are a lower bound.
+The server runs graphrun serve's default workers (for cc one load of the model per core, each on
+one OpenMP thread, on a machine of up to 8 cores) unless --workers says otherwise. The ratio compares
+served images/s with the same runtime called in process on batches of the mean size the server
+formed, measured in the middle of each row (the server idle: each row is served for half its time
+before the reference and half after) so both see the same machine. The reference is the best the
+runtime does in process with the choices the server has: it runs in processes of its own, for each
+way of sharing the cores out (the server's workers and threads; one load on every core; for cc one
+load per core on one thread each), with OpenMP's short spin (the Python binding's default) and with
+passive waits (graphrun serve's), and the fastest counts; the rows say which it was. The server's
+CPU per image is also given per kind of thread (its event loop, gRPC's own threads, the threads
+running the model). Figures are printed, and the run exits 1 only when the exactly-once proof fails.
+The clients share the machine's cores with the server, so on a small machine the served figures are
+a lower bound.
 """
 
 import argparse
@@ -54,7 +58,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from graphdef._proto import oip_pb2  # noqa: E402
-from graphdef.serving.runtime import load_runtime  # noqa: E402
+from graphdef.serving.runtime import cores, default_threads, default_workers, load_runtime  # noqa: E402
 
 MODEL = ROOT / "build" / "bench_models" / "mobilenet_v2.pb"
 # The server's environment: this process's as it started. Loading the library for the in-process
@@ -178,7 +182,8 @@ def in_process(runtime, image, batch, workers, seconds):
     """Images/s of the runtime called directly by `workers` threads on batches of `batch` images."""
     name, fetch = runtime.inputs[0].name, runtime.outputs[0].name
     feeds = {name: np.repeat(image, batch, axis=0)}
-    runtime.run(feeds, [fetch])
+    for model in getattr(runtime, "models", [runtime]):  # each cc load plans and makes its kernels, untimed
+        model.run(feeds, [fetch])
     counts = [0] * workers
     deadline = time.perf_counter() + seconds
 
@@ -204,22 +209,34 @@ def in_process(runtime, image, batch, workers, seconds):
 REFERENCE_WAITS = {"spin": {"GOMP_SPINCOUNT": "1000"}, "passive": {"OMP_WAIT_POLICY": "PASSIVE"}}
 
 
+def reference_shapes(args):
+    """The (workers, OpenMP threads per worker) the reference tries: the server's own, one worker on every
+    core, and for cc one worker per core on one thread each. Python's Session has no thread count (None)."""
+    if args.runtime != "cc":
+        return [(args.workers, None)] + ([(1, None)] if args.workers != 1 else [])
+    shapes = [(args.workers, args.threads), (1, cores()), (cores(), 1)]
+    return list(dict.fromkeys(shapes))
+
+
 def reference(args, batch, seconds):
-    """(images/s, CPU s/image, wait policy) of the best in-process run among REFERENCE_WAITS, each in a
-    process of its own (libgomp reads its policy once, at start), `seconds` each."""
+    """(images/s, CPU s/image, what ran) of the best in-process run among reference_shapes x REFERENCE_WAITS,
+    each in a process of its own (libgomp reads its policy once, at start), `seconds` each."""
     best = None
-    for name, variables in REFERENCE_WAITS.items():
-        env = {key: value for key, value in SERVER_ENV.items() if key not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
-        command = [sys.executable, str(pathlib.Path(__file__).resolve()), "--model", str(args.model),
-                   "--runtime", args.runtime, "--workers", str(args.workers), "--reference-batch", str(batch),
-                   "--seconds", str(seconds)]
-        done = subprocess.run(command, env={**env, **variables, "PYTHONPATH": str(ROOT)}, capture_output=True,
-                              text=True, check=False)
-        if done.returncode != 0:
-            sys.exit(f"bench_serve: the in-process reference failed: {done.stderr.strip()[-500:]}")
-        result = json.loads(done.stdout.strip().splitlines()[-1])
-        if best is None or result["rate"] > best[0]:
-            best = (result["rate"], result["cpu"], name)
+    for workers, threads in reference_shapes(args):
+        for name, variables in REFERENCE_WAITS.items():
+            env = {key: value for key, value in SERVER_ENV.items()
+                   if key not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
+            command = [sys.executable, str(pathlib.Path(__file__).resolve()), "--model", str(args.model),
+                       "--runtime", args.runtime, "--workers", str(workers), "--reference-batch", str(batch),
+                       "--seconds", str(seconds)] + (["--threads", str(threads)] if threads else [])
+            done = subprocess.run(command, env={**env, **variables, "PYTHONPATH": str(ROOT)}, capture_output=True,
+                                  text=True, check=False)
+            if done.returncode != 0:
+                sys.exit(f"bench_serve: the in-process reference failed: {done.stderr.strip()[-500:]}")
+            result = json.loads(done.stdout.strip().splitlines()[-1])
+            if best is None or result["rate"] > best[0]:
+                shape = f"{workers}x{threads or 'default'} threads" if args.runtime == "cc" else f"{workers} threads"
+                best = (result["rate"], result["cpu"], f"{shape}, {name}")
     return best
 
 
@@ -315,9 +332,11 @@ def main():
     # batch costs more: its large activations are fresh memory each run).
     parser.add_argument("--max-batch-size", type=int, default=8)
     parser.add_argument("--delay-ms", type=float, default=10.0)
-    # One inference thread: the cc runtime runs one batch at a time on every core (more threads
-    # would only queue on its lock); the Python Session would take the GIL from the event loop.
-    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--workers", type=int,
+                        help="the server's inference workers (default graphrun serve's: for cc one per core, up "
+                             "to 8, each its own load of the model; for python 1, as its Session would take the "
+                             "GIL from the event loop)")
+    parser.add_argument("--threads", type=int, help=argparse.SUPPRESS)  # a reference's OpenMP threads per load
     parser.add_argument("--runtime", choices=["cc", "python"], default="cc")
     parser.add_argument("--model", type=pathlib.Path, default=MODEL,
                         help="a frozen graph with one image input [?, H, W, C] (default: Keras MobileNetV2)")
@@ -326,13 +345,19 @@ def main():
     if not args.model.is_file():
         sys.exit(f"bench_serve: {args.model} not found; make it with .venv/bin/python benchmarks/bench_real_models.py")
     counts = [int(c) for c in args.clients.split(",")]
-    runtime = load_runtime(args.model, args.runtime)  # the model's input
-    spec = runtime.inputs[0]
-    image = np.random.default_rng(0).random([1] + spec.shape[1:], dtype=np.float32)
     if args.reference_batch:
+        runtime = load_runtime(args.model, args.runtime, instances=args.workers, threads=args.threads)
+        spec = runtime.inputs[0]
+        image = np.random.default_rng(0).random([1] + spec.shape[1:], dtype=np.float32)
         rate, cpu = in_process(runtime, image, args.reference_batch, args.workers, args.seconds)
         print(json.dumps({"rate": rate, "cpu": cpu}))
         return 0
+    args.workers = args.workers or (default_workers("cc") if args.runtime == "cc" else 1)
+    # graphrun serve's own share of the cores among its workers (server.Options)
+    args.threads = default_threads(args.workers) if args.runtime == "cc" else None
+    runtime = load_runtime(args.model, args.runtime)  # the model's input
+    spec = runtime.inputs[0]
+    image = np.random.default_rng(0).random([1] + spec.shape[1:], dtype=np.float32)
     encoded = encoded_request(spec.name, image)
 
     failures = []
@@ -397,11 +422,13 @@ def main():
         failures.append(f"the server exited with {code} after SIGTERM")
 
     # -- figures -------------------------------------------------------------------------
-    print(f"model {args.model}, runtime {args.runtime} ({runtime.kind}), {args.workers} inference thread(s), "
+    workers = f"{args.workers} workers" + (f" of {args.threads} OpenMP thread(s), each its own load of the model"
+                                           if args.runtime == "cc" else " (threads)")
+    print(f"model {args.model}, runtime {args.runtime} ({runtime.kind}), {workers}, {cores()} cores, "
           f"--max-batch-size "
           f"{args.max_batch_size}, --max-queue-delay-ms {args.delay_ms:g}, {args.seconds:g} s per client count, "
-          f"one image per request; in process = the runtime called directly by as many threads on batches of "
-          f"the mean size the server formed, the better of OpenMP's spinning and passive waits")
+          f"one image per request; in process = the runtime called directly on batches of the mean size the "
+          f"server formed, the best of the ways of sharing out the cores and OpenMP's spinning and passive waits")
     print(f"{'clients':>7} {'requests':>9} {'req/s':>9} {'p50 ms':>8} {'p90 ms':>8} {'p99 ms':>8} {'errors':>7} "
           f"{'mean batch':>10} {'in-process/s':>12} {'served/in-process':>18} {'load avg':>8} "
           f"{'CPU ms/image: server':>20} {'clients':>7} {'in process':>10}")
@@ -416,7 +443,8 @@ def main():
               f"{r.client_cpu * 1e3:>7.1f} {r.reference_cpu * 1e3:>10.1f}")
     print("server CPU ms/image by thread: " + "; ".join(
         f"{n} clients: " + ", ".join(f"{k} {v * 1e3:.2f}" for k, v in r.by_kind.items()) for n, r in rows))
-    print("in-process reference's OpenMP waits: " + "; ".join(f"{n} clients: {r.reference_wait}" for n, r in rows))
+    print("in-process reference (workers x OpenMP threads, waits): " +
+          "; ".join(f"{n} clients: {r.reference_wait}" for n, r in rows))
     refused = len(refused_ids)
     print(f"version switch half-way through a {counts[-1]}-client run of its own: {len(switch_run.ok)} answered, "
           f"from versions {sorted(switch_run.versions)}")
