@@ -22,7 +22,7 @@ was answered OK (and is in the access log) or was refused with UNAVAILABLE befor
 received it (and is not), never lost or answered twice.
 
 The server runs graphrun serve's default workers (for cc one load of the model per core, each on
-one OpenMP thread, on a machine of up to 8 cores) unless --workers says otherwise. The ratio compares
+one OpenMP thread, on a machine of up to 4 cores) unless --workers says otherwise. The ratio compares
 served images/s with the same runtime called in process on batches of the mean size the server
 formed, measured in the middle of each row (the server idle: each row is served for half its time
 before the reference and half after) so both see the same machine. The reference is the best the
@@ -334,7 +334,7 @@ def main():
     parser.add_argument("--delay-ms", type=float, default=10.0)
     parser.add_argument("--workers", type=int,
                         help="the server's inference workers (default graphrun serve's: for cc one per core, up "
-                             "to 8, each its own load of the model; for python 1, as its Session would take the "
+                             "to 4, each its own load of the model; for python 1, as its Session would take the "
                              "GIL from the event loop)")
     parser.add_argument("--threads", type=int, help=argparse.SUPPRESS)  # a reference's OpenMP threads per load
     parser.add_argument("--runtime", choices=["cc", "python"], default="cc")

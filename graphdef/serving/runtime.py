@@ -201,9 +201,11 @@ def cores():
         return os.cpu_count() or 1
 
 
-# More instances than this cost each another copy of the weights and prepared kernels for little gain:
-# a batch on several threads of a big machine is nearly as fast per core as several batches on one.
-MAX_CC_WORKERS = 8
+# Each load costs its own weights, prepared kernels and a batch's activations (MobileNetV2 at batches of
+# 8: about 120 MB of RSS under load); on a machine with more cores than this, each load's batches
+# share out the cores instead, where a preempted team thread is rarer (cores to spare for the
+# event loop and gRPC).
+MAX_CC_WORKERS = 4
 
 
 def default_workers(choice):
