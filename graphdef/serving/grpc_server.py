@@ -3,8 +3,14 @@ tensorflow.serving.PredictionService (Predict, GetModelMetadata).
 
 The handlers are registered under the services' real names with generic handlers, over messages
 compiled from proto/serving/ in packages of our own (see proto/serving/oip.proto for why).
+
+Every method is registered as client-streaming although each takes one message: grpc.aio calls a
+unary handler only once its message is whole, so a client that opens a call and stops sending half
+way would hold the call and its bytes for as long as the connection lives; read here, the message
+has a deadline. On the wire a unary call and a one-message stream are the same.
 """
 
+import asyncio
 import time
 
 import grpc
@@ -14,6 +20,7 @@ from graphdef._proto import oip_pb2, tfs_pb2
 from graphdef.framework.errors import InvalidArgumentError, OpError
 from graphdef.serving import inference
 from graphdef.serving.batching import Draining, Overloaded
+from graphdef.serving.http_protocol import default_max_connections
 from graphdef.serving.infer_wire import split_raw_contents
 from graphdef.serving.tensors import (BadRequest, NotFound, TooLarge, TooSlow, array_from_bytes, array_from_values,
                                       oip_datatype, oip_datatype_dtype, parse_shape, raw_bytes, shown,
@@ -29,19 +36,35 @@ _CONTENTS = {"BOOL": "bool_contents", "INT8": "int_contents", "INT16": "int_cont
              "FP64": "fp64_contents"}
 
 
-def channel_options(message_limit, client_timeout):
-    """The gRPC server's settings. A message is handed to a handler only once whole, so a slow
-    sender holds no worker; the server pings a quiet connection, and a peer that vanished without
-    closing (a half-open connection) or a connection without calls is dropped within 10 client timeouts."""
+# calls at a time on one connection: HTTP/2's advised minimum, so that one connection's stalled calls
+# cannot grow without bound
+MAX_STREAMS_PER_CONNECTION = 100
+
+
+def channel_options(message_limit, client_timeout, max_connections=None):
+    """The gRPC server's settings. The server pings a quiet connection, and a peer that vanished
+    without closing (a half-open connection) is dropped one more client timeout after a ping goes
+    unanswered; a connection without calls is closed after 10 client timeouts, one that has not
+    finished its HTTP/2 handshake after one. Connections past `max_connections`
+    (http_protocol.default_max_connections() when None) are closed at once."""
     timeout_ms = max(1000, int(client_timeout * 1000))
+    if max_connections is None:
+        max_connections = default_max_connections()
     return [("grpc.max_receive_message_length", message_limit),
             ("grpc.max_send_message_length", -1),
             ("grpc.so_reuseport", 0),
             ("grpc.keepalive_time_ms", timeout_ms),
             ("grpc.keepalive_timeout_ms", timeout_ms),
+            # any ping, also one of grpc's own bandwidth probes, which holds back the keepalive pings
+            # while it waits: a peer that answers none is dropped
+            ("grpc.http2.ping_timeout_ms", timeout_ms),
             ("grpc.keepalive_permit_without_calls", 1),
             ("grpc.http2.max_pings_without_data", 0),
-            ("grpc.max_connection_idle_ms", 10 * timeout_ms)]
+            ("grpc.max_connection_idle_ms", 10 * timeout_ms),
+            ("grpc.server_handshake_timeout_ms", timeout_ms),
+            ("grpc.http2.settings_timeout", timeout_ms),
+            ("grpc.max_concurrent_streams", MAX_STREAMS_PER_CONNECTION),
+            ("grpc.max_allowed_incoming_connections", max_connections)]
 
 
 def status_of(e):
@@ -111,11 +134,26 @@ def _parse_infer(data):
     return _InferRequest(message, list(message.raw_input_contents))
 
 
-def _handler(metrics, protocol, method, model_of, function):
-    async def handle(request, context):
+async def _read_request(context, client_timeout):
+    """The call's one message, which must arrive whole within `client_timeout` of the call's start."""
+    try:
+        async with asyncio.timeout(client_timeout):
+            request = await context.read()
+    except TimeoutError:
+        raise TooSlow(f"the request message did not arrive within {client_timeout:g} s (--client-timeout); "
+                      "send it whole") from None
+    if request is grpc.aio.EOF:
+        raise BadRequest("the call ended without a request message")
+    return request
+
+
+def _handler(metrics, protocol, method, model_of, function, client_timeout):
+    async def handle(_messages, context):
         start = time.perf_counter()
         code, kind, message = grpc.StatusCode.OK, None, ""
+        request = None
         try:
+            request = await _read_request(context, client_timeout)
             if isinstance(request, _Unparsable):
                 raise BadRequest(request.message)
             return await function(request)
@@ -129,7 +167,7 @@ def _handler(metrics, protocol, method, model_of, function):
         finally:
             # the request id (ModelInfer's) lets a load test match every answer to its request
             extra = {"id": request.id} if getattr(request, "id", "") else {}
-            model = "" if isinstance(request, _Unparsable) else model_of(request)
+            model = "" if request is None or isinstance(request, _Unparsable) else model_of(request)
             metrics.request(protocol, model, code.name, kind, time.perf_counter() - start,
                             method=method, peer=context.peer(), **extra)
         await context.abort(code, message)
@@ -144,8 +182,8 @@ def _contents_array(tensor, dtype, shape, where):
     return array_from_values(values, dtype, shape, where)
 
 
-def services(repository, metrics, state):
-    """The generic handlers of both services."""
+def services(repository, metrics, state, client_timeout=30.0):
+    """The generic handlers of both services; a call's message must arrive within `client_timeout` seconds."""
 
     async def server_live(request):
         return oip_pb2.ServerLiveResponse(live=True)
@@ -227,8 +265,8 @@ def services(repository, metrics, state):
 
     def rpc(protocol, name, function, request_type, response_type, model_of):
         parse = _parse_infer if request_type is oip_pb2.ModelInferRequest else _parser(request_type)
-        return grpc.unary_unary_rpc_method_handler(
-            _handler(metrics, protocol, name, model_of, function),
+        return grpc.stream_unary_rpc_method_handler(
+            _handler(metrics, protocol, name, model_of, function, client_timeout),
             request_deserializer=parse, response_serializer=response_type.SerializeToString)
 
     no_model = lambda r: ""  # noqa: E731
