@@ -36,7 +36,7 @@ class Options:
     def __init__(self, host="127.0.0.1", port_http=8000, port_grpc=8001, max_batch_size=1,
                  max_queue_delay_ms=0.0, max_queue=256, workers=None, max_body_mb=64, poll_interval=2.0,
                  model_name=None, drain_seconds=30.0, runtime="python", fallback=False, client_timeout=30.0,
-                 threads=None):
+                 threads=None, max_connections=None):
         self.host = host
         self.port_http = port_http
         self.port_grpc = port_grpc
@@ -56,6 +56,9 @@ class Options:
         # seconds a client gets to send a request's headers (from connecting or its previous answer)
         # and then its body; an idle keep-alive connection is closed after as long
         self.client_timeout = client_timeout
+        # HTTP connections open at once, and gRPC connections likewise (None:
+        # http_protocol.default_max_connections(): 1000, or half the open-file limit if lower)
+        self.max_connections = max_connections
 
 
 class _State:
@@ -91,11 +94,13 @@ class Server:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((opts.host, opts.port_http))
         self.port_http = sock.getsockname()[1]
-        site = http_protocol.Site(self._runner, sock, self.metrics)
+        site = http_protocol.Site(self._runner, sock, self.metrics, opts.max_connections)
         await site.start()
         message_limit = opts.max_body
-        self._grpc = grpc.aio.server(options=grpc_server.channel_options(message_limit, opts.client_timeout))
-        self._grpc.add_generic_rpc_handlers(grpc_server.services(self.repository, self.metrics, self.state))
+        self._grpc = grpc.aio.server(options=grpc_server.channel_options(message_limit, opts.client_timeout,
+                                                                         opts.max_connections))
+        self._grpc.add_generic_rpc_handlers(grpc_server.services(self.repository, self.metrics, self.state,
+                                                                 opts.client_timeout))
         address = f"[{opts.host}]:{opts.port_grpc}" if ":" in opts.host else f"{opts.host}:{opts.port_grpc}"
         self.port_grpc = self._grpc.add_insecure_port(address)
         if self.port_grpc == 0:
