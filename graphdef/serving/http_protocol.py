@@ -14,6 +14,7 @@ limit are answered 503 at once instead of being served.
 
 import asyncio
 import json
+import logging
 import resource
 from http import HTTPStatus
 
@@ -22,6 +23,8 @@ from aiohttp.web_protocol import RequestHandler
 from prometheus_client import Counter, Gauge
 
 from graphdef.serving.tensors import shown
+
+log = logging.getLogger("graphdef.serving")
 
 DETAIL_SHOWN = 200
 # seconds a refused connection (over the limit) is kept after its 503, so that the client reads the
@@ -111,6 +114,9 @@ class _Handler(RequestHandler):
         if unsent and unsent >= self._unsent:
             self._progress_check = None
             self.connections.dropped("write_timeout")
+            peer = self._socket.get_extra_info("peername")
+            log.info("closed the connection from %s: it took none of the %d bytes waiting for it in %g s "
+                     "(--client-timeout)", peer[0] if peer else "?", unsent, self.keepalive_timeout)
             self._socket.abort()
             return
         self._unsent = unsent

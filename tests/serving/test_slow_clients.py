@@ -165,6 +165,7 @@ def test_a_client_that_never_reads_its_answer_is_dropped_and_others_are_served(s
     assert TIMEOUT * 0.9 < held < 3 * TIMEOUT + SLACK, held
     assert other_connections(served) == 0
     assert wait_until(lambda: open_fds(served) <= fds, SLACK), (open_fds(served), fds)
+    assert f"bytes waiting for it in {TIMEOUT:g} s (--client-timeout)" in served.log()
     # the client was cut off part way through the answer
     got = read_until_closed(sock, SLACK)
     assert got is not None and got < BIG_BYTES, got
@@ -409,3 +410,33 @@ def test_a_live_grpc_client_stalled_half_way_through_a_message_is_ended(grpc_in_
         "graphdef_serve_errors_total", {"protocol": "oip-grpc", "model": "", "kind": "timeout"}) == 1
     assert server_live(target)
 
+
+
+def test_grpc_connections_past_the_limit_are_closed(in_process):
+    class State:
+        ready = True
+
+    async def start():
+        server = grpc.aio.server(options=grpc_server.channel_options(1 << 20, TIMEOUT, max_connections=1))
+        server.add_generic_rpc_handlers(grpc_server.services(None, Metrics(), State(), TIMEOUT))
+        port = server.add_insecure_port("127.0.0.1:0")
+        await server.start()
+        return server, port
+
+    server, port = in_process.run(start())
+    # channels of their own connections (by default, channels to one address share one)
+    channels = [grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)])
+                for _ in range(2)]
+    try:
+        calls = [c.unary_unary(LIVE, request_serializer=oip_pb2.ServerLiveRequest.SerializeToString,
+                               response_deserializer=oip_pb2.ServerLiveResponse.FromString) for c in channels]
+        assert calls[0](oip_pb2.ServerLiveRequest(), timeout=30).live
+        with pytest.raises(grpc.RpcError) as caught:
+            calls[1](oip_pb2.ServerLiveRequest(), timeout=SLACK)
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE, caught.value.details()
+        channels.pop().close()
+        assert calls[0](oip_pb2.ServerLiveRequest(), timeout=30).live  # the one within the limit stays served
+    finally:
+        for channel in channels:
+            channel.close()
+        in_process.run(server.stop(None))
