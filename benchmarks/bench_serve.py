@@ -22,16 +22,17 @@ was answered OK (and is in the access log) or was refused with UNAVAILABLE befor
 received it (and is not), never lost or answered twice.
 
 The server runs graphrun serve's default workers (for cc one load of the model per core, each on
-one OpenMP thread, on a machine of up to 4 cores) unless --workers says otherwise. The ratio compares
-served images/s with the same runtime called in process on batches of the mean size the server
-formed, measured in the middle of each row (the server idle: each row is served for half its time
-before the reference and half after) so both see the same machine. The reference is the best the
-runtime does in process with the choices the server has: it runs in processes of its own, for each
-way of sharing the cores out (the server's workers and threads; one load on every core; for cc one
-load per core on one thread each), with OpenMP's short spin (the Python binding's default) and with
-passive waits (graphrun serve's), and the fastest counts; the rows say which it was. The server's
-CPU per image is also given per kind of thread (its event loop, gRPC's own threads, the threads
-running the model). Figures are printed, and the run exits 1 only when the exactly-once proof fails.
+one OpenMP thread, on a machine of up to 4 cores) unless --workers says otherwise. The ratio
+compares served images/s with the same runtime called in process on batches of the mean size the
+server formed, measured in the middle of each row (the server idle: each row is served for half its
+time before the reference and half after) so both see the same machine. The reference is the best
+the runtime does in process with the choices the server has: it runs in processes of its own, for
+each way of sharing the cores out (the server's workers and threads; one load on every core; for cc
+one load per core on one thread each; never more workers than clients), with OpenMP's short spin
+(the Python binding's default) and with passive waits (graphrun serve's), and the fastest counts;
+the rows say which it was. The server's CPU per image is also given per kind of thread (its event
+loop, gRPC's own threads, the threads running the model). Figures are printed, and the run exits 1
+only when the exactly-once proof fails.
 The clients share the machine's cores with the server, so on a small machine the served figures are
 a lower bound.
 """
@@ -209,20 +210,22 @@ def in_process(runtime, image, batch, workers, seconds):
 REFERENCE_WAITS = {"spin": {"GOMP_SPINCOUNT": "1000"}, "passive": {"OMP_WAIT_POLICY": "PASSIVE"}}
 
 
-def reference_shapes(args):
+def reference_shapes(args, clients):
     """The (workers, OpenMP threads per worker) the reference tries: the server's own, one worker on every
-    core, and for cc one worker per core on one thread each. Python's Session has no thread count (None)."""
+    core, and for cc one worker per core on one thread each; never more workers than clients, as the server
+    has no more batches to run at once. Python's Session has no thread count (None)."""
     if args.runtime != "cc":
-        return [(args.workers, None)] + ([(1, None)] if args.workers != 1 else [])
-    shapes = [(args.workers, args.threads), (1, cores()), (cores(), 1)]
-    return list(dict.fromkeys(shapes))
+        shapes = [(args.workers, None), (1, None)]
+    else:
+        shapes = [(args.workers, args.threads), (1, cores()), (cores(), 1)]
+    return list(dict.fromkeys((min(workers, clients), threads) for workers, threads in shapes))
 
 
-def reference(args, batch, seconds):
+def reference(args, batch, seconds, clients):
     """(images/s, CPU s/image, what ran) of the best in-process run among reference_shapes x REFERENCE_WAITS,
     each in a process of its own (libgomp reads its policy once, at start), `seconds` each."""
     best = None
-    for workers, threads in reference_shapes(args):
+    for workers, threads in reference_shapes(args, clients):
         for name, variables in REFERENCE_WAITS.items():
             env = {key: value for key, value in SERVER_ENV.items()
                    if key not in ("GOMP_SPINCOUNT", "OMP_WAIT_POLICY")}
@@ -314,7 +317,7 @@ def served_row(process, port, http_port, clients, args, encoded):
             # the reference on the same machine load, while the server idles
             run.load = os.getloadavg()[0]
             run.reference, run.reference_cpu, run.reference_wait = reference(
-                args, max(1, round(run.mean_batch)), min(args.seconds, 10.0) / 2)
+                args, max(1, round(run.mean_batch)), min(args.seconds, 10.0) / 2, clients)
     answered = max(1, len(run.ok))
     run.server_cpu = spent["server"] / answered
     run.client_cpu = spent["client"] / answered
