@@ -347,69 +347,53 @@ def test_a_grpc_peer_gone_half_way_through_a_message_is_dropped_and_others_are_s
     assert server_live(served.grpc_target)
 
 
-@pytest.fixture
-def grpc_in_process(in_process):
-    """grpc_server's services and settings on a grpc.aio server here, with a client timeout of TIMEOUT
-    (its health and metadata calls need no model)."""
-    served_metrics = Metrics()
-
-    class State:
-        ready = True
-
-    async def start():
-        server = grpc.aio.server(options=grpc_server.channel_options(1 << 20, TIMEOUT))
-        server.add_generic_rpc_handlers(grpc_server.services(None, served_metrics, State(), TIMEOUT))
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
-        return server, port
-
-    server, port = in_process.run(start())
-    yield f"127.0.0.1:{port}", served_metrics
-    in_process.run(server.stop(None))
+def never_sends(stop):
+    """A request stream that sends nothing until `stop` is set, then ends."""
+    stop.wait(60)
+    yield from ()
 
 
-def never_sends():
-    threading.Event().wait(60)
-    yield oip_pb2.ServerLiveRequest()
-
-
-def test_a_live_grpc_client_that_never_sends_its_message_gets_deadline_exceeded(grpc_in_process):
-    target, served_metrics = grpc_in_process
-    with grpc.insecure_channel(target) as channel:
-        stalled = channel.stream_unary(LIVE, request_serializer=oip_pb2.ServerLiveRequest.SerializeToString,
-                                       response_deserializer=oip_pb2.ServerLiveResponse.FromString)
-        started = time.monotonic()
-        future = stalled.future(never_sends())  # no deadline of its own: the server's is the only one
-        assert server_live(target)  # others are answered meanwhile
-        with pytest.raises(grpc.RpcError) as caught:
-            future.result(timeout=TIMEOUT + SLACK)
-        held = time.monotonic() - started
+def test_a_grpc_call_whose_message_never_comes_ends_at_the_client_timeout(served):
+    """A live client (it answers pings) opens a call and never sends its message: the server ends the
+    call with DEADLINE_EXCEEDED after --client-timeout, and answers others meanwhile."""
+    timeouts = 'graphdef_serve_errors_total{kind="timeout",model="",protocol="oip-grpc"}'
+    before = metrics(served).get(timeouts, 0.0)
+    with grpc.insecure_channel(served.grpc_target) as channel:
+        stalled = channel.stream_unary(INFER, request_serializer=oip_pb2.ModelInferRequest.SerializeToString,
+                                       response_deserializer=oip_pb2.ModelInferResponse.FromString)
+        started, stop = time.monotonic(), threading.Event()
+        future = stalled.future(never_sends(stop))  # no deadline of its own: the server's is the only one
+        try:
+            assert server_live(served.grpc_target)
+            assert_others_served(served)
+            with pytest.raises(grpc.RpcError) as caught:
+                future.result(timeout=TIMEOUT + SLACK)
+            held = time.monotonic() - started
+        finally:
+            stop.set()
     assert caught.value.code() == grpc.StatusCode.DEADLINE_EXCEEDED, caught.value.details()
-    assert f"did not arrive within {TIMEOUT:g} s" in caught.value.details()
+    assert f"the request message did not arrive within {TIMEOUT:g} s (--client-timeout)" in caught.value.details()
     assert TIMEOUT * 0.9 < held < TIMEOUT + SLACK, held
-    assert served_metrics.registry.get_sample_value(
-        "graphdef_serve_errors_total", {"protocol": "oip-grpc", "model": "", "kind": "timeout"}) == 1
-    assert server_live(target)
+    assert metrics(served)[timeouts] == before + 1
 
 
-def test_a_live_grpc_client_stalled_half_way_through_a_message_is_ended(grpc_in_process):
+def test_a_live_grpc_client_stalled_half_way_through_a_message_is_ended(served):
     """A call whose message stops after 10 of its 1000 bytes, on a connection that answers pings:
-    the server ends the call (trailers or a reset on its stream) at the read deadline."""
-    target, served_metrics = grpc_in_process
-    sock = socket.create_connection(target.split(":"), timeout=10)
-    sock.sendall(half_sent_call(LIVE))
+    the server ends the call (trailers or a reset on its stream) at the client timeout."""
+    timeouts = 'graphdef_serve_errors_total{kind="timeout",model="",protocol="oip-grpc"}'
+    before = metrics(served).get(timeouts, 0.0)
+    sock = socket.create_connection(("127.0.0.1", served.grpc), timeout=10)
+    sock.sendall(half_sent_call(INFER))
     started = time.monotonic()
-    assert server_live(target)
+    assert server_live(served.grpc_target)
 
     def call_ended(kind, flags, stream):
         return stream == 1 and (kind == 3 or (kind == 1 and flags & 1))  # RST_STREAM, or HEADERS ending it
     assert read_frames(sock, call_ended, TIMEOUT + SLACK, answer_pings=True) is True
     assert TIMEOUT * 0.9 < time.monotonic() - started < TIMEOUT + SLACK
     sock.close()
-    assert served_metrics.registry.get_sample_value(
-        "graphdef_serve_errors_total", {"protocol": "oip-grpc", "model": "", "kind": "timeout"}) == 1
-    assert server_live(target)
-
+    assert metrics(served)[timeouts] == before + 1
+    assert_others_served(served)
 
 
 def test_grpc_connections_past_the_limit_are_closed(in_process):
