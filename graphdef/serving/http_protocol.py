@@ -85,7 +85,6 @@ class _Handler(RequestHandler):
         # pause (and so start the deadline) whenever any byte waits, also after the last write of a
         # connection that is closing; aiohttp's writer then waits for the client to take everything
         transport.set_write_buffer_limits(high=0)
-        self.connections.opened()
         super().connection_made(transport)
 
     def connection_lost(self, exc):
@@ -186,8 +185,11 @@ class Site(web.SockSite):
         handler_class, connections, metrics = self._handler_class, self._connections, self._metrics
 
         def connection():
+            # counted here rather than in connection_made: asyncio accepts a burst of connections
+            # before any of them is made, and each must see those before it
             if connections.count >= connections.limit:
                 return _Refused(connections, metrics)
+            connections.opened()
             return handler_class(server, loop=server._loop, **server._kwargs)
 
         self._server = await asyncio.get_running_loop().create_server(connection, sock=self._sock,

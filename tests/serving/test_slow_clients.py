@@ -267,6 +267,15 @@ def test_connections_past_the_limit_are_answered_503_at_once(in_process):
         assert read_answer(again)[0] == 200
         for sock in held + [refused, again]:
             sock.close()
+        assert wait_until(lambda: sample("graphdef_serve_http_connections") == 0, SLACK)
+        # a burst, all connected before any is answered: exactly `limit` of them are served
+        burst = [connect(port) for _ in range(4 * limit)]
+        statuses = []
+        for sock in burst:
+            sock.sendall(request)
+            statuses.append(read_answer(sock)[0])
+            sock.close()
+        assert sorted(statuses) == [200] * limit + [503] * 3 * limit, statuses
     finally:
         in_process.run(runner.cleanup())
 
