@@ -11,7 +11,7 @@ import threading
 from graphdef.framework.errors import InvalidArgumentError, OpError
 from graphdef.ops.functional import func_name
 from graphdef.wire.call_budget import MAX_CALL_DEPTH
-from graphdef.wire.functions import call_attrs
+from graphdef.wire.functions import FunctionError, call_attrs
 
 
 class FunctionRuntime:
@@ -31,10 +31,13 @@ class FunctionRuntime:
         where = f"node '{node}' calls function '{name}'"
         if self._library is None:
             raise InvalidArgumentError(f"{where}, but the graph has no function library")
-        body = self._library.body(name, call_attrs(func))
+        depth = getattr(self._depth, "value", 0)
+        try:
+            body = self._library.body(name, call_attrs(func))
+        except FunctionError as e:  # a body is instantiated on its first call, as in TensorFlow
+            raise InvalidArgumentError(f"{where}: {e}" if depth == 0 else str(e)) from None
         if len(args) != len(body.args):
             raise InvalidArgumentError(f"{where}, which takes {len(body.args)} arguments, with {len(args)}")
-        depth = getattr(self._depth, "value", 0)
         if depth >= MAX_CALL_DEPTH:
             raise InvalidArgumentError(f"{where}: function calls nest more than {MAX_CALL_DEPTH} deep; "
                                        "does a function call itself without end?")

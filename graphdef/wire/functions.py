@@ -16,7 +16,6 @@ from graphdef.framework import dtypes
 from graphdef.framework.graph import Graph
 from graphdef.ops import REGISTRY
 from graphdef.ops import unsupported as unsupported_ops
-from graphdef.ops.functional import CALLS, func_name
 
 
 class FunctionError(ValueError):
@@ -43,6 +42,7 @@ class FunctionLibrary:
         self.proto = graph_pb2.FunctionDefLibrary()
         self.defs = {}
         self._bodies = {}
+        self.checked = {}  # call_check's CheckedFunction per function and attr values
         self._import_nodes = import_nodes  # serialize.import_nodes: the wire layer's importer
         self.proto.CopyFrom(proto)
         for fdef in self.proto.function:
@@ -120,57 +120,6 @@ def attach_library(graph, proto, import_nodes):
         graph.functions.merge(proto)
 
 
-def called_functions(op):
-    """(attr, function name) for each function a call op names, in CALLS order."""
-    out = []
-    for attr, _, _ in CALLS.get(op.type, ()):
-        try:
-            out.append((attr, func_name(op.attrs[attr])))
-        except (KeyError, ValueError):
-            raise FunctionError(f"node '{op.name}' ({op.type}): attr '{attr}' must name a function of the "
-                                "graph's library") from None
-    return out
-
-
-def check_calls(graph, ops):
-    """Instantiates every function the `ops` call, and the functions those call, checking each call
-    against its function's signature; iterative, so a function that calls itself is no problem."""
-    pending = list(ops)
-    seen = set()
-    while pending:
-        op = pending.pop()
-        for (attr, name), (_, ins_attr, outs_attr) in zip(called_functions(op), CALLS.get(op.type, ())):
-            if graph.functions is None:
-                raise FunctionError(f"node '{op.name}' ({op.type}): attr '{attr}' calls function '{name}', "
-                                    "but the graph has no function library")
-            try:
-                body = graph.functions.body(name, call_attrs(op.attrs[attr]))
-            except FunctionError as e:
-                raise FunctionError(f"node '{op.name}' ({op.type}): attr '{attr}': {e}") from None
-            _check_signature(op, attr, body, op.attrs[ins_attr], op.attrs[outs_attr] if outs_attr else None)
-            if name not in seen:
-                seen.add(name)
-                pending.extend(o for o in body.graph.get_operations() if o.type in CALLS)
-
-
-def _check_signature(op, attr, body, in_dtypes, out_dtypes):
-    where = f"node '{op.name}' ({op.type}): attr '{attr}' calls '{body.name}'"
-    got_in = tuple(t.dtype for t in body.args)
-    if tuple(in_dtypes) != got_in:
-        raise FunctionError(f"{where}, which takes ({_names(got_in)}) but the node passes ({_names(in_dtypes)})")
-    got_out = tuple(t.dtype for t in body.outputs)
-    if out_dtypes is None:
-        if len(got_out) != 1:
-            raise FunctionError(f"{where}, a condition, which must return one tensor but returns {len(got_out)}")
-    elif tuple(out_dtypes) != got_out:
-        raise FunctionError(f"{where}, which returns ({_names(got_out)}) but the node expects "
-                            f"({_names(out_dtypes)})")
-
-
-def _names(types):
-    return ", ".join(t.name for t in types)
-
-
 # -- instantiation ------------------------------------------------------------------------------
 
 def plain_body(fdef, values):
@@ -241,6 +190,11 @@ def _instantiate(library, fdef, values):
     for text in returned:
         name, index = _split(text)
         outputs.append(created[name].outputs[index])
+    declared = [t for arg in sig.output_arg for t in _arg_dtypes(fdef, arg, values, "result")]
+    for tensor, dtype in zip(outputs, declared):
+        if tensor.dtype != dtype:  # calls were checked at load against the declared dtypes
+            raise FunctionError(f"function '{sig.name}': it declares a {dtype.name} result, but ret names "
+                                f"'{tensor.op.name}', a {tensor.dtype.name} tensor")
     control = [created[name] for name in control_names]
     args = [created[name].outputs[0] for arg in sig.input_arg for name in arg_nodes[arg.name]]
     return FunctionBody(sig.name, graph, args, outputs, control)

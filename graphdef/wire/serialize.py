@@ -5,12 +5,13 @@ import re
 
 from google.protobuf import message, text_format
 
-from graphdef.framework import dtypes
 from graphdef.wire import call_budget, external_weights as _external_module, nesting, pbtxt
 from graphdef.wire.atomic import write_atomically
 from graphdef.wire.values import (attr_from_proto, attr_to_proto, ndarray_from_proto,  # noqa: F401 - their home
                                   ndarray_to_proto, shape_from_proto, shape_to_proto)
-from graphdef.wire.functions import FunctionError, attach_library, check_calls
+from graphdef.wire.call_check import check_calls
+from graphdef.wire.foreign_dtypes import foreign_dtype
+from graphdef.wire.functions import FunctionError, attach_library
 from graphdef._proto import graph_pb2
 from graphdef.framework.graph import Graph, get_default_graph
 from graphdef.framework.toposort import CycleError, cycle_text, toposort
@@ -293,46 +294,6 @@ def _is_back_edge(node, source):
     return node.op in _MERGES and source.op in _NEXT_ITERATIONS
 
 
-def _carried(enum):
-    try:
-        dtypes.as_dtype(enum)
-    except TypeError:
-        return False
-    return True
-
-
-# looked up once: DataType.values() builds a list on every call
-_DEFINED_ENUMS = frozenset(graph_pb2.DataType.values())
-_CARRIED_ENUMS = frozenset(e for e in _DEFINED_ENUMS if _carried(e))
-
-
-def _foreign_dtype(node):
-    """The name of a dtype graphdef cannot carry that an attr of `node` holds, else None."""
-    attrs = node.attr.items()
-    if not any(_foreign_enums(value) for _, value in attrs):
-        return None
-    for _, value in sorted(attrs):  # in name order, as graphrun-cc: the same answer every run
-        foreign = _foreign_enums(value)
-        if foreign:
-            return graph_pb2.DataType.Name(foreign[0]).removeprefix("DT_").removesuffix("_REF").lower()
-    return None
-
-
-def _foreign_enums(value):
-    """The dtype enums in one AttrValue that graphdef cannot carry, in order."""
-    kind = value.WhichOneof("value")
-    if kind == "type":
-        enums = [value.type]
-    elif kind == "list":
-        enums = list(value.list.type)
-    elif kind == "tensor":
-        enums = [value.tensor.dtype]
-    else:
-        return ()
-    # DT_INVALID or a number TensorFlow never defined is a malformed node, checked as one
-    return [e for e in enums if e not in _CARRIED_ENUMS and e != 0 and e in _DEFINED_ENUMS]
-
-
 def _why_unsupported(node, inputs, created, input_map):
     """(reason, detail) when `node` must be kept as an unsupported operation, else None.
 
@@ -341,7 +302,7 @@ def _why_unsupported(node, inputs, created, input_map):
     """
     if node.op not in REGISTRY:
         return unsupported_ops.MISSING_OP, ""
-    foreign = _foreign_dtype(node)
+    foreign = foreign_dtype(node)
     if foreign:
         return unsupported_ops.FOREIGN_DTYPE, foreign
     for text, src, index in inputs:

@@ -19,6 +19,7 @@ from graphdef.framework.errors import InvalidArgumentError
 from graphdef.wire.serialize import GraphFileError, import_graph_def, load, read_graph_def
 from tests.support import cc_helpers
 from tests.support.numerics_policy import assert_conforms
+from tests.support.pbtxt_helpers import one_line
 from tests.support.op_oracle import tf_oracle  # noqa: F401 - a fixture
 
 MODELS = Path(__file__).resolve().parents[1] / "tf_models"
@@ -217,6 +218,9 @@ BAD_LIBRARIES = {
         "takes (float32) but the node passes (int32)"),
     "output index out of range": (lambda g: g.library.function[1].ret.__setitem__("j", "neg:y:5"), "has 1 tensors"),
     "unknown body op": (lambda g: setattr(g.library.function[1].node_def[0], "op", "NoSuchOp"), "NoSuchOp"),
+    "body input of the wrong dtype": (
+        lambda g: g.library.function[1].node_def[0].attr["T"].__setattr__("type", tf.float32.enum),
+        "function 'body': node 'neg' (Neg): input 0 ('x') is int32 from 'i:0' but the node expects float32 (attr T)"),
 }
 
 
@@ -237,3 +241,74 @@ def test_a_call_without_a_library_is_refused(graph):
                     {"Tin": [tf.int32], "Tout": [tf.int32], "f": "f"})
     with pytest.raises(GraphFileError, match="no function library"):
         import_graph_def(g, name="")
+
+
+def _chain_of_functions(count):
+    """Functions f0..f{count-1}, each a + 1 calling the one before; the graph calls the last: y = x + count."""
+    g = graph_pb2.GraphDef()
+    x = g.node.add(name="x", op="Placeholder")
+    x.attr["dtype"].type = tf.float32.enum
+    for i in range(count):
+        f = g.library.function.add()
+        f.signature.name = f"f{i}"
+        f.signature.input_arg.add(name="a", type=tf.float32.enum)
+        f.signature.output_arg.add(name="b", type=tf.float32.enum)
+        source = "a"
+        if i:
+            inner = f.node_def.add(name="inner", op="PartitionedCall", input=["a"])
+            inner.attr["f"].func.name = f"f{i - 1}"
+            inner.attr["Tin"].list.type.append(tf.float32.enum)
+            inner.attr["Tout"].list.type.append(tf.float32.enum)
+            source = "inner:output:0"
+        one = f.node_def.add(name="one", op="Const")
+        one.attr["dtype"].type = tf.float32.enum
+        one.attr["value"].tensor.dtype = tf.float32.enum
+        one.attr["value"].tensor.float_val.append(1.0)
+        add = f.node_def.add(name="add", op="AddV2", input=[source, "one:output:0"])
+        add.attr["T"].type = tf.float32.enum
+        f.ret["b"] = "add:z:0"
+    call = g.node.add(name="y", op="PartitionedCall", input=["x"])
+    call.attr["f"].func.name = f"f{count - 1}"
+    call.attr["Tin"].list.type.append(tf.float32.enum)
+    call.attr["Tout"].list.type.append(tf.float32.enum)
+    return g
+
+
+def test_bodies_are_checked_at_load_and_instantiated_on_their_first_call(monkeypatch):
+    from graphdef.wire import functions
+    made = []
+    real = functions._instantiate
+    monkeypatch.setattr(functions, "_instantiate", lambda *args: made.append(args[1].signature.name) or real(*args))
+    graph = tf.Graph()
+    import_graph_def(_chain_of_functions(40), graph=graph, name="")
+    assert made == [] and len(graph.functions.checked) == 40  # each checked once, none built
+    with tf.Session(graph=graph, engine="python") as sess:
+        assert sess.run("y:0", {"x:0": 2.5}) == np.float32(2.5 + 40)
+    assert sorted(made) == sorted(f"f{i}" for i in range(40))
+
+
+def test_a_shape_error_inside_a_body_is_refused_by_the_run_alike(cc_runner, tmp_path):
+    g = _chain_of_functions(3)
+    body = g.library.function[0]
+    for name, shape in (("m", (2, 3)), ("n", (4, 5))):
+        node = body.node_def.add(name=name, op="Const")
+        node.attr["dtype"].type = tf.float32.enum
+        node.attr["value"].tensor.dtype = tf.float32.enum
+        node.attr["value"].tensor.tensor_shape.dim.extend(graph_pb2.TensorShapeProto.Dim(size=d) for d in shape)
+        node.attr["value"].tensor.float_val.append(1.0)
+    product = body.node_def.add(name="mm", op="MatMul", input=["m:output:0", "n:output:0"])
+    product.attr["T"].type = tf.float32.enum
+    body.control_ret["mm"] = "mm"
+    body.signature.control_output.append("mm")
+    model = tmp_path / "shapes.pb"
+    model.write_bytes(g.SerializeToString())
+    # checked at load as TensorFlow's importer checks calls; shapes are inferred when a body is
+    # instantiated, on its first call, in both runtimes
+    for engine in ("python", "cc"):
+        with tf.Session(graph=load(model), engine=engine) as sess, pytest.raises(InvalidArgumentError) as e:
+            sess.run("y:0", {"x:0": 1.0})
+        line = one_line(e.value)
+        assert line.startswith("node 'y'") and "node 'mm' (MatMul)" in line, (engine, line)
+        assert "cannot multiply [2,3] by [4,5]" in line, (engine, line)
+    assert "node 'mm' (MatMul): cannot multiply [2,3] by [4,5]" in cc_helpers.fails(cc_runner, 4, model, "--feed",
+                                                                                      "x=1")
