@@ -202,13 +202,13 @@ def _check_dtypes(function, nodes, inputs, known):
         opdef = REGISTRY[node.op]
         where = f"node '{name}' ({node.op})"
         attrs = {}
-        for key, attr in opdef.attrs.items():
+        for key, attr in _typed_attrs(opdef):
             value = node.attr.get(key)
             if value is None:
                 if attr.default is REQUIRED:
                     raise FunctionError(f"function '{function}': {where}: {node.op} '{name}': attr '{key}' "
                                         "is required")
-                attrs[key] = attr.default
+                attrs[key] = _default(attr)
             elif attr.kind == "type" and value.WhichOneof("value") == "type" and value.type in CARRIED_ENUMS:
                 attrs[key] = dtypes.as_dtype(value.type)  # the common case, without attr_from_proto's checks
             elif attr.kind in _TYPED_KINDS:
@@ -219,7 +219,7 @@ def _check_dtypes(function, nodes, inputs, known):
         typed = [_Typed(i, known[i]) for i in inputs[name] if not i.startswith("^") and i in known]
         if len(typed) == sum(not i.startswith("^") for i in inputs[name]):
             try:
-                for key, attr in opdef.attrs.items():
+                for key, attr in _typed_attrs(opdef):
                     if attr.kind == "type" and attr.allowed is not None and attrs[key] not in attr.allowed:
                         allowed = ", ".join(sorted(d.name for d in attr.allowed))
                         raise TypeError(f"{node.op} '{name}': {key}={attrs[key].name} is not allowed; "
@@ -238,6 +238,25 @@ def _check_dtypes(function, nodes, inputs, known):
             waiting[reader].discard(name)
             if not waiting[reader]:
                 ready.append(reader)
+
+
+_TYPED_ATTRS = {}  # op type -> its attrs that a node must set or that fix its dtypes
+
+
+def _typed_attrs(opdef):
+    found = _TYPED_ATTRS.get(opdef.type)
+    if found is None:
+        found = _TYPED_ATTRS[opdef.type] = tuple((key, attr) for key, attr in opdef.attrs.items()
+                                                  if attr.default is REQUIRED or attr.kind in _TYPED_KINDS)
+    return found
+
+
+def _default(attr):
+    if attr.kind == "type" and attr.default is not None and type(attr.default) is not dtypes.DType:
+        return dtypes.as_dtype(attr.default)
+    if attr.kind == "list(type)" and attr.default is not None:
+        return tuple(dtypes.as_dtype(d) for d in attr.default)
+    return attr.default
 
 
 class _WrongDtype(Exception):
