@@ -444,3 +444,28 @@ def test_grpc_connections_past_the_limit_are_closed(in_process):
         for channel in channels:
             channel.close()
         in_process.run(server.stop(None))
+
+
+def test_sigterm_is_not_held_up_by_stalled_clients(tmp_path):
+    """A server asked to stop while one client does not read its answer and another has not sent its
+    gRPC message exits 0 within the client timeouts, not the 30 s drain limit."""
+    model = helpers.write_model(tmp_path / "two.pb", two_outputs)
+    server = helpers.start(model, tmp_path, "--runtime", "cc", "--client-timeout", str(TIMEOUT))
+    body = infer_body("big")
+    reader = connect(server.http, receive_buffer=4096)
+    reader.sendall(infer_head(len(body)) + body)
+    assert wait_until(lambda: other_connections(server) == 1, SLACK)
+    stop = threading.Event()
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        stalled = channel.stream_unary(INFER, request_serializer=oip_pb2.ModelInferRequest.SerializeToString,
+                                       response_deserializer=oip_pb2.ModelInferResponse.FromString)
+        future = stalled.future(never_sends(stop))
+        try:
+            started = time.monotonic()
+            assert server.stop() == 0
+            assert time.monotonic() - started < 3 * TIMEOUT + SLACK
+            assert future.exception(timeout=SLACK) is not None
+        finally:
+            stop.set()
+    reader.close()
+    assert "Traceback" not in server.log()
