@@ -94,13 +94,20 @@ def build_parser():
     parser.add_argument("--runtime", choices=sorted(runtimes.RUNTIMES),
                         help="what runs the model (default cc when libgraphrun.so loads, else python)")
     parser.add_argument("--workers", type=_positive_int, metavar="N",
-                        help="inference threads (default 1 with the cc runtime, which runs one batch at a time on "
-                             "every core; 2 with python)")
+                        help="batches run at once per model (default: with the cc runtime one per core, up to 4, "
+                             "each worker its own load of the model; 2 with python)")
+    parser.add_argument("--threads", type=_positive_int, metavar="T",
+                        help="OpenMP threads each cc worker runs its batches on (default: the cores shared out "
+                             "among the workers, at least 1)")
     parser.add_argument("--max-body-mb", type=_non_negative, default=64, metavar="MB",
                         help="largest request body or gRPC message (default 64)")
     parser.add_argument("--client-timeout", type=_positive_float, default=30.0, metavar="S",
-                        help="seconds a client gets for a request's headers, then as long for its body; an idle "
-                             "connection is closed after as long (default 30)")
+                        help="seconds a client gets for a request's headers, then as long for its body; it must "
+                             "also take some of its answer every S seconds, a gRPC call's message must arrive "
+                             "within S, and an idle connection is closed after as long (default 30)")
+    parser.add_argument("--max-connections", type=_positive_int, default=None, metavar="N",
+                        help="HTTP connections open at once, and gRPC connections likewise; past it a new HTTP "
+                             "connection is answered 503 and closed (default 1000, or half the open-file limit)")
     parser.add_argument("--poll-interval", type=_non_negative, default=2.0, metavar="S",
                         help="seconds between looks for new versions in a repository (default 2; 0: never)")
     parser.add_argument("--access-log", metavar="FILE",
@@ -156,11 +163,11 @@ def main(args):
         os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     sys.setswitchinterval(SWITCH_INTERVAL)
     runtime, fallback = _choose_runtime(args)
-    workers = args.workers or (1 if runtime == "cc" else 2)
     options = Options(host=args.host, port_http=args.port_http, port_grpc=args.port_grpc,
                       max_batch_size=args.max_batch_size, max_queue_delay_ms=args.max_queue_delay_ms,
-                      max_queue=args.max_queue, workers=workers, max_body_mb=args.max_body_mb,
-                      client_timeout=args.client_timeout,
+                      max_queue=args.max_queue, workers=args.workers, threads=args.threads,
+                      max_body_mb=args.max_body_mb, client_timeout=args.client_timeout,
+                      max_connections=args.max_connections,
                       poll_interval=args.poll_interval, model_name=args.model_name, runtime=runtime,
                       fallback=fallback)
     server = Server(args.model, options)
