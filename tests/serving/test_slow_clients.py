@@ -313,13 +313,16 @@ def literal(name, value):
     return bytes([0, len(name)]) + name + bytes([len(value)]) + value
 
 
-def half_sent_call(path):
-    """An HTTP/2 connection's preface and settings, a gRPC call's headers, and the first 10 bytes of
-    a message that says it has 1000."""
+def call_opening(path):
+    """An HTTP/2 connection's preface and settings, and a gRPC call's headers."""
     headers = (bytes([0x83, 0x86]) + literal(b":path", path.encode()) + literal(b":authority", b"test")
                + literal(b"content-type", b"application/grpc") + literal(b"te", b"trailers"))
-    return (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + h2_frame(4, 0, 0) + h2_frame(1, 0x4, 1, headers)
-            + h2_frame(0, 0, 1, b"\x00" + struct.pack(">I", 1000) + b"x" * 10))
+    return b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + h2_frame(4, 0, 0) + h2_frame(1, 0x4, 1, headers)
+
+
+def half_sent_call(path):
+    """A call whose message stops after its first 10 bytes of the 1000 it says it has."""
+    return call_opening(path) + h2_frame(0, 0, 1, b"\x00" + struct.pack(">I", 1000) + b"x" * 10)
 
 
 def read_frames(sock, until, seconds, answer_pings):
@@ -414,6 +417,29 @@ def test_a_live_grpc_client_stalled_half_way_through_a_message_is_ended(served):
     sock.close()
     assert metrics(served)[timeouts] == before + 1
     assert_others_served(served)
+
+
+def test_a_grpc_client_that_never_takes_its_answer_is_dropped(served):
+    """A whole ModelInfer request for the 32 MB output, from a peer that answers pings but never opens
+    its flow-control window: the answer waits in grpc's buffers, the call no longer counts, and the
+    connection is closed as idle, its fd released. grpc's idle timer runs 10 client timeouts and
+    starts again if a call came and went meanwhile, so this takes 20 (30 s here)."""
+    fds = open_fds(served)
+    request = oip_pb2.ModelInferRequest(model_name="two")
+    request.inputs.add(name="x", datatype="FP32", shape=[1, 4])
+    request.raw_input_contents.append(X.tobytes())
+    request.outputs.add(name="big")
+    message = request.SerializeToString()
+    sock = socket.create_connection(("127.0.0.1", served.grpc), timeout=10)
+    sock.sendall(call_opening(INFER) + h2_frame(0, 1, 1, b"\x00" + struct.pack(">I", len(message)) + message))
+    started = time.monotonic()
+    assert wait_until(lambda: open_fds(served) > fds, SLACK)
+    assert_others_served(served)
+    assert read_frames(sock, lambda *frame: False, 20 * TIMEOUT + 2 * SLACK, answer_pings=True) is None
+    assert time.monotonic() - started < 20 * TIMEOUT + 2 * SLACK
+    assert wait_until(lambda: open_fds(served) <= fds, SLACK), (open_fds(served), fds)
+    sock.close()
+    assert server_live(served.grpc_target)
 
 
 def test_grpc_connections_past_the_limit_are_closed(in_process):
