@@ -23,8 +23,11 @@ from graphdef._native import capi
 from graphdef.client import python_engine
 from graphdef.client.cc_engine import CcRuntime, op_error
 from graphdef.client.run_args import resolve
+from graphdef.framework.errors import InvalidArgumentError
 from graphdef.framework.graph import Tensor
 from graphdef.ops.array import frozen
+from graphdef.wire.call_check import check_deferred_calls
+from graphdef.wire.functions import FunctionError
 
 ENGINES = ("auto", "python", "cc")
 ENVIRONMENT = "GRAPHDEF_ENGINE"
@@ -111,8 +114,24 @@ def make_plan(session, fetches, feed_keys):
     return _tracked(plan, plan.runtime, session, fetches, feed_keys)
 
 
+def cc_takes(session):
+    """True when the session's graph is loaded in the cc engine, which has then checked its function
+    calls itself (graphdef.wire.call_check's deferred calls)."""
+    if session.engine == "python":
+        return False
+    try:
+        cc_runtime(session)
+    except (capi.LibraryMissing, capi.GraphrunError):
+        return False
+    return True
+
+
 def python_plan(session, fetches, feed_keys):
     """The numpy engine's plan, whatever the session's engine (profiling, optimization reports)."""
+    try:
+        check_deferred_calls(session.graph)  # the cc engine took the graph, but not this plan
+    except FunctionError as e:
+        raise InvalidArgumentError(str(e)) from None
     runtime = session._runtimes["python"]
     return _tracked(runtime.plan(fetches, feed_keys), runtime, session, fetches, feed_keys)
 

@@ -28,7 +28,10 @@ from graphdef.wire.model_file import output_names
 from graphdef.client.output_format import format_json, format_shape, format_text, too_large_to_print
 from graphdef.optimize.at_load import load_with_graph_def
 from graphdef.wire.serialize import GraphFileError
+from graphdef.client import runtime
 from graphdef.client.session import Session
+from graphdef.wire.call_check import check_deferred_calls, has_deferred_calls
+from graphdef.wire.functions import FunctionError
 
 EXIT_OK = 0
 EXIT_DIFFERENT = 1    # compare: the engines disagree (or an output holds NaN/Inf)
@@ -221,9 +224,9 @@ def run_command(args):
     """The run verb: feeds in, the --run targets executed, the fetched tensors out."""
     if args.steps is not None and not args.run:
         raise Failure(EXIT_USAGE, "--steps repeats the last --run target; give one with --run")
-    prepared = prepare(args)
+    prepared = prepare(args, open_session=True)
     values = run(prepared.graph, prepared.targets, prepared.fed.values, prepared.runs,
-                 1 if args.steps is None else args.steps, optimize=optimize_switch(args))
+                 1 if args.steps is None else args.steps, optimize=optimize_switch(args), session=prepared.session)
     outputs = [(t.name, value) for t, value in zip(prepared.targets, values)]
     if args.out is not None:
         text = _write_out(args, outputs)
@@ -259,20 +262,24 @@ class Prepared:
     `runs` holds what Session.run executes for each --run target (see run_element).
     """
 
-    def __init__(self, graph, file_order, targets, fed, runs=()):
+    def __init__(self, graph, file_order, targets, fed, runs=(), session=None):
         self.graph, self.file_order, self.targets, self.fed = graph, file_order, targets, fed
         self.runs = list(runs)
+        self.session = session  # with prepare(open_session=True): the Session to run in
 
 
-def prepare(args):
-    """Loads args.model and gathers the feeds, runs and fetches of args (the run/compare/bench flags).
+def prepare(args, open_session=False):
+    """Loads args.model and gathers the feeds, runs and fetches of args (the run/compare/bench flags);
+    with `open_session`, also the Session to run them in (see open_run_session).
 
     Order matters to which error a user sees first, and follows graphrun-cc's: the model,
     then the feed values, then the --run targets, then the fetch names, then what is still
     unfed, for each run in order and then for the fetches, all before anything executes,
     so a run that cannot start never leaves the runs before it half done.
     """
-    graph, file_order = load_model(args.model, getattr(args, "signature", None), optimize_switch(args))
+    graph, file_order = load_model(args.model, getattr(args, "signature", None), optimize_switch(args),
+                                   defer_calls=open_session)
+    session = open_run_session(graph, optimize_switch(args)) if open_session else None
     try:
         fed = feed_options.explicit_feeds(graph, args)
     except feeding.FeedError as e:
@@ -293,15 +300,15 @@ def prepare(args):
     for element in runs:
         check_fed([element], fed.values, file_order)
     check_fed(targets, fed.values, file_order)
-    return Prepared(graph, file_order, targets, fed, runs)
+    return Prepared(graph, file_order, targets, fed, runs, session)
 
 
-def load_model(path, signature=None, optimize=None):
+def load_model(path, signature=None, optimize=None, defer_calls=False):
     """The Graph with the file's node names, and those names in file order; Failure(3) if unusable.
     The graph runs optimized for its fetches and feeds unless `optimize` is False (see
-    graphdef.optimize.at_load)."""
+    graphdef.optimize.at_load). `defer_calls`: its function calls are checked by open_run_session."""
     try:
-        graph, graph_def = load_with_graph_def(path, signature, optimize)
+        graph, graph_def = load_with_graph_def(path, signature, optimize, defer_calls)
     except GraphFileError as e:
         raise Failure(EXIT_MODEL, _one_line(e)) from None
     except RecursionError:
@@ -313,6 +320,21 @@ def load_model(path, signature=None, optimize=None):
     except Exception as e:  # noqa: BLE001 - any other failure to load still means an unusable model
         raise Failure(EXIT_MODEL, f"{path}: cannot load the graph ({type(e).__name__}: {_one_line(e)})") from None
     return graph, [node.name for node in graph_def.node]
+
+
+def open_run_session(graph, optimize=None):
+    """The Session a run verb runs `graph` in, made right after the load. When the C++ engine takes
+    the graph it has checked the graph's function calls as the load would (in the same words);
+    otherwise they are checked here, and a bad one is the model's error (exit 3), before any feed
+    is read, as graphrun-cc orders its errors."""
+    session = Session(graph=graph, optimize=optimize)
+    if has_deferred_calls(graph) and not runtime.cc_takes(session):
+        try:
+            check_deferred_calls(graph)
+        except FunctionError as e:
+            session.close()
+            raise Failure(EXIT_MODEL, _one_line(e)) from None
+    return session
 
 
 def default_fetches(graph, file_order):
@@ -391,15 +413,16 @@ def check_fed(targets, feed_dict, file_order=None):
                                   "--feeds FILE.npz or --random")
 
 
-def run(graph, targets, feed_dict, runs=(), steps=1, optimize=None):
+def run(graph, targets, feed_dict, runs=(), steps=1, optimize=None, session=None):
     """Executes `runs` in order (the last one `steps` times), then returns the fetched values.
 
     One Session throughout, so what a run writes to a variable is what the next run and
     the fetches read. The Session plans each distinct run once and reuses the plan, so a
     step costs only its kernels. `optimize`: False runs the graph as written on the cc engine
-    too (--no-optimize). Failure(EXIT_RUN) if the graph fails.
+    too (--no-optimize). `session`: the one to use (open_run_session's), else a new one.
+    Failure(EXIT_RUN) if the graph fails.
     """
-    session = Session(graph=graph, optimize=optimize)
+    session = session or Session(graph=graph, optimize=optimize)
     try:
         execute = session.run
         for i, element in enumerate(runs):

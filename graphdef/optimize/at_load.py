@@ -43,9 +43,10 @@ def load(path, signature=None, optimize=None):
     return load_with_graph_def(path, signature, optimize)[0]
 
 
-def load_with_graph_def(path, signature=None, optimize=None):
-    """(Graph, GraphDef) for the file at `path`, the graph set up to run optimized unless switched off."""
-    graph, graph_def = serialize.load_with_graph_def(path, signature)
+def load_with_graph_def(path, signature=None, optimize=None, defer_calls=False):
+    """(Graph, GraphDef) for the file at `path`, the graph set up to run optimized unless switched off
+    (`defer_calls`: see serialize.import_graph_def)."""
+    graph, graph_def = serialize.load_with_graph_def(path, signature, defer_calls)
     graph._file_graph_def = (graph_def, graph.version)  # what the cc engine can send as it is (cc_engine.py)
     if enabled(optimize) and _eligible_without_collections(graph_def):
         graph._run_optimizer = RunOptimizer(graph_def, graph.version)

@@ -24,6 +24,31 @@ from graphdef.wire.functions import (FunctionError, _arg_dtypes, _fill_placehold
                                      call_attrs, signature_values)
 
 
+def defer(graph, ops):
+    """Keeps the calls among `ops` for check_deferred_calls instead of checking them now."""
+    pending = getattr(graph, "_unchecked_calls", None) or []
+    pending.extend(op for op in ops if op.type in CALLS)
+    graph._unchecked_calls = pending
+
+
+def has_deferred_calls(graph):
+    return bool(getattr(graph, "_unchecked_calls", None))
+
+
+def check_deferred_calls(graph):
+    """Checks the calls import_graph_def(defer_calls=True) left; FunctionError names the first bad
+    one, prefixed with the file it came from, as the load would have."""
+    pending = getattr(graph, "_unchecked_calls", None)
+    if not pending:
+        return
+    graph._unchecked_calls = None
+    try:
+        check_calls(graph, pending)
+    except FunctionError as e:
+        source = getattr(graph, "_loaded_from", None)
+        raise FunctionError(f"{source}: {e}" if source else str(e)) from None
+
+
 class CheckedFunction:
     """What a call of one function (for one set of attr values) is checked against."""
 

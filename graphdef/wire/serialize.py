@@ -9,7 +9,7 @@ from graphdef.wire import call_budget, external_weights as _external_module, nes
 from graphdef.wire.atomic import write_atomically
 from graphdef.wire.values import (attr_from_proto, attr_to_proto, ndarray_from_proto,  # noqa: F401 - their home
                                   ndarray_to_proto, shape_from_proto, shape_to_proto)
-from graphdef.wire.call_check import check_calls
+from graphdef.wire.call_check import check_calls, defer
 from graphdef.wire.foreign_dtypes import foreign_dtype
 from graphdef.wire.functions import FunctionError, attach_library
 from graphdef._proto import graph_pb2
@@ -91,15 +91,16 @@ def _parse_input(text):
     return text, 0
 
 
-def import_graph_def(graph_def, input_map=None, return_elements=None, name=None, graph=None):
+def import_graph_def(graph_def, input_map=None, return_elements=None, name=None, graph=None, defer_calls=False):
     """Adds the nodes of `graph_def` to `graph` (the default graph), prefixed with `name`/.
 
     Like TF, the prefix defaults to "import"; pass name="" to keep the file's names.
     Every node is checked exactly as a built one is (attrs, input dtypes, shapes), except
     what graphdef cannot run (an unknown op type, a foreign dtype, and what reads them):
     that is kept as it is and refused only by a run that needs it (graphdef.ops.unsupported).
-    The file's function library joins the graph's, and every function a node calls is
-    instantiated and checked here.
+    The file's function library joins the graph's, and every call a node makes is checked here
+    against its function (graphdef.wire.call_check), unless `defer_calls`: then the calls wait
+    for call_check.check_deferred_calls, for a caller whose C++ engine checks them itself.
     """
     graph = graph if graph is not None else get_default_graph()
     prefix = "import" if name is None else name
@@ -113,7 +114,10 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
             if graph_def.library.ByteSize():  # kept even without functions (gradients alone)
                 attach_library(graph, graph_def.library, import_nodes)
             created = import_nodes(graph_def, graph, prefix, input_map)
-            check_calls(graph, created.values())
+            if defer_calls:
+                defer(graph, created.values())
+            else:
+                check_calls(graph, created.values())
     except FunctionError as e:
         raise GraphFileError(str(e)) from None
     if return_elements is None:
@@ -448,14 +452,15 @@ def load(path, signature=None):
     return load_with_graph_def(path, signature)[0]
 
 
-def load_with_graph_def(path, signature=None):
+def load_with_graph_def(path, signature=None, defer_calls=False):
     """(Graph, GraphDef) for the file at `path`: the file as read, and the graph built from it."""
     graph_def = read_graph_def(path, signature)
     graph = Graph()
     try:
-        import_graph_def(graph_def, name="", graph=graph)
+        import_graph_def(graph_def, name="", graph=graph, defer_calls=defer_calls)
     except GraphFileError as e:
         raise GraphFileError(f"{path}: {e}") from None
+    graph._loaded_from = path  # what a deferred call check's error names
     return graph, graph_def
 
 

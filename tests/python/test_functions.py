@@ -312,3 +312,40 @@ def test_a_shape_error_inside_a_body_is_refused_by_the_run_alike(cc_runner, tmp_
         assert "cannot multiply [2,3] by [4,5]" in line, (engine, line)
     assert "node 'mm' (MatMul): cannot multiply [2,3] by [4,5]" in cc_helpers.fails(cc_runner, 4, model, "--feed",
                                                                                       "x=1")
+
+
+@pytest.mark.parametrize("engine", ["auto", "python"])
+def test_graphrun_checks_each_call_once_in_the_engine_that_runs_it(tmp_path, monkeypatch, capsys, engine):
+    """graphrun run hands a library to the C++ engine unchecked when that engine takes the graph: it
+    checks the calls itself, in the same words. On the numpy engine each function is checked once at
+    load and instantiated once, on its first call."""
+    from graphdef.graphrun import cli
+    from graphdef.wire import call_check, functions
+    counts = {"checked": 0, "made": 0}
+
+    def counting(module, name, key):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a: counts.__setitem__(key, counts[key] + 1) or real(*a))
+
+    counting(call_check, "_check_body", "checked")
+    counting(functions, "_instantiate", "made")
+    monkeypatch.setenv("GRAPHDEF_ENGINE", engine)
+    model = tmp_path / "calls.pb"
+    model.write_bytes(_chain_of_functions(50).SerializeToString())
+    assert cli.main([str(model), "--feed", "x=2"]) == 0
+    assert capsys.readouterr().out == "y:0 float32 [] = 52.0\n"
+    assert counts == ({"checked": 0, "made": 0} if engine == "auto" else {"checked": 50, "made": 50}), counts
+
+
+def test_graphrun_refuses_a_bad_call_the_cc_engine_refused_before_reading_feeds(tmp_path, capsys, cc_runner):
+    g = _chain_of_functions(5)
+    g.library.function[2].node_def[0].attr["Tin"].list.type[0] = tf.int32.enum
+    model = tmp_path / "bad.pb"
+    model.write_bytes(g.SerializeToString())
+    from graphdef.graphrun import cli
+    assert cli.main([str(model), "--feed", "x=not a number"]) == 3  # the model's error comes first
+    line = capsys.readouterr().err
+    words = "function 'f2': node 'inner' (PartitionedCall): input 0 ('args') is float32 from 'a:0' but the node " \
+            "expects int32 (attr Tin)"
+    assert line.startswith(f"graphrun: {model}: ") and line.endswith(words + "\n"), line
+    assert cc_helpers.fails(cc_runner, 3, model, "--feed", "x=1") == f"graphrun-cc: {model}: {words}"
