@@ -145,8 +145,8 @@ class _Refused(asyncio.Protocol):
         self._abort = None
 
     def connection_made(self, transport):
-        error = (f"the server has its limit of {self.connections.limit} HTTP connections open; "
-                 "try again later, or reuse a connection")
+        error = (f"the server has its limit of {self.connections.limit} HTTP connections open "
+                 "(--max-connections); try again later, or reuse a connection")
         self.connections.dropped("over_limit")
         body = json.dumps({"error": error}).encode()
         transport.write(b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"

@@ -20,7 +20,7 @@ from aiohttp import web
 
 import graphdef as tf
 from graphdef._proto import oip_pb2
-from graphdef.serving import grpc_server, http_protocol
+from graphdef.serving import http_protocol
 from graphdef.serving.metrics import Metrics
 from tests.support import serve_helpers as helpers
 
@@ -268,7 +268,8 @@ def test_connections_past_the_limit_are_answered_503_at_once(in_process):
         refused.sendall(request)
         status, headers, answer = read_answer(refused)
         assert status == 503 and headers["retry-after"] == "1", answer
-        assert json.loads(answer)["error"].startswith(f"the server has its limit of {limit} HTTP connections open")
+        assert json.loads(answer)["error"].startswith(
+            f"the server has its limit of {limit} HTTP connections open (--max-connections)")
         assert read_until_closed(refused, SLACK) == 0  # and closed
         assert sample("graphdef_serve_http_connections_dropped_total", {"reason": "over_limit"}) == 1
         held.pop().close()
@@ -442,36 +443,6 @@ def test_a_grpc_client_that_never_takes_its_answer_is_dropped(served):
     assert server_live(served.grpc_target)
 
 
-def test_grpc_connections_past_the_limit_are_closed(in_process):
-    class State:
-        ready = True
-
-    async def start():
-        server = grpc.aio.server(options=grpc_server.channel_options(1 << 20, TIMEOUT, max_connections=1))
-        server.add_generic_rpc_handlers(grpc_server.services(None, Metrics(), State(), TIMEOUT))
-        port = server.add_insecure_port("127.0.0.1:0")
-        await server.start()
-        return server, port
-
-    server, port = in_process.run(start())
-    # channels of their own connections (by default, channels to one address share one)
-    channels = [grpc.insecure_channel(f"127.0.0.1:{port}", options=[("grpc.use_local_subchannel_pool", 1)])
-                for _ in range(2)]
-    try:
-        calls = [c.unary_unary(LIVE, request_serializer=oip_pb2.ServerLiveRequest.SerializeToString,
-                               response_deserializer=oip_pb2.ServerLiveResponse.FromString) for c in channels]
-        assert calls[0](oip_pb2.ServerLiveRequest(), timeout=30).live
-        with pytest.raises(grpc.RpcError) as caught:
-            calls[1](oip_pb2.ServerLiveRequest(), timeout=SLACK)
-        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE, caught.value.details()
-        channels.pop().close()
-        assert calls[0](oip_pb2.ServerLiveRequest(), timeout=30).live  # the one within the limit stays served
-    finally:
-        for channel in channels:
-            channel.close()
-        in_process.run(server.stop(None))
-
-
 def test_sigterm_is_not_held_up_by_stalled_clients(tmp_path):
     """A server asked to stop while one client does not read its answer and another has not sent its
     gRPC message exits 0 within the client timeouts, not the 30 s drain limit."""
@@ -495,3 +466,36 @@ def test_sigterm_is_not_held_up_by_stalled_clients(tmp_path):
             stop.set()
     reader.close()
     assert "Traceback" not in server.log()
+
+
+def test_max_connections_caps_both_protocols(tmp_path):
+    """--max-connections 2: two keep-alive HTTP connections are served, a third is answered 503; two
+    gRPC connections are served, a third is closed."""
+    server = helpers.start(helpers.write_model(tmp_path / "two.pb", two_outputs), tmp_path, "--runtime", "cc",
+                           "--max-connections", "2")
+    request = b"GET /v2/health/live HTTP/1.1\r\nHost: test\r\n\r\n"
+    held = [connect(server.http) for _ in range(2)]
+    for sock in held:
+        sock.sendall(request)
+        assert read_answer(sock)[0] == 200
+    refused = connect(server.http)
+    refused.sendall(request)
+    status, _, answer = read_answer(refused)
+    assert status == 503 and "limit of 2 HTTP connections open (--max-connections)" in json.loads(answer)["error"]
+    # channels of their own connections (by default, channels to one address share one)
+    channels = [grpc.insecure_channel(server.grpc_target, options=[("grpc.use_local_subchannel_pool", 1)])
+                for _ in range(3)]
+    try:
+        calls = [c.unary_unary(LIVE, request_serializer=oip_pb2.ServerLiveRequest.SerializeToString,
+                               response_deserializer=oip_pb2.ServerLiveResponse.FromString) for c in channels]
+        assert calls[0](oip_pb2.ServerLiveRequest(), timeout=30).live
+        assert calls[1](oip_pb2.ServerLiveRequest(), timeout=30).live
+        with pytest.raises(grpc.RpcError) as caught:
+            calls[2](oip_pb2.ServerLiveRequest(), timeout=SLACK)
+        assert caught.value.code() == grpc.StatusCode.UNAVAILABLE, caught.value.details()
+    finally:
+        for channel in channels:
+            channel.close()
+        for sock in held + [refused]:
+            sock.close()
+    assert server.stop() == 0
