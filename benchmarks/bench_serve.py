@@ -334,7 +334,10 @@ def main():
     # graphrun-cc's MobileNetV2 gives the most images/s at small batches today (per image, a large
     # batch costs more: its large activations are fresh memory each run).
     parser.add_argument("--max-batch-size", type=int, default=8)
-    parser.add_argument("--delay-ms", type=float, default=10.0)
+    # graphrun serve's default. With several workers a free one waits this long for its batch to fill
+    # while another runs (a lone worker never did: its slot is free only when nothing runs), leaving a
+    # core idle, and graphrun-cc's cost per image hardly depends on the batch size.
+    parser.add_argument("--delay-ms", type=float, default=2.0)
     parser.add_argument("--workers", type=int,
                         help="the server's inference workers (default graphrun serve's: for cc one per core, up "
                              "to 4, each its own load of the model; for python 1, as its Session would take the "
