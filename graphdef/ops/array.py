@@ -26,9 +26,10 @@ def frozen(array):
 
 
 def _infer_const(ctx):
-    value = ctx.attrs["value"]
-    if dtypes.as_dtype(value.dtype) is not ctx.attrs["dtype"]:
-        raise ctx.error(f"attr dtype is {ctx.attrs['dtype'].name} but its value is {value.dtype}")
+    value, dtype = ctx.attrs["value"], ctx.attrs["dtype"]
+    held = dtypes.as_dtype(value.dtype)
+    if held is not dtype:  # graphrun-cc's words (runner/kernels/constant.cc)
+        raise ctx.error(f"attr 'value' holds a {held.name} tensor but attr 'dtype' is {dtype.name}")
     return TensorShape(value.shape)
 
 

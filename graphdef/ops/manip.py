@@ -116,9 +116,7 @@ EXPAND_DIMS = define(
 # -- ConcatV2 ------------------------------------------------------------------------------------
 
 def _infer_concat(ctx):
-    n = ctx.attrs["N"]
-    if n < 2:
-        raise ctx.error(f"ConcatV2 needs at least 2 values, got {n}; use identity for one")
+    n = ctx.attrs["N"]  # at least 2: create checks the count's minimum
     shapes = [ctx.shape(i) for i in range(n)]
     axis = const_ints(ctx.inputs[n])
     known = [s for s in shapes if s.ndims is not None]
@@ -181,7 +179,7 @@ def _concat_grad(op, g):
 CONCAT_V2 = define(
     "ConcatV2", "values: N*T, axis: Tidx -> output: T",
     doc="Joins N >= 2 tensors of one rank along `axis` (negative counts from the end); other dims must match.",
-    attrs={"N": Attr("int"), "T": Attr("type"), "Tidx": Attr("type", dtypes.int32, dtypes.INDEX)},
+    attrs={"N": Attr("int", minimum=2), "T": Attr("type"), "Tidx": Attr("type", dtypes.int32, dtypes.INDEX)},
     infer=_infer_concat, kernel=_concat, grad=_concat_grad, numerics=EXACT)
 
 
@@ -248,9 +246,7 @@ UNPACK = define(
 # -- Split and SplitV ------------------------------------------------------------------------------
 
 def _infer_split(ctx):
-    num = ctx.attrs["num_split"]
-    if num < 1:  # TF's own bound; 0 would divide by zero below
-        raise ctx.error(f"num_split must be at least 1, got {num}")
+    num = ctx.attrs["num_split"]  # at least 1 (TF's bound): create checks the count's minimum
     x = ctx.shape(1)
     axis = const_ints(ctx.inputs[0])
     if x.ndims is None:
@@ -282,7 +278,7 @@ def _split_grad(op, *gs):
 SPLIT = define(
     "Split", "split_dim: int32, value: T -> output: num_split*T",
     doc="Splits `value` along split_dim into num_split equal parts.",
-    attrs={"num_split": Attr("int"), "T": Attr("type")},
+    attrs={"num_split": Attr("int", minimum=1), "T": Attr("type")},
     infer=_infer_split, kernel=_split, grad=_split_grad, numerics=EXACT)
 
 
@@ -306,9 +302,7 @@ def _resolve_sizes(sizes, dim, num):
 
 
 def _infer_split_v(ctx):
-    num = ctx.attrs["num_split"]
-    if num < 1:
-        raise ctx.error(f"num_split must be at least 1, got {num}")
+    num = ctx.attrs["num_split"]  # at least 1: create checks the count's minimum
     x = ctx.shape(0)
     sizes = constant_value(ctx.inputs[1])
     axis = const_ints(ctx.inputs[2])
@@ -338,7 +332,7 @@ def _split_v_grad(op, *gs):
 SPLIT_V = define(
     "SplitV", "value: T, size_splits: Tlen, split_dim: int32 -> output: num_split*T",
     doc="Splits `value` along split_dim into parts of the given sizes (one may be -1: the rest).",
-    attrs={"num_split": Attr("int"), "T": Attr("type"),
+    attrs={"num_split": Attr("int", minimum=1), "T": Attr("type"),
            "Tlen": Attr("type", dtypes.int64, frozenset((dtypes.int8, dtypes.int32, dtypes.int64)))},
     infer=_infer_split_v, kernel=_split_v, grad=_split_v_grad, numerics=EXACT)
 

@@ -34,8 +34,8 @@ RUNTIME_PARAMS = frozenset(("state", "node", "ref", "refs", "functions", "out"))
 # those of them that tie an op to the session's state (variables, resources, functions)
 STATE_PARAMS = frozenset(("state", "ref", "refs", "functions"))
 # the most outputs one node may declare through a count attr (Split's num_split, Unpack's num):
-# a file's num_split=10**12 must be refused, not turned into 10**12 Tensor objects
-MAX_LISTED_OUTPUTS = 1 << 16
+# a file's num_split=10**12 must be refused, not turned into 10**12 Tensor objects (graphrun-cc's limit)
+MAX_LISTED_OUTPUTS = 1 << 20
 MAX_RANK = 64  # numpy's limit on a tensor's dims
 
 
@@ -44,6 +44,7 @@ class Attr:
     kind: str
     default: object = REQUIRED
     allowed: frozenset = None  # for "type" attrs: the DTypes accepted
+    minimum: int = None        # for count attrs: the least count (define() sets 1 for inputs, 0 for outputs)
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,9 @@ def define(type_name, signature, *, doc, infer, kernel, numerics, attrs=None, gr
         for attr_name, kind in ((arg.type_attr, "type"), (arg.number_attr, "int")):
             if attr_name and opdef.attrs.get(attr_name, Attr(None)).kind != kind:
                 raise ValueError(f"{type_name}: arg {arg.name} needs a {kind} attr {attr_name}")
+        count = opdef.attrs.get(arg.number_attr)
+        if count is not None and count.minimum is None:  # TF's op defs: N >= 1 inputs, any number of outputs
+            opdef.attrs[arg.number_attr] = replace(count, minimum=1 if i < len(opdef.inputs) else 0)
     if not isinstance(kernel, np.ufunc):  # a ufunc's keywords (out=, where=) are not attrs
         params = inspect.signature(kernel).parameters.values()
         opdef.kernel_params = tuple(p.name for p in params if p.kind is p.KEYWORD_ONLY)
@@ -272,21 +276,26 @@ def _convert_inputs(opdef, inputs, attrs, label):
     if len(inputs) != len(opdef.inputs):
         raise TypeError(f"{opdef.type} takes {len(opdef.inputs)} inputs, got {len(inputs)}")
     # pass 1: dtypes fixed by tensors already in the graph (or by explicit attrs)
-    for arg, value in zip(opdef.inputs, inputs):
+    position = 0  # of the first item of `value` among the node's inputs
+    for j, (arg, value) in enumerate(zip(opdef.inputs, inputs)):
+        if arg.number_attr or arg.type_list:
+            inputs[j] = items = list(value)  # once: an iterator would be empty in pass 2
+        else:
+            items = [value]
+        position += len(items)
         if not arg.type_attr or arg.type_list:
             continue
-        items = value if arg.number_attr else [value]
-        for item in items:
+        for k, item in enumerate(items, position - len(items)):
             if hasattr(item, "_to_tensor"):
                 item = item._to_tensor()
             if isinstance(item, Tensor):
                 seen = attrs.get(arg.type_attr)
                 if seen is None:
                     attrs[arg.type_attr] = item.dtype
-                elif seen is not item.dtype:
-                    raise TypeError(f"{opdef.type} '{label}': input '{arg.name}' is {item.dtype.name} "
-                                    f"('{item.name}') but {arg.type_attr} is {seen.name}; "
-                                    f"cast one side with tf.cast")
+                elif seen is not item.dtype:  # a model file's words, and the fix a builder has
+                    raise TypeError(f"{opdef.type} '{label}': input {k} ('{arg.name}') is {item.dtype.name} from "
+                                    f"'{item.name}' but the node expects {seen.name} (attr {arg.type_attr}); "
+                                    "cast one side with tf.cast")
     # an attr's default dtype is used for plain values only if every one of them fits it,
     # as TF prefers the default but infers from the values otherwise (Range(1.0, 2.0, 0.25))
     defaults = {}
@@ -345,7 +354,7 @@ def create(graph, opdef, name, inputs, attrs, control_inputs=()):
         value = attrs.get(attr_name)
         if value is None:
             if attr.default is REQUIRED:
-                raise ValueError(f"{opdef.type} '{name}': attr '{attr_name}' is required")
+                raise ValueError(f"{opdef.type} '{name}': missing attr '{attr_name}'")
             attrs[attr_name] = value = attr.default
         kind = attr.kind
         if kind == "type":
@@ -379,39 +388,50 @@ def create(graph, opdef, name, inputs, attrs, control_inputs=()):
     return graph.add_op(name, opdef, inputs, attrs, specs, control)
 
 
+# The words below are graphrun-cc's (runner/graph: kernel.cc, graph_validation.cc), so that both
+# runtimes refuse a model file in the same line; a building call names the op first, as TF does.
+
 def _check_counts(opdef, name, inputs, attrs):
     """Count attrs (N, num_split, num) must be whole numbers that fit the inputs and a sane output list."""
     for arg, is_input in opdef.counted_args:
-        n = attrs[arg.number_attr]
+        key = arg.number_attr
+        n = attrs[key]
         if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
-            raise TypeError(f"{opdef.type} '{name}': attr '{arg.number_attr}' must be an int, got {n!r}")
-        if is_input and not 1 <= n <= len(inputs):
-            raise ValueError(f"{opdef.type} '{name}': attr '{arg.number_attr}' is {n}, but it counts the "
-                             f"'{arg.name}' inputs: it must be at least 1 and the node has {len(inputs)} inputs")
-        if not is_input and not 0 <= n <= MAX_LISTED_OUTPUTS:
-            raise ValueError(f"{opdef.type} '{name}': attr '{arg.number_attr}' is {n}; it counts the "
-                             f"'{arg.name}' outputs and must be in 0..{MAX_LISTED_OUTPUTS}")
+            raise TypeError(f"{opdef.type} '{name}': attr '{key}' must be an int, got {n!r}")
+        least = opdef.attrs[key].minimum
+        if n < least:
+            raise ValueError(f"{opdef.type} '{name}': attr '{key}' is {n}; {opdef.type} needs at least {least}")
+        if not is_input and n > MAX_LISTED_OUTPUTS:
+            raise ValueError(f"{opdef.type} '{name}': attr '{key}' asks for {n} outputs; "
+                             f"graphdef allows at most {MAX_LISTED_OUTPUTS}")
+        if is_input and n > len(inputs):  # before anything builds a list of n dtypes
+            _check_input_count(opdef, name, inputs, attrs)
+
+
+def _check_input_count(opdef, name, inputs, attrs):
+    expected = sum(len(attrs[a.type_attr]) if a.type_list else attrs[a.number_attr] if a.number_attr else 1
+                   for a in opdef.inputs)
+    got = len(inputs)
+    if got != expected:
+        raise ValueError(f"{opdef.type} '{name}': has {got} data input{'' if got == 1 else 's'} "
+                         f"but {opdef.type} takes {expected}")
 
 
 def _check_input_dtypes(opdef, name, inputs, attrs):
+    _check_input_count(opdef, name, inputs, attrs)
     i = 0
     for arg in opdef.inputs:
         if arg.type_list:
-            listed = attrs[arg.type_attr]
-            count, expected_each = len(listed), listed
+            expected_each = attrs[arg.type_attr]
         else:
-            count = attrs[arg.number_attr] if arg.number_attr else 1
-            expected_each = [arg.dtype or attrs[arg.type_attr]] * count
+            expected_each = [arg.dtype or attrs[arg.type_attr]] * (attrs[arg.number_attr] if arg.number_attr else 1)
         for expected in expected_each:
-            if i >= len(inputs):
-                raise ValueError(f"{opdef.type} '{name}': expected more inputs for '{arg.name}'")
             t = inputs[i]
             if t.dtype is not expected:
-                raise TypeError(f"{opdef.type} '{name}': input {i} ('{arg.name}') is {t.dtype.name} "
-                                f"from '{t.name}', expected {expected.name}")
+                raise TypeError(f"{opdef.type} '{name}': input {i} ('{arg.name}') is {t.dtype.name} from "
+                                f"'{t.name}' but the node expects {expected.name}"
+                                f"{f' (attr {arg.type_attr})' if arg.type_attr else ''}")
             i += 1
-    if i != len(inputs):
-        raise ValueError(f"{opdef.type} '{name}': takes {i} inputs, got {len(inputs)}")
 
 
 # -- shape inference helpers shared by the op families --------------------------------

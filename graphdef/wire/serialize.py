@@ -10,7 +10,7 @@ from graphdef.wire.atomic import write_atomically
 from graphdef.wire.values import (attr_from_proto, attr_to_proto, ndarray_from_proto,  # noqa: F401 - their home
                                   ndarray_to_proto, shape_from_proto, shape_to_proto)
 from graphdef.wire.call_check import check_calls, defer
-from graphdef.wire.foreign_dtypes import foreign_dtype
+from graphdef.wire.foreign_dtypes import CARRIED_ENUMS, foreign_dtype
 from graphdef.wire.functions import FunctionError, attach_library
 from graphdef._proto import graph_pb2
 from graphdef.framework.graph import Graph, get_default_graph
@@ -156,7 +156,8 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
             if index < 0:
                 seen_control = True
             elif seen_control:
-                raise GraphFileError(f"node '{node.name}' ({node.op}): control input before data input '{text}'")
+                raise GraphFileError(f"node '{node.name}' ({node.op}): data input '{text}' comes after a control "
+                                     "input; control inputs must come last")
             source = nodes.get(src)
             if source is None:
                 raise GraphFileError(f"node '{node.name}' ({node.op}): input '{text}' names no node in the graph")
@@ -228,6 +229,8 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
                 except ValueError as e:
                     raise GraphFileError(str(e)) from None
                 continue
+            if attr.kind in ("type", "list(type)"):
+                _check_dtypes_carried(value, f"{where}: attr '{key}'")
             try:
                 attrs[key] = attr_from_proto(attr.kind, value, f"{where}: attr '{key}'")
             except ValueError as e:
@@ -256,10 +259,12 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
                 raise GraphFileError(f"{where}: every input is a NextIteration back edge; a loop's Merge "
                                      "needs its Enter input too")
             inputs = [standing_in[0] if t is None else t for t in inputs]
+        op_name = graph._claim_exact_name(prefix + node.name)
         try:
-            op = create(graph, opdef, graph._claim_exact_name(prefix + node.name), inputs, attrs, controls)
-        except (TypeError, ValueError) as e:
-            raise GraphFileError(f"{where}: {e}") from None
+            op = create(graph, opdef, op_name, inputs, attrs, controls)
+        except (TypeError, ValueError) as e:  # the node named once: create's words start "Op 'name': "
+            words = str(e).removeprefix(f"{opdef.type} '{op_name}': ")
+            raise GraphFileError(f"{where}: {words}") from None
         if node.device:
             op.attrs.setdefault("_device", node.device)
         if len(standing_in) < len(inputs):  # what flows back is not known yet: as TF, assume nothing
@@ -267,6 +272,26 @@ def import_nodes(graph_def, graph, prefix="", input_map=None):
         created[node.name] = op
     _connect_back_edges(graph, created, back_edges)
     return created
+
+
+def _check_dtypes_carried(value, where):
+    """A type attr naming DT_INVALID or a number no proto defines, refused in graphrun-cc's words (a
+    dtype TF defines that graphdef cannot carry has already made the node an unsupported one)."""
+    field = value.WhichOneof("value")
+    if field == "type" and value.type not in CARRIED_ENUMS:
+        raise GraphFileError(f"{where} is {_dtype_name(value.type)}, a dtype graphdef does not support")
+    if field == "list":
+        for enum in value.list.type:
+            if enum not in CARRIED_ENUMS:
+                raise GraphFileError(f"{where} lists {_dtype_name(enum)}, a dtype graphdef does not support")
+
+
+def _dtype_name(enum):
+    """graphrun-cc's name of a dtype enum a node cannot hold: its proto name, else the number."""
+    try:
+        return graph_pb2.DataType.Name(enum)
+    except ValueError:
+        return f"DataType({enum})"
 
 
 def _past_outputs(index, producer):

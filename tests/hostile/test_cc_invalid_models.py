@@ -156,11 +156,11 @@ def test_saved_model_node_named_twice_is_refused_before_freezing(runner, tmp_pat
         f"graphrun-cc: {regression}: node 'MatMul': the name is not unique")
 
 
-# The kinds both runtimes already name alike: graphrun must give graphrun-cc's line word for word.
-# (control before data, missing attr, wrong input dtype and count, and the Const's dtype mismatch
-# are still worded apart by the two runtimes' graph validation.)
+# The kinds both runtimes name alike: graphrun must give graphrun-cc's line word for word
+# (test_validation_words.py has more of the op-rule kinds).
 ALIKE = ["missing input", "bad output index", "wrong attr type", "cycle", "self loop", "short tensor_content",
-         "hostile const shape", "duplicate name"]
+         "hostile const shape", "duplicate name", "control before data", "missing attr", "wrong input dtype",
+         "wrong input count", "const dtype mismatch"]
 
 
 @pytest.mark.parametrize("kind", ALIKE)

@@ -111,7 +111,7 @@ def test_a_huge_range_loads_without_allocating(tmp_path):
 def test_reshape_with_two_minus_ones(tmp_path, capsys):
     x = const("x", "DT_FLOAT", (4,), [1.0], "float_val")
     load_fails(tmp_path, capsys, x + const("s", shape=(2,), values=(-1, -1))
-                + node("r", "Reshape", ["x", "s"], T="type: DT_FLOAT"), "Reshape 'r'", "at most one -1")
+                + node("r", "Reshape", ["x", "s"], T="type: DT_FLOAT"), "node 'r' (Reshape): shape", "at most one -1")
     fed = x + node("s", "Placeholder", dtype="type: DT_INT32", shape="shape { dim { size: 2 } }") + \
         node("r", "Reshape", ["x", "s"], T="type: DT_FLOAT")
     path = write_pbtxt(tmp_path, fed, "fed.pb")
@@ -126,7 +126,7 @@ def test_conv2d_with_a_zero_stride_or_dilation(tmp_path, capsys, attr):
                                                                                "float_val")
             + node("c", "Conv2D", ["x", "f"], T="type: DT_FLOAT", padding='s: "VALID"',
                    **{"strides": "list { i: 1 i: 1 i: 1 i: 1 }", attr: "list { i: 1 i: 0 i: 0 i: 1 }"}))
-    load_fails(tmp_path, capsys, text, "Conv2D 'c'", f"{attr} [1, 0, 0, 1] must be positive")
+    load_fails(tmp_path, capsys, text, f"node 'c' (Conv2D): {attr} [1, 0, 0, 1] must be positive")
 
 
 @pytest.mark.slow
@@ -154,9 +154,9 @@ def test_gather_with_out_of_range_indices(tmp_path, capsys):
 def test_split_into_zero_parts(tmp_path, capsys):
     text = (const("axis", values=(0,)) + const("x", "DT_FLOAT", (2,), [1.0], "float_val")
             + node("s", "Split", ["axis", "x"], T="type: DT_FLOAT", num_split="i: 0"))
-    load_fails(tmp_path, capsys, text, "Split 's'", "num_split must be at least 1, got 0")
+    load_fails(tmp_path, capsys, text, "node 's' (Split): attr 'num_split' is 0; Split needs at least 1")
     g = tf.Graph()
-    with g.as_default(), pytest.raises(ValueError, match="num_split must be at least 1"):
+    with g.as_default(), pytest.raises(ValueError, match="attr 'num_split' is 0; Split needs at least 1"):
         tf.split(tf.constant([1.0, 2.0]), 0)
 
 
@@ -165,19 +165,22 @@ def test_count_attrs_that_do_not_match_the_inputs(tmp_path, capsys, count):
     """Found by the fuzzer: N=10**12 built a list of 10**12 dtypes (MemoryError); N=0 an IndexError."""
     text = (const("a", "DT_FLOAT", (), [1.0], "float_val")
             + node("p", "Pack", ["a"], T="type: DT_FLOAT", N=f"i: {count}"))
-    load_fails(tmp_path, capsys, text, "Pack 'p'", f"attr 'N' is {count}")
+    words = (f"has 1 data input but Pack takes {count}" if count > 1 else f"attr 'N' is {count}; Pack needs at least 1")
+    load_fails(tmp_path, capsys, text, f"node 'p' (Pack): {words}")
 
 
 def test_an_output_count_too_large_to_build(tmp_path, capsys):
     text = (const("axis", values=(0,)) + const("x", "DT_FLOAT", (2,), [1.0], "float_val")
             + node("s", "Split", ["axis", "x"], T="type: DT_FLOAT", num_split="i: 1000000000000"))
-    load_fails(tmp_path, capsys, text, "Split 's'", "attr 'num_split' is 1000000000000")
+    load_fails(tmp_path, capsys, text,
+               "node 's' (Split): attr 'num_split' asks for 1000000000000 outputs; graphdef allows at most 1048576")
 
 
 def test_an_unsupported_dtype_in_a_type_list(tmp_path, capsys):
     """Found by the fuzzer: a list(type) attr holding DT_INVALID raised TypeError from the loader."""
     text = const("a", "DT_FLOAT", (), [1.0], "float_val") + node("i", "IdentityN", ["a"], T="list { type: DT_INVALID }")
-    load_fails(tmp_path, capsys, text, "node 'i' (IdentityN): attr 'T'", "unsupported dtype")
+    load_fails(tmp_path, capsys, text,
+               "node 'i' (IdentityN): attr 'T' lists DT_INVALID, a dtype graphdef does not support")
 
 
 @pytest.mark.parametrize("content,words", [(b"\0" * 4, "holds 4 bytes"), (b"\0" * 12, "holds 12 bytes")])

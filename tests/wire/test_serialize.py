@@ -136,7 +136,7 @@ def test_every_missing_op_type_is_listed_at_once():
      r"asks for output 3 of node 'p' \(Placeholder\)"),
     ('node { name: "p" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } } }'
      'node { name: "y" op: "Identity" input: "p" attr { key: "T" value { type: DT_INT32 } } }',
-     "is float32 from 'p:0', expected int32"),
+     r"node 'y' \(Identity\): input 0 \('input'\) is float32 from 'p:0' but the node expects int32 \(attr T\)"),
 ])
 def test_invalid_graphs_get_one_clear_line(text, message):
     with pytest.raises(GraphFileError, match=message) as err:

@@ -217,7 +217,7 @@ def test_errors_name_the_shapes():
           r"segment_ids \[3\] must be a prefix of data's shape \[2,3\]")
     error(lambda: tf.raw_op("StridedSliceGrad", [2, 3], [0], [1], [1], tf.zeros([2, 3])),
           r"dy has shape \[2,3\], but the slice of \[2,3\] is \[1,3\]")
-    error(lambda: tf.raw_op("ConcatV2", [a()], 0), r"ConcatV2 needs at least 2 values, got 1")
+    error(lambda: tf.raw_op("ConcatV2", [a()], 0), r"attr 'N' is 1; ConcatV2 needs at least 2")
 
 
 def test_run_time_errors_name_the_node():
