@@ -346,7 +346,7 @@ def _identity_n(*inputs):
 IDENTITY_N = define(
     "IdentityN", "input: T -> output: T",
     doc="Returns its inputs unchanged; T lists their dtypes, which may differ.",
-    attrs={"T": Attr("list(type)")},
+    attrs={"T": Attr("list(type)", minimum=1)},
     infer=lambda ctx: [t.shape for t in ctx.inputs], kernel=_identity_n, grad=lambda op, *gs: list(gs), numerics=EXACT)
 
 

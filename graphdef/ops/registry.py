@@ -44,7 +44,8 @@ class Attr:
     kind: str
     default: object = REQUIRED
     allowed: frozenset = None  # for "type" attrs: the DTypes accepted
-    minimum: int = None        # for count attrs: the least count (define() sets 1 for inputs, 0 for outputs)
+    minimum: int = None        # count attrs: the least count (define() sets 1 for inputs, 0 for outputs);
+                               # list(type) attrs: the fewest dtypes listed
 
 
 @dataclass(frozen=True)
@@ -360,20 +361,22 @@ def create(graph, opdef, name, inputs, attrs, control_inputs=()):
         if kind == "type":
             attrs[attr_name] = dtype = value if type(value) is dtypes.DType else dtypes.as_dtype(value)
             if attr.allowed is not None and dtype not in attr.allowed:
-                allowed = ", ".join(sorted(d.name for d in attr.allowed))
-                raise TypeError(f"{opdef.type} '{name}': {attr_name}={dtype.name} is not allowed; "
-                                f"expected one of {allowed}")
+                raise TypeError(f"{opdef.type} '{name}': attr '{attr_name}' is {dtype.name}; "
+                                f"{opdef.type} accepts {dtype_list(attr.allowed)}")
         elif kind == "shape":
             attrs[attr_name] = TensorShape(value)
         elif kind == "list(type)":
-            attrs[attr_name] = tuple(dtypes.as_dtype(d) for d in value)
+            attrs[attr_name] = listed = tuple(dtypes.as_dtype(d) for d in value)
+            if attr.minimum is not None and len(listed) < attr.minimum:
+                raise ValueError(f"{opdef.type} '{name}': attr '{attr_name}' lists {len(listed)} types; "
+                                 f"{opdef.type} needs at least {attr.minimum}")
     if opdef.counted_args:
         _check_counts(opdef, name, inputs, attrs)
     _check_input_dtypes(opdef, name, inputs, attrs)
     for i in opdef.ref_inputs:
         if inputs[i].op.type != "VariableV2":
-            raise TypeError(f"{opdef.type} '{name}': input {i} must be a variable (VariableV2), "
-                            f"got '{inputs[i].name}' ({inputs[i].op.type})")
+            raise TypeError(f"{opdef.type} '{name}': input {i} ('{opdef.inputs[i].name}') must name a variable "
+                            f"node directly, not node '{inputs[i].op.name}' ({inputs[i].op.type})")
     ctx = InferenceContext(opdef.type, name, inputs, attrs)
     shapes = opdef.infer(ctx)
     out_dtypes = opdef.output_dtypes(attrs)
@@ -390,6 +393,15 @@ def create(graph, opdef, name, inputs, attrs, control_inputs=()):
 
 # The words below are graphrun-cc's (runner/graph: kernel.cc, graph_validation.cc), so that both
 # runtimes refuse a model file in the same line; a building call names the op first, as TF does.
+
+def dtype_list(allowed):
+    """The dtypes an attr accepts, as graphrun-cc lists them: floats, signed, unsigned, then the rest,
+    narrower first."""
+    def rank(d):
+        group = 0 if d.is_floating else 1 if d.is_integer and not d.is_unsigned else 2 if d.is_unsigned else 3
+        return group, d.np.itemsize, d.name
+    return ", ".join(d.name for d in sorted(allowed, key=rank))
+
 
 def _check_counts(opdef, name, inputs, attrs):
     """Count attrs (N, num_split, num) must be whole numbers that fit the inputs and a sane output list."""

@@ -1,9 +1,10 @@
 """A model file that breaks an op's rules (an input's dtype or count, a missing attr, a control
 input before a data one, a Const whose value disagrees with its dtype, a count attr out of range, a
-type attr naming no dtype) is refused by graphrun and graphrun-cc in the same line after their
-program's name, exit 3 both. The expected lines are written out here, so a change of words in either
-runtime fails. Where a line names the runtime's own limit, each names itself: graphdef (the Python
-library graphrun runs) or graphrun-cc."""
+type attr naming no dtype or one the op does not accept, a type list too short, a ref input that is
+no variable) is refused by graphrun and graphrun-cc in the same line after their program's name,
+exit 3 both. The expected lines are written out here, so a change of words in either runtime fails.
+Where a line names the runtime's own limit, each names itself: graphdef (the Python library graphrun
+runs) or graphrun-cc."""
 
 import pytest
 
@@ -79,6 +80,15 @@ CASES = {
     "a type attr a dtype number no proto names": (
         [A, node("b", "Neg", ["a"], T="type: 999")],
         "node 'b' (Neg): attr 'T' is DataType(999), a dtype {runtime} does not support"),
+    "a dtype the attr does not accept": (
+        [A, node("b", "Shape", ["a"], T=FLOAT, out_type=FLOAT)],
+        "node 'b' (Shape): attr 'out_type' is float32; Shape accepts int32, int64"),
+    "IdentityN listing no dtype": (
+        [A, node("i", "IdentityN", [], T="list { }")],
+        "node 'i' (IdentityN): attr 'T' lists 0 types; IdentityN needs at least 1"),
+    "a ref input that is no variable": (
+        [A, node("b", "Assign", ["a", "a"], T=FLOAT)],
+        "node 'b' (Assign): input 0 ('ref') must name a variable node directly, not node 'a' (Const)"),
     "a type attr DT_INVALID": (
         [A, node("b", "Neg", ["a"], T="type: DT_INVALID")],
         "node 'b' (Neg): attr 'T' is DT_INVALID, a dtype {runtime} does not support"),

@@ -335,7 +335,7 @@ def test_errors_at_build_time():
     _build_error(lambda: tf.nn.fused_batch_norm(x(), np.ones(4, np.float32), np.zeros(4, np.float32)),
                  r"scale has shape \[4\] but x \[2,5,5,3\] has 3 channels")
     _build_error(lambda: tf.nn.fused_batch_norm(tf.placeholder(tf.float64, [1, 1, 1, 1]), [1.0], [0.0]),
-                 r"T=float64 is not allowed")
+                 r"attr 'T' is float64; FusedBatchNormV3 accepts float16, float32")
 
 
 def test_unknown_dims_stay_unknown_and_run():
