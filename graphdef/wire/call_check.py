@@ -15,7 +15,8 @@ from types import SimpleNamespace
 from graphdef._proto import graph_pb2
 from graphdef.framework import dtypes
 from graphdef.ops import REGISTRY
-from graphdef.ops.registry import REQUIRED, _check_counts as check_counts
+from graphdef.ops.registry import REQUIRED, dtype_list
+from graphdef.ops.registry import _check_counts as check_counts, _check_input_dtypes as check_input_dtypes
 from graphdef.ops import unsupported as unsupported_ops
 from graphdef.ops.functional import CALLS, func_name
 from graphdef.wire.values import attr_from_proto
@@ -72,6 +73,8 @@ def check_calls(graph, ops):
             try:
                 checked, key = checked_function(graph.functions, name, call_attrs(func))
             except FunctionError as e:
+                if str(e).startswith(f"function '{name}': "):  # about the body, which it names: as graphrun-cc
+                    raise
                 raise FunctionError(f"node '{call.name}' ({call.op_type}): attr '{attr}': {e}") from None
             _check_signature(call, attr, checked, call.dtypes(ins_attr), call.dtypes(outs_attr), outs_attr is None)
             if key not in seen:
@@ -227,38 +230,20 @@ def _check_dtypes(function, nodes, inputs, known):
         opdef = REGISTRY[node.op]
         where = f"node '{name}' ({node.op})"
         attrs = {}
-        for key, attr in _typed_attrs(opdef):
-            value = node.attr.get(key)
-            if value is None:
-                if attr.default is REQUIRED:
-                    raise FunctionError(f"function '{function}': {where}: {node.op} '{name}': attr '{key}' "
-                                        "is required")
-                attrs[key] = _default(attr)
-            elif attr.kind == "type" and value.WhichOneof("value") == "type" and value.type in CARRIED_ENUMS:
-                attrs[key] = dtypes.as_dtype(value.type)  # the common case, without attr_from_proto's checks
-            elif attr.kind in _TYPED_KINDS:
-                try:
-                    attrs[key] = attr_from_proto(attr.kind, value, f"{where}: attr '{key}'")
-                except ValueError as e:
-                    raise FunctionError(f"function '{function}': {e}") from None
-        typed = [_Typed(i, known[i]) for i in inputs[name] if not i.startswith("^") and i in known]
-        if len(typed) == sum(not i.startswith("^") for i in inputs[name]):
-            try:
-                for key, attr in _typed_attrs(opdef):
-                    if attr.kind == "type" and attr.allowed is not None and attrs[key] not in attr.allowed:
-                        allowed = ", ".join(sorted(d.name for d in attr.allowed))
-                        raise TypeError(f"{node.op} '{name}': {key}={attrs[key].name} is not allowed; "
-                                        f"expected one of {allowed}")
+        try:
+            for key, attr in _typed_attrs(opdef):
+                attrs[key] = _typed_value(node, key, attr)
+            typed = [_Typed(i if ":" in i else f"{i}:0", known[i]) for i in inputs[name]
+                     if not i.startswith("^") and i in known]
+            if len(typed) == sum(not i.startswith("^") for i in inputs[name]):
                 if opdef.counted_args:
                     check_counts(opdef, name, typed, attrs)
-                _check_input_dtypes(opdef, where, typed, attrs)
-                outputs = opdef.output_dtypes(attrs)
-            except (TypeError, ValueError, KeyError) as e:
-                raise FunctionError(f"function '{function}': {where}: {e}") from None
-            except _WrongDtype as e:
-                raise FunctionError(f"function '{function}': {e}") from None
-            for k, dtype in enumerate(outputs):
-                known[f"{name}:{k}"] = dtype
+                check_input_dtypes(opdef, name, typed, attrs)
+                for k, dtype in enumerate(opdef.output_dtypes(attrs)):
+                    known[f"{name}:{k}"] = dtype
+        except (TypeError, ValueError) as e:  # the registry's words, which name the op first
+            words = str(e).removeprefix(f"{node.op} '{name}': ")
+            raise FunctionError(f"function '{function}': {where}: {words}") from None
         for reader in readers.get(name, ()):
             waiting[reader].discard(name)
             if not waiting[reader]:
@@ -284,28 +269,24 @@ def _default(attr):
     return attr.default
 
 
-class _WrongDtype(Exception):
-    """An input of a body node whose dtype is not the one its op declares (graphrun-cc's words)."""
-
-
-def _check_input_dtypes(opdef, where, inputs, attrs):
-    i = 0
-    for arg in opdef.inputs:
-        if arg.type_list:
-            expected_each = attrs[arg.type_attr]
-        else:
-            expected_each = [arg.dtype or attrs[arg.type_attr]] * (attrs[arg.number_attr] if arg.number_attr else 1)
-        for expected in expected_each:
-            if i >= len(inputs):
-                raise ValueError(f"{opdef.type} '{where}': expected more inputs for '{arg.name}'")
-            t = inputs[i]
-            if t.dtype is not expected:
-                source = t.name if ":" in t.name else f"{t.name}:0"
-                raise _WrongDtype(f"{where}: input {i} ('{arg.name}') is {t.dtype.name} from '{source}' but the "
-                                  f"node expects {expected.name}{f' (attr {arg.type_attr})' if arg.type_attr else ''}")
-            i += 1
-    if i != len(inputs):
-        raise ValueError(f"takes {i} inputs, got {len(inputs)}")
+def _typed_value(node, key, attr):
+    """A body node's attr that the dtype check reads, as the registry's create would hold it."""
+    value = node.attr.get(key)
+    if value is None:
+        if attr.default is REQUIRED:
+            raise ValueError(f"missing attr '{key}'")
+        return _default(attr)
+    if attr.kind == "type" and value.WhichOneof("value") == "type" and value.type in CARRIED_ENUMS:
+        dtype = dtypes.as_dtype(value.type)  # the common case, without attr_from_proto's checks
+    elif attr.kind in _TYPED_KINDS:
+        dtype = attr_from_proto(attr.kind, value, f"attr '{key}'")
+    else:
+        return value  # the check reads only that it is there
+    if attr.kind == "type" and attr.allowed is not None and dtype not in attr.allowed:
+        raise TypeError(f"attr '{key}' is {dtype.name}; {node.op} accepts {dtype_list(attr.allowed)}")
+    if attr.kind == "list(type)" and attr.minimum is not None and len(dtype) < attr.minimum:
+        raise ValueError(f"attr '{key}' lists {len(dtype)} types; {node.op} needs at least {attr.minimum}")
+    return dtype
 
 
 def _filled(node, values, function):
