@@ -15,6 +15,8 @@ a 2 s client timeout. Sixteen clients on one asyncio loop send, in turn from a f
     cut-rest                 headers and half a body, then the client closes the socket
     slow-rest                headers sent byte by byte and never finished: the server must close it
     cancel-grpc              a call whose client gives up after 1 ms
+    noread-rest              50 pipelined requests whose answers are not read: the server must close it
+    stall-grpc               a call whose message never comes: DEADLINE_EXCEEDED from the server
 
 At the end: every good request answered OK and every bad one its 4xx (nothing lost), and the drift of
 RSS and descriptors from the first sample (taken after a warm-up minute) to the last. Exits 1 when
@@ -28,6 +30,7 @@ import os
 import pathlib
 import random
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -46,8 +49,8 @@ CLIENTS = 16
 CLIENT_TIMEOUT = 2.0
 MAX_BODY = 1 << 20  # --max-body-mb 1
 KINDS = ["good-rest", "good-grpc", "bad-rest", "bad-grpc", "big-rest", "big-grpc", "cut-rest", "slow-rest",
-         "cancel-grpc"]
-WEIGHTS = [30, 30, 10, 10, 3, 3, 5, 1, 8]
+         "cancel-grpc", "noread-rest", "stall-grpc"]
+WEIGHTS = [30, 30, 10, 10, 3, 3, 5, 1, 8, 1, 1]
 INFER = "/inference.GRPCInferenceService/ModelInfer"
 
 
@@ -195,6 +198,49 @@ class Traffic:
         writer.transport.abort()
         tally.record("slow-rest", closed, f"still open after {time.monotonic() - started:.1f} s")
 
+    async def noread_rest(self, tally):
+        """50 pipelined requests whose answers are not read: the server closes the connection within a
+        few client timeouts (for the unread answers, or as idle once they are all sent)."""
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.setblocking(False)
+        await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", self.http_port))
+        reader, writer = await asyncio.open_connection(sock=sock)
+        body = json.dumps(self.good_json()).encode()
+        request = (b"POST /v2/models/m/infer HTTP/1.1\r\nHost: soak\r\nContent-Type: application/json\r\n"
+                   b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        started = time.monotonic()
+        writer.write(request * 50)
+        await asyncio.sleep(3 * CLIENT_TIMEOUT)  # not reading meanwhile
+        try:
+            while await asyncio.wait_for(reader.read(1 << 20), 3 * CLIENT_TIMEOUT):
+                pass
+            closed = True
+        except ConnectionError:
+            closed = True
+        except asyncio.TimeoutError:
+            closed = False
+        writer.transport.abort()
+        tally.record("noread-rest", closed, f"still open after {time.monotonic() - started:.1f} s")
+
+    async def stall_grpc(self, channel, tally):
+        """A call whose message never comes: DEADLINE_EXCEEDED from the server after --client-timeout."""
+        stalled = channel.stream_unary(INFER, request_serializer=oip_pb2.ModelInferRequest.SerializeToString,
+                                       response_deserializer=oip_pb2.ModelInferResponse.FromString)
+        never = asyncio.Event()
+
+        async def nothing():
+            await never.wait()
+            yield self.infer_request(self.row.tobytes())
+
+        try:
+            await stalled(nothing(), timeout=3 * CLIENT_TIMEOUT + 5)  # the client's own deadline is later
+        except grpc.aio.AioRpcError as e:
+            tally.record("stall-grpc", e.code() == grpc.StatusCode.DEADLINE_EXCEEDED
+                         and "did not arrive within" in (e.details() or ""), f"{e.code().name}: {e.details()}")
+            return
+        tally.record("stall-grpc", False, "answered OK")
+
     async def cancel_grpc(self, call, tally):
         try:
             await call(self.infer_request(self.row.tobytes()), timeout=0.001)
@@ -235,6 +281,10 @@ async def soak(args, traffic, pid):
                         await traffic.cut_rest(tally)
                     elif kind == "slow-rest":
                         await traffic.slow_rest(tally)
+                    elif kind == "noread-rest":
+                        await traffic.noread_rest(tally)
+                    elif kind == "stall-grpc":
+                        await traffic.stall_grpc(channel, tally)
                     else:
                         await traffic.cancel_grpc(call, tally)
                 except (aiohttp.ClientError, ConnectionError, ValueError, KeyError) as e:
