@@ -1,13 +1,15 @@
 """Dynamic batching and the bounded queue in front of a runtime.
 
-Requests wait in one queue per served model version. When a worker thread is free, a dispatcher
-takes the oldest request and, when the model's first dimension is a batch, every queued request of
-the same kind (same fetches, same dtypes and per-row shapes) up to --max-batch-size rows; if another
-batch is still running, it first waits up to --max-queue-delay-ms (from the oldest request's
-arrival) for the batch to fill, while an idle server runs what it has at once (waiting would only
-add latency: requests that arrive meanwhile form the next batch). The batch is stacked, run as one
-call on the worker thread, and its outputs are split row-wise back to each request. A queue already holding --max-queue
-requests refuses new ones at once (Overloaded: HTTP 429 / RESOURCE_EXHAUSTED) instead of growing.
+Requests wait in one queue per served model version. When a worker thread has no batch waiting for
+it (each has the one it runs and one formed ahead, so that it never idles while the event loop is
+busy), a dispatcher takes the oldest request and, when the model's first dimension is a batch,
+every queued request of the same kind (same fetches, same dtypes and per-row shapes) up to
+--max-batch-size rows; if another batch is still running, it first waits up to --max-queue-delay-ms
+(from the oldest request's arrival) for the batch to fill, while an idle server runs what it has at
+once (waiting would only add latency: requests that arrive meanwhile form the next batch). The
+batch is stacked, run as one call on the worker thread, and its outputs are split row-wise back to
+each request. A queue already holding --max-queue requests refuses new ones at once (Overloaded:
+HTTP 429 / RESOURCE_EXHAUSTED) instead of growing.
 
 A failure of a stacked run is retried request by request, so a request that makes the graph fail
 gets its own error and never takes the others in its batch down with it.
@@ -18,6 +20,10 @@ import collections
 import time
 
 import numpy as np
+
+
+# batches formed ahead per worker (see Batcher.__init__)
+BATCHES_AHEAD = 1
 
 
 class Overloaded(RuntimeError):
@@ -46,7 +52,9 @@ class Batcher:
         self.max_queue_delay = max_queue_delay
         self.max_queue = max_queue
         self._pending = collections.deque()
-        self._slots = asyncio.Semaphore(max(1, workers))
+        # A batch per worker waits formed and handed over, beside the one each runs: a worker that
+        # finishes starts the next at once instead of idling while the event loop hands it one.
+        self._slots = asyncio.Semaphore(max(1, workers) * (1 + BATCHES_AHEAD))
         self._arrived = asyncio.Event()
         self._running = set()
         # batches between start and the release of their worker slot: a finished batch's task is
