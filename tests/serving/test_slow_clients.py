@@ -436,8 +436,9 @@ def test_a_grpc_client_that_never_takes_its_answer_is_dropped(served):
     started = time.monotonic()
     assert wait_until(lambda: open_fds(served) > fds, SLACK)
     assert_others_served(served)
-    assert read_frames(sock, lambda *frame: False, 20 * TIMEOUT + 2 * SLACK, answer_pings=True) is None
-    assert time.monotonic() - started < 20 * TIMEOUT + 2 * SLACK
+    # 20 client timeouts on a quiet machine (29-33 s); 30 allowed, as a busy one delays grpc's timers
+    assert read_frames(sock, lambda *frame: False, 30 * TIMEOUT + 2 * SLACK, answer_pings=True) is None
+    assert time.monotonic() - started < 30 * TIMEOUT + 2 * SLACK
     assert wait_until(lambda: open_fds(served) <= fds, SLACK), (open_fds(served), fds)
     sock.close()
     assert server_live(served.grpc_target)
