@@ -55,8 +55,12 @@ std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
     it = it->second.expired() ? mappings.erase(it) : std::next(it);
   auto found = mappings.find(key);
   if (found != mappings.end()) {
-    ::close(fd);
-    return found->second.lock();
+    // Its last holder may have let go since the sweep above (that happens outside this lock):
+    // then it is mapped anew.
+    if (std::shared_ptr<const MappedFile> alive = found->second.lock()) {
+      ::close(fd);
+      return alive;
+    }
   }
   const uint64_t size = static_cast<uint64_t>(info.st_size);
   void* memory = nullptr;
