@@ -90,6 +90,27 @@ def open_fds(served):
     return len(os.listdir(f"/proc/{served.process.pid}/fd"))
 
 
+def sockets(served):
+    """The server's open sockets, by inode: a count alone can stay level while an earlier test's
+    connection closes as this one's opens."""
+    folder = f"/proc/{served.process.pid}/fd"
+    found = set()
+    for fd in os.listdir(folder):
+        try:
+            target = os.readlink(f"{folder}/{fd}")
+        except OSError:  # closed meanwhile
+            continue
+        if target.startswith("socket:"):
+            found.add(target)
+    return found
+
+
+def accepted(served, before):
+    """The sockets the server opened since `before` (sockets(served)), once there is one."""
+    assert wait_until(lambda: sockets(served) - before, SLACK), "the server did not accept the connection"
+    return sockets(served) - before
+
+
 def wait_until(condition, seconds):
     """Polls `condition` until it holds (True) or `seconds` pass (False)."""
     deadline = time.monotonic() + seconds
@@ -357,16 +378,16 @@ def read_frames(sock, until, seconds, answer_pings):
 def test_a_grpc_peer_gone_half_way_through_a_message_is_dropped_and_others_are_served(served):
     """A call whose message stops after 10 of its 1000 bytes, from a peer that answers no ping (gone
     without closing): the server drops the connection and its file descriptor."""
-    fds = open_fds(served)
+    before = sockets(served)
     sock = socket.create_connection(("127.0.0.1", served.grpc), timeout=10)
     sock.sendall(half_sent_call(INFER))
     started = time.monotonic()
-    assert wait_until(lambda: open_fds(served) > fds, SLACK)
+    mine = accepted(served, before)
     assert server_live(served.grpc_target)
     assert_others_served(served)
     assert read_frames(sock, lambda *frame: False, 10 * TIMEOUT + SLACK, answer_pings=False) is None
     assert time.monotonic() - started < 10 * TIMEOUT + SLACK
-    assert wait_until(lambda: open_fds(served) <= fds, SLACK), (open_fds(served), fds)
+    assert wait_until(lambda: not mine & sockets(served), SLACK), "the server kept the connection's socket"
     sock.close()
     assert server_live(served.grpc_target)
 
@@ -425,7 +446,7 @@ def test_a_grpc_client_that_never_takes_its_answer_is_dropped(served):
     its flow-control window: the answer waits in grpc's buffers, the call no longer counts, and the
     connection is closed as idle, its fd released. grpc's idle timer runs 10 client timeouts and
     starts again if a call came and went meanwhile, so this takes 20 (30 s here)."""
-    fds = open_fds(served)
+    before = sockets(served)
     request = oip_pb2.ModelInferRequest(model_name="two")
     request.inputs.add(name="x", datatype="FP32", shape=[1, 4])
     request.raw_input_contents.append(X.tobytes())
@@ -434,12 +455,12 @@ def test_a_grpc_client_that_never_takes_its_answer_is_dropped(served):
     sock = socket.create_connection(("127.0.0.1", served.grpc), timeout=10)
     sock.sendall(call_opening(INFER) + h2_frame(0, 1, 1, b"\x00" + struct.pack(">I", len(message)) + message))
     started = time.monotonic()
-    assert wait_until(lambda: open_fds(served) > fds, SLACK)
+    mine = accepted(served, before)
     assert_others_served(served)
     # 20 client timeouts on a quiet machine (29-33 s); 30 allowed, as a busy one delays grpc's timers
     assert read_frames(sock, lambda *frame: False, 30 * TIMEOUT + 2 * SLACK, answer_pings=True) is None
     assert time.monotonic() - started < 30 * TIMEOUT + 2 * SLACK
-    assert wait_until(lambda: open_fds(served) <= fds, SLACK), (open_fds(served), fds)
+    assert wait_until(lambda: not mine & sockets(served), SLACK), "the server kept the connection's socket"
     sock.close()
     assert server_live(served.grpc_target)
 
