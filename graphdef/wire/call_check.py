@@ -22,7 +22,7 @@ from graphdef.ops.functional import CALLS, func_name
 from graphdef.wire.values import attr_from_proto
 from graphdef.wire.foreign_dtypes import CARRIED_ENUMS, foreign_dtype
 from graphdef.wire.functions import (FunctionError, _arg_dtypes, _fill_placeholders, _output_offsets, _plain_inputs,
-                                     call_attrs, signature_values)
+                                     call_attrs, results, signature_values)
 
 
 def defer(graph, ops):
@@ -178,20 +178,7 @@ def _check_body(fdef, values):
     inputs = {node.name: [name for text in node.input
                           for name in _plain_inputs(text, offsets, arg_nodes, f"node '{node.name}'")]
               for node in nodes}
-    returns = []
-    for arg in sig.output_arg:
-        types = _arg_dtypes(fdef, arg, values, "result")
-        if arg.name not in fdef.ret:
-            raise FunctionError(f"function '{sig.name}': result '{arg.name}' has no entry in ret")
-        returned = _plain_inputs(fdef.ret[arg.name], offsets, arg_nodes, f"result '{arg.name}'")
-        if len(returned) != len(types):
-            raise FunctionError(f"function '{sig.name}': result '{arg.name}' is {len(types)} tensors, but ret "
-                                f"'{fdef.ret[arg.name]}' names {len(returned)}")
-        returns.extend(types)
-    known = set(offsets).union(*arg_nodes.values())
-    for name in sig.control_output:
-        if fdef.control_ret.get(name) not in known:
-            raise FunctionError(f"function '{sig.name}': control output '{name}' names no node of the body")
+    _, returns, _ = results(fdef, values, offsets, arg_nodes)
     cannot = [c for c in (_unsupported(node, foreign) for node, foreign in filled) if c is not None]
     if cannot:
         raise FunctionError(f"function '{sig.name}': {unsupported_ops.describe(cannot)}")

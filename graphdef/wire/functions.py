@@ -156,7 +156,16 @@ def plain_body(fdef, values):
         node = graph_def.node[-1]
         for text in body_node.input:
             node.input.extend(_plain_inputs(text, offsets, arg_nodes, f"node '{body_node.name}'"))
-    outputs = []
+    outputs, _, control = results(fdef, values, offsets, arg_nodes)
+    return graph_def, arg_nodes, outputs, control
+
+
+def results(fdef, values, offsets, arg_nodes):
+    """(each result tensor as "node:k" or a placeholder's name, their declared dtypes, the nodes the
+    function must run for its effects), checked against the body: `offsets` is each body node's
+    _output_offsets, `arg_nodes` each argument's placeholder names. FunctionError when they do not fit."""
+    sig = fdef.signature
+    outputs, declared = [], []
     for arg in sig.output_arg:
         types = _arg_dtypes(fdef, arg, values, "result")
         if arg.name not in fdef.ret:
@@ -166,6 +175,7 @@ def plain_body(fdef, values):
             raise FunctionError(f"function '{sig.name}': result '{arg.name}' is {len(types)} tensors, but ret "
                                 f"'{fdef.ret[arg.name]}' names {len(returned)}")
         outputs.extend(returned)
+        declared.extend(types)
     control = []
     known = set(offsets).union(*arg_nodes.values())
     for name in sig.control_output:
@@ -173,7 +183,7 @@ def plain_body(fdef, values):
         if target not in known:
             raise FunctionError(f"function '{sig.name}': control output '{name}' names no node of the body")
         control.append(target)
-    return graph_def, arg_nodes, outputs, control
+    return outputs, declared, control
 
 
 def _instantiate(library, fdef, values):
