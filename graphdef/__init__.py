@@ -9,7 +9,7 @@
 
 from graphdef.framework import dtypes, errors
 from graphdef.framework.dtypes import (DType, as_dtype, bool_ as bool, double, float16, float32, float64, half,  # noqa: A004
-                                       int8, int16, int32, int64, uint8, uint16, uint32, uint64)
+                                       int8, int16, int32, int64, string, uint8, uint16, uint32, uint64)
 from graphdef.framework.graph import (Graph, Operation, Tensor, control_dependencies, get_default_graph, name_scope,
                                       reset_default_graph)
 from graphdef.ops.array import (Constant, Placeholder, constant, fill, group, identity, no_op, ones,

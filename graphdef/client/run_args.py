@@ -42,8 +42,9 @@ def _flatten(fetches, leaves):
 
 
 def fast_scalar(array):
-    """0-d arrays travel as numpy scalars: same dtype and semantics, a fraction of the overhead."""
-    return array[()] if type(array) is np.ndarray and array.ndim == 0 else array
+    """0-d arrays travel as numpy scalars: same dtype and semantics, a fraction of the overhead.
+    A string scalar stays an array: its element is a plain `bytes`, which numpy would read back as 'S'."""
+    return array[()] if type(array) is np.ndarray and array.ndim == 0 and array.dtype.kind != "O" else array
 
 
 def result(value):
@@ -60,7 +61,9 @@ def result(value):
 def convert_feed(value, tensor):
     """The fed value as an ndarray of the tensor's dtype; refuses changes of value or shape."""
     dtype = tensor.dtype.np
-    if type(value) is np.ndarray and value.dtype == dtype:
+    if tensor.dtype is dtypes.string:
+        arr = _string_feed(value, tensor)
+    elif type(value) is np.ndarray and value.dtype == dtype:
         arr = value
     else:
         if hasattr(value, "_to_tensor") or isinstance(value, (Tensor, Operation)):
@@ -88,6 +91,17 @@ def convert_feed(value, tensor):
         raise ValueError(f"Session.run: cannot feed a value of shape {show(arr.shape)} to "
                          f"'{tensor.name}', which has shape {show(static)}")
     return arr
+
+
+def _string_feed(value, tensor):
+    """str and bytes data (lists, 'S', 'U' or object arrays) as an object array of bytes."""
+    if hasattr(value, "_to_tensor") or isinstance(value, (Tensor, Operation)):
+        raise TypeError(f"Session.run: the value fed to '{tensor.name}' is a graph element ({value!r}); "
+                        "feed str, bytes or arrays of them")
+    try:
+        return dtypes.string_array(value)
+    except TypeError as e:
+        raise TypeError(f"Session.run: cannot feed '{tensor.name}' (string): {e}") from None
 
 
 # -- resolving fetches and feeds ----------------------------------------------------------

@@ -8,7 +8,7 @@ from graphdef._proto import graph_pb2
 class DType:
     """An element type; one instance per type, so `is` and `==` agree."""
 
-    __slots__ = ("name", "enum", "np", "is_floating", "is_integer", "is_bool", "is_unsigned")
+    __slots__ = ("name", "enum", "np", "is_floating", "is_integer", "is_bool", "is_unsigned", "is_string")
 
     def __init__(self, name, enum, np_type):
         self.name = name
@@ -19,6 +19,7 @@ class DType:
         self.is_integer = kind in "iu"
         self.is_unsigned = kind == "u"
         self.is_bool = kind == "b"
+        self.is_string = name == "string"
 
     @property
     def as_numpy_dtype(self):
@@ -30,11 +31,17 @@ class DType:
 
     @property
     def min(self):
+        self._check_ordered("minimum")
         return np.finfo(self.np).min if self.is_floating else np.iinfo(self.np).min
 
     @property
     def max(self):
+        self._check_ordered("maximum")
         return np.finfo(self.np).max if self.is_floating else np.iinfo(self.np).max
+
+    def _check_ordered(self, what):
+        if not (self.is_floating or self.is_integer or self.is_bool):
+            raise TypeError(f"cannot find the {what} value of {self!r}")  # TF raises TypeError too
 
     def __repr__(self):
         return f"tf.{self.name}"
@@ -59,8 +66,10 @@ uint16 = DType("uint16", DT.DT_UINT16, np.uint16)
 uint32 = DType("uint32", DT.DT_UINT32, np.uint32)
 uint64 = DType("uint64", DT.DT_UINT64, np.uint64)
 bool_ = DType("bool", DT.DT_BOOL, np.bool_)
+# DT_STRING: bytes of any length; held as a numpy object array of `bytes`, as TF's .numpy() returns
+string = DType("string", DT.DT_STRING, np.object_)
 
-ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool_)
+ALL = (float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool_, string)
 FLOATS = frozenset((float16, float32, float64))
 INTEGERS = frozenset((int8, int16, int32, int64, uint8, uint16, uint32, uint64))
 NUMERIC = FLOATS | INTEGERS
@@ -75,7 +84,7 @@ _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"float": float32, "double": float64, "half": float16, "variant": variant})
 _BY_ENUM = {d.enum: d for d in ALL}
 _BY_ENUM[variant.enum] = variant
-_BY_NP = {d.np: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL}  # object -> string, as tf.as_dtype(np.object_)
 
 
 def as_dtype(value):
@@ -92,11 +101,45 @@ def as_dtype(value):
         found = float64
     elif value is int:
         found = int64
+    elif value is bytes:
+        found = string
     else:
         try:
-            found = _BY_NP.get(np.dtype(value))
+            np_dtype = np.dtype(value)
         except TypeError:
             found = None
+        else:
+            # fixed-width bytes ('S') and unicode ('U') arrays are strings too, as in TensorFlow
+            found = string if np_dtype.kind in "SU" else _BY_NP.get(np_dtype)
     if found is None:
         raise TypeError(f"unsupported dtype {value!r}; supported: {', '.join(d.name for d in ALL)}")
     return found
+
+
+def _as_bytes(item):
+    if isinstance(item, bytes):  # np.bytes_ too
+        return bytes(item)
+    if isinstance(item, str):  # np.str_ too
+        return item.encode("utf-8")
+    raise TypeError(f"a string tensor holds bytes or str, not {type(item).__name__} ({item!r:.40})")
+
+
+def string_array(value):
+    """`value` (str, bytes, nested lists of them, or an 'S', 'U' or object array) as a string
+    tensor's in-memory form: an object ndarray of `bytes`, str encoded as UTF-8."""
+    if isinstance(value, np.ndarray) and value.dtype.kind == "S":
+        # an 'S' array drops each element's trailing NUL bytes, as numpy itself does on reading one
+        return value.astype(object)
+    if isinstance(value, (bytes, str)):
+        grid = np.empty((), dtype=object)
+        grid[()] = value
+    else:
+        try:
+            grid = np.array(value, dtype=object)
+        except (ValueError, RecursionError) as e:
+            raise TypeError(f"not a rectangular array of strings ({str(e).splitlines()[0]})") from None
+    flat = grid.reshape(-1)
+    out = np.empty(flat.shape, dtype=object)
+    for i, item in enumerate(flat.tolist()):
+        out[i] = _as_bytes(item)
+    return out.reshape(grid.shape)

@@ -197,6 +197,10 @@ def constant_value(tensor):
 
 def python_to_numpy(value, dtype=None):
     """Python or numpy data -> ndarray, with TF's defaults (int -> int32, float -> float32)."""
+    if dtype is not None and dtypes.as_dtype(dtype) is dtypes.string:
+        return dtypes.string_array(value)
+    if dtype is None and _holds_strings(value):
+        return dtypes.string_array(value)
     if dtype is not None:
         dtype = dtypes.as_dtype(dtype)
         arr = np.asarray(value)
@@ -218,6 +222,19 @@ def python_to_numpy(value, dtype=None):
             arr = arr.astype(np.int32)
     dtypes.as_dtype(arr.dtype)  # raises for types the graph cannot carry
     return arr
+
+
+def _holds_strings(value):
+    """Whether `value` is str/bytes data (a string tensor's value) rather than numbers."""
+    if isinstance(value, (str, bytes)):
+        return True
+    if isinstance(value, np.ndarray):
+        return value.dtype.kind in "SUO"
+    if isinstance(value, (list, tuple)):
+        while isinstance(value, (list, tuple)) and value:
+            value = value[0]
+        return isinstance(value, (str, bytes))
+    return isinstance(value, np.generic) and value.dtype.kind in "SU"
 
 
 def convert_to_tensor(value, dtype=None, name=None):

@@ -34,6 +34,9 @@ def ndarray_to_proto(array, proto=None):
     dtype = dtypes.as_dtype(array.dtype)
     proto.dtype = dtype.enum
     shape_to_proto(array.shape, proto.tensor_shape)
+    if dtype is dtypes.string:  # TF writes strings one per string_val, never as tensor_content
+        proto.string_val.extend(dtypes.string_array(array).reshape(-1).tolist())
+        return proto
     little = array.astype(array.dtype.newbyteorder("<"), copy=False)
     proto.tensor_content = np.ascontiguousarray(little).tobytes()
     return proto
@@ -43,7 +46,7 @@ _TYPED_FIELD = {
     dtypes.float32: "float_val", dtypes.float64: "double_val", dtypes.int32: "int_val",
     dtypes.int16: "int_val", dtypes.int8: "int_val", dtypes.uint8: "int_val", dtypes.uint16: "int_val",
     dtypes.int64: "int64_val", dtypes.uint32: "uint32_val", dtypes.uint64: "uint64_val",
-    dtypes.bool_: "bool_val", dtypes.float16: "half_val",
+    dtypes.bool_: "bool_val", dtypes.float16: "half_val", dtypes.string: "string_val",
 }
 
 
@@ -68,6 +71,9 @@ def ndarray_from_proto(proto, where="tensor"):
     shape = shape_from_proto(proto.tensor_shape)
     count = shape.num_elements()
     nbytes = limits.check(shape.dims, dtype.np, what="tensor", where=None if where == "tensor" else where)
+    if proto.tensor_content and dtype is dtypes.string:
+        raise ValueError(f"{where}: a string tensor cannot be given as tensor_content; TensorFlow writes "
+                         "its elements in string_val")
     if proto.tensor_content:
         if len(proto.tensor_content) != nbytes:
             raise ValueError(f"{where}: tensor_content holds {len(proto.tensor_content)} bytes but a {dtype.name} "
@@ -80,6 +86,9 @@ def ndarray_from_proto(proto, where="tensor"):
     if dtype is dtypes.float16:
         # half_val holds each half's bits in an int32: its low 16 bits, as TensorFlow reads them
         typed = np.array(values, dtype=np.int64).astype(np.uint16).view(np.float16)
+    elif dtype is dtypes.string:
+        typed = np.empty(len(values), dtype=object)
+        typed[:] = list(values)
     elif _TYPED_FIELD[dtype] == "int_val" and dtype is not dtypes.int32:
         # int_val carries int8/16 and uint8/16 too: narrowing keeps the low bits, as TensorFlow does
         typed = np.array(values, dtype=np.int64).astype(dtype.np)
@@ -90,10 +99,14 @@ def ndarray_from_proto(proto, where="tensor"):
     elif typed.size <= 1:
         # one value (or none: zeros) splatted over the shape: a read-only view with zero strides, so a
         # file's small claim of a huge constant costs no memory until something really needs its elements
-        fill = typed[0] if typed.size else dtype.np.type(0)
-        return np.broadcast_to(np.array(fill, dtype.np), shape.dims)
+        fill = typed[0] if typed.size else (b"" if dtype is dtypes.string else dtype.np.type(0))
+        scalar = np.empty((), dtype.np)
+        scalar[()] = fill
+        return np.broadcast_to(scalar, shape.dims)
     else:
-        flat = np.concatenate([typed, np.full(count - typed.size, typed[-1], dtype.np)])
+        rest = np.empty(count - typed.size, dtype.np)
+        rest[:] = typed[-1]
+        flat = np.concatenate([typed, rest])
     array = flat.reshape(shape.dims)
     array.flags.writeable = False
     return array

@@ -20,7 +20,7 @@ def _cond_model(path, plain):
         tf.identity(y, name="y")
     graph_def = g.as_graph_def()
     (square,) = [n for n in graph_def.node if n.op == "Square"]
-    square.attr["T"].type = graph_pb2.DT_STRING  # a dtype graphdef's runtimes cannot hold
+    square.attr["T"].type = graph_pb2.DT_QINT8  # a dtype graphdef's runtimes cannot hold
     path.write_bytes(graph_def.SerializeToString())
     return square.name
 
@@ -33,4 +33,4 @@ def test_a_foreign_dtype_is_refused_before_the_run(tmp_path, plain, engine):
     with tf.Session(graph=graph, engine=engine) as sess:
         with pytest.raises(UnimplementedError) as e:
             sess.run("y:0", {"x:0": 2.0})
-    assert str(e.value) == f"Session.run: string tensors, which graphdef cannot hold: '{name}' (Square)"
+    assert str(e.value) == f"Session.run: qint8 tensors, which graphdef cannot hold: '{name}' (Square)"

@@ -2,7 +2,7 @@
 only when its fetches need a node the runtime cannot run, naming what is missing.
 
 Checked alike in the Python Session, graphrun and graphrun-cc on small hand-written graphs:
-an op type no runtime has, a TensorFlow queue, string tensors, each beside a part every
+an op type no runtime has, a TensorFlow queue, string tensors (graphrun-cc), each beside a part every
 runtime runs. Also graphrun inspect on graphs like that (dtype names for every enum, no
 lowering residue among the inputs) and the names a mistyped --fetch is told about.
 """
@@ -68,7 +68,7 @@ def run(runtime, path, fetches, feeds=(), request=None):
             with graphdef.Session(graph=graph) as sess:
                 values = sess.run([f if ":" in f else f + ":0" for f in fetches],
                                   {f"{k}:0": np.asarray(v, np.float32) for k, v in feeds})
-            return 0, json.dumps([np.asarray(v).tolist() for v in values]), ""
+            return 0, json.dumps([np.asarray(v).tolist() for v in values], default=bytes.decode), ""
         except graphdef.errors.UnimplementedError as e:
             return 3, "", f"python: {e}\n"
     args = [str(path)]
@@ -126,12 +126,16 @@ def test_a_queue_is_refused_as_a_tensorflow_resource(runtime, tmp_path, request)
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
-def test_string_tensors_load_and_are_refused_only_when_needed(runtime, tmp_path, request):
+def test_string_tensors_run_in_python_and_are_refused_by_graphrun_cc_only_when_needed(runtime, tmp_path, request):
     path = write(tmp_path, STRINGS)
     code, stdout, stderr = run(runtime, path, ["square"], (), request)
     assert code == 0 and "2.25" in stdout, stderr
-    line = refused(*run(runtime, path, ["names"], (), request))
-    assert "string tensors" in line and "'names' (Const)" in line, line
+    if runtime == "graphrun-cc":  # the C++ runtime holds no strings yet (issue 34)
+        line = refused(*run(runtime, path, ["names"], (), request))
+        assert "string tensors, which graphrun-cc cannot hold" in line and "'names' (Const)" in line, line
+        return
+    code, stdout, stderr = run(runtime, path, ["names"], (), request)
+    assert code == 0 and stdout.strip() in ('[["a"]]', 'names:0 string [1] = ["a"]'), (stdout, stderr)
 
 
 def test_control_flow_is_announced_in_plain_words_first():
