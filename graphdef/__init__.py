@@ -55,5 +55,9 @@ from graphdef import summary  # noqa: E402  (tf.summary: FileWriter, scalar, mer
 from graphdef import gfile  # noqa: E402  (tf.gfile)
 from graphdef import saved_model  # noqa: E402  (tf.saved_model: SavedModel export and loading)
 from graphdef._proto.graph_pb2 import GraphDef, NodeDef  # noqa: E402  (tf.GraphDef, as TF1 code parses .pb files)
+# TF1's top-level names of the segment reductions (graphdef/ops/segments.py)
+from graphdef.ops.segments import (segment_max, segment_mean, segment_min, segment_prod, segment_sum,  # noqa: E402
+                                   sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum,
+                                   unsorted_segment_max, unsorted_segment_min, unsorted_segment_prod)
 
 __version__ = "0.1.0"

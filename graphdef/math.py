@@ -11,3 +11,5 @@ from graphdef.ops.slicing import unsorted_segment_sum  # noqa: F401
 from graphdef.ops.math_unary import (ceil, cos, floor, is_finite, is_inf, is_nan, reciprocal, round,  # noqa: F401, A004
                                      sin)
 from graphdef.ops.scan_topk import cumprod, cumsum, top_k  # noqa: F401
+from graphdef.ops.segments import (segment_max, segment_mean, segment_min, segment_prod, segment_sum,  # noqa: F401
+                                   unsorted_segment_max, unsorted_segment_min, unsorted_segment_prod)
