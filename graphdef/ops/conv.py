@@ -68,6 +68,13 @@ def _groups(c, ci, co):
     return groups
 
 
+def _check_filter_elements(f_shape, out_dims):
+    """TF's Conv2D refuses a filter with a zero dimension rather than sum over nothing, unless its
+    output is empty (DepthwiseConv2dNative sums over nothing: zeros)."""
+    if 0 in f_shape and 0 not in out_dims:
+        raise ValueError(f"the filter {show(f_shape)} has no elements: every dimension must be at least 1")
+
+
 def _check_depth(x_shape, f_shape, what="filter"):
     if len(x_shape) != 4 or len(f_shape) != 4 or x_shape[3] != f_shape[2]:
         raise ValueError(f"input {show(x_shape)} and {what} {show(f_shape)} do not match: "
@@ -90,6 +97,7 @@ def conv2d_kernel(x, filter, *, strides, padding, explicit_paddings, data_format
     window = Window(f.shape[0], f.shape[1], strides, padding, dilations, explicit_paddings, data_format)
     geometry = window.geometry(x.shape[1], x.shape[2])
     out_dims = (x.shape[0], geometry[0][0], geometry[1][0], f.shape[3])
+    _check_filter_elements(f.shape, out_dims)
     # the output's channels come from the filter and its H x W from the attrs: either may be huge
     check_size(out_dims, working_dtype(x.dtype))
     if groups > 1:  # each group's channels convolved by its slice of the filter

@@ -228,6 +228,7 @@ void compute_conv_node(KernelContext& context) {
                         : conv_shape(in, filter.shape(), node.window);
   const int64_t out_channels = filter.shape()[3];
   const Shape out_shape = {s.n, s.window.rows.out, s.window.cols.out, out_channels};
+  check_filter_elements(filter.shape(), out_shape);
   const Tensor* bias = fused_bias(context, node.epilogue, out_shape);
   ConvShape whole = s;
   whole.c = in[3];

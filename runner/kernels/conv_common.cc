@@ -36,6 +36,21 @@ ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs&
   return s;
 }
 
+// TF's Conv2D refuses a filter with a zero dimension rather than sum over
+// nothing, unless its output is empty (DepthwiseConv2dNative sums over
+// nothing: zeros).
+void check_filter_elements(const Shape& filter, const Shape& output) {
+  const auto has_zero = [](const Shape& shape) {
+    for (const int64_t d : shape) {
+      if (d == 0) return true;
+    }
+    return false;
+  };
+  if (has_zero(filter) && !has_zero(output)) {
+    throw Error("the filter " + shape_string(filter) + " has no elements: every dimension must be at least 1");
+  }
+}
+
 int64_t conv_groups(const Shape& input, const Shape& filter) {
   const int64_t c = input[3], ci = filter[2], co = filter[3];
   if (ci == 0 || c == 0 || c % ci) {

@@ -30,6 +30,10 @@ const WindowAttrs& conv_window_attrs(const KernelContext& context);
 ConvShape conv_shape(const Shape& input, const Shape& filter, const WindowAttrs& attrs,
                      const std::string& filter_what = "filter");
 
+// Throws Error for a filter with no elements where the output has some
+// (Python's _check_filter_elements).
+void check_filter_elements(const Shape& filter, const Shape& output);
+
 // The groups of a grouped convolution (TF's, when the filter's in channels
 // divide the input's [N, H, W, C]): group g convolves input channels
 // [g*ci, (g+1)*ci) with filter out channels [g*cog, (g+1)*cog). Throws Error
