@@ -16,7 +16,7 @@ import zipfile
 import numpy as np
 
 from graphdef.ops import unsupported as unsupported_ops
-from graphdef.framework import npy_check
+from graphdef.framework import dtypes, npy_check
 from graphdef.framework.graph import Operation
 from graphdef.client.output_format import format_float
 from graphdef.framework.shapes import show
@@ -31,7 +31,7 @@ class FeedError(ValueError):
 # -- the placeholders ---------------------------------------------------------------------
 
 def placeholders(graph):
-    """The graph's feedable nodes, in graph order (a string placeholder is not one)."""
+    """The graph's feedable nodes, in graph order (one of a dtype graphdef cannot hold is not one)."""
     return [op for op in graph.get_operations()
             if op.type in PLACEHOLDER_TYPES and not unsupported_ops.is_unsupported(op)]
 
@@ -114,7 +114,7 @@ def split_feed(text):
 
 
 def parse_value(text, label):
-    """The array `text` denotes: `@file.npy`, or JSON (a number, true/false, nested arrays)."""
+    """The array `text` denotes: `@file.npy`, or JSON (a number, true/false, a string, nested arrays)."""
     if text.startswith("@"):
         return _load_npy(text[1:], label)
     return _from_json(text, label)
@@ -132,9 +132,9 @@ def _load_npy(path, label):
         if hasattr(loaded, "close"):
             loaded.close()
         raise FeedError(f"{label}: '{path}' is a .npz archive; give a single .npy array")
-    if loaded.dtype.kind not in "biuf":
+    if loaded.dtype.kind not in npy_check.FEEDABLE_KINDS:
         raise FeedError(f"{label}: '{path}' holds {loaded.dtype} data; "
-                        "only numbers and bools can be fed")
+                        "only numbers, bools and strings can be fed")
     return loaded
 
 
@@ -179,9 +179,11 @@ def _from_json(text, label):
         raise FeedError(f"{label}: cannot parse {_clip(text)!r} as JSON ({_one_line(e)}); "
                         "give a number, true/false, a nested array, or @file.npy") from None
     grid, kinds = _grid(parsed)
+    if grid is not None and kinds == {str}:
+        return _strings(grid, label)
     if grid is None or not kinds <= {bool, int, float}:
-        raise FeedError(f"{label}: {_clip(text)!r} is not a number, true/false, "
-                        "or a rectangular nested array of them")
+        raise FeedError(f"{label}: {_clip(text)!r} is not a number, true/false, a string, "
+                        "or a rectangular nested array of one kind of them")
     return _typed(grid, kinds, label)
 
 
@@ -228,7 +230,12 @@ def _typed(grid, kinds, label):
 def convert(value, tensor, label):
     """`value` as an ndarray of the placeholder's dtype, checked against its shape."""
     dtype = tensor.dtype.np
-    if value.size == 0:
+    if tensor.dtype is dtypes.string:
+        converted = _to_string(value, tensor, label)
+    elif value.dtype.kind in "OSU" and value.size and isinstance(value.reshape(-1)[0], (bytes, str)):
+        held = f" ({value.dtype} data)" if value.dtype.kind in "SU" else ""
+        raise FeedError(f"{label}: {_target(tensor)} cannot be fed strings{held}")
+    elif value.size == 0:
         converted = np.zeros(value.shape, dtype)
     elif dtype.kind == "b":
         converted = _to_bool(value, tensor, label)
@@ -250,6 +257,20 @@ def convert(value, tensor, label):
 
 def _target(tensor):
     return f"placeholder '{tensor.op.name}' ({tensor.dtype.name})"
+
+
+def _to_string(value, tensor, label):
+    if value.dtype.kind in "OSU" or value.size == 0:
+        return _strings(value, label)
+    given = "true/false" if value.dtype.kind == "b" else "numbers"
+    raise FeedError(f"{label}: {_target(tensor)} takes strings, not {given}" """; quote them: '["a", "b"]'""")
+
+
+def _strings(value, label):
+    try:
+        return dtypes.string_array(value)
+    except TypeError as e:
+        raise FeedError(f"{label}: {e}") from None
 
 
 def _to_bool(value, tensor, label):
@@ -341,7 +362,11 @@ def parse_feeds(graph, feed_args, feeds=None):
         tensor = find_placeholder(graph, name)
         label = f"--feed {name}"
         _check_once(feeds, tensor, label)
-        feeds[tensor] = convert(parse_value(raw, label), tensor, label)
+        value = parse_value(raw, label)
+        if raw.startswith("@") and value.dtype.kind in "SU" and tensor.dtype is not dtypes.string:
+            raise FeedError(f"{label}: '{raw[1:]}' holds {value.dtype} data (strings), which "
+                            f"{_target(tensor)} cannot be fed")
+        feeds[tensor] = convert(value, tensor, label)
     return feeds
 
 
@@ -366,8 +391,8 @@ def parse_npz(graph, path, feeds=None):
                 value = archive[key]
             except Exception as e:  # noqa: BLE001 - a pickled or damaged member; both mean "unusable"
                 raise FeedError(f"{where}: cannot read the array ({_one_line(e)})") from None
-            if value.dtype.kind not in "biuf":
-                raise FeedError(f"{where}: holds {value.dtype} data; only numbers and bools can be fed")
+            if value.dtype.kind not in npy_check.FEEDABLE_KINDS:
+                raise FeedError(f"{where}: holds {value.dtype} data; only numbers, bools and strings can be fed")
             feeds[tensor] = convert(value, tensor, where)
     return feeds
 

@@ -7,14 +7,22 @@ defaults; the rules are:
 * floats with the shortest digits that round-trip in the value's own precision (a float32
   0.1 prints "0.1"), laid out by Python's repr() rule: positional for exponents -4..15,
   otherwise "d.ddde±XX"; nan/inf/-inf bare in text, as JSON strings with --json;
-* arrays as nested brackets, elements separated by ", ".
+* arrays as nested brackets, elements separated by ", ";
+* strings (dtype string, held as bytes) in text between double quotes, with `\\` and `"`
+  escaped, valid UTF-8 kept as text, every other byte and every control character (tab and
+  line breaks too) written \\xNN as text_escape writes them (so a value cannot drive the
+  terminal or break its line); in JSON a valid UTF-8 string is a JSON
+  string (control characters as \\u00NN), any other is {"b64": "<base64>"}, as TensorFlow
+  Serving's REST API writes binary strings.
 
 Outputs can have millions of elements, so elements are converted with C-level map()s
 and the nesting is built level by level: linear in the number of elements.
 """
 
+import base64
 import json
 import math
+import re
 
 import numpy as np
 
@@ -59,10 +67,15 @@ def format_shape(shape, separator=","):
     return "[" + separator.join(str(d) for d in shape) + "]"
 
 
+def dtype_name(array):
+    """The printed dtype: numpy's name, but "string" for a string tensor's object array."""
+    return "string" if array.dtype.kind in "OSU" else array.dtype.name
+
+
 def format_line(name, array):
     """`<node>:<k> <dtype> <shape> = <values>`, without the newline."""
     array = np.asarray(array)
-    return f"{name} {array.dtype.name} {format_shape(array.shape)} = {format_value(array)}"
+    return f"{name} {dtype_name(array)} {format_shape(array.shape)} = {format_value(array)}"
 
 
 def format_text(outputs):
@@ -80,7 +93,7 @@ def format_json(outputs):
     for name, array in outputs:
         array = np.asarray(array)
         values = _nest(element_strings(array, for_json=True), array.shape)
-        entries.append(f'{{"name": {json.dumps(name)}, "dtype": "{array.dtype.name}", '
+        entries.append(f'{{"name": {json.dumps(name)}, "dtype": "{dtype_name(array)}", '
                        f'"shape": {format_shape(array.shape, ", ")}, "values": {values}}}')
     return '{"outputs": [' + ", ".join(entries) + "]}"
 
@@ -94,6 +107,8 @@ def element_strings(array, for_json=False):
     """The printed form of every element of `array`, in row-major order."""
     flat = np.asarray(array).reshape(-1)
     kind = flat.dtype.kind
+    if kind in "OSU":
+        return list(map(_json_string if for_json else _text_string, flat.tolist()))
     if kind == "b":
         return np.where(flat, "true", "false").tolist()
     if kind in "iu":
@@ -108,6 +123,38 @@ def element_strings(array, for_json=False):
     if for_json and flat.size and not np.isfinite(flat).all():
         strings = [_NONFINITE_JSON.get(s, s) for s in strings]
     return strings
+
+
+def _as_bytes(value):
+    return value.encode("utf-8") if isinstance(value, str) else bytes(value)
+
+
+def _text_string(value):
+    """One string element for the text line: quoted, escaped, never raw control bytes."""
+    # `\` and `"` are ASCII, never inside a UTF-8 sequence: escaping them in the bytes is safe
+    raw = _as_bytes(value).replace(b"\\", b"\\\\").replace(b'"', b'\\"')
+    return '"' + _VALUE_CONTROLS.sub(_hex, raw.decode("utf-8", "backslashreplace")) + '"'
+
+
+# every control character, tab and line breaks included: a value stays on its one line
+_VALUE_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
+def _hex(match):
+    return f"\\x{ord(match.group()):02x}"
+
+
+# what json.dumps(ensure_ascii=False) leaves raw that a terminal would still act on
+_JSON_RAW_CONTROLS = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def _json_string(value):
+    raw = _as_bytes(value)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return '{"b64": "' + base64.b64encode(raw).decode("ascii") + '"}'
+    return _JSON_RAW_CONTROLS.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
 def _shortest_narrow(flat):

@@ -120,7 +120,11 @@ def _as_bytes(item):
     if isinstance(item, bytes):  # np.bytes_ too
         return bytes(item)
     if isinstance(item, str):  # np.str_ too
-        return item.encode("utf-8")
+        try:
+            return item.encode("utf-8")
+        except UnicodeEncodeError:  # a lone surrogate, as JSON's "\udcff" gives: no UTF-8 for it
+            raise TypeError(f"the str {item!r:.40} holds a lone surrogate, which has no UTF-8 form; "
+                            "give bytes instead") from None
     raise TypeError(f"a string tensor holds bytes or str, not {type(item).__name__} ({item!r:.40})")
 
 

@@ -5,7 +5,7 @@ reads, so a 100-byte file claiming [10**6, 10**6] float64 asks for 7 TiB, and a 
 claiming more data than the file holds is only noticed after the allocation. A header
 naming Python objects would need unpickling, which graphdef never does. This module
 reads the header alone and refuses all three, so np.load only ever runs on a file whose
-data is there, numeric, and within the tensor size limit.
+data is there, numbers, bools or fixed-width strings, and within the tensor size limit.
 """
 
 import re
@@ -13,6 +13,10 @@ import re
 from numpy.lib import format as npy_format
 
 from graphdef.framework import limits
+
+
+# numbers, bools, and fixed-width bytes ('S') or unicode ('U') strings for string placeholders
+FEEDABLE_KINDS = "biufSU"
 
 
 class NpyHeaderError(ValueError):
@@ -46,10 +50,11 @@ def check(f, data_bytes, where):
     """
     shape, dtype = read_header(f)
     if dtype.hasobject:
-        raise NpyHeaderError(f"{where} holds Python objects ({dtype}); only numbers and bools can be fed, "
-                             "and nothing from a file is ever unpickled")
-    if dtype.kind not in "biuf":
-        raise NpyHeaderError(f"{where} holds {dtype} data; only numbers and bools can be fed")
+        raise NpyHeaderError(f"{where} holds Python objects ({dtype}); only numbers, bools and strings "
+                             "('S' or 'U' arrays) can be fed, and nothing from a file is ever unpickled")
+    if dtype.kind not in FEEDABLE_KINDS:
+        raise NpyHeaderError(f"{where} holds {dtype} data; only numbers, bools and strings ('S' or 'U' "
+                             "arrays) can be fed")
     needed = limits.check(shape, dtype, what="array", where=where)
     available = data_bytes - f.tell()
     if available < needed:

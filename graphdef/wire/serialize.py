@@ -54,7 +54,9 @@ def node_to_proto(op, proto=None, add_shapes=False, held=None, threshold=None):
         if name == "_device":  # an imported node's device field (import_nodes keeps it here), not an attr
             proto.device = value
             continue
-        if held is not None and op.type == "Const" and name == "value" and value.nbytes >= threshold:
+        # a string tensor's elements are objects, not bytes in place: always written as string_val
+        if (held is not None and op.type == "Const" and name == "value" and value.nbytes >= threshold
+                and value.dtype.kind != "O"):
             held[op.name] = value
             _external_module.stub_proto(value, proto.attr[name].tensor)
             continue
