@@ -54,15 +54,16 @@ from graphdef import image  # noqa: E402  (tf.image: resizing, non-max suppressi
 from graphdef import summary  # noqa: E402  (tf.summary: FileWriter, scalar, merge, merge_all)
 from graphdef import gfile  # noqa: E402  (tf.gfile)
 from graphdef import saved_model  # noqa: E402  (tf.saved_model: SavedModel export and loading)
-from graphdef import strings  # noqa: E402  (tf.strings)
-from graphdef.ops.strings_print import Assert, Print, print_v2 as print  # noqa: E402, A004  (tf.Assert, tf.Print, tf.print)
 from graphdef._proto.graph_pb2 import GraphDef, NodeDef  # noqa: E402  (tf.GraphDef, as TF1 code parses .pb files)
-# TF1's top-level names of the segment, unique, partition and stitch ops (issue 34)
+# TF1's top-level names of the segment, unique, partition, stitch, sparse and sequence ops (issue 34)
 from graphdef.ops.segments import (segment_max, segment_mean, segment_min, segment_prod, segment_sum,  # noqa: E402
                                    sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum,
                                    unsorted_segment_max, unsorted_segment_min, unsorted_segment_prod)
 from graphdef.ops.unique_partition import (bincount, dynamic_partition, dynamic_stitch, unique,  # noqa: E402
                                            unique_with_counts)
 from graphdef.ops.div_in_top_k import div_no_nan  # noqa: E402
+from graphdef.ops.sparse import (sparse_reduce_sum, sparse_reorder, sparse_tensor_dense_matmul,  # noqa: E402
+                                 sparse_to_dense)
+from graphdef.ops.reverse_sequence import reverse_sequence  # noqa: E402
 
 __version__ = "0.1.0"

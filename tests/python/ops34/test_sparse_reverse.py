@@ -1,0 +1,233 @@
+"""SparseToDense, SparseTensorDenseMatMul, SparseReorder, SparseReduceSum (graphdef/ops/sparse.py) and
+ReverseSequence (reverse_sequence.py) against TensorFlow, their gradients, and bad indices and shapes."""
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import graphdef as tf
+from graphdef.ops import reverse_sequence as rs, sparse
+from tests.python.ops.test_opdefs import test_declaration_matches_tensorflow as _matches_tensorflow
+from tests.python.ops34.runtimes import check_cc_refuses, check_graphrun_agrees, check_refused
+from tests.support.op_oracle import gradients_both, run_both, tf_oracle  # noqa: F401 - a fixture
+
+OPS = ["SparseToDense", "SparseTensorDenseMatMul", "SparseReorder", "SparseReduceSum", "ReverseSequence"]
+RNG = np.random.default_rng(3)
+# a 4 x 3 sparse matrix given out of order, with an entry in every row but one
+INDICES = np.array([[3, 2], [0, 1], [2, 0], [0, 0], [3, 0]], np.int64)
+SORTED = INDICES[np.lexsort(INDICES.T[::-1])]
+
+
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("op_type", OPS)
+def test_declaration_matches_tensorflow(tf_oracle, op_type):
+    _matches_tensorflow(tf_oracle, op_type)
+
+
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64, np.bool_])
+def test_sparse_to_dense_matches_tensorflow(tf_oracle, dtype):
+    values = RNG.integers(1, 9, size=5).astype(dtype)
+
+    def make():
+        v = tf.placeholder(tf.as_dtype(dtype), [5], name="v")
+        default = np.zeros((), dtype)
+        return [tf.raw_op("SparseToDense", SORTED, np.int64([4, 3]), v, default),
+                tf.raw_op("SparseToDense", INDICES.astype(np.int32), np.int32([4, 3]), v, default,
+                          validate_indices=False),
+                tf.raw_op("SparseToDense", np.int32([1, 3]), np.int32([5]), v[0], np.ones((), dtype)),
+                tf.raw_op("SparseToDense", np.int32(2), np.int32([4]), v[1], default),
+                sparse.sparse_to_dense(np.int64([[0, 0], [1, 2]]), np.int64([2, 3]), v[:2])]
+    run_both(tf_oracle, make, {"v": values})
+
+
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("adjoint_a", [False, True])
+@pytest.mark.parametrize("adjoint_b", [False, True])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32])
+def test_sparse_dense_matmul_matches_tensorflow(tf_oracle, adjoint_a, adjoint_b, dtype):
+    indices = np.concatenate([INDICES, INDICES[:1]])  # a repeated entry adds up
+    values = RNG.integers(-3, 4, size=6).astype(dtype)
+    inner, rows = (4, 3) if adjoint_a else (3, 4)
+    b = RNG.integers(-3, 4, size=(2, inner) if adjoint_b else (inner, 2)).astype(dtype)
+
+    def make():
+        v = tf.placeholder(tf.as_dtype(dtype), [6], name="v")
+        d = tf.placeholder(tf.as_dtype(dtype), b.shape, name="b")
+        return [tf.raw_op("SparseTensorDenseMatMul", indices, v, np.int64([4, 3]), d, adjoint_a=adjoint_a,
+                          adjoint_b=adjoint_b),
+                tf.raw_op("SparseTensorDenseMatMul", indices.astype(np.int32), v, np.int64([4, 3]), d,
+                          adjoint_a=adjoint_a, adjoint_b=adjoint_b)]
+    run_both(tf_oracle, make, {"v": values, "b": b})
+
+
+@pytest.mark.tf_oracle
+def test_sparse_reorder_matches_tensorflow(tf_oracle):
+    indices = np.array([[1, 0, 2], [0, 3, 1], [1, 0, 0], [0, 0, 5], [0, 3, 0]], np.int64)
+
+    def make():
+        v = tf.placeholder(tf.float32, [5], name="v")
+        return list(tf.raw_op("SparseReorder", indices, v, np.int64([2, 4, 6])))
+    run_both(tf_oracle, make, {"v": RNG.normal(size=5).astype(np.float32)})
+
+
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("axes", [[1], [0], [-1], [0, 2], [], [2, 0, 1]])
+@pytest.mark.parametrize("keep_dims", [False, True])
+def test_sparse_reduce_sum_matches_tensorflow(tf_oracle, axes, keep_dims):
+    indices = np.array([[1, 0, 2], [0, 3, 1], [1, 0, 0], [0, 0, 5], [0, 3, 1]], np.int64)  # one repeated
+
+    def make():
+        v = tf.placeholder(tf.float32, [5], name="v")
+        return [tf.raw_op("SparseReduceSum", indices, v, np.int64([2, 4, 6]), np.int32(axes), keep_dims=keep_dims)]
+    run_both(tf_oracle, make, {"v": RNG.normal(size=5).astype(np.float32)})
+
+
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("seq_dim, batch_dim", [(1, 0), (0, 1), (2, 1), (1, 2)])
+@pytest.mark.parametrize("len_dtype", [np.int32, np.int64])
+def test_reverse_sequence_matches_tensorflow(tf_oracle, seq_dim, batch_dim, len_dtype):
+    x = RNG.integers(0, 100, size=(3, 4, 3, 2)).astype(np.int32)
+    lengths = RNG.integers(0, x.shape[seq_dim] + 1, size=x.shape[batch_dim]).astype(len_dtype)
+
+    def make():
+        t = tf.placeholder(tf.int32, x.shape, name="x")
+        n = tf.placeholder(tf.as_dtype(len_dtype), [None], name="n")
+        return [rs.reverse_sequence(t, n, seq_axis=seq_dim, batch_axis=batch_dim)]
+    run_both(tf_oracle, make, {"x": x, "n": lengths})
+
+
+# -- gradients against TF's -----------------------------------------------------------------------
+
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("adjoint_a, adjoint_b", [(False, False), (True, False), (False, True), (True, True)])
+def test_sparse_gradients_match_tensorflow(tf_oracle, adjoint_a, adjoint_b):
+    inner = 4 if adjoint_a else 3
+    b = RNG.normal(size=(2, inner) if adjoint_b else (inner, 2))
+
+    def make():
+        v = tf.placeholder(tf.float64, [5], name="v")
+        d = tf.placeholder(tf.float64, b.shape, name="b")
+        default = tf.placeholder(tf.float64, [], name="default")
+        sp = SimpleNamespace(indices=tf.constant(INDICES), values=v, dense_shape=tf.constant(np.int64([4, 3])))
+        product = sparse.sparse_tensor_dense_matmul(sp, d, adjoint_a=adjoint_a, adjoint_b=adjoint_b)
+        ordered_indices, ordered = sparse.sparse_reorder(sp)
+        dense = tf.raw_op("SparseToDense", SORTED, np.int64([4, 3]), ordered * ordered, default)
+        reduced = sparse.sparse_reduce_sum(sp, axis=[1], keepdims=True)
+        loss = (tf.reduce_sum(product * tf.constant(RNG.normal(size=product.shape.as_list())))
+                + tf.reduce_sum(dense * tf.constant(RNG.normal(size=(4, 3))))
+                + tf.reduce_sum(reduced * tf.constant(RNG.normal(size=(4, 1)))))
+        return loss, [v, d, default]
+    gradients_both(tf_oracle, make, {"v": RNG.normal(size=5), "b": b, "default": np.float64(0.25)})
+
+
+@pytest.mark.tf_oracle
+def test_reverse_sequence_gradient_matches_tensorflow(tf_oracle):
+    def make():
+        x = tf.placeholder(tf.float64, [4, 3, 2], name="x")
+        y = rs.reverse_sequence(x * x, [1, 3, 0], seq_axis=0, batch_axis=1)
+        return tf.reduce_sum(y * tf.constant(RNG.normal(size=(4, 3, 2)))), [x]
+    gradients_both(tf_oracle, make, {"x": RNG.normal(size=(4, 3, 2))})
+
+
+# -- graphrun's answers are the Session's; graphrun-cc names what it lacks --------------------------
+
+def _all_ops():
+    v = tf.placeholder(tf.float32, [5], name="v")
+    b = tf.placeholder(tf.float32, [3, 2], name="b")
+    sp = SimpleNamespace(indices=tf.constant(INDICES), values=v, dense_shape=tf.constant(np.int64([4, 3])))
+    return [tf.raw_op("SparseToDense", SORTED, np.int64([4, 3]), v, np.float32(-1)),
+            sparse.sparse_tensor_dense_matmul(sp, b), *sparse.sparse_reorder(sp), sparse.sparse_reduce_sum(sp, 0),
+            rs.reverse_sequence(b, [2, 0, 1], seq_axis=1)]
+
+
+def test_graphrun_gives_the_sessions_answers(tmp_path):
+    check_graphrun_agrees(tmp_path, _all_ops, {"v": RNG.normal(size=5).astype(np.float32),
+                                               "b": RNG.normal(size=(3, 2)).astype(np.float32)})
+
+
+def test_graphrun_cc_names_the_op_it_lacks(tmp_path, cc_runner):
+    def make():
+        x = tf.placeholder(tf.float32, [2, 3], name="x")
+        return [rs.reverse_sequence(x, [1, 3], seq_axis=1, name="z")]
+    line = check_cc_refuses(tmp_path, cc_runner, make, {"x": np.ones((2, 3), np.float32)}, "ReverseSequence", "z")
+    assert line.endswith("no kernel for ReverseSequence (z)"), line
+
+
+# -- hostile indices and shapes ------------------------------------------------------------------
+
+def _sparse_to_dense(validate):
+    def make():
+        i = tf.placeholder(tf.int64, None, name="i")
+        s = tf.placeholder(tf.int64, None, name="s")
+        v = tf.placeholder(tf.int32, None, name="v")
+        return [tf.raw_op("SparseToDense", i, s, v, np.int32(0), validate_indices=validate, name="z")]
+    return make
+
+
+@pytest.mark.parametrize("indices, shape, values, validate, words", [
+    ([[2, 0], [0, 1]], [3, 2], [5, 6], True, "indices[1] = [0,1] is out of order."),
+    ([[0, 1], [0, 1]], [3, 2], [5, 6], True, "indices[1] = [0,1] is repeated"),
+    ([[0, 1], [3, 1]], [3, 2], [5, 6], True, "indices[1] = [3,1] is out of bounds: need 0 <= index < [3,2]"),
+    ([[0, 1], [3, 1]], [3, 2], [5, 6], False, "Indices are not valid (out of bounds). Shape: [3,2]"),
+    ([[0, 1], [2, 1]], [3, 2], [5, 6, 7], True, "sparse_values has incorrect shape [3], should be [] or [2]"),
+    ([[0, 1], [2, 1]], [3, -2], [5, 6], True, "Dimension -2 must be >= 0"),
+    ([[0, 1], [2, 1]], [2 ** 40, 2 ** 20], [5, 6], True, "over the limit"),
+    ([[0, 1], [2, 1]], [3, 2, 1], [5, 6], True, "output_shape has incorrect number of elements: 3 should be: 2"),
+])
+def test_bad_sparse_to_dense_is_refused(tmp_path, indices, shape, values, validate, words):
+    check_refused(tmp_path, _sparse_to_dense(validate), {"i": np.int64(indices), "s": np.int64(shape),
+                                                         "v": np.int32(values)}, "z", words)
+
+
+@pytest.mark.parametrize("indices, shape, b_shape, words", [
+    ([[0, 1], [2, 5]], [3, 2], (2, 2), "k (5) from index[1,1] out of bounds (>=2)"),
+    ([[0, 1], [5, 0]], [3, 2], (2, 2), "m (5) from index[1,0] out of bounds (>=3)"),
+    ([[0, 1], [-1, 0]], [3, 2], (2, 2), "m (-1) from index[1,0] out of bounds (>=3)"),
+    ([[0, 1], [2, 0]], [3, 3], (2, 2), "Cannot multiply A and B because inner dimension does not match: 3 vs. 2."),
+])
+def test_bad_sparse_matmul_is_refused(tmp_path, indices, shape, b_shape, words):
+    def make():
+        i = tf.placeholder(tf.int64, None, name="i")
+        s = tf.placeholder(tf.int64, None, name="s")
+        b = tf.placeholder(tf.float32, None, name="b")
+        return [tf.raw_op("SparseTensorDenseMatMul", i, np.float32([1, 2]), s, b, name="z")]
+    check_refused(tmp_path, make, {"i": np.int64(indices), "s": np.int64(shape), "b": np.ones(b_shape, np.float32)},
+                  "z", words)
+
+
+@pytest.mark.parametrize("indices, axes, words", [
+    ([[2, 0], [0, 1]], [2], "Invalid reduction dimension 2, for input with 2 dimensions."),
+    ([[2, 0], [0, 7]], [0], "indices[1] = [0,7] is out of bounds: need 0 <= index < [3,2]"),
+    ([[2, 0, 1], [0, 1, 1]], [0], "input_indices has 3 columns for input_shape [3,2]"),
+])
+def test_bad_sparse_reduce_sum_is_refused(tmp_path, indices, axes, words):
+    def make():
+        i = tf.placeholder(tf.int64, None, name="i")
+        a = tf.placeholder(tf.int32, None, name="a")
+        return [tf.raw_op("SparseReduceSum", i, np.float32([1, 2]), np.int64([3, 2]), a, name="z")]
+    check_refused(tmp_path, make, {"i": np.int64(indices), "a": np.int32(axes)}, "z", words)
+
+
+@pytest.mark.parametrize("lengths, words", [
+    ([2, 5], "seq_lens(1) > input.dims(1)"),
+    ([2, -1], "seq_lens(1) < 0"),
+    ([2], "Length of seq_lengths != input.dims(0), (1 vs. 2)"),
+])
+def test_bad_sequence_lengths_are_refused(tmp_path, lengths, words):
+    def make():
+        x = tf.placeholder(tf.int32, None, name="x")
+        n = tf.placeholder(tf.int64, None, name="n")
+        return [tf.raw_op("ReverseSequence", x, n, seq_dim=1, name="z")]
+    check_refused(tmp_path, make, {"x": np.int32([[1, 2, 3], [4, 5, 6]]), "n": np.int64(lengths)}, "z", words)
+
+
+def test_bad_dims_are_refused_when_building():
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float32, [2, 3], name="x")
+        with pytest.raises(ValueError, match=r"ReverseSequence 'a': batch_dim == seq_dim == 0"):
+            rs.reverse_sequence(x, [1, 2], seq_axis=0, name="a")
+        with pytest.raises(ValueError, match=r"'b': seq_dim must be < input rank \( 2 vs. 2\)"):
+            rs.reverse_sequence(x, [1, 2], seq_axis=2, name="b")
