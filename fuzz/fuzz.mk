@@ -110,7 +110,9 @@ fuzz-cc-run: fuzz-cc fuzz-corpus ## a short libFuzzer run of each C++ reader and
 # past findings and saves each under build/fuzz/campaign-<target>/; each worker job appends its
 # outcome counts to that folder's counts.txt. With FUZZ_CAMPAIGN_RUNS=N it is instead N inputs in
 # one process from FUZZ_SEED, stopping at the first finding: about three times the inputs a second,
-# as no worker replays the corpus on start.
+# as no worker replays the corpus on start. A campaign longer than one sitting runs in legs: run the
+# target again (another FUZZ_SEED) and it goes on from the corpus grown so far; log.txt keeps each
+# leg, and counts.txt sums them, a stopped leg's counts included (outcomes.cc).
 FUZZ_CAMPAIGN_SECONDS ?= 2400
 FUZZ_CAMPAIGN_RUNS ?=
 fuzz_campaign_length = $(if $(FUZZ_CAMPAIGN_RUNS),-runs=$(FUZZ_CAMPAIGN_RUNS) -seed=$(FUZZ_SEED),-fork=1 \
@@ -122,7 +124,7 @@ fuzz-cc-campaign: FUZZ_TARGETS = $(FUZZ_TARGET)
 fuzz-cc-campaign: fuzz-cc fuzz-corpus ## a long libFuzzer campaign of one target (FUZZ_TARGET=graph)
 	@mkdir -p $(FUZZ_CAMPAIGN)
 	GRAPHRUN_FUZZ_COUNTS=$(FUZZ_CAMPAIGN)/counts.txt $(FUZZ_DIR)/fuzz-$(FUZZ_TARGET) $(FUZZ_FLAGS) $(fuzz_campaign_length) \
-	  -artifact_prefix=$(FUZZ_CAMPAIGN)/ -print_final_stats=1 $(call fuzz_corpus,$(FUZZ_TARGET)) > $(FUZZ_CAMPAIGN)/log.txt 2>&1
+	  -artifact_prefix=$(FUZZ_CAMPAIGN)/ -print_final_stats=1 $(call fuzz_corpus,$(FUZZ_TARGET)) >> $(FUZZ_CAMPAIGN)/log.txt 2>&1
 	@grep -E '^#[0-9]+(: |\s+DONE)' $(FUZZ_CAMPAIGN)/log.txt | tail -1
 	@awk '{for (i = 3; i <= 6; i++) {split($$i, kv, "="); sum[kv[1]] += kv[2]}} END {for (k in sum) print k, sum[k]}' \
 	  $(FUZZ_CAMPAIGN)/counts.txt

@@ -13,6 +13,7 @@ void count(Outcome outcome);
 // Prints "fuzz outcomes: ok=.. usage(2)=.. model(3)=.. run(4)=.." to stderr
 // at exit, and appends the same line to $GRAPHRUN_FUZZ_COUNTS when set (so
 // a make target can read the counts of a run whose stderr libFuzzer fills).
+// While the run lasts, $GRAPHRUN_FUZZ_COUNTS.partial holds the counts so far.
 void report_at_exit();
 
 // A finding: prints the class and detail, then aborts, which libFuzzer
