@@ -55,7 +55,7 @@ from graphdef import summary  # noqa: E402  (tf.summary: FileWriter, scalar, mer
 from graphdef import gfile  # noqa: E402  (tf.gfile)
 from graphdef import saved_model  # noqa: E402  (tf.saved_model: SavedModel export and loading)
 from graphdef._proto.graph_pb2 import GraphDef, NodeDef  # noqa: E402  (tf.GraphDef, as TF1 code parses .pb files)
-# TF1's top-level names of the segment, unique, partition, stitch, sparse and sequence ops (issue 34)
+# TF1's top-level names of the segment, unique, partition, stitch, sparse, sequence and diagonal ops
 from graphdef.ops.segments import (segment_max, segment_mean, segment_min, segment_prod, segment_sum,  # noqa: E402
                                    sparse_segment_mean, sparse_segment_sqrt_n, sparse_segment_sum,
                                    unsorted_segment_max, unsorted_segment_min, unsorted_segment_prod)
@@ -65,5 +65,6 @@ from graphdef.ops.div_in_top_k import div_no_nan  # noqa: E402
 from graphdef.ops.sparse import (sparse_reduce_sum, sparse_reorder, sparse_tensor_dense_matmul,  # noqa: E402
                                  sparse_to_dense)
 from graphdef.ops.reverse_sequence import reverse_sequence  # noqa: E402
+from graphdef.ops.matrix_diag import matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag  # noqa: E402
 
 __version__ = "0.1.0"

@@ -5,7 +5,7 @@ from graphdef.ops import activations, batch_norm, conv, manip, pool, random, sli
 from graphdef.ops import control_flow, list_ops, rnn_support  # noqa: F401
 from graphdef.ops import functional  # noqa: F401
 from graphdef.ops import einsum, image, linalg, nms, space_batch  # noqa: F401
-from graphdef.ops import div_in_top_k, reverse_sequence, segments, sparse, unique_partition  # noqa: F401
+from graphdef.ops import div_in_top_k, matrix_diag, reverse_sequence, segments, sparse, unique_partition  # noqa: F401
 from graphdef.ops import reverse_pad, scan_topk  # noqa: F401
 from graphdef.ops import fused  # noqa: F401
 from graphdef.ops.registry import REGISTRY  # noqa: F401
