@@ -1,4 +1,5 @@
-"""Non-max suppression: NonMaxSuppressionV3, V4 (padding, valid_outputs) and V5 (soft-NMS, selected_scores).
+"""Non-max suppression: NonMaxSuppressionV3, V4 (padding, valid_outputs), V5 (soft-NMS, selected_scores) and
+CombinedNonMaxSuppression (per class and per batch entry, the detection exports' post-processing).
 
 The selection follows TF's CPU kernel step by step, so equal inputs select the same boxes in the
 same order in every runtime: candidates above score_threshold are taken highest score first, a
@@ -179,6 +180,105 @@ NON_MAX_SUPPRESSION_V5 = define(
     doc="NonMaxSuppressionV4 with soft-NMS (soft_nms_sigma > 0 decays overlapping scores) and the selected scores.",
     attrs={**_T, "pad_to_max_output_size": Attr("bool", False)},
     infer=_infer_v5, kernel=_v5, grad=NOT_DIFFERENTIABLE, numerics=elementwise_ulps(4))
+
+
+# -- CombinedNonMaxSuppression ----------------------------------------------------------------------
+# Each batch entry and class runs the hard selection above (max_output_size_per_class boxes at most);
+# the survivors of all classes are ranked by score and the best max_total_size kept, their boxes
+# clipped to [0, 1] when clip_boxes. Outputs are padded with zeros to the per-batch size: max_total_size,
+# or with pad_per_class min(max_total_size, max_output_size_per_class * num_classes).
+
+def _combined_sizes(boxes_shape, scores_shape):
+    if len(boxes_shape) != 4:
+        raise ValueError(f"boxes must be 4-D [batch, num_boxes, q, 4], got shape {show(boxes_shape)}")
+    if len(scores_shape) != 3:
+        raise ValueError(f"scores must be 3-D [batch, num_boxes, num_classes], got shape {show(scores_shape)}")
+    batch, num_boxes, q, four = boxes_shape
+    classes = scores_shape[2]
+    if four != 4:
+        raise ValueError(f"boxes' last dimension must be 4, got shape {show(boxes_shape)}")
+    if q not in (1, classes):
+        raise ValueError(f"third dimension of boxes must be either 1 or num classes, got {q} for {classes} classes")
+    if tuple(scores_shape[:2]) != (batch, num_boxes):
+        raise ValueError(f"scores has incompatible shape {show(scores_shape)} for boxes {show(boxes_shape)}")
+    return batch, num_boxes, q, classes
+
+
+def _per_batch_size(per_class, total, classes, pad_per_class):
+    return min(total, per_class * classes) if pad_per_class else total
+
+
+def _combined_nms(boxes, scores, max_output_size_per_class, max_total_size, iou_threshold, score_threshold, *,
+                  pad_per_class, clip_boxes):
+    boxes, scores = np.asarray(boxes, F32), np.asarray(scores, F32)
+    batch, num_boxes, q, classes = _combined_sizes(boxes.shape, scores.shape)
+    per_class = int(_scalar(max_output_size_per_class, "max_output_size_per_class"))
+    total = int(_scalar(max_total_size, "max_total_size"))
+    if per_class <= 0:
+        raise ValueError(f"max_size_per_class must be > 0, got {per_class}")
+    if total <= 0:
+        raise ValueError(f"max_total_size must be > 0, got {total}")
+    size = _per_batch_size(per_class, total, classes, pad_per_class)
+    check_size((batch, size, 4), F32)
+    out_boxes, out_scores = np.zeros((batch, size, 4), F32), np.zeros((batch, size), F32)
+    out_classes, valid = np.zeros((batch, size), F32), np.zeros(batch, np.int32)
+    for b in range(batch):
+        found = []  # (score, class, box index) of every class's survivors
+        for c in range(classes):
+            kept, kept_scores = select(boxes[b, :, c if q > 1 else 0], scores[b, :, c], min(per_class, num_boxes),
+                                       iou_threshold, score_threshold)
+            found += [(s, c, i) for i, s in zip(kept, kept_scores)]
+        found.sort(key=lambda f: -f[0])  # stable: equal scores keep class order, then selection order
+        found = found[:min(len(found), size)]
+        valid[b] = len(found)
+        for n, (s, c, i) in enumerate(found):
+            box = boxes[b, i, c if q > 1 else 0]
+            out_boxes[b, n] = np.clip(box, F32(0), F32(1)) if clip_boxes else box
+            out_scores[b, n], out_classes[b, n] = s, c
+    return out_boxes, out_scores, out_classes, valid
+
+
+def _infer_combined(ctx):
+    b, s = ctx.shape(0), ctx.shape(1)
+    if b.ndims not in (None, 4):
+        raise ctx.error(f"boxes must be 4-D [batch, num_boxes, q, 4], got shape {show(b)}")
+    if s.ndims not in (None, 3):
+        raise ctx.error(f"scores must be 3-D [batch, num_boxes, num_classes], got shape {show(s)}")
+    names = ("max_output_size_per_class", "max_total_size", "iou_threshold", "score_threshold")
+    for i in range(2, 6):
+        if ctx.shape(i).ndims not in (None, 0):
+            raise ctx.error(f"{names[i - 2]} must be a scalar, got shape {show(ctx.shape(i))}")
+    batch = b.dims[0] if b.ndims else (s.dims[0] if s.ndims else None)
+    per_class, total = (constant_value(ctx.inputs[i]) for i in (2, 3))
+    classes = s.dims[2] if s.ndims else None
+    size = None
+    if total is not None and not ctx.attrs["pad_per_class"]:
+        size = int(total)
+    elif None not in (total, per_class, classes):
+        size = _per_batch_size(int(per_class), int(total), classes, True)
+    return [TensorShape([batch, size, 4]), TensorShape([batch, size]), TensorShape([batch, size]),
+            TensorShape([batch])]
+
+
+COMBINED_NON_MAX_SUPPRESSION = define(
+    "CombinedNonMaxSuppression",
+    "boxes: float32, scores: float32, max_output_size_per_class: int32, max_total_size: int32, "
+    "iou_threshold: float32, score_threshold: float32 -> nmsed_boxes: float32, nmsed_scores: float32, "
+    "nmsed_classes: float32, valid_detections: int32",
+    doc="Greedy NMS per batch entry and class, then the best max_total_size of all classes by score, zero-padded; "
+        "boxes clipped to [0, 1] when clip_boxes.",
+    attrs={"pad_per_class": Attr("bool", False), "clip_boxes": Attr("bool", True)},
+    infer=_infer_combined, kernel=_combined_nms, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
+
+
+def combined_non_max_suppression(boxes, scores, max_output_size_per_class, max_total_size, iou_threshold=0.5,
+                                 score_threshold=-math.inf, pad_per_class=False, clip_boxes=True, name=None):
+    """tf.image.combined_non_max_suppression: (nmsed_boxes, nmsed_scores, nmsed_classes, valid_detections)."""
+    return tuple(build("CombinedNonMaxSuppression", [
+        convert_to_tensor(boxes, dtypes.float32), convert_to_tensor(scores, dtypes.float32),
+        np.int32(max_output_size_per_class), np.int32(max_total_size), F32(iou_threshold), F32(score_threshold)],
+        name=name, default_name="combined_non_max_suppression",
+        attrs={"pad_per_class": bool(pad_per_class), "clip_boxes": bool(clip_boxes)}).outputs)
 
 
 def non_max_suppression(boxes, scores, max_output_size, iou_threshold=0.5, score_threshold=-math.inf, name=None):
