@@ -272,6 +272,78 @@ MATRIX_BAND_PART = define(
     grad=lambda op, g: [matrix_band_part(g, op.inputs[1], op.inputs[2]), None, None], numerics=EXACT)
 
 
+# -- the older forms: V2 (align fixed LEFT_LEFT) and V1 (the main diagonal only) ------------------------
+# TF1-era graphs hold these; each runs the V3 kernel with its fixed arguments.
+
+def _v2(kernel):
+    def run(*inputs):
+        return kernel(*inputs, align="LEFT_LEFT")
+    return run
+
+
+MATRIX_DIAG_PART_V2 = define(
+    "MatrixDiagPartV2", "input: T, k: int32, padding_value: T -> diagonal: T",
+    doc="MatrixDiagPartV3 with align LEFT_LEFT.", attrs={"T": Attr("type")}, infer=_infer_diag_part,
+    kernel=_v2(_diag_part), numerics=EXACT,
+    grad=lambda op, g: [matrix_set_diag(array_ops.zeros_like(op.inputs[0]), g, k=op.inputs[1], align="LEFT_LEFT"),
+                        None, None])
+MATRIX_DIAG_V2 = define(
+    "MatrixDiagV2", "diagonal: T, k: int32, num_rows: int32, num_cols: int32, padding_value: T -> output: T",
+    doc="MatrixDiagV3 with align LEFT_LEFT.", attrs={"T": Attr("type")}, infer=_infer_matrix_diag,
+    kernel=_v2(_matrix_diag), numerics=EXACT,
+    grad=lambda op, g: [matrix_diag_part(g, k=op.inputs[1], align="LEFT_LEFT"), None, None, None, None])
+MATRIX_SET_DIAG_V2 = define(
+    "MatrixSetDiagV2", "input: T, diagonal: T, k: int32 -> output: T",
+    doc="MatrixSetDiagV3 with align LEFT_LEFT.", attrs={"T": Attr("type")}, infer=_infer_set_diag,
+    kernel=_v2(_set_diag), numerics=EXACT,
+    grad=lambda op, g: [matrix_set_diag(g, array_ops.zeros_like(op.inputs[1]), k=op.inputs[2], align="LEFT_LEFT"),
+                        matrix_diag_part(g, k=op.inputs[2], align="LEFT_LEFT"), None])
+
+
+def _main_diag_part(input):  # noqa: A002 - TF's name
+    return _diag_part(input, np.int32(0), np.zeros((), np.asarray(input).dtype), align="RIGHT_LEFT")
+
+
+def _main_diag(diagonal):
+    return _matrix_diag(diagonal, np.int32(0), np.int32(-1), np.int32(-1), np.zeros((), np.asarray(diagonal).dtype),
+                        align="RIGHT_LEFT")
+
+
+def _main_set_diag(input, diagonal):  # noqa: A002 - TF's name
+    return _set_diag(input, diagonal, np.int32(0), align="RIGHT_LEFT")
+
+
+def _infer_main_diag_part(ctx):
+    x = ctx.shape(0)
+    if x.ndims is not None and x.ndims < 2:
+        raise ctx.error(f"input must be at least 2-dim, received shape: {show(x)}")
+    if x.ndims is None:
+        return [TensorShape(None)]
+    rows, cols = x.dims[-2:]
+    return [TensorShape(x.dims[:-2] + (None if None in (rows, cols) else min(rows, cols),))]
+
+
+def _infer_main_diag(ctx):
+    d = ctx.shape(0)
+    if d.ndims == 0:
+        raise ctx.error("diagonal must be at least 1-dim, received a scalar")
+    return [TensorShape(None if d.ndims is None else d.dims + (d.dims[-1],))]
+
+
+MATRIX_DIAG_PART = define(
+    "MatrixDiagPart", "input: T -> diagonal: T", doc="The main diagonal of the innermost matrices.",
+    attrs={"T": Attr("type")}, infer=_infer_main_diag_part, kernel=_main_diag_part, numerics=EXACT,
+    grad=lambda op, g: [matrix_set_diag(array_ops.zeros_like(op.inputs[0]), g)])
+MATRIX_DIAG = define(
+    "MatrixDiag", "diagonal: T -> output: T", doc="Square matrices with `diagonal` on the main diagonal, 0 elsewhere.",
+    attrs={"T": Attr("type")}, infer=_infer_main_diag, kernel=_main_diag, numerics=EXACT,
+    grad=lambda op, g: [matrix_diag_part(g)])
+MATRIX_SET_DIAG = define(
+    "MatrixSetDiag", "input: T, diagonal: T -> output: T", doc="input with its main diagonal replaced by `diagonal`.",
+    attrs={"T": Attr("type")}, infer=_infer_set_diag, kernel=_main_set_diag, numerics=EXACT,
+    grad=lambda op, g: [matrix_set_diag(g, array_ops.zeros_like(op.inputs[1])), matrix_diag_part(g)])
+
+
 # -- builders ------------------------------------------------------------------------------------
 
 def _padding(x, padding_value):

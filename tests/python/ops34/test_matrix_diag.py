@@ -10,7 +10,8 @@ from tests.python.ops.test_opdefs import test_declaration_matches_tensorflow as 
 from tests.python.ops34.runtimes import check_cc_refuses, check_graphrun_agrees, check_refused
 from tests.support.op_oracle import gradients_both, run_both, tf_oracle  # noqa: F401 - a fixture
 
-OPS = ["MatrixDiagPartV3", "MatrixDiagV3", "MatrixSetDiagV3", "MatrixBandPart"]
+OPS = ["MatrixDiagPartV3", "MatrixDiagV3", "MatrixSetDiagV3", "MatrixBandPart", "MatrixDiagPartV2", "MatrixDiagV2",
+       "MatrixSetDiagV2", "MatrixDiagPart", "MatrixDiag", "MatrixSetDiag"]
 RNG = np.random.default_rng(11)
 BANDS = [0, 2, -1, [-1, 2], [0, 0], [-2, -1], [1, 2]]
 
@@ -67,12 +68,48 @@ def test_gradients_match_tensorflow(tf_oracle, k):
     gradients_both(tf_oracle, make, {"m": RNG.normal(size=(2, 3, 4)), "d": d})
 
 
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("shape", [(3, 4), (2, 4, 3), (3, 3)])
+@pytest.mark.parametrize("k", [0, 1, [-1, 1]])
+def test_older_forms_match_tensorflow(tf_oracle, shape, k):
+    """V2 is V3 packed LEFT_LEFT; V1 is the main diagonal, square matrices from it."""
+    x = RNG.normal(size=shape).astype(np.float32)
+
+    def make():
+        m = tf.placeholder(tf.float32, shape, name="m")
+        kk = np.int32(k)
+        part = tf.raw_op("MatrixDiagPartV2", m, kk, np.float32(0.5))
+        outs = [part, tf.raw_op("MatrixDiagV2", part, kk, np.int32(shape[-2]), np.int32(shape[-1]), np.float32(-1)),
+                tf.raw_op("MatrixSetDiagV2", m, part * 2.0, kk)]
+        if k == 0:
+            main = tf.raw_op("MatrixDiagPart", m)
+            outs += [main, tf.raw_op("MatrixDiag", main), tf.raw_op("MatrixSetDiag", m, main * 3.0)]
+        return outs
+    run_both(tf_oracle, make, {"m": x})
+
+
+@pytest.mark.tf_oracle
+def test_older_forms_gradients_match_tensorflow(tf_oracle):
+    def make():
+        m = tf.placeholder(tf.float64, [2, 3, 4], name="m")
+        d = tf.placeholder(tf.float64, [2, 3], name="d")
+        outs = [tf.raw_op("MatrixDiagPartV2", m * m, np.int32(1), np.float64(0)),
+                tf.raw_op("MatrixDiagV2", d * d, np.int32(1), np.int32(3), np.int32(4), np.float64(0)),
+                tf.raw_op("MatrixSetDiagV2", m, d * 3.0, np.int32(1)), tf.raw_op("MatrixDiagPart", m * m),
+                tf.raw_op("MatrixDiag", d * d), tf.raw_op("MatrixSetDiag", m, d * 3.0)]
+        loss = sum(tf.reduce_sum(t * tf.constant(RNG.normal(size=t.shape.as_list()))) for t in outs)
+        return loss, [m, d]
+    gradients_both(tf_oracle, make, {"m": RNG.normal(size=(2, 3, 4)), "d": RNG.normal(size=(2, 3))})
+
+
 def test_graphrun_gives_the_sessions_answers(tmp_path):
     def make():
         m = tf.placeholder(tf.float32, [2, 3, 4], name="m")
         part = md.matrix_diag_part(m, k=[-1, 1], padding_value=0.5)
+        main = tf.raw_op("MatrixDiagPart", m)
         return [part, md.matrix_diag(part, k=[-1, 1]), md.matrix_set_diag(m, part, k=[-1, 1]),
-                md.matrix_band_part(m, 0, -1)]
+                md.matrix_band_part(m, 0, -1), tf.raw_op("MatrixDiagPartV2", m, np.int32([0, 1]), np.float32(2)),
+                main, tf.raw_op("MatrixDiag", main), tf.raw_op("MatrixSetDiag", m, main * 2.0)]
     check_graphrun_agrees(tmp_path, make, {"m": RNG.normal(size=(2, 3, 4)).astype(np.float32)})
 
 
