@@ -156,7 +156,10 @@ def _infer_strided_slice(ctx, x, first):
 def _strided_slice(input, begin, end, strides, **masks):  # noqa: A002 - TF's name
     x = np.asarray(input)
     r = _resolve(x.shape, _ints(begin), _ints(end), _ints(strides), masks)
-    return x[r.index].reshape(r.final)
+    out = x[r.index]
+    if type(out) is not np.ndarray:  # one element of a string (object) array comes out as bare bytes
+        out = np.array(out, dtype=x.dtype)
+    return out.reshape(r.final)
 
 
 def _kernel(input, begin, end, strides, *, begin_mask, end_mask, ellipsis_mask, new_axis_mask,  # noqa: A002

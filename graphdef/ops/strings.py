@@ -22,6 +22,16 @@ from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, define, same_
 UNITS = ("BYTE", "UTF8_CHAR")
 
 
+def as_array(value):
+    """A kernel's input as an ndarray: a bare `bytes` (one element an indexing kernel handed on) as a
+    0-d object array, since np.asarray would make it 'S' and drop its trailing NUL bytes."""
+    if isinstance(value, bytes):
+        out = np.empty((), dtype=object)
+        out[()] = value
+        return out
+    return np.asarray(value)
+
+
 def strings_like(shape, items):
     """An object array of `shape` holding `items` (bytes), row-major."""
     out = np.empty(len(items), dtype=object)
@@ -30,7 +40,7 @@ def strings_like(shape, items):
 
 
 def map_strings(fn, array):
-    array = np.asarray(array)
+    array = as_array(array)
     return strings_like(array.shape, [fn(item) for item in array.reshape(-1).tolist()])
 
 
@@ -74,7 +84,7 @@ def _infer_join(ctx):
 
 
 def _string_join(*inputs, separator):
-    arrays = [np.asarray(a) for a in inputs]
+    arrays = [as_array(a) for a in inputs]
     shaped = [a for a in arrays if a.ndim]
     shape = shaped[0].shape if shaped else ()
     for a in shaped:
@@ -141,12 +151,12 @@ def _split_whitespace(text, maxsplit):
 
 
 def _string_split_v2(input, sep, *, maxsplit):  # noqa: A002 - TF's argument name
-    sep = np.asarray(sep)
+    sep = as_array(sep)
     if sep.ndim:
         raise InvalidArgumentError(f"sep must be a scalar, got shape: {list(sep.shape)}")
     sep = sep[()]
     rows = []
-    for text in np.asarray(input).reshape(-1).tolist():
+    for text in as_array(input).reshape(-1).tolist():
         if not sep:
             rows.append(_split_whitespace(text, maxsplit))
         else:
@@ -162,12 +172,12 @@ STRING_SPLIT_V2 = define(
 
 
 def _string_split(input, delimiter, *, skip_empty):  # noqa: A002 - TF's argument name
-    delimiter = np.asarray(delimiter)
+    delimiter = as_array(delimiter)
     if delimiter.ndim:
         raise InvalidArgumentError(f"delimiter must be a scalar, got shape: {list(delimiter.shape)}")
     chars = delimiter[()]
     rows = []
-    for text in np.asarray(input).reshape(-1).tolist():
+    for text in as_array(input).reshape(-1).tolist():
         if not chars:  # each byte on its own
             pieces = [text[i:i + 1] for i in range(len(text))]
         else:  # any byte of the delimiter splits
@@ -191,7 +201,7 @@ def _char_starts(text):
 
 
 def _string_length(input, *, unit):  # noqa: A002
-    x = np.asarray(input)
+    x = as_array(input)
     flat = x.reshape(-1).tolist()
     if unit == "BYTE":
         lengths = list(map(len, flat))
@@ -224,7 +234,7 @@ def _infer_substr(ctx):
 
 
 def _substr(input, pos, len, *, unit):  # noqa: A002 - TF's argument names
-    text, pos, length = np.asarray(input), np.asarray(pos), np.asarray(len)
+    text, pos, length = as_array(input), as_array(pos), as_array(len)
     return _substrings(text, pos, length, unit)
 
 
@@ -320,7 +330,7 @@ _FLOAT = re.compile(rb"^[ \t\n\v\f\r]*[+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)
 
 
 def _string_to_number(string_tensor, *, out_type):
-    x = np.asarray(string_tensor)
+    x = as_array(string_tensor)
     target = out_type.np
     out = np.empty(x.size, dtype=target)
     info = np.iinfo(target) if out_type.is_integer else None

@@ -11,6 +11,7 @@ import struct
 import numpy as np
 
 from graphdef.framework.numerics import EXACT
+from graphdef.ops.strings import as_array
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, define
 
 MASK = (1 << 64) - 1
@@ -152,7 +153,7 @@ def fingerprint64(s):
 
 
 def _hash_bucket_fast(input, *, num_buckets):  # noqa: A002 - TF's argument name
-    x = np.asarray(input)
+    x = as_array(input)
     buckets = [fingerprint64(s) % num_buckets for s in x.reshape(-1).tolist()]
     return np.array(buckets, dtype=np.int64).reshape(x.shape)
 

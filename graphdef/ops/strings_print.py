@@ -16,7 +16,7 @@ from graphdef.framework.errors import InvalidArgumentError
 from graphdef.framework.numerics import EXACT
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, define, same_as_input
-from graphdef.ops.strings import strings_like
+from graphdef.ops.strings import as_array, strings_like
 
 _ESCAPES = {0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t", 0x22: b'\\"', 0x27: b"\\'", 0x5C: b"\\\\"}
 
@@ -125,18 +125,18 @@ def summarize_v2(array, dtype, ends):
 
 
 def _dtype_of(array):
-    return dtypes.as_dtype(np.asarray(array).dtype)
+    return dtypes.as_dtype(as_array(array).dtype)
 
 
 # -- Assert -----------------------------------------------------------------------------------------
 
 def _assert(condition, *data, summarize):
-    condition = np.asarray(condition)
+    condition = as_array(condition)
     if condition.size != 1:  # TF takes a one-element tensor as a scalar here
         raise InvalidArgumentError(f"In[0] should be a scalar: {show(TensorShape(condition.shape))}")
     if condition.reshape(-1)[0]:
         return ()
-    parts = [f"[{summarize_fn(np.asarray(d), summarize)}]" for d in data]
+    parts = [f"[{summarize_fn(as_array(d), summarize)}]" for d in data]
     raise InvalidArgumentError("assertion failed: " + " ".join(parts))
 
 
@@ -163,7 +163,7 @@ def _print(input, *data, message, first_n, summarize, node):  # noqa: A002 - TF'
         if seen >= first_n:
             return input
         _PRINTED[node] = seen + 1
-    text = message + "".join(f"[{summarize_fn(np.asarray(d), summarize)}]" for d in data)
+    text = message + "".join(f"[{summarize_fn(as_array(d), summarize)}]" for d in data)
     sys.stderr.write(text + "\n")
     sys.stderr.flush()
     return input
@@ -181,7 +181,7 @@ _STREAMS = ("stderr", "stdout", "log(info)", "log(warning)", "log(error)")
 
 
 def _print_v2(input, *, output_stream, end):  # noqa: A002
-    text = np.asarray(input)
+    text = as_array(input)
     if text.ndim:
         raise InvalidArgumentError(f"Input is expected to be scalar, but got {show(TensorShape(text.shape))}")
     if output_stream not in _STREAMS:
@@ -225,7 +225,7 @@ def _string_format(*inputs, template, placeholder, summarize):
                                    f"{len(inputs)}")
     out = [pieces[0]]
     for array, piece in zip(inputs, pieces[1:]):
-        array = np.asarray(array)
+        array = as_array(array)
         out.append(summarize_v2(array, _dtype_of(array), summarize))
         out.append(piece)
     return strings_like((), ["".join(out).encode("utf-8", "surrogateescape")])
@@ -240,7 +240,7 @@ STRING_FORMAT = define(
 
 
 def _as_string(input, *, precision, scientific, shortest, width, fill):  # noqa: A002
-    x = np.asarray(input)
+    x = as_array(input)
     dtype = _dtype_of(x)
     if fill and len(fill) > 1:
         raise InvalidArgumentError(f"Fill string must be one or fewer characters: {fill}")

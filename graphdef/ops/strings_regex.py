@@ -16,7 +16,7 @@ from graphdef.framework.errors import InvalidArgumentError
 from graphdef.framework.numerics import EXACT
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, define, same_as_input
-from graphdef.ops.strings import map_strings
+from graphdef.ops.strings import as_array, map_strings
 
 
 def _re2():
@@ -123,7 +123,7 @@ def replace(regex, rewrite, text, replace_global):
 
 
 def _scalar(value, what):
-    value = np.asarray(value)
+    value = as_array(value)
     if value.ndim:
         raise InvalidArgumentError(f"{what} must be scalar, but received {show(TensorShape(value.shape))}")
     return value[()]
@@ -166,7 +166,7 @@ STATIC_REGEX_REPLACE = define(
 
 def _full_match(input, pattern):  # noqa: A002
     regex = compile_pattern(_scalar(pattern, "Pattern"))
-    x = np.asarray(input)
+    x = as_array(input)
     return np.array([regex.fullmatch(s) is not None for s in x.reshape(-1).tolist()], dtype=bool).reshape(x.shape)
 
 

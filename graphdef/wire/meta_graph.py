@@ -15,8 +15,10 @@ from graphdef.wire.serialize import shape_to_proto
 
 DT_STRING = graph_pb2.DT_STRING
 META_GRAPH_VERSION = "graphdef"
+# StringJoin is not listed: models join strings too; the saver's own StringJoin (its temporary file name)
+# is used by the saver alone, so without_saver drops it with the saver's other inputs
 SAVER_OPS = frozenset({"SaveV2", "RestoreV2", "SaveSlices", "RestoreSlice", "Restore", "MergeV2Checkpoints",
-                       "ShardedFilename", "ShardedFilespec", "StringJoin"})
+                       "ShardedFilename", "ShardedFilespec"})
 
 
 # -- writing ----------------------------------------------------------------------------------

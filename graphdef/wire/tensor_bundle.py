@@ -10,8 +10,9 @@ last (graphdef.wire.atomic.write_files_atomically): a failed save leaves the pre
 checkpoint as it was, and a reader that finds an index finds its data. Reading checks every entry (dtype, shape,
 offset and size inside its shard, size equal to dtype x shape, checksum, the size limit)
 and reads one tensor at a time, so a damaged or hostile checkpoint gives one
-CheckpointFormatError line. Sliced (partitioned) variables are refused by name; string
-tensors (TF2's object graph) are read as lists of bytes by `read_strings`.
+CheckpointFormatError line. Sliced (partitioned) variables are refused by name. String
+tensors are written and read in TF's layout (read_strings says it): `read` gives an object
+array of bytes, `read_strings` the flat list (TF2's object graph).
 """
 
 import os
@@ -54,9 +55,13 @@ def write(prefix, tensors):
     for name in sorted(tensors):
         array = np.asarray(tensors[name])
         dtype = dtypes.as_dtype(array.dtype)
-        raw = np.ascontiguousarray(array.astype(array.dtype.newbyteorder("<"), copy=False)).tobytes()
+        if dtype is dtypes.string:
+            raw, crc = _string_bytes(dtypes.string_array(array).reshape(-1).tolist())
+        else:
+            raw = np.ascontiguousarray(array.astype(array.dtype.newbyteorder("<"), copy=False)).tobytes()
+            crc = sstable.masked_crc32c(raw)
         entry = tensor_bundle_pb2.BundleEntryProto(dtype=dtype.enum, shard_id=0, offset=offset, size=len(raw),
-                                                   crc32c=sstable.masked_crc32c(raw))
+                                                   crc32c=crc)
         shape_to_proto(array.shape, entry.shape)
         entries[name.encode()] = entry.SerializeToString()
         chunks.append(raw)
@@ -67,6 +72,15 @@ def write(prefix, tensors):
     table = sstable.build(entries)
     write_files_atomically([(data_path(prefix), lambda f: [f.write(chunk) for chunk in chunks]),
                             (index_path(prefix), lambda f: f.write(table))])
+
+
+def _string_bytes(items):
+    """A string tensor as TF writes it (see Bundle.read_strings) and the entry's masked crc32c."""
+    lengths = b"".join(sstable._varint(len(b)) for b in items)
+    fixed = b"".join(len(b).to_bytes(4 if len(b) < 1 << 32 else 8, "little") for b in items)
+    lengths_crc = sstable.masked_crc32c(fixed).to_bytes(4, "little")
+    data = b"".join(items)
+    return lengths + lengths_crc + data, sstable.masked_crc32c(fixed + lengths_crc + data)
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -88,12 +102,18 @@ class Entry:
             self.dtype = dtypes.as_dtype(proto.dtype)
         except (TypeError, ValueError, KeyError):
             self.dtype = None
-        if self.dtype is None or np.dtype(self.dtype.np).kind not in "biuf":  # variant is a dtype, not bytes
+        if self.dtype is None or (self.dtype is not dtypes.string
+                                  and np.dtype(self.dtype.np).kind not in "biuf"):  # variant is a dtype, not bytes
             self.dtype = None
+            # graphrun-cc's words (it holds no strings yet): both runtimes refuse such an entry alike
             self.unreadable = f"dtype enum {proto.dtype} (graphdef reads numeric and bool tensors)"
             return
         if proto.slices:
             self.unreadable = "a sliced (partitioned) variable, which graphdef does not read"
+            return
+        if self.is_string:  # its size is its lengths and bytes, and its shape too: read_strings checks them
+            if self.offset < 0:
+                raise CheckpointFormatError(f"{where}: offset {self.offset} is negative; the index is damaged")
             return
         if not self.shape.is_fully_defined():
             raise CheckpointFormatError(f"{where}: shape {shape_text(proto.shape)} is not fully known")
@@ -153,6 +173,11 @@ class Bundle:
         where = f"{path}: tensor '{name}'"
         if entry.unreadable:
             raise CheckpointFormatError(f"{where}: {entry.unreadable}")
+        if entry.is_string:
+            items = self.read_strings(name)
+            out = np.empty(len(items), dtype=object)
+            out[:] = items
+            return out.reshape(entry.shape.as_list())
         check_size(tuple(entry.shape.as_list()), entry.dtype.np, what="value", where=where)
         raw = self._raw(entry, path, where)
         dtype = np.dtype(entry.dtype.np).newbyteorder("<")

@@ -82,15 +82,16 @@ def test_graphdef_restores_what_tensorflows_saver_saves(tmp_path):
     assert dict(list_variables(path)) == {k: list(v.shape) for k, v in VALUES.items()}
 
 
-def test_tf2_checkpoints_list_and_load_and_name_what_cannot_be_read(tmp_path):
+def test_tf2_checkpoints_list_and_load_every_tensor(tmp_path):
     kernel = tensorflow.Variable(VALUES["dense/kernel"])
     path = tensorflow.train.Checkpoint(kernel=kernel).write(str(tmp_path / "tf2"))
     listed = dict(list_variables(path))
     assert listed["kernel/.ATTRIBUTES/VARIABLE_VALUE"] == [30, 20]
     assert "_CHECKPOINTABLE_OBJECT_GRAPH" in listed   # TF's object graph, a string tensor
     np.testing.assert_array_equal(load_variable(path, "kernel/.ATTRIBUTES/VARIABLE_VALUE"), VALUES["dense/kernel"])
-    with pytest.raises(CheckpointError, match="dtype enum 7"):
-        load_variable(path, "_CHECKPOINTABLE_OBJECT_GRAPH")
+    # a string tensor: read as TensorFlow reads it (graphdef holds strings since issue 34)
+    theirs = tensorflow.train.load_checkpoint(path).get_tensor("_CHECKPOINTABLE_OBJECT_GRAPH")
+    assert load_variable(path, "_CHECKPOINTABLE_OBJECT_GRAPH").tolist() == theirs
 
 
 def test_many_tensors_span_several_table_blocks(tmp_path):
