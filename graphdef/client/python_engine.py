@@ -182,9 +182,29 @@ def _bind_kernel(op, session):
         else:
             kwargs[name] = op.attrs[name]
     kernel = functools.partial(opdef.kernel, **kwargs) if kwargs else opdef.kernel
+    if any(t.dtype is dtypes.string for t in op.outputs):
+        kernel = _strings_kept(op, kernel)
     if CHECK_KERNELS:
         kernel = _checked(op, kernel)
     return kernel
+
+
+def _as_string_array(value):
+    """numpy hands one element of an object array on as a bare `bytes` (Gather, Unpack, indexing),
+    which the next np.asarray would make 'S', dropping its trailing NUL bytes: keep it an array."""
+    if isinstance(value, bytes):
+        array = np.empty((), dtype=object)
+        array[()] = value
+        return array
+    if type(value) is np.ndarray and value.dtype.kind == "S":
+        return value.astype(object)
+    return value
+
+
+def _strings_kept(op, kernel):
+    if len(op.outputs) == 1:
+        return lambda *args, **kwargs: _as_string_array(kernel(*args, **kwargs))
+    return lambda *args, **kwargs: tuple(map(_as_string_array, kernel(*args, **kwargs)))
 
 
 def _function_runtime(session):

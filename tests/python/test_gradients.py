@@ -37,6 +37,7 @@ TABLE = {
     "Reshape": (lambda x: tf.reshape(x, [3, -1]), [(2, 3)], [(-2, 2)]),
     "Transpose": (lambda x: tf.transpose(x, [1, 0]), [(2, 3)], [(-2, 2)]),
     "Identity": (tf.identity, [(3,)], [(-2, 2)]),
+    "Print": (lambda x: tf.Print(x, [x], message="x: ", first_n=0), [(3,)], [(-2, 2)]),  # first_n=0: prints nothing
     # through float32: linear, so a wide step keeps float32 rounding out of the difference
     "Cast": (lambda x: tf.cast(tf.cast(x, tf.float32), tf.float64), [(3,)], [(-2, 2)], 1e-2, 1e-4),
     "AddN": (lambda x, y: tf.add_n([x, y, x]), [(2,), (2,)], [(-2, 2), (-2, 2)]),
