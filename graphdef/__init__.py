@@ -64,8 +64,8 @@ from graphdef.ops.segments import (segment_max, segment_mean, segment_min, segme
 from graphdef.ops.unique_partition import (bincount, dynamic_partition, dynamic_stitch, unique,  # noqa: E402
                                            unique_with_counts)
 from graphdef.ops.div_in_top_k import div_no_nan  # noqa: E402
-from graphdef.ops.sparse import (sparse_reduce_sum, sparse_reorder, sparse_tensor_dense_matmul,  # noqa: E402
-                                 sparse_to_dense)
+from graphdef.ops.sparse import (SparseTensor, sparse_reduce_sum, sparse_reorder,  # noqa: E402
+                                 sparse_tensor_dense_matmul, sparse_tensor_to_dense, sparse_to_dense)
 from graphdef.ops.reverse_sequence import reverse_sequence  # noqa: E402
 from graphdef.ops.matrix_diag import matrix_band_part, matrix_diag, matrix_diag_part, matrix_set_diag  # noqa: E402
 

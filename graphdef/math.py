@@ -12,6 +12,7 @@ from graphdef.ops.math_unary import (ceil, cos, floor, is_finite, is_inf, is_nan
                                      sin)
 from graphdef.ops.scan_topk import cumprod, cumsum, top_k  # noqa: F401
 from graphdef.ops.segments import (segment_max, segment_mean, segment_min, segment_prod, segment_sum,  # noqa: F401
-                                   unsorted_segment_max, unsorted_segment_min, unsorted_segment_prod)
+                                   unsorted_segment_max, unsorted_segment_mean, unsorted_segment_min,
+                                   unsorted_segment_prod, unsorted_segment_sqrt_n)
 from graphdef.ops.unique_partition import bincount  # noqa: F401
 from graphdef.ops.div_in_top_k import div_no_nan, in_top_k  # noqa: F401

@@ -12,7 +12,8 @@ from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import EXACT_BUT_ZERO_SIGN, tensor_ulps
 from graphdef.framework.shapes import TensorShape, show
-from graphdef.ops.registry import Attr, build, constant_value, define
+from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
+from graphdef.framework.graph import name_scope
 from graphdef.ops.manip import const_ints
 from graphdef.ops import array as array_ops
 from graphdef.ops import compare as compare_ops
@@ -450,3 +451,29 @@ def _sparse_builder(base, default_name):
 sparse_segment_sum = _sparse_builder("SparseSegmentSum", "sparse_segment_sum")
 sparse_segment_mean = _sparse_builder("SparseSegmentMean", "sparse_segment_mean")
 sparse_segment_sqrt_n = _sparse_builder("SparseSegmentSqrtN", "sparse_segment_sqrt_n")
+
+
+def _unsorted_counts(data, segment_ids, num_segments):
+    """TF's _unsorted_segment_N: rows per segment (at least 1), shaped to divide the sums."""
+    data, ids = convert_to_tensor(data), convert_to_tensor(segment_ids)
+    if data.shape.ndims is None or ids.shape.ndims is None:
+        raise ValueError("unsorted_segment_mean and sqrt_n need the ranks of data and segment_ids known")
+    ones = array_ops.fill(array_ops.shape_of(ids), array_ops.constant(1, dtype=data.dtype))
+    n = slicing.unsorted_segment_sum(ones, ids, num_segments)
+    for _ in range(data.shape.ndims - ids.shape.ndims):
+        n = manip_ops.expand_dims(n, -1)
+    return data, ids, math_ops.maximum(n, array_ops.constant(1, dtype=data.dtype))
+
+
+def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
+    """tf.math.unsorted_segment_mean, composed as TF does (UnsortedSegmentSum over the counts)."""
+    with name_scope(name, "unsorted_segment_mean"):
+        data, ids, n = _unsorted_counts(data, segment_ids, num_segments)
+        return slicing.unsorted_segment_sum(data, ids, num_segments) / n
+
+
+def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
+    """tf.math.unsorted_segment_sqrt_n: the sums over the square root of the counts."""
+    with name_scope(name, "unsorted_segment_sqrt_n"):
+        data, ids, n = _unsorted_counts(data, segment_ids, num_segments)
+        return slicing.unsorted_segment_sum(data, ids, num_segments) / math_ops.sqrt(n)

@@ -1,9 +1,9 @@
 """Ops on sparse tensors held as (indices [n, rank], values [n], dense_shape [rank]): SparseToDense,
 SparseTensorDenseMatMul, SparseReorder and SparseReduceSum.
 
-graphdef has no SparseTensor class: the builders take the three parts (or any object with
-.indices, .values and .dense_shape, as TF's SparseTensor). Indices out of bounds, out of order or
-repeated are errors in TF's words; every dense size a shape value decides passes the size limit.
+SparseTensor (tf.SparseTensor) holds the three parts; the builders take one, or any object with
+.indices, .values and .dense_shape. Indices out of bounds, out of order or repeated are errors in
+TF's words; every dense size a shape value decides passes the size limit.
 """
 
 import numpy as np
@@ -12,8 +12,8 @@ from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.framework.shapes import TensorShape, show
-from graphdef.ops.registry import (Attr, build, check_dims_value, check_dims_vector,
-                                   constant_value, define)
+from graphdef.ops.registry import (Attr, build, check_dims_value, check_dims_vector, constant_value,
+                                   convert_to_tensor, define)
 from graphdef.ops import array as array_ops
 from graphdef.ops import gather_scatter
 from graphdef.ops import math as math_ops
@@ -286,10 +286,53 @@ SPARSE_REDUCE_SUM = define(
     numerics=tensor_ulps(8))
 
 
-# -- builders ------------------------------------------------------------------------------------
+# -- SparseTensor and the builders ---------------------------------------------------------------
+
+class SparseTensor:
+    """tf.SparseTensor: indices [n, rank] (int64), values [n] and dense_shape [rank] (int64), as tensors."""
+
+    def __init__(self, indices, values, dense_shape):
+        self.indices = _int64_tensor(indices, "indices")
+        self.values = convert_to_tensor(values)
+        self.dense_shape = _int64_tensor(dense_shape, "dense_shape")
+
+    @property
+    def dtype(self):
+        return self.values.dtype
+
+    @property
+    def shape(self):
+        """The dense shape as far as it is known when the graph is built."""
+        value = constant_value(self.dense_shape)
+        if value is not None:
+            return TensorShape([int(d) for d in np.ravel(value)])
+        n = self.dense_shape.shape.dims[0] if self.dense_shape.shape.ndims == 1 else None
+        return TensorShape(None if n is None else [None] * n)
+
+    def __repr__(self):
+        return f"SparseTensor(indices={self.indices!r}, values={self.values!r}, dense_shape={self.dense_shape!r})"
+
+
+def _int64_tensor(value, what):
+    if hasattr(value, "dtype") and not isinstance(value, np.ndarray):
+        t = convert_to_tensor(value)
+        if t.dtype is not dtypes.int64:
+            raise TypeError(f"SparseTensor: {what} must be int64, got {t.dtype.name} from '{t.name}'")
+        return t
+    return convert_to_tensor(np.asarray(value, np.int64), name=what)
+
 
 def _parts(sp):
     return sp.indices, sp.values, sp.dense_shape
+
+
+def sparse_tensor_to_dense(sp_input, default_value=None, validate_indices=True, name=None):
+    """tf.sparse.to_dense (TF1: tf.sparse_tensor_to_dense): SparseToDense of the SparseTensor's parts."""
+    indices, values, shape = _parts(sp_input)
+    values = convert_to_tensor(values)
+    default = array_ops.constant(0 if default_value is None else default_value, dtype=values.dtype)
+    return build("SparseToDense", [indices, shape, values, default], name=name, default_name="SparseToDense",
+                 attrs={"validate_indices": bool(validate_indices)}).outputs[0]
 
 
 def sparse_to_dense(sparse_indices, output_shape, sparse_values, default_value=0, validate_indices=True, name=None):
@@ -312,9 +355,10 @@ def sparse_tensor_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=N
 
 
 def sparse_reorder(sp_input, name=None):
-    """tf.sparse.reorder on a SparseTensor-like: (indices, values) in row-major order."""
+    """tf.sparse.reorder: the SparseTensor with its entries in row-major order."""
     indices, values, shape = _parts(sp_input)
-    return tuple(build("SparseReorder", [indices, values, shape], name=name, default_name="SparseReorder").outputs)
+    out = build("SparseReorder", [indices, values, shape], name=name, default_name="SparseReorder").outputs
+    return SparseTensor(out[0], out[1], shape)
 
 
 def sparse_reduce_sum(sp_input, axis=None, keepdims=False, name=None):

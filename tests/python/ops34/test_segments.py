@@ -91,6 +91,19 @@ def test_sparse_segment_sum_of_integers_matches_tensorflow(tf_oracle):
     run_both(tf_oracle, make, {"x": data})
 
 
+@pytest.mark.tf_oracle
+def test_unsorted_mean_and_sqrt_n_match_tensorflow(tf_oracle):
+    """TF composes these from UnsortedSegmentSum; an empty segment divides by 1 (stays 0)."""
+    data = _data(np.float32, (2, 3, 2))
+
+    def make():
+        x = tf.placeholder(tf.float32, [2, 3, 2], name="x")
+        ids = np.array([[3, -1, 0], [3, 0, 0]], np.int32)
+        return [tf.math.unsorted_segment_mean(x, ids, 5), tf.math.unsorted_segment_sqrt_n(x, ids, 5),
+                tf.math.unsorted_segment_mean(x[0], ids[0], 4)]
+    run_both(tf_oracle, make, {"x": data})
+
+
 # -- gradients: TF's own gradient graphs of the same forward graph ----------------------------------
 
 def _grad_case(build, data):

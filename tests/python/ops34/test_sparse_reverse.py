@@ -1,8 +1,6 @@
 """SparseToDense, SparseTensorDenseMatMul, SparseReorder, SparseReduceSum (graphdef/ops/sparse.py) and
 ReverseSequence (reverse_sequence.py) against TensorFlow, their gradients, and bad indices and shapes."""
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
@@ -98,6 +96,28 @@ def test_reverse_sequence_matches_tensorflow(tf_oracle, seq_dim, batch_dim, len_
     run_both(tf_oracle, make, {"x": x, "n": lengths})
 
 
+@pytest.mark.tf_oracle
+def test_sparse_tensor_builders_match_tensorflow(tf_oracle):
+    """tf.SparseTensor given out of order: reordered, then made dense (the default 0 or given), multiplied and
+    summed, as TF1 code writes it."""
+    def make():
+        v = tf.placeholder(tf.float32, [5], name="v")
+        sp = tf.SparseTensor(INDICES, v, [4, 3])
+        ordered = tf.sparse_reorder(sp)
+        assert sp.shape.as_list() == [4, 3] and sp.dtype == tf.float32
+        return [ordered.indices, ordered.values, sparse.sparse_tensor_to_dense(ordered),
+                sparse.sparse_tensor_to_dense(ordered, default_value=-2.0),
+                tf.sparse_tensor_dense_matmul(sp, tf.ones([3, 2])), tf.sparse_reduce_sum(sp),
+                tf.sparse_reduce_sum(sp, axis=1, keepdims=True)]
+    run_both(tf_oracle, make, {"v": RNG.normal(size=5).astype(np.float32)})
+
+
+def test_a_sparse_tensor_needs_int64_indices():
+    g = tf.Graph()
+    with g.as_default(), pytest.raises(TypeError, match="SparseTensor: indices must be int64, got int32"):
+        tf.SparseTensor(tf.constant([[0, 1]], tf.int32), [1.0], [2, 2])
+
+
 # -- gradients against TF's -----------------------------------------------------------------------
 
 @pytest.mark.tf_oracle
@@ -110,9 +130,9 @@ def test_sparse_gradients_match_tensorflow(tf_oracle, adjoint_a, adjoint_b):
         v = tf.placeholder(tf.float64, [5], name="v")
         d = tf.placeholder(tf.float64, b.shape, name="b")
         default = tf.placeholder(tf.float64, [], name="default")
-        sp = SimpleNamespace(indices=tf.constant(INDICES), values=v, dense_shape=tf.constant(np.int64([4, 3])))
+        sp = sparse.SparseTensor(INDICES, v, [4, 3])
         product = sparse.sparse_tensor_dense_matmul(sp, d, adjoint_a=adjoint_a, adjoint_b=adjoint_b)
-        ordered_indices, ordered = sparse.sparse_reorder(sp)
+        ordered = sparse.sparse_reorder(sp).values
         dense = tf.raw_op("SparseToDense", SORTED, np.int64([4, 3]), ordered * ordered, default)
         reduced = sparse.sparse_reduce_sum(sp, axis=[1], keepdims=True)
         loss = (tf.reduce_sum(product * tf.constant(RNG.normal(size=product.shape.as_list())))
@@ -136,9 +156,11 @@ def test_reverse_sequence_gradient_matches_tensorflow(tf_oracle):
 def _all_ops():
     v = tf.placeholder(tf.float32, [5], name="v")
     b = tf.placeholder(tf.float32, [3, 2], name="b")
-    sp = SimpleNamespace(indices=tf.constant(INDICES), values=v, dense_shape=tf.constant(np.int64([4, 3])))
+    sp = sparse.SparseTensor(tf.constant(INDICES), v, tf.constant(np.int64([4, 3])))
+    ordered = sparse.sparse_reorder(sp)
     return [tf.raw_op("SparseToDense", SORTED, np.int64([4, 3]), v, np.float32(-1)),
-            sparse.sparse_tensor_dense_matmul(sp, b), *sparse.sparse_reorder(sp), sparse.sparse_reduce_sum(sp, 0),
+            sparse.sparse_tensor_dense_matmul(sp, b), ordered.indices, ordered.values, sparse.sparse_reduce_sum(sp, 0),
+            sparse.sparse_tensor_to_dense(ordered, default_value=0.5),
             rs.reverse_sequence(b, [2, 0, 1], seq_axis=1)]
 
 
