@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from graphdef.framework import dtypes
+from graphdef.framework import dtypes, limits
 from graphdef.framework.errors import InvalidArgumentError
 from graphdef.framework.numerics import EXACT
 from graphdef.framework.shapes import TensorShape, broadcast, show
@@ -30,6 +30,15 @@ def as_array(value):
         out[()] = value
         return out
     return np.asarray(value)
+
+
+def check_string_bytes(total):
+    """Refuses an output whose strings would take more than the tensor size limit (a hostile graph can
+    join or rewrite a 100 MB string thousands of times with a few nodes), before they are made."""
+    limit = limits.max_tensor_bytes()
+    if total > limit:
+        raise limits.TensorTooLarge(f"the output's strings would take {limits.format_bytes(total)}, over the limit "
+                                    f"of {limits.format_bytes(limit)} (set {limits.ENV} to change it)")
 
 
 def strings_like(shape, items):
@@ -91,8 +100,10 @@ def _string_join(*inputs, separator):
         if a.shape != shape:
             raise InvalidArgumentError(f"Input shapes do not match: {list(shape)} vs. {list(a.shape)}")
     count = int(np.prod(shape, dtype=np.int64))
-    columns = [a.reshape(-1).tolist() if a.ndim else [a[()]] * count for a in arrays]
     sep = _attr_bytes(separator)
+    check_string_bytes(sum(sum(map(len, a.reshape(-1).tolist())) * (1 if a.ndim else count) for a in arrays)
+                       + len(sep) * max(len(arrays) - 1, 0) * count)
+    columns = [a.reshape(-1).tolist() if a.ndim else [a[()]] * count for a in arrays]
     return strings_like(shape, [sep.join(row) for row in zip(*columns)] if columns else [b""] * count)
 
 
@@ -298,6 +309,7 @@ STRING_STRIP = _elementwise("StringStrip", "Each string without its leading and 
 
 
 def _encode_base64(s, *, pad):
+    check_string_bytes((len(s) + 2) // 3 * 4)
     # TF's web-safe alphabet ('-' and '_'), with '=' padding only when asked
     encoded = base64.urlsafe_b64encode(s)
     return encoded if pad else encoded.rstrip(b"=")

@@ -16,7 +16,7 @@ from graphdef.framework.errors import InvalidArgumentError
 from graphdef.framework.numerics import EXACT
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, define, same_as_input
-from graphdef.ops.strings import as_array, strings_like
+from graphdef.ops.strings import as_array, check_string_bytes, strings_like
 
 _ESCAPES = {0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t", 0x22: b'\\"', 0x27: b"\\'", 0x5C: b"\\\\"}
 
@@ -248,6 +248,7 @@ def _as_string(input, *, precision, scientific, shortest, width, fill):  # noqa:
         raise InvalidArgumentError("Cannot select both scientific and shortest notation")
     if precision > -1 and not dtype.is_floating:
         raise InvalidArgumentError(f"precision not supported for datatype {dtype.name}")
+    check_string_bytes(max(width, 0) * x.size)
     flags = ("-" if fill == "-" else "") + (" " if fill == " " else "") + ("0" if fill == "0" else "")
     width_text = str(width) if width > -1 else ""
     prec = f".{precision}" if precision > -1 else ""

@@ -12,11 +12,12 @@ import functools
 
 import numpy as np
 
+from graphdef.framework import limits
 from graphdef.framework.errors import InvalidArgumentError
 from graphdef.framework.numerics import EXACT
 from graphdef.framework.shapes import TensorShape, show
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, define, same_as_input
-from graphdef.ops.strings import as_array, map_strings
+from graphdef.ops.strings import as_array, check_string_bytes, map_strings
 
 
 def _re2():
@@ -96,7 +97,7 @@ def replace(regex, rewrite, text, replace_global):
     if not replace_global:
         match = regex.search(text)
         return text if match is None else text[:match.start()] + _rewritten(match, parts) + text[match.end():]
-    out, p, last_end, count = [], 0, -1, 0
+    out, p, last_end, count, written, budget = [], 0, -1, 0, 0, limits.max_tensor_bytes()
     while p <= len(text):
         match = regex.search(text, p)
         if match is None:
@@ -112,7 +113,11 @@ def replace(regex, rewrite, text, replace_global):
             else:
                 p += 1
             continue
-        out.append(_rewritten(match, parts))
+        piece = _rewritten(match, parts)
+        out.append(piece)
+        written += start - p + len(piece)
+        if written > budget:  # a short pattern's many matches can each write a long rewrite
+            check_string_bytes(written + len(text) - end)
         p = last_end = end
         count += 1
     if count == 0:

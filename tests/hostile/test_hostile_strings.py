@@ -82,3 +82,20 @@ def test_a_string_placeholder_in_graphrun_cc_is_refused_in_one_line(model, cc_ru
     # today's words for a fed string placeholder name neither it nor its dtype (the C++ side of issue 34)
     assert refused("--feed", 'x=["a"]', "--fetch", "joined") == (
         2, "graphrun-cc: unknown feed 'x': the graph has no placeholders\n")
+
+
+@pytest.mark.parametrize("fetch, build, words", [
+    ("joined", lambda: tf.strings.join([tf.fill([1000], tf.constant("x" * 100_000)), "y"], name="joined"),
+     "node 'joined' (StringJoin): the output's strings would take 95.4 MiB, over the limit of 9.5 MiB"),
+    ("rewritten", lambda: tf.strings.regex_replace(tf.constant("a" * 100), "", "b" * 100_000, name="rewritten"),
+     "node 'rewritten' (StaticRegexReplace): the output's strings would take"),
+    ("wide", lambda: tf.strings.as_string(tf.constant([1, 2]), width=2 ** 30, name="wide"),
+     "node 'wide' (AsString): the output's strings would take 2.0 GiB"),
+    ("encoded", lambda: tf.strings.encode_base64(tf.constant("z" * 9_000_000), name="encoded"),
+     "node 'encoded' (EncodeBase64): the output's strings would take 11.4 MiB"),
+])
+def test_strings_that_would_grow_past_the_tensor_limit_are_refused_before_they_are_made(
+        capsys, tmp_path, monkeypatch, fetch, build, words):
+    monkeypatch.setenv("GRAPHDEF_MAX_TENSOR_BYTES", str(10_000_000))
+    path = save_model(tmp_path / "grow.pb", build)
+    fails(capsys, 4, path, "--fetch", fetch, mentions=[words, "set GRAPHDEF_MAX_TENSOR_BYTES to change it"])
