@@ -1,4 +1,4 @@
-"""StringToHashBucketFast: FarmHash's Fingerprint64 of each string, modulo the bucket count, as TensorFlow.
+"""StringToHashBucketFast and Fingerprint: FarmHash's Fingerprint64, as TensorFlow computes them.
 
 Fingerprint64 is FarmHash's "na" 64-bit hash, a fixed function of the bytes that TensorFlow
 promises never to change (it keys saved vocabularies). It is written here from the algorithm
@@ -10,7 +10,9 @@ import struct
 
 import numpy as np
 
+from graphdef.framework.errors import InvalidArgumentError
 from graphdef.framework.numerics import EXACT
+from graphdef.framework.shapes import TensorShape
 from graphdef.ops.strings import as_array
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, define
 
@@ -170,6 +172,47 @@ STRING_TO_HASH_BUCKET_FAST = define(
     doc="FarmHash Fingerprint64 of each string modulo num_buckets, as TensorFlow hashes vocabulary buckets.",
     attrs={"num_buckets": Attr("int", minimum=1)}, infer=_infer_buckets, kernel=_hash_bucket_fast,
     grad=NOT_DIFFERENTIABLE, numerics=EXACT)
+
+
+def _infer_fingerprint(ctx):
+    data = ctx.shape(0)
+    if data.ndims == 0:
+        raise ctx.error("data must have rank at least one")
+    return [TensorShape([None if data.ndims is None else data.dims[0], 8])]
+
+
+def _row_fingerprints(rows):
+    return np.frombuffer(b"".join(fingerprint64(r).to_bytes(8, "little") for r in rows), np.uint8).reshape(-1, 8)
+
+
+def _fingerprint(data, method):
+    method = as_array(method)
+    if method.ndim or method[()] != b"farmhash64":
+        shown = method[()].decode("utf-8", "backslashreplace") if method.ndim == 0 else f"a {method.ndim}-D tensor"
+        raise InvalidArgumentError(f"Unsupported fingerprint method: {shown}")
+    x = as_array(data)
+    if x.ndim == 0:
+        raise InvalidArgumentError("`data` should have at least one dimension")
+    n = x.shape[0]
+    if x.dtype.kind == "O":  # each string fingerprinted; a row of several, the fingerprint of theirs
+        flat = x.reshape(n, -1)
+        if flat.shape[1] == 1:
+            return _row_fingerprints(flat.reshape(-1).tolist())
+        each = _row_fingerprints(flat.reshape(-1).tolist()).reshape(n, -1)
+        return _row_fingerprints([row.tobytes() for row in each]).reshape(n, 8)
+    rows = np.ascontiguousarray(x.astype(x.dtype.newbyteorder("<"), copy=False)).reshape(n, -1).view(np.uint8)
+    return _row_fingerprints([row.tobytes() for row in rows]).reshape(n, 8)
+
+
+FINGERPRINT = define(
+    "Fingerprint", "data: T, method: string -> fingerprint: uint8",
+    doc="FarmHash Fingerprint64 of each row of data (its bytes; of strings, their fingerprints), 8 bytes each.",
+    attrs={"T": Attr("type")}, infer=_infer_fingerprint, kernel=_fingerprint, grad=NOT_DIFFERENTIABLE,
+    numerics=EXACT)
+
+
+def fingerprint(data, method="farmhash64", name=None):
+    return build("Fingerprint", [data, method], name=name, default_name="Fingerprint").outputs[0]
 
 
 def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002

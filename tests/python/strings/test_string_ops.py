@@ -223,3 +223,14 @@ def test_our_builders_make_graphs_tensorflow_runs_alike(tf_oracle):
                 tf.strings.upper(s), tf.strings.as_string(tf.constant([2.5])), tf.strings.format("{}", [s]),
                 *tf.strings.split(s, ","), tf.strings.to_number(tf.constant(["4"]), tf.int32)]
     run_ours_in_both(tf_oracle, build)
+
+
+def test_fingerprint_of_strings_and_numbers(tf_oracle):
+    def build(tf):
+        s = _strings(tf)
+        return [tf.fingerprint(s), tf.fingerprint(tf.reshape(tf.concat([s, s], 0), [-1, 2])),
+                tf.fingerprint(tf.reshape(tf.concat([s, s, s, s], 0), [4, -1, 2])),
+                tf.fingerprint(tf.reshape(tf.range(24, dtype=tf.int64), [3, 8])),
+                tf.fingerprint(tf.constant([[1.5, -0.0], [3.25, 1e30]], tf.float32)),
+                tf.fingerprint(tf.zeros([2, 0])), tf.fingerprint(tf.constant([True, False]))]
+    run_tf_graph_in_both(tf_oracle, build, {"s": WORDS})
