@@ -12,7 +12,7 @@ from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import EXACT_BUT_ZERO_SIGN, tensor_ulps
 from graphdef.framework.shapes import TensorShape, show
-from graphdef.ops.registry import Attr, build, constant_value, convert_to_tensor, define
+from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, constant_value, convert_to_tensor, define
 from graphdef.framework.graph import name_scope
 from graphdef.ops.manip import const_ints
 from graphdef.ops import array as array_ops
@@ -402,6 +402,62 @@ for _name, _kind in (("SparseSegmentSum", "sum"), ("SparseSegmentMean", "mean"),
     SPARSE_SEGMENT_OPS[_name + "WithNumSegments"] = _sparse_op(
         _name + "WithNumSegments", _kind, _allowed, f"output[k] = {_what} of data[indices[i]] over the i with "
         "segment id k; ids sorted, num_segments rows, empty segments 0.", tensor_ulps(8))
+
+
+# -- SparseSegmentSumGrad, MeanGrad, SqrtNGrad -----------------------------------------------------
+# What TF's own gradient graphs of the sparse reductions hold (training graphs TF exported): each
+# picked row of data gets its segment's gradient row, scaled by 1, 1/count or 1/sqrt(count).
+
+def _sparse_grad_kernel(kind):
+    def kernel(grad, indices, segment_ids, output_dim0):
+        g, indices, ids = np.asarray(grad), np.asarray(indices), np.asarray(segment_ids)
+        if indices.ndim != 1 or ids.shape != indices.shape:
+            raise ValueError(f"indices and segment_ids must be vectors of one length, got {show(indices.shape)} and "
+                             f"{show(ids.shape)}")
+        if g.ndim == 0:
+            raise ValueError("grad must have at least one dim, got a scalar")
+        if np.ndim(output_dim0) != 0:
+            raise ValueError(f"output_dim0 should be a scalar, got shape {show(np.shape(output_dim0))}")
+        rows, segments = int(output_dim0), g.shape[0]
+        if rows < 0:
+            raise ValueError(f"Expected a non-negative size, got {rows}")
+        if ids.size and ids.min() < 0:
+            raise ValueError(f"Segment id {int(ids.min())} out of range [0, {segments}).")
+        if ids.size and ids.max() >= segments:
+            raise ValueError(f"Invalid number of segments: segment id {int(ids.max())} for a grad of {segments} rows")
+        bad = np.flatnonzero((indices < 0) | (indices >= rows))
+        if bad.size:
+            raise ValueError(f"Index {int(indices[bad[0]])} out of range [0, {rows}).")
+        ids, indices = ids.astype(np.int64), indices.astype(np.int64)
+        picked = g[ids]
+        if kind != "sum":
+            counts = np.maximum(np.bincount(ids, minlength=segments), 1).astype(g.dtype)
+            scale = (np.ones((), g.dtype) / (counts if kind == "mean" else np.sqrt(counts))).astype(g.dtype)
+            picked = picked * scale[ids].reshape((-1,) + (1,) * (g.ndim - 1))
+        out, _ = _reduce("sum", picked, indices, rows)
+        return out
+    return kernel
+
+
+def _infer_sparse_grad(ctx):
+    g = ctx.shape(0)
+    for i, what in ((1, "indices"), (2, "segment_ids")):
+        if ctx.shape(i).ndims not in (None, 1):
+            raise ctx.error(f"{what} must be a vector, got shape {show(ctx.shape(i))}")
+    if g.ndims == 0:
+        raise ctx.error("grad must have at least one dim, got a scalar")
+    return [TensorShape(None if g.ndims is None else (const_ints(ctx.inputs[3]),) + g.dims[1:])]
+
+
+for _kind, _what in (("Sum", "1"), ("Mean", "1 / count"), ("SqrtN", "1 / sqrt(count)")):
+    define(f"SparseSegment{_kind}Grad", "grad: T, indices: Tidx, segment_ids: Tsegmentids, output_dim0: int32 -> "
+           "output: T",
+           doc=f"The gradient of SparseSegment{_kind}: output[indices[i]] += grad[segment_ids[i]] * {_what}, "
+               "output_dim0 rows.",
+           attrs={"T": Attr("type", allowed=dtypes.FLOATS), "Tidx": Attr("type", dtypes.int32, IDS),
+                  "Tsegmentids": Attr("type", dtypes.int32, IDS)},
+           infer=_infer_sparse_grad, kernel=_sparse_grad_kernel(_kind.lower()), grad=NOT_DIFFERENTIABLE,
+           numerics=tensor_ulps(8))
 
 
 # -- builders ------------------------------------------------------------------------------------

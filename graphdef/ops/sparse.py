@@ -12,7 +12,7 @@ from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import EXACT, tensor_ulps
 from graphdef.framework.shapes import TensorShape, show
-from graphdef.ops.registry import (Attr, build, check_dims_value, check_dims_vector, constant_value,
+from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, check_dims_value, check_dims_vector, constant_value,
                                    convert_to_tensor, define)
 from graphdef.ops import array as array_ops
 from graphdef.ops import gather_scatter
@@ -284,6 +284,40 @@ SPARSE_REDUCE_SUM = define(
     attrs={"keep_dims": Attr("bool", False), "T": Attr("type", allowed=dtypes.NUMERIC)},
     infer=_infer_sparse_reduce_sum, kernel=_sparse_reduce_sum, grad=_sparse_reduce_sum_grad,
     numerics=tensor_ulps(8))
+
+
+# -- InvertPermutation (TF's SparseReorder gradient holds it) ---------------------------------------
+
+def _invert_permutation(x):
+    x = np.asarray(x)
+    if x.ndim != 1:
+        raise ValueError("invert_permutation expects a 1D vector.")
+    n = x.size
+    bad = np.flatnonzero((x < 0) | (x >= n))
+    if bad.size:
+        raise ValueError(f"{int(x[bad[0]])} is not between 0 and {n}")
+    out = np.full(n, -1, x.dtype)
+    out[x] = np.arange(n, dtype=x.dtype)
+    if n and np.any(out < 0):
+        seen = np.zeros(n, bool)
+        for v in x.tolist():
+            if seen[v]:
+                raise ValueError(f"{v} is duplicated in the input.")
+            seen[v] = True
+    return out
+
+
+def _infer_invert_permutation(ctx):
+    if ctx.shape(0).ndims not in (None, 1):
+        raise ctx.error(f"invert_permutation expects a 1D vector, got shape {show(ctx.shape(0))}")
+    return [ctx.shape(0)]
+
+
+INVERT_PERMUTATION = define(
+    "InvertPermutation", "x: T -> y: T",
+    doc="y[x[i]] = i for a permutation x of 0..n-1; a value out of range or repeated is an error.",
+    attrs={"T": Attr("type", dtypes.int32, IDX)}, infer=_infer_invert_permutation, kernel=_invert_permutation,
+    grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
 # -- SparseTensor and the builders ---------------------------------------------------------------

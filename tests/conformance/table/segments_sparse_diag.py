@@ -192,3 +192,21 @@ def _():
     return {"b": boxes, "s": scores}, {
         "nms:0": f32([0, 0, 0.5, 0.5], [0.05, 0.05, 0.55, 0.55], [0.8, 0.8, 1, 1], [0, 0, 0, 0]).reshape(1, 4, 4),
         "nms:1": f32([0.9, 0.8, 0.7, 0]), "nms:2": f32([0, 1, 0, 0]), "nms:3": i32(3)}
+
+
+@case("sparse_segment_grad_ops", "The ops TF's own training graphs hold for the sparse reductions' gradients: "
+      "SparseSegmentSumGrad/MeanGrad/SqrtNGrad of grad rows [[1, 2], [3, 4], [5, 6]] back into 4 rows through "
+      "indices [0, 2, 2, 1] and ids [0, 0, 1, 2] (segment 0 has 2 rows); InvertPermutation in int32 and int64.",
+      skip=NO_CC)
+def _():
+    g = f32([1, 2], [3, 4], [5, 6])
+    grad = feed("g", g)
+    for kind in ("Sum", "Mean", "SqrtN"):
+        tf.raw_op(f"SparseSegment{kind}Grad", grad, i32(0, 2, 2, 1), i32(0, 0, 1, 2), np.int32(4), name=kind)
+    tf.raw_op("InvertPermutation", i32(2, 0, 1), name="inv")
+    tf.raw_op("InvertPermutation", i64(3, 0, 2, 1), T=tf.int64, name="inv64")
+    half, root = np.float32(0.5), np.float32(1) / np.sqrt(np.float32(2))
+    return {"g": g}, {"Sum:0": f32([1, 2], [5, 6], [4, 6], [0, 0]),
+                      "Mean:0": np.stack([g[0] * half, g[2], g[0] * half + g[1], [0, 0]]).astype(np.float32),
+                      "SqrtN:0": np.stack([g[0] * root, g[2], g[0] * root + g[1], [0, 0]]).astype(np.float32),
+                      "inv:0": i32(1, 2, 0), "inv64:0": i64(1, 3, 2, 0)}

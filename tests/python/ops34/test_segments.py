@@ -150,6 +150,37 @@ def test_product_gradient_with_zeros_matches_tensorflow(tf_oracle, op_type):
     gradients_both(tf_oracle, _grad_case(build, data), {"x": data})
 
 
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("op_type", ["SparseSegmentSumGrad", "SparseSegmentMeanGrad", "SparseSegmentSqrtNGrad"])
+def test_sparse_segment_grad_ops_match_tensorflow(tf_oracle, op_type):
+    """The ops TF's own gradient graphs hold: ids need not be sorted, rows repeat, output_dim0 rows."""
+    _matches_tensorflow(tf_oracle, op_type)
+    grad = _data(np.float32, (3, 2, 2))
+
+    def make():
+        g = tf.placeholder(tf.float32, [3, 2, 2], name="g")
+        return [tf.raw_op(op_type, g, np.int64([0, 2, 2, 1, 4]), np.int32([0, 1, 0, 2, 0]), np.int32(6))]
+    run_both(tf_oracle, make, {"g": grad})
+
+
+@pytest.mark.parametrize("indices, ids, dim0, words", [
+    ([0, 5, 2, 1], [0, 0, 1, 2], 4, "Index 5 out of range [0, 4)."),
+    ([0, 2, 2, 1], [0, 0, 1, -1], 4, "Segment id -1 out of range [0, 3)."),
+    ([0, 2, 2, 1], [0, 0, 1, 3], 4, "Invalid number of segments"),
+    ([0, 2, 2, 1], [0, 0, 1, 2], -1, "Expected a non-negative size, got -1"),
+    ([0, 2, 2, 1], [0, 0, 1, 2], 2 ** 31 - 1, "over the limit"),
+])
+def test_bad_sparse_segment_grads_are_refused(tmp_path, monkeypatch, indices, ids, dim0, words):
+    monkeypatch.setenv("GRAPHDEF_MAX_TENSOR_BYTES", str(1 << 30))
+
+    def make():
+        g = tf.placeholder(tf.float32, None, name="g")
+        i, s = tf.placeholder(tf.int32, None, name="i"), tf.placeholder(tf.int32, None, name="s")
+        return [tf.raw_op("SparseSegmentMeanGrad", g, i, s, tf.placeholder(tf.int32, None, name="d"), name="z")]
+    check_refused(tmp_path, make, {"g": np.ones((3, 2), np.float32), "i": np.int32(indices), "s": np.int32(ids),
+                                   "d": np.int32(dim0)}, "z", words)
+
+
 # -- the same answers from graphrun; graphrun-cc names what it lacks --------------------------------
 
 def _all_ops():

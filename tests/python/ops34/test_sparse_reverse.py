@@ -118,6 +118,28 @@ def test_a_sparse_tensor_needs_int64_indices():
         tf.SparseTensor(tf.constant([[0, 1]], tf.int32), [1.0], [2, 2])
 
 
+@pytest.mark.tf_oracle
+def test_invert_permutation_matches_tensorflow(tf_oracle):
+    _matches_tensorflow(tf_oracle, "InvertPermutation")
+
+    def make():
+        p = tf.placeholder(tf.int64, [None], name="p")
+        return [tf.raw_op("InvertPermutation", p), tf.raw_op("InvertPermutation", np.int32([2, 0, 1])),
+                tf.raw_op("InvertPermutation", np.zeros(0, np.int32))]
+    run_both(tf_oracle, make, {"p": RNG.permutation(7).astype(np.int64)})
+
+
+@pytest.mark.parametrize("perm, words", [
+    ([2, 0, 0], "0 is duplicated in the input."),
+    ([3, 0, 1], "3 is not between 0 and 3"),
+    ([[1]], "invert_permutation expects a 1D vector."),
+])
+def test_bad_permutations_are_refused(tmp_path, perm, words):
+    def make():
+        return [tf.raw_op("InvertPermutation", tf.placeholder(tf.int32, None, name="p"), name="z")]
+    check_refused(tmp_path, make, {"p": np.int32(perm)}, "z", words)
+
+
 # -- gradients against TF's -----------------------------------------------------------------------
 
 @pytest.mark.tf_oracle

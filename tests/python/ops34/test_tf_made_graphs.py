@@ -112,3 +112,27 @@ def _detection_post_processing(tf):
 def test_tensorflow_made_graph_runs_with_tensorflows_answers(tf_oracle, tmp_path, build):
     graph_def, feeds, names, theirs = _tf_graph(tf_oracle, build)
     _run_everywhere(tmp_path, graph_def, feeds, names, theirs)
+
+
+def _with_gradients(build):
+    """The same graph with TF's gradients of every float output w.r.t. every float placeholder (and the
+    embedding shards): what a TF1 training graph holds (SparseSegment*Grad, InvertPermutation, ...)."""
+    def build_training(tf):
+        feeds, out = build(tf)
+        graph = tf.compat.v1.get_default_graph()
+        xs = [op.outputs[0] for op in graph.get_operations()
+              if op.type in ("Placeholder", "Const") and op.outputs[0].dtype.is_floating and op.name != "w/values"]
+        loss = tf.add_n([tf.reduce_sum(o * o) for o in out if o.dtype == tf.float32])
+        return feeds, [g for g in tf.compat.v1.gradients(loss, xs) if g is not None]
+    return build_training
+
+
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("build", [_embedding_lookup_sparse, _sparse_ops, _matrices_and_sequences],
+                         ids=["embedding_lookup_sparse", "sparse", "matrices"])
+def test_tensorflow_made_training_graph_runs_with_tensorflows_answers(tf_oracle, tmp_path, build):
+    graph_def, feeds, names, theirs = _tf_graph(tf_oracle, _with_gradients(build))
+    held = {n.op for n in graph_def.node}
+    assert held & {"SparseSegmentMeanGrad", "SparseSegmentSqrtNGrad", "InvertPermutation", "MatrixBandPart",
+                   "ReverseSequence"}, sorted(held)
+    _run_everywhere(tmp_path, graph_def, feeds, names, theirs)
