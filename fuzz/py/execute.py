@@ -134,7 +134,7 @@ def run_graphrun(argv):
         return ("alloc" if "MemoryError" in text else "traceback"), detail
     if "out of memory" in text:
         return "alloc", detail
-    if "over the limit of" in text:
+    if "over the limit of" in text or "of memory free now" in text:
         return "limit", detail
     return ("ok" if code == 0 else "clean"), detail
 

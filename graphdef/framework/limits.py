@@ -12,6 +12,10 @@ memory.limit_in_bytes, on its own cgroup and every ancestor) and RLIMIT_AS / RLI
 tensor too large for a container or a ulimit is refused with the one line, not ended by the
 kernel's OOM killer. graphrun-cc (runner/core/tensor_limit.cc) applies the same rule with the
 same words.
+
+The limit is per tensor, and a run holds many: a tensor of FREE_CHECK_BYTES or more is also checked
+against the memory free at that moment (free_memory_now), so a run whose tensors together outgrow
+the machine is refused at the first one that does not fit instead of being killed.
 """
 
 import math
@@ -90,17 +94,25 @@ def cgroup_memory_limit(root="/"):
     """The tightest memory limit of this process's cgroups (v2 memory.max, v1 memory.limit_in_bytes,
     on its own cgroup and each ancestor), in bytes; None when nothing limits it. `root` stands for /,
     so tests point it at a directory of fake files."""
+    limits = [_smallest_limit(dirs, files[0], unlimited) for dirs, files, unlimited in _memory_cgroups(root)]
+    limits = [n for n in limits if n is not None]
+    return min(limits) if limits else None
+
+
+_V2_FILES, _V1_FILES = ("memory.max", "memory.current"), ("memory.limit_in_bytes", "memory.usage_in_bytes")
+
+
+def _memory_cgroups(root):
+    """(directories deepest first, (limit file, usage file), the limit meaning none) of each memory
+    cgroup hierarchy this process is in."""
     v2_mount, v1_mount = _cgroup_mounts(root)
-    limits = []
     for line in (_read(os.path.join(root, "proc/self/cgroup")) or "").splitlines():
         hierarchy, _, rest = line.partition(":")
         controllers, _, path = rest.partition(":")
         if hierarchy == "0" and controllers == "" and v2_mount is not None:
-            limits.append(_smallest_limit(_cgroup_dirs(root, v2_mount, path), "memory.max", 1 << 64))
+            yield _cgroup_dirs(root, v2_mount, path), _V2_FILES, 1 << 64
         elif "memory" in controllers.split(",") and v1_mount is not None:
-            limits.append(_smallest_limit(_cgroup_dirs(root, v1_mount, path), "memory.limit_in_bytes", _V1_UNLIMITED))
-    limits = [n for n in limits if n is not None]
-    return min(limits) if limits else None
+            yield _cgroup_dirs(root, v1_mount, path), _V1_FILES, _V1_UNLIMITED
 
 
 def rlimit_memory():
@@ -110,6 +122,49 @@ def rlimit_memory():
         soft = resource.getrlimit(which)[0]
         if soft != resource.RLIM_INFINITY and soft >= 0:
             found.append(soft)
+    return min(found) if found else None
+
+
+FREE_CHECK_BYTES = 64 << 20  # below this, reading /proc would cost more than the tensor's own work
+
+
+def _meminfo_field(text, name):
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        if key == name and rest.split() and rest.split()[0].isdigit():
+            return int(rest.split()[0]) * 1024
+    return None
+
+
+def _cgroup_headroom(root):
+    """The least room left under a limit over this process's cgroups: limit minus usage (v2
+    memory.max and memory.current, v1 memory.limit_in_bytes and memory.usage_in_bytes)."""
+    rooms = []
+    for dirs, (limit_file, usage_file), unlimited in _memory_cgroups(root):
+        for directory in dirs:
+            limit = _smallest_limit([directory], limit_file, unlimited)
+            usage = _smallest_limit([directory], usage_file, 1 << 64)
+            if limit is not None and usage is not None:
+                rooms.append(max(0, limit - usage))
+    return min(rooms) if rooms else None
+
+
+def free_memory_now(root="/"):
+    """The bytes this process can still get at this moment, or None when nothing says: the least of
+    the kernel's MemAvailable, the room under its cgroups' limits, and RLIMIT_AS / RLIMIT_DATA less
+    its address space / data segment. `root` stands for /, as for cgroup_memory_limit."""
+    found = []
+    meminfo = _read(os.path.join(root, "proc/meminfo"))
+    if meminfo is not None and (available := _meminfo_field(meminfo, "MemAvailable")) is not None:
+        found.append(available)
+    if (room := _cgroup_headroom(root)) is not None:
+        found.append(room)
+    status = _read(os.path.join(root, "proc/self/status")) or ""
+    for which, field in ((resource.RLIMIT_AS, "VmSize"), (resource.RLIMIT_DATA, "VmData")):
+        soft = resource.getrlimit(which)[0]
+        used = _meminfo_field(status, field)
+        if soft != resource.RLIM_INFINITY and soft >= 0 and used is not None:
+            found.append(max(0, soft - used))
     return min(found) if found else None
 
 
@@ -204,18 +259,23 @@ def check(dims, dtype, what="output", where=None, error=None):
     limit = max_tensor_bytes()
     if size == 0 and tensor_bytes([d for d in dims if d], dtype.itemsize) >= 1 << 63:
         # empty, yet numpy cannot even describe it: its other dims multiply past int64
-        text = (f"{what} {describe(dims, _dtype_name(dtype))} is empty but its other dims multiply past "
-                "2^63, more than any runtime can index")
-        raise (error or (ResourceExhaustedError if where else TensorTooLarge))(f"{where}: {text}" if where else text)
+        _refuse(f"{what} {describe(dims, _dtype_name(dtype))} is empty but its other dims multiply past 2^63, "
+                "more than any runtime can index", where, error)
     if size > limit:
         # past 2^64 bytes graphrun-cc's unsigned product overflows, and says so: the same words here
         needed = "more than 16.0 EiB" if size >= 1 << 64 else format_bytes(size)
-        text = (f"{what} {describe(dims, _dtype_name(dtype))} would take {needed}, "
-                f"over the limit of {format_bytes(limit)} (set {ENV} to change it)")
-        if where:
-            text = f"{where}: {text}"
-        raise (error or (ResourceExhaustedError if where else TensorTooLarge))(text)
+        _refuse(f"{what} {describe(dims, _dtype_name(dtype))} would take {needed}, "
+                f"over the limit of {format_bytes(limit)} (set {ENV} to change it)", where, error)
+    if size >= FREE_CHECK_BYTES:
+        free = free_memory_now(os.environ.get(ROOT_ENV) or "/")
+        if free is not None and size > free:
+            _refuse(f"{what} {describe(dims, _dtype_name(dtype))} would take {format_bytes(size)}, more than the "
+                    f"{format_bytes(free)} of memory free now (free memory, or ask for less)", where, error)
     return size
+
+
+def _refuse(text, where, error):
+    raise (error or (ResourceExhaustedError if where else TensorTooLarge))(f"{where}: {text}" if where else text)
 
 
 def check_count(count, dtype, what="output", where=None):

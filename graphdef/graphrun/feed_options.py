@@ -104,7 +104,8 @@ def complete_feeds(graph, file_order, targets, fed, args):
         flag = f"--shape {op.name}" if tensor in shapes else f"--random {op.name}"
         if not drawable(tensor.dtype.np):
             raise FeedError(f"--random: placeholder {feeding.describe(op)}: {NO_RANDOM_VALUES}")
-        limits.check(shape, tensor.dtype.np, what="random value", where=flag)
+        # the command line asked for it: a usage error (exit 2), as in graphrun-cc
+        limits.check(shape, tensor.dtype.np, what="random value", where=flag, error=FeedError)
         try:
             fed.values[tensor] = random_value(args.seed, op.name, tensor.dtype.np, shape)
         except MemoryError:  # under the limit, yet more than this process may have: graphrun-cc's words

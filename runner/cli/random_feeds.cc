@@ -205,6 +205,11 @@ void add_random_feeds(const Graph& graph, const Options& options, const std::vec
                        ": random values are made for float, integer and bool placeholders only; "
                        "fetch a tensor that does not need this one");
     }
+    try {  // the command line asked for it: a usage error (exit 2), as in graphrun
+      checked_num_elements(shape, node.output_dtypes[0], "random value");
+    } catch (const TensorLimitError& error) {
+      throw UsageError((given ? "--shape " : "--random ") + node.name() + ": " + error.what());
+    }
     try {
       feeds[i] = std::make_shared<const Tensor>(random_tensor(options.seed, node.name(), node.output_dtypes[0], shape));
     } catch (const Error& error) {

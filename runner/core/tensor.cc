@@ -58,6 +58,9 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype, const char* wha
                            (overflow ? "more than 16.0 EiB" : format_bytes(bytes)) + ", over the limit of " +
                            format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
   }
+  if (bytes >= kFreeCheckBytes) {
+    check_free_memory(bytes, cached_tensor_bytes(), what + (" " + shape_string(shape)) + " " + dtype_name(dtype));
+  }
   return static_cast<int64_t>(count);
 }
 

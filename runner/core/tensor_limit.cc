@@ -163,10 +163,21 @@ uint64_t read_limit() {
 
 }  // namespace
 
-std::optional<uint64_t> cgroup_memory_limit(const std::string& root) {
+namespace {
+
+// One memory cgroup hierarchy this process is in: its directories, the
+// files of its limit and usage, and the limit value that means none.
+struct MemoryCgroup {
+  std::vector<std::string> dirs;
+  const char* limit_file;
+  const char* usage_file;
+  uint64_t unlimited;
+};
+
+std::vector<MemoryCgroup> memory_cgroups(const std::string& root) {
   std::optional<Mount> v2, v1;
   cgroup_mounts(root, v2, v1);
-  std::optional<uint64_t> found;
+  std::vector<MemoryCgroup> found;
   const auto text = read_text(join_path(root, "proc/self/cgroup"));
   if (!text) return found;
   for (const std::string& line : split(*text, '\n')) {
@@ -176,16 +187,80 @@ std::optional<uint64_t> cgroup_memory_limit(const std::string& root) {
     const std::string hierarchy = line.substr(0, first);
     const std::string controllers = line.substr(first + 1, second - first - 1);
     const std::string path = line.substr(second + 1);
-    std::optional<uint64_t> limit;
     const auto names = split(controllers, ',');
     if (hierarchy == "0" && controllers.empty() && v2) {
-      limit = smallest_limit(cgroup_dirs(root, *v2, path), "memory.max", UINT64_MAX);
+      found.push_back({cgroup_dirs(root, *v2, path), "memory.max", "memory.current", UINT64_MAX});
     } else if (std::find(names.begin(), names.end(), "memory") != names.end() && v1) {
-      limit = smallest_limit(cgroup_dirs(root, *v1, path), "memory.limit_in_bytes", kV1Unlimited);
+      found.push_back({cgroup_dirs(root, *v1, path), "memory.limit_in_bytes", "memory.usage_in_bytes", kV1Unlimited});
     }
-    if (limit) found = found ? std::min(*found, *limit) : *limit;
   }
   return found;
+}
+
+// "MemAvailable:  123 kB" -> 123 * 1024.
+std::optional<uint64_t> kib_field(const std::string& text, const std::string& name) {
+  for (const std::string& line : split(text, '\n')) {
+    if (line.compare(0, name.size(), name) != 0 || line.size() <= name.size() || line[name.size()] != ':') continue;
+    const auto fields = fields_of(line.substr(name.size() + 1));
+    if (fields.empty() || fields[0].find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    uint64_t kib = 0;
+    for (char c : fields[0]) {
+      if (__builtin_mul_overflow(kib, uint64_t{10}, &kib) ||
+          __builtin_add_overflow(kib, static_cast<uint64_t>(c - '0'), &kib)) {
+        return std::nullopt;
+      }
+    }
+    uint64_t bytes = 0;
+    if (__builtin_mul_overflow(kib, uint64_t{1024}, &bytes)) return std::nullopt;
+    return bytes;
+  }
+  return std::nullopt;
+}
+
+void keep_least(std::optional<uint64_t>& found, uint64_t value) { found = found ? std::min(*found, value) : value; }
+
+}  // namespace
+
+std::optional<uint64_t> cgroup_memory_limit(const std::string& root) {
+  std::optional<uint64_t> found;
+  for (const MemoryCgroup& group : memory_cgroups(root)) {
+    if (const auto limit = smallest_limit(group.dirs, group.limit_file, group.unlimited)) keep_least(found, *limit);
+  }
+  return found;
+}
+
+std::optional<uint64_t> free_memory_now(const std::string& root) {
+  std::optional<uint64_t> found;
+  if (const auto meminfo = read_text(join_path(root, "proc/meminfo"))) {
+    if (const auto available = kib_field(*meminfo, "MemAvailable")) keep_least(found, *available);
+  }
+  for (const MemoryCgroup& group : memory_cgroups(root)) {
+    for (const std::string& dir : group.dirs) {
+      const auto limit = smallest_limit({dir}, group.limit_file, group.unlimited);
+      const auto usage = smallest_limit({dir}, group.usage_file, UINT64_MAX);
+      if (limit && usage) keep_least(found, *limit > *usage ? *limit - *usage : 0);
+    }
+  }
+  const std::string status = read_text(join_path(root, "proc/self/status")).value_or("");
+  const std::pair<int, const char*> rlimits[] = {{RLIMIT_AS, "VmSize"}, {RLIMIT_DATA, "VmData"}};
+  for (const auto& [which, field] : rlimits) {
+    struct rlimit limit{};
+    const auto used = kib_field(status, field);
+    if (getrlimit(which, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY || !used) continue;
+    const uint64_t soft = static_cast<uint64_t>(limit.rlim_cur);
+    keep_least(found, soft > *used ? soft - *used : 0);
+  }
+  return found;
+}
+
+void check_free_memory(uint64_t bytes, uint64_t reclaimable, const std::string& described) {
+  const char* root = std::getenv(kRootVariable);
+  const auto free = free_memory_now(root != nullptr && *root != '\0' ? root : "/");
+  if (!free) return;
+  uint64_t available = 0;
+  if (__builtin_add_overflow(*free, reclaimable, &available) || bytes <= available) return;
+  throw TensorLimitError(described + " would take " + format_bytes(bytes) + ", more than the " +
+                         format_bytes(available) + " of memory free now (free memory, or ask for less)");
 }
 
 uint64_t default_max_tensor_bytes(const std::string& root) {

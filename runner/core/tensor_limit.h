@@ -31,6 +31,25 @@ uint64_t default_max_tensor_bytes(const std::string& root);
 // mount points read under `root` too (tests point it at fake files).
 std::optional<uint64_t> cgroup_memory_limit(const std::string& root);
 
+// Tensors of this many bytes or more are also checked against the memory
+// free at that moment (graphdef/framework/limits.py FREE_CHECK_BYTES): the
+// limit is per tensor, and a run holds many.
+constexpr uint64_t kFreeCheckBytes = uint64_t{64} << 20;
+
+// The bytes this process can still get now, if anything says: the least of
+// MemAvailable (<root>/proc/meminfo), the room left under each memory
+// cgroup's limit (limit minus usage), and the soft RLIMIT_AS / RLIMIT_DATA
+// less VmSize / VmData (<root>/proc/self/status).
+std::optional<uint64_t> free_memory_now(const std::string& root);
+
+// Throws TensorLimitError ("<described> would take 6.0 GiB, more than the
+// 3.1 GiB of memory free now (free memory, or ask for less)") when a tensor
+// needs more than free_memory_now() (its root from GRAPHDEF_CGROUP_ROOT, as
+// for the limit) plus `reclaimable`, memory this process holds for reuse.
+// `described` is "output [2,3] float32". Callers ask for tensors of at least
+// kFreeCheckBytes only.
+void check_free_memory(uint64_t bytes, uint64_t reclaimable, const std::string& described);
+
 // What a failed allocation of a tensor under the limit reports after the
 // node's name: "out of memory, under the limit of 2.0 GiB per tensor (free
 // memory, or set GRAPHDEF_MAX_TENSOR_BYTES lower)". The Python runtime words

@@ -196,6 +196,12 @@ void free_tensor_memory(void* memory, std::size_t bytes) noexcept {
   std::free(memory);
 }
 
+std::size_t cached_tensor_bytes() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mutex);
+  return c.cached_bytes;
+}
+
 void add_tensor_memory_user() {
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mutex);

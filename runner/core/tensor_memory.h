@@ -33,6 +33,10 @@ void* allocate_tensor_memory(std::size_t bytes, bool zeroed);
 // Gives back what allocate_tensor_memory(bytes, ...) returned.
 void free_tensor_memory(void* memory, std::size_t bytes) noexcept;
 
+// The bytes of freed buffers held for reuse: memory a new tensor may take
+// without asking the system for more.
+std::size_t cached_tensor_bytes();
+
 // The Executor's hooks: while at least one user is registered, freed large
 // buffers are cached; when the last one leaves, the cache is emptied.
 void add_tensor_memory_user();

@@ -187,9 +187,9 @@ def test_random_feed_with_a_huge_shape(runner, tmp_path):
     g.placeholder("x", np.float32, [-1, -1])
     g.op("y", "Neg", ["x"], np.float32)
     refused(runner, 2, save(g, tmp_path), "--random", "--shape", "x=1000000,1000000",
-            mentions=["placeholder x", "[1000000,1000000] float32 would take 3.6 TiB"])
+            mentions=["--shape x: random value [1000000,1000000] float32 would take 3.6 TiB"])
     refused(runner, 2, save(g, tmp_path), "--random", "--shape", f"x={2**62},{2**62}",
-            mentions=["placeholder x", "more than 16.0 EiB"])
+            mentions=["--shape x: random value", "more than 16.0 EiB"])
 
 
 # -- graph structure ---------------------------------------------------------------------------
@@ -355,8 +355,8 @@ def test_empty_placeholder_with_huge_other_dims(runner, tmp_path):
     g.placeholder("p", np.float32, [10**12, 2, 2, 0])
     g.op("y", "Neg", ["p"], np.float32)
     refused(runner, 2, save(g, tmp_path), "--random",
-            mentions=["placeholder p",
-                      "[1000000000000,2,2,0] float32 is empty, but its other dims would take 14.6 TiB"])
+            mentions=["--random p: random value [1000000000000,2,2,0] float32 is empty, but its other dims would "
+                      "take 14.6 TiB"])
 
 
 def test_inspect_reshape_whose_target_overflows(runner, tmp_path):
@@ -426,7 +426,7 @@ def test_inspect_random_uniform_with_a_huge_shape_operand(runner, tmp_path):
     code, stdout, stderr = run(runner, "inspect", model)
     assert code == 0 and stderr == "", stderr
     assert "r:0  float64  <unknown>" in stdout, stdout
-    refused(runner, 2, model, "--random", mentions=["placeholder x", "7.3 TiB"])
+    refused(runner, 2, model, "--random", mentions=["--random x: random value", "7.3 TiB"])
 
 
 def test_conv2d_backprop_input_with_a_filter_of_the_wrong_rank(runner, tmp_path):

@@ -150,6 +150,14 @@ def run_both(runner, args, env=None, address_limit=None, engine=None):
     return results
 
 
+def no_free_memory_check(tmp_path):
+    """GRAPHDEF_CGROUP_ROOT at an empty directory: no meminfo, cgroup or status file says how much
+    memory is free, so an allocation is tried (test_free_memory.py covers the check itself)."""
+    root = tmp_path / "nothing"
+    root.mkdir(exist_ok=True)
+    return {limits.ROOT_ENV: str(root)}
+
+
 def one_clean_line(results, code, text):
     """Each runtime exited `code` with nothing on stdout and the one line `<name>: text`."""
     for name, (got, stdout, stderr) in results.items():
@@ -184,8 +192,8 @@ OUT_OF_MEMORY = ("node 'big' (Fill): out of memory, under the limit of 6.0 GiB p
 def test_an_allocation_failing_under_the_limit_is_one_line(runner, tmp_path, engine):
     """The limit says 6 GiB, the address space 2 GiB: the 4 GiB tensor passes the check and its
     allocation fails; MemoryError in numpy, bad_alloc in C++, the same line from both."""
-    results = run_both(runner, [fill_model(tmp_path)], env={limits.ENV: str(6 * GiB)}, address_limit=2 * GiB,
-                       engine=engine)
+    results = run_both(runner, [fill_model(tmp_path)], env={limits.ENV: str(6 * GiB), **no_free_memory_check(tmp_path)},
+                       address_limit=2 * GiB, engine=engine)
     one_clean_line(results, 4, OUT_OF_MEMORY)
 
 
@@ -194,7 +202,7 @@ def test_a_random_feed_failing_under_the_limit_is_one_line(runner, tmp_path):
     g.placeholder("x", np.float32, "unknown")
     g.op("y", "Neg", ["x"], np.float32)
     results = run_both(runner, [g.save(tmp_path / "feed.pb"), "--random", "--shape", "x=32768,32768"],
-                       env={limits.ENV: str(6 * GiB)}, address_limit=2 * GiB)
+                       env={limits.ENV: str(6 * GiB), **no_free_memory_check(tmp_path)}, address_limit=2 * GiB)
     one_clean_line(results, 2, "--random: placeholder x (float32, <unknown>): out of memory, under the limit of "
                                "6.0 GiB per tensor (free memory, or set GRAPHDEF_MAX_TENSOR_BYTES lower)")
 
@@ -209,5 +217,6 @@ def test_a_const_failing_to_decode_under_the_limit_is_one_line(runner, tmp_path)
     proto.ClearField("tensor_content")
     proto.float_val.extend([1.0, 2.0])
     path = g.save(tmp_path / "const.pb")
-    results = run_both(runner, [path], env={limits.ENV: str(6 * GiB)}, address_limit=2 * GiB)
+    results = run_both(runner, [path], env={limits.ENV: str(6 * GiB), **no_free_memory_check(tmp_path)},
+                       address_limit=2 * GiB)
     one_clean_line(results, 3, f"{path}: out of memory while loading the model")

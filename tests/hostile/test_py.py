@@ -16,6 +16,7 @@ from graphdef.framework import limits
 from graphdef._proto import graph_pb2
 from graphdef.framework.errors import InvalidArgumentError, ResourceExhaustedError
 from graphdef.wire.serialize import GraphFileError, load
+from tests.support.cc_helpers import fails as cc_fails
 from tests.support.graphrun_helpers import fails
 from tests.support.pbtxt_helpers import LIMIT_WORDS, TB, const, load_fails, node, one_line, run_file, write_pbtxt
 
@@ -308,9 +309,11 @@ def test_an_npz_member_whose_header_lies(tmp_path, capsys, feed_model):
     fails(capsys, 4, feed_model, "--feeds", archive, mentions=["'x'", "7.3 TiB"])
 
 
-def test_a_huge_random_shape(capsys, feed_model):
-    fails(capsys, 4, feed_model, "--random", "--shape", f"x={10 ** 13}",
-          mentions=["--shape x: random value [10000000000000] float32 would take 36.4 TiB"])
+def test_a_huge_random_shape(capsys, feed_model, runner):
+    """The command line asked for it: a usage error, exit 2, in the same line from both runtimes."""
+    args = [feed_model, "--random", "--shape", f"x={10 ** 13}"]
+    line = fails(capsys, 2, *args, mentions=["--shape x: random value [10000000000000] float32 would take 36.4 TiB"])
+    assert cc_fails(runner, 2, *args) == "graphrun-cc" + line.removeprefix("graphrun").rstrip("\n")
 
 
 def test_a_ragged_feed_through_the_python_api(feed_model):

@@ -56,7 +56,7 @@ def test_found_shapes_beyond_yobibytes_and_empty_shapes_beyond_int64():
 def test_found_a_random_feed_of_an_empty_but_overflowing_shape(capsys, tmp_path):
     text = node("v", "Placeholder", dtype="type: DT_FLOAT") + node("y", "Identity", ["v"], T="type: DT_FLOAT")
     path = write_pbtxt(tmp_path, text, "v.pb")
-    fails(capsys, 4, path, "--random", "--shape", f"v={2 ** 32},{2 ** 32},0", mentions=["--shape v", "2^63"])
+    fails(capsys, 2, path, "--random", "--shape", f"v={2 ** 32},{2 ** 32},0", mentions=["--shape v", "2^63"])
 
 
 @pytest.mark.parametrize("op_type", ["AvgPool", "MaxPool"])
