@@ -263,7 +263,7 @@ def _substrings(text, pos, length, unit):
         starts = _char_starts(s) if unit == "UTF8_CHAR" else None
         size = len(s) if starts is None else len(starts)
         if abs(p) > size:
-            raise InvalidArgumentError(f"pos {p} out of range for string b'{s.decode('latin-1')}' at index {i}")
+            raise InvalidArgumentError(f"pos {p} out of range for string b'{_shown(s)}' at index {i}")
         first = p + size if p < 0 else p
         last = size if n < 0 else min(size, first + n)
         if starts is None:

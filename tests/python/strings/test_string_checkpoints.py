@@ -82,3 +82,30 @@ def test_a_tensorflow_saved_model_with_string_variables_and_inputs_runs_here(tf_
     assert cli.main([export, "--feed", 'words=["Hello", "\u00c9t\u00e9"]', "--json"]) == 0
     outputs = {o["name"].split(":")[0]: o for o in json.loads(capsys.readouterr().out)["outputs"]}
     assert [v.encode() for v in outputs["tagged"]["values"]] == theirs[0].tolist()
+
+
+def test_a_tf2_saved_model_with_string_functions_runs_in_graphrun(tf_oracle, tmp_path, capsys):
+    tf = tf_oracle
+
+    class Tagger(tf.Module):
+        def __init__(self):
+            self.prefix = tf.Variable("p:")
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def serve(self, words):
+            clean = tf.strings.regex_replace(tf.strings.lower(words), "[^a-z ]", "")
+            tf.debugging.assert_greater(tf.size(words), 0, message="no words")
+            return {"tagged": tf.strings.join([self.prefix, clean]), "ids": tf.strings.to_hash_bucket_fast(clean, 50)}
+
+    module = Tagger()
+    export = str(tmp_path / "tf2")
+    tf.saved_model.save(module, export, signatures={"serving_default": module.serve})
+    words = ["Hello, World!", "\u00c9T\u00c9 2", ""]
+    theirs = module.serve(tf.constant(words))
+    assert cli.main([export, "--feed", "words=" + json.dumps(words), "--json"]) == 0
+    outputs = {o["name"].split(":")[0]: o["values"] for o in json.loads(capsys.readouterr().out)["outputs"]}
+    assert [v.encode() for v in outputs["tagged"]] == theirs["tagged"].numpy().tolist()
+    assert outputs["ids"] == theirs["ids"].numpy().tolist()
+    assert cli.main([export, "--feed", "words=[]"]) == 4
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "assertion failed: [no words] [Condition x > y did not hold element-wise:]" in err
