@@ -2,7 +2,8 @@
 
 from graphdef.ops.strings import (decode_base64, encode_base64, join, length, lower, split_v2, strip, substr,  # noqa: F401
                                   to_number, upper)
-from graphdef.ops.strings_hash import to_hash_bucket_fast  # noqa: F401
+from graphdef.ops.strings_hash import to_hash_bucket_fast, to_hash_bucket_strong  # noqa: F401
+from graphdef.ops.strings_reduce import reduce_join  # noqa: F401
 from graphdef.ops.strings_print import as_string, string_format as format  # noqa: A004, F401
 from graphdef.ops.strings_regex import regex_full_match, regex_replace  # noqa: F401
 

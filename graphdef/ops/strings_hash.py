@@ -163,7 +163,7 @@ def _hash_bucket_fast(input, *, num_buckets):  # noqa: A002 - TF's argument name
 def _infer_buckets(ctx):
     n = ctx.attrs["num_buckets"]
     if n < 1:  # graphrun-cc's words for a count under its minimum
-        raise ctx.error(f"attr 'num_buckets' is {n}; StringToHashBucketFast needs at least 1")
+        raise ctx.error(f"attr 'num_buckets' is {n}; {ctx.op_type} needs at least 1")
     return [ctx.shape(0)]
 
 
@@ -172,6 +172,68 @@ STRING_TO_HASH_BUCKET_FAST = define(
     doc="FarmHash Fingerprint64 of each string modulo num_buckets, as TensorFlow hashes vocabulary buckets.",
     attrs={"num_buckets": Attr("int", minimum=1)}, infer=_infer_buckets, kernel=_hash_bucket_fast,
     grad=NOT_DIFFERENTIABLE, numerics=EXACT)
+
+
+def _rotl(v, shift):
+    return ((v << shift) | (v >> (64 - shift))) & MASK
+
+
+def siphash24(key0, key1, s):
+    """SipHash-2-4 of the bytes `s` under the 128-bit key (key0, key1): TF's StrongKeyedHash."""
+    v0, v1 = key0 ^ 0x736F6D6570736575, key1 ^ 0x646F72616E646F6D
+    v2, v3 = key0 ^ 0x6C7967656E657261, key1 ^ 0x7465646279746573
+
+    def rounds(n, v0, v1, v2, v3):
+        for _ in range(n):
+            v0 = (v0 + v1) & MASK
+            v1 = _rotl(v1, 13) ^ v0
+            v0 = _rotl(v0, 32)
+            v2 = (v2 + v3) & MASK
+            v3 = _rotl(v3, 16) ^ v2
+            v0 = (v0 + v3) & MASK
+            v3 = _rotl(v3, 21) ^ v0
+            v2 = (v2 + v1) & MASK
+            v1 = _rotl(v1, 17) ^ v2
+            v2 = _rotl(v2, 32)
+        return v0, v1, v2, v3
+
+    whole = len(s) // 8 * 8
+    for m in struct.unpack_from(f"<{whole // 8}Q", s):
+        v3 ^= m
+        v0, v1, v2, v3 = rounds(2, v0, v1, v2, v3)
+        v0 ^= m
+    last = ((len(s) & 0xFF) << 56) | int.from_bytes(s[whole:], "little")
+    v3 ^= last
+    v0, v1, v2, v3 = rounds(2, v0, v1, v2, v3)
+    v0 ^= last
+    v2 ^= 0xFF
+    v0, v1, v2, v3 = rounds(4, v0, v1, v2, v3)
+    return v0 ^ v1 ^ v2 ^ v3
+
+
+def _infer_strong(ctx):
+    if len(ctx.attrs["key"]) != 2:
+        raise ctx.error(f"attr 'key' must hold 2 ints, the 128-bit key, got {len(ctx.attrs['key'])}")
+    return _infer_buckets(ctx)
+
+
+def _hash_bucket_strong(input, *, num_buckets, key):  # noqa: A002 - TF's argument name
+    x = as_array(input)
+    k0, k1 = (int(k) & MASK for k in key)
+    buckets = [siphash24(k0, k1, s) % num_buckets for s in x.reshape(-1).tolist()]
+    return np.array(buckets, dtype=np.int64).reshape(x.shape)
+
+
+STRING_TO_HASH_BUCKET_STRONG = define(
+    "StringToHashBucketStrong", "input: string -> output: int64",
+    doc="SipHash-2-4 of each string under the 128-bit key, modulo num_buckets (Keras Hashing with a salt).",
+    attrs={"num_buckets": Attr("int", minimum=1), "key": Attr("list(int)")}, infer=_infer_strong,
+    kernel=_hash_bucket_strong, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
+
+
+def to_hash_bucket_strong(input, num_buckets, key, name=None):  # noqa: A002
+    return build("StringToHashBucketStrong", [input], name=name, default_name="StringToHashBucketStrong",
+                 attrs={"num_buckets": num_buckets, "key": list(key)}).outputs[0]
 
 
 def _infer_fingerprint(ctx):

@@ -234,3 +234,37 @@ def test_fingerprint_of_strings_and_numbers(tf_oracle):
                 tf.fingerprint(tf.constant([[1.5, -0.0], [3.25, 1e30]], tf.float32)),
                 tf.fingerprint(tf.zeros([2, 0])), tf.fingerprint(tf.constant([True, False]))]
     run_tf_graph_in_both(tf_oracle, build, {"s": WORDS})
+
+
+def test_reduce_join(tf_oracle):
+    def build(tf):
+        m = tf.constant([["a", "b", "c"], ["d", "\u00e9", ""]])
+        cube = tf.reshape(tf.concat([m, m, m, m], 0), [2, 2, 2, 3])
+        outs = [tf.raw_ops.ReduceJoin(inputs=m, reduction_indices=axes, keep_dims=keep, separator="-")
+                for axes in ([0], [1], [0, 1], [1, 0], [-1], []) for keep in (False, True)]
+        outs += [tf.strings.reduce_join(cube, axis=[2, 0], separator="|"), tf.strings.reduce_join(cube),
+                 tf.raw_ops.ReduceJoin(inputs=tf.zeros([2, 0], tf.string), reduction_indices=[1], keep_dims=True),
+                 tf.raw_ops.ReduceJoin(inputs=tf.constant("s"), reduction_indices=[], keep_dims=False)]
+        return outs
+    run_tf_graph_in_both(tf_oracle, build)
+
+
+@pytest.mark.parametrize("axes", [[0, 0], [2], [-3]])
+def test_reduce_join_refuses_what_tensorflow_refuses(tf_oracle, axes):
+    # TF says OutOfRange for an axis past the rank; graphdef has no such class: InvalidArgument, same words
+    with pytest.raises(tf_oracle.errors.OpError) as theirs:
+        tf_oracle.raw_ops.ReduceJoin(inputs=[["a", "b"]], reduction_indices=axes)
+    with graphdef.Graph().as_default():
+        x = graphdef.placeholder(graphdef.string, [1, 2])
+        out = graphdef.raw_op("ReduceJoin", x, graphdef.placeholder_with_default(np.array(axes, np.int32), [None]))
+        with graphdef.Session() as sess, pytest.raises(graphdef.errors.InvalidArgumentError) as ours:
+            sess.run(out, {x: [["a", "b"]]})
+    assert str(ours.value).endswith(_words(theirs.value)), (str(ours.value), _words(theirs.value))
+
+
+def test_string_to_hash_bucket_strong_is_siphash(tf_oracle):
+    def build(tf):
+        s = _strings(tf)
+        return [tf.strings.to_hash_bucket_strong(s, 1000, [1, 2]),
+                tf.strings.to_hash_bucket_strong(s, 2 ** 62, [2 ** 63 - 1, -5])]
+    run_tf_graph_in_both(tf_oracle, build, {"s": WORDS})
