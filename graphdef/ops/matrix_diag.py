@@ -66,6 +66,13 @@ def _check_align(align):
         raise ValueError(f"align must be one of {', '.join(ALIGNS)}, got {align!r}")
 
 
+def _check_align_attr(ctx):
+    """A model file's align is checked when the node is read, as TF checks an attr's allowed values."""
+    align = ctx.attrs.get("align")
+    if align is not None and align not in ALIGNS:
+        raise ctx.error(f"attr 'align' is {align!r}; it must be one of {', '.join(ALIGNS)}")
+
+
 # -- MatrixDiagPartV3 -----------------------------------------------------------------------------
 
 def _diag_part(input, k, padding_value, *, align):  # noqa: A002 - TF's name
@@ -87,6 +94,7 @@ def _diag_part(input, k, padding_value, *, align):  # noqa: A002 - TF's name
 
 
 def _infer_diag_part(ctx):
+    _check_align_attr(ctx)
     x = ctx.shape(0)
     if x.ndims is not None and x.ndims < 2:
         raise ctx.error(f"input must be at least 2-dim, received shape: {show(x)}")
@@ -164,6 +172,7 @@ def _matrix_diag(diagonal, k, num_rows, num_cols, padding_value, *, align):
 
 
 def _infer_matrix_diag(ctx):
+    _check_align_attr(ctx)
     diag = ctx.shape(0)
     k, rows, cols = (constant_value(ctx.inputs[i]) for i in (1, 2, 3))
     if diag.ndims == 0:
@@ -220,6 +229,7 @@ def _set_diag_grad(op, g):
 
 
 def _infer_set_diag(ctx):
+    _check_align_attr(ctx)
     x = ctx.shape(0)
     if x.ndims is not None and x.ndims < 2:
         raise ctx.error(f"input must be at least 2-dim, received shape: {show(x)}")

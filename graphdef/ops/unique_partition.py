@@ -139,15 +139,24 @@ def _bin_size(size):
     return n
 
 
-def _count(values, size, weights, dtype, binary):
-    """One row of bins: values past size - 1 are ignored, as TF does."""
-    keep = values < size
+def _count(rows, size, weights, dtype, binary):
+    """Bins of each row of `rows` ([r, m] of non-negative ints): [r, size]; values past size - 1 are ignored,
+    as TF does. One bincount over row * size + value, however many rows."""
+    r = rows.shape[0]
+    keep = rows < size
+    flat = (np.arange(r, dtype=np.int64)[:, None] * size + rows)[keep]
     if binary:
-        out = np.zeros(size, dtype)
-        out[values[keep]] = 1
-        return out
-    w = None if weights is None else weights[keep].astype(np.float64 if dtype.kind == "f" else np.int64)
-    return np.bincount(values[keep], weights=w, minlength=size)[:size].astype(dtype)
+        out = np.zeros(r * size, dtype)
+        out[flat] = 1
+    elif weights is None:
+        out = np.bincount(flat, minlength=r * size).astype(dtype)
+    elif dtype.kind == "f":
+        out = np.bincount(flat, weights=weights[keep].astype(np.float64), minlength=r * size).astype(dtype)
+    else:  # integer weights add up exactly (bincount's weights are float64)
+        out = np.zeros(r * size, np.int64)
+        np.add.at(out, flat, weights[keep].astype(np.int64))
+        out = out.astype(dtype)
+    return out.reshape(r, size)
 
 
 def _bincount(arr, size, weights):
@@ -159,8 +168,8 @@ def _bincount(arr, size, weights):
         raise ValueError(f"Input indices and weights must have the same size, got {show(arr.shape)} and "
                          f"{show(weights.shape)}")
     check_size((n,), weights.dtype)
-    return _count(arr.reshape(-1).astype(np.int64), n, weights.reshape(-1) if weights.size else None,
-                  weights.dtype, False)
+    flat_weights = weights.reshape(1, -1) if weights.size else None
+    return _count(arr.reshape(1, -1).astype(np.int64), n, flat_weights, weights.dtype, False).reshape(n)
 
 
 def _dense_bincount(input, size, weights, *, binary_output):  # noqa: A002 - TF's name
@@ -173,10 +182,8 @@ def _dense_bincount(input, size, weights, *, binary_output):  # noqa: A002 - TF'
     if weights.size and weights.shape != x.shape:
         raise ValueError(f"weights {show(weights.shape)} must have input's shape {show(x.shape)} or be empty")
     rows = x.reshape(-1, x.shape[-1] if x.ndim else 1).astype(np.int64)
-    w = weights.reshape(rows.shape) if weights.size else None
     check_size(rows.shape[:1] + (n,), weights.dtype)
-    out = np.stack([_count(r, n, None if w is None else w[i], weights.dtype, binary_output)
-                    for i, r in enumerate(rows)]) if rows.shape[0] else np.zeros((0, n), weights.dtype)
+    out = _count(rows, n, weights.reshape(rows.shape) if weights.size else None, weights.dtype, binary_output)
     return out if x.ndim == 2 else out.reshape(n)
 
 

@@ -184,3 +184,20 @@ def test_vectors_are_refused_when_building():
             md.matrix_band_part(v, 0, -1, name="a")
         with pytest.raises(ValueError, match=r"MatrixDiagPartV3 'b': input must be at least 2-dim"):
             md.matrix_diag_part(v, name="b")
+
+
+def test_a_model_files_unknown_align_is_refused_when_read(tmp_path, capsys):
+    """A GraphDef whose MatrixDiagPartV3 says align 'UP_DOWN': one line naming the node, from graphrun's
+    loader, before anything runs."""
+    from tests.support.graphrun_helpers import graphrun
+    g = tf.Graph()
+    with g.as_default():
+        md.matrix_diag_part(tf.placeholder(tf.float32, [3, 3], name="m"), name="z")
+    graph_def = g.as_graph_def()
+    (node,) = [n for n in graph_def.node if n.name == "z"]
+    node.attr["align"].s = b"UP_DOWN"
+    (tmp_path / "m.pb").write_bytes(graph_def.SerializeToString())
+    np.save(tmp_path / "m.npy", np.ones((3, 3), np.float32))
+    code, out, err = graphrun(capsys, tmp_path / "m.pb", "--feed", f"m=@{tmp_path / 'm.npy'}", "--fetch", "z:0")
+    assert code != 0 and out == "" and err.count("\n") == 1, err
+    assert "'z'" in err and "attr 'align' is 'UP_DOWN'" in err, err
