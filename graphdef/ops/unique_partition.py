@@ -284,7 +284,7 @@ def _dynamic_stitch(*inputs, N):  # noqa: N803 - TF's attr name
                              f"indices[{m}].shape = {show(i.shape)}")
     n = max((int(i.max()) + 1 for i in indices if i.size), default=0)
     check_size((n,) + row, data[0].dtype)
-    out = np.zeros((n,) + row, data[0].dtype)
+    out = np.zeros((n,) + row, data[0].dtype) if data[0].dtype != object else np.full((n,) + row, b"", object)
     for i, d in zip(indices, data):  # in order: a later index overwrites an earlier one, as on TF's CPU
         out[i.reshape(-1)] = d.reshape((i.size,) + row)
     return out

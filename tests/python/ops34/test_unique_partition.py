@@ -114,6 +114,22 @@ def test_in_top_k_matches_tensorflow(tf_oracle, k):
     run_both(tf_oracle, make, {"p": scores, "t": targets})
 
 
+@pytest.mark.tf_oracle
+def test_string_tensors_match_tensorflow(tf_oracle):
+    """Vocabulary handling on strings: Unique and UniqueWithCounts (empty and non-UTF-8 values too),
+    DynamicPartition, DynamicStitch leaving a gap (TF's empty string there), SparseToDense, ReverseSequence."""
+    words = np.array([b"a", b"b", b"a", b"", b"\xff\x00", b"b", b""], object)
+
+    def make():
+        s = tf.placeholder(tf.string, [None], name="s")
+        parts = up.dynamic_partition(s, [0, 1, 0, 1, 1, 0, 0], 2)
+        return [*up.unique(s), *up.unique_with_counts(s, out_idx=tf.int64), *parts,
+                up.dynamic_stitch([[0, 4, 5, 6], [1, 3, 8]], parts),
+                tf.sparse_to_dense([[0], [2]], [4], tf.constant([b"x", b"y"]), default_value=b"-"),
+                tf.reverse_sequence(tf.reshape(s[:6], [2, 3]), [3, 2], seq_axis=1)]
+    run_both(tf_oracle, make, {"s": words})
+
+
 # -- gradients against TF's -------------------------------------------------------------------------
 
 @pytest.mark.tf_oracle
