@@ -257,10 +257,12 @@ def check(dims, dtype, what="output", where=None, error=None):
     # every kernel asks on every run, so the common case is kept to a few builtin calls
     size = math.prod(dims) * dtype.itemsize
     limit = max_tensor_bytes()
-    if size == 0 and tensor_bytes([d for d in dims if d], dtype.itemsize) >= 1 << 63:
-        # empty, yet numpy cannot even describe it: its other dims multiply past int64
-        _refuse(f"{what} {describe(dims, _dtype_name(dtype))} is empty but its other dims multiply past 2^63, "
-                "more than any runtime can index", where, error)
+    if size == 0 and (other := tensor_bytes([d for d in dims if d], dtype.itemsize)) > limit:
+        # empty, yet its other dims still cost: kernels compute strides from them, and printing
+        # [10**12, 0] writes 10**12 "[]"; so they must fit as if the zero dims were ones
+        needed = "more than 16.0 EiB" if other >= 1 << 64 else format_bytes(other)
+        _refuse(f"{what} {describe(dims, _dtype_name(dtype))} is empty, but its other dims would take {needed}, "
+                f"over the limit of {format_bytes(limit)} (set {ENV} to change it)", where, error)
     if size > limit:
         # past 2^64 bytes graphrun-cc's unsigned product overflows, and says so: the same words here
         needed = "more than 16.0 EiB" if size >= 1 << 64 else format_bytes(size)

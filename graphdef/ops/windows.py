@@ -132,7 +132,8 @@ def padded(x, top, bottom, left, right, value=0):
     if not (top or bottom or left or right):
         return x
     n, h, w, c = x.shape
-    check_size((n, h + top + bottom, w + left + right, c), x.dtype)  # padding comes from attrs: may be huge
+    if n and c:  # padding comes from attrs: may be huge (with no batch or channels, nothing is allocated)
+        check_size((n, h + top + bottom, w + left + right, c), x.dtype)
     out = np.full((n, h + top + bottom, w + left + right, c), value, dtype=x.dtype)
     out[:, top:top + h, left:left + w, :] = x
     return out

@@ -8,6 +8,7 @@ import pytest
 import graphdef as tf
 from graphdef.framework import limits
 from graphdef.framework.errors import InvalidArgumentError, ResourceExhaustedError, UnimplementedError
+from tests.support.cc_helpers import fails as cc_fails
 from tests.support.cc_helpers import run_cc
 from tests.support.graphrun_helpers import fails, graphrun
 from graphdef.ops.control_flow import merge
@@ -49,14 +50,21 @@ def test_found_a_merge_with_two_live_inputs_fires_once():
 
 def test_found_shapes_beyond_yobibytes_and_empty_shapes_beyond_int64():
     assert limits.format_bytes(4 * (2 ** 32) ** 16) == "about 10^154 B"
-    with pytest.raises(ResourceExhaustedError, match=r"is empty but its other dims multiply past 2\^63"):
+    with pytest.raises(ResourceExhaustedError, match=r"is empty, but its other dims would take more than 16.0 EiB"):
         limits.check((2 ** 32, 2 ** 32, 0), np.float32, where="node 'z' (Fill)")
+    with pytest.raises(ResourceExhaustedError, match=r"\[1000000000000,0\] float32 is empty, but its other dims would "
+                                                     r"take 3.6 TiB, over the limit of"):
+        limits.check((10 ** 12, 0), np.float32, where="node 'z' (Fill)")
 
 
-def test_found_a_random_feed_of_an_empty_but_overflowing_shape(capsys, tmp_path):
+def test_found_a_random_feed_of_an_empty_but_overflowing_shape(capsys, tmp_path, runner):
     text = node("v", "Placeholder", dtype="type: DT_FLOAT") + node("y", "Identity", ["v"], T="type: DT_FLOAT")
     path = write_pbtxt(tmp_path, text, "v.pb")
-    fails(capsys, 2, path, "--random", "--shape", f"v={2 ** 32},{2 ** 32},0", mentions=["--shape v", "2^63"])
+    line = fails(capsys, 2, path, "--random", "--shape", f"v={2 ** 32},{2 ** 32},0",
+                 mentions=["--shape v: random value [4294967296,4294967296,0] float32 is empty, but its other dims "
+                           "would take more than 16.0 EiB"])
+    assert cc_fails(runner, 2, path, "--random", "--shape", f"v={2 ** 32},{2 ** 32},0") == \
+        "graphrun-cc" + line.removeprefix("graphrun").rstrip("\n")
 
 
 @pytest.mark.parametrize("op_type", ["AvgPool", "MaxPool"])
