@@ -120,19 +120,22 @@ def _with_gradients(build):
     def build_training(tf):
         feeds, out = build(tf)
         graph = tf.compat.v1.get_default_graph()
-        xs = [op.outputs[0] for op in graph.get_operations()
-              if op.type in ("Placeholder", "Const") and op.outputs[0].dtype.is_floating and op.name != "w/values"]
+        # the inputs a user would train: float placeholders and the top-level Consts (the embedding shards),
+        # not the constants TF's functions make inside their scopes
+        xs = [op.outputs[0] for op in graph.get_operations() if op.outputs and op.outputs[0].dtype.is_floating
+              and (op.type == "Placeholder" or (op.type == "Const" and "/" not in op.name)) and op.name != "w/values"]
         loss = tf.add_n([tf.reduce_sum(o * o) for o in out if o.dtype == tf.float32])
         return feeds, [g for g in tf.compat.v1.gradients(loss, xs) if g is not None]
     return build_training
 
 
 @pytest.mark.tf_oracle
-@pytest.mark.parametrize("build", [_embedding_lookup_sparse, _sparse_ops, _matrices_and_sequences],
-                         ids=["embedding_lookup_sparse", "sparse", "matrices"])
+@pytest.mark.parametrize("build", [_embedding_lookup_sparse, _sparse_ops, _matrices_and_sequences,
+                                   _segments_and_counts],
+                         ids=["embedding_lookup_sparse", "sparse", "matrices", "segments"])
 def test_tensorflow_made_training_graph_runs_with_tensorflows_answers(tf_oracle, tmp_path, build):
     graph_def, feeds, names, theirs = _tf_graph(tf_oracle, _with_gradients(build))
     held = {n.op for n in graph_def.node}
     assert held & {"SparseSegmentMeanGrad", "SparseSegmentSqrtNGrad", "InvertPermutation", "MatrixBandPart",
-                   "ReverseSequence"}, sorted(held)
+                   "ReverseSequence", "SegmentMax", "UnsortedSegmentProd"}, sorted(held)
     _run_everywhere(tmp_path, graph_def, feeds, names, theirs)
