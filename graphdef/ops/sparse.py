@@ -225,13 +225,11 @@ SPARSE_REORDER = define(
 # -- SparseReduceSum -------------------------------------------------------------------------------
 
 def _reduction_axes(axes, rank):
-    out = []
-    for a in np.ravel(axes):
-        a = int(a)
-        if not -rank <= a < rank:
-            raise ValueError(f"Invalid reduction dimension {a}, for input with {rank} dimensions.")
-        out.append(a % rank)
-    return sorted(set(out))
+    axes = np.asarray(axes).reshape(-1).astype(np.int64)  # vectorized: a fed list may be long
+    bad = np.flatnonzero((axes < -rank) | (axes >= rank))
+    if bad.size:
+        raise ValueError(f"Invalid reduction dimension {int(axes[bad[0]])}, for input with {rank} dimensions.")
+    return sorted(set(np.unique(axes % rank).tolist())) if rank else []
 
 
 def _sparse_reduce_sum(input_indices, input_values, input_shape, reduction_axes, *, keep_dims):
@@ -298,12 +296,10 @@ def _invert_permutation(x):
         raise ValueError(f"{int(x[bad[0]])} is not between 0 and {n}")
     out = np.full(n, -1, x.dtype)
     out[x] = np.arange(n, dtype=x.dtype)
-    if n and np.any(out < 0):
-        seen = np.zeros(n, bool)
-        for v in x.tolist():
-            if seen[v]:
-                raise ValueError(f"{v} is duplicated in the input.")
-            seen[v] = True
+    if n and np.any(out < 0):  # some value repeats: name the first repeated one, as TF does
+        order = np.argsort(x, kind="stable")
+        repeats = order[1:][x[order[1:]] == x[order[:-1]]]  # positions of second and later occurrences
+        raise ValueError(f"{int(x[repeats.min()])} is duplicated in the input.")
     return out
 
 
