@@ -143,7 +143,9 @@ _SPACE = frozenset(b" \t\n\v\f\r")  # C's isspace
 
 def _split_whitespace(text, maxsplit):
     """TF's rule: tokens between runs of whitespace; after maxsplit tokens, the rest (leading
-    whitespace skipped) is one more piece, even when it is empty."""
+    whitespace skipped) is one more piece, even when it is empty; maxsplit 0 keeps the string whole."""
+    if maxsplit == 0:
+        return [text]
     pieces, p, n = [], 0, len(text)
     while p < n and text[p] in _SPACE:
         p += 1
@@ -260,17 +262,22 @@ def _substrings(text, pos, length, unit):
     out = []
     for i, (s, p, n) in enumerate(zip(text_b.reshape(-1).tolist(), pos_b.reshape(-1).tolist(),
                                       len_b.reshape(-1).tolist())):
-        starts = _char_starts(s) if unit == "UTF8_CHAR" else None
-        size = len(s) if starts is None else len(starts)
-        if abs(p) > size:
-            raise InvalidArgumentError(f"pos {p} out of range for string b'{_shown(s)}' at index {i}")
+        if unit == "BYTE":
+            if abs(p) > len(s):
+                raise InvalidArgumentError(f"pos {p} out of range for string b'{_shown(s)}' at index {i}")
+            first = p + len(s) if p < 0 else p
+            out.append(s[first:] if n < 0 else s[first:first + n])  # a negative len reads to the end
+            continue
+        # TF's character walk: a negative len gives "" from a pos counted from the start, and is out of
+        # range from one counted from the end
+        starts = _char_starts(s)
+        size = len(starts)
+        if abs(p) > size or (p < 0 and n < 0):
+            raise InvalidArgumentError(f"pos {p} out of range for string at index {i}")
         first = p + size if p < 0 else p
-        last = size if n < 0 else min(size, first + n)
-        if starts is None:
-            out.append(s[first:last])
-        else:
-            bounds = starts + [len(s)]
-            out.append(s[bounds[first]:bounds[last]])
+        last = first if n < 0 else min(size, first + n)
+        bounds = starts + [len(s)]
+        out.append(s[bounds[first]:bounds[last]])
     return strings_like(text_b.shape, out)
 
 

@@ -21,6 +21,19 @@ from graphdef.ops.strings import as_array, check_string_bytes, strings_like
 _ESCAPES = {0x0A: b"\\n", 0x0D: b"\\r", 0x09: b"\\t", 0x22: b'\\"', 0x27: b"\\'", 0x5C: b"\\\\"}
 
 
+# Summaries are built as Latin-1 text, one character per byte, so a string's bytes >= 0x80 pass
+# through unchanged whether or not they are UTF-8, as in TF; text() turns one into a message.
+
+def _latin(text):
+    """An attr's text (template, message) as its UTF-8 bytes in the Latin-1 space of summaries."""
+    return (text.encode("utf-8") if isinstance(text, str) else bytes(text)).decode("latin-1")
+
+
+def text(summary):
+    """A summary as a message: its bytes read as UTF-8, any other byte shown \\xNN."""
+    return summary.encode("latin-1").decode("utf-8", "backslashreplace")
+
+
 def c_escape(s):
     """absl's Utf8SafeCEscape: named escapes, octal for other control bytes, bytes >= 0x80 kept."""
     out = bytearray()
@@ -31,7 +44,7 @@ def c_escape(s):
             out += b"\\%03o" % b
         else:
             out.append(b)
-    return out.decode("utf-8", "backslashreplace")
+    return out.decode("latin-1")
 
 
 def _float_text(value, digits):
@@ -137,7 +150,7 @@ def _assert(condition, *data, summarize):
     if condition.reshape(-1)[0]:
         return ()
     parts = [f"[{summarize_fn(as_array(d), summarize)}]" for d in data]
-    raise InvalidArgumentError("assertion failed: " + " ".join(parts))
+    raise InvalidArgumentError("assertion failed: " + text(" ".join(parts)))
 
 
 def summarize_fn(array, limit):
@@ -163,8 +176,8 @@ def _print(input, *data, message, first_n, summarize, node):  # noqa: A002 - TF'
         if seen >= first_n:
             return input
         _PRINTED[node] = seen + 1
-    text = message + "".join(f"[{summarize_fn(as_array(d), summarize)}]" for d in data)
-    sys.stderr.write(text + "\n")
+    line = text(_latin(message) + "".join(f"[{summarize_fn(as_array(d), summarize)}]" for d in data))
+    sys.stderr.write(line + "\n")
     sys.stderr.flush()
     return input
 
@@ -211,7 +224,7 @@ PRINT_V2 = define(
 # -- StringFormat and AsString ----------------------------------------------------------------------
 
 def _infer_format(ctx):
-    pieces = ctx.attrs["template"].split(ctx.attrs["placeholder"])
+    pieces = _latin(ctx.attrs["template"]).split(_latin(ctx.attrs["placeholder"]))
     if len(pieces) - 1 != len(ctx.inputs):
         raise ctx.error(f"num placeholders in template and num inputs must match: {len(pieces) - 1} vs. "
                         f"{len(ctx.inputs)}")
@@ -219,7 +232,7 @@ def _infer_format(ctx):
 
 
 def _string_format(*inputs, template, placeholder, summarize):
-    pieces = template.split(placeholder)
+    pieces = _latin(template).split(_latin(placeholder))
     if len(pieces) - 1 != len(inputs):
         raise InvalidArgumentError(f"num placeholders in template and num inputs must match: {len(pieces) - 1} vs. "
                                    f"{len(inputs)}")
@@ -228,7 +241,7 @@ def _string_format(*inputs, template, placeholder, summarize):
         array = as_array(array)
         out.append(summarize_v2(array, _dtype_of(array), summarize))
         out.append(piece)
-    return strings_like((), ["".join(out).encode("utf-8", "surrogateescape")])
+    return strings_like((), ["".join(out).encode("latin-1")])
 
 
 STRING_FORMAT = define(

@@ -43,7 +43,8 @@ def test_split_v2_sparse_outputs(tf_oracle):
     def build(tf):
         s = _strings(tf)
         outs = []
-        for sep, maxsplit in [(",", -1), (",", 1), ("", -1), ("", 1), ("b", -1), (",,", -1)]:
+        for sep, maxsplit in [(",", -1), (",", 1), (",", 0), ("", -1), ("", 1), ("", 0), ("", 2), ("b", -1),
+                              (",,", -1)]:
             outs += list(tf.raw_ops.StringSplitV2(input=s, sep=sep, maxsplit=maxsplit))
         outs += list(tf.raw_ops.StringSplit(input=s, delimiter=", ", skip_empty=True))
         outs += list(tf.raw_ops.StringSplit(input=s, delimiter=",", skip_empty=False))
@@ -58,8 +59,23 @@ def test_substr_bytes_and_characters(tf_oracle):
         return [tf.strings.substr(s, 1, 2), tf.strings.substr(s, -3, 2), tf.strings.substr(s, 0, 100),
                 tf.strings.substr(s, 2, -1), tf.strings.substr(s, [0, 1, 2], [1, 2, 3]),
                 tf.strings.substr(s, 1, 2, unit="UTF8_CHAR"), tf.strings.substr(s, -2, 5, unit="UTF8_CHAR"),
-                tf.strings.substr(tf.reshape(tf.concat([s, s], 0), [2, 3]), [0, 1, 1], [2, 2, 2])]
+                tf.strings.substr(tf.reshape(tf.concat([s, s], 0), [2, 3]), [0, 1, 1], [2, 2, 2]),
+                tf.strings.substr(s, 1, -2), tf.strings.substr(s, 1, -2, unit="UTF8_CHAR"),  # TF: "" for characters
+                tf.strings.substr(tf.constant(["ab\x80", "a\xffb"]), [1, -2], [1, 2], unit="UTF8_CHAR")]
     run_tf_graph_in_both(tf_oracle, build)
+
+
+# (TF cannot word a BYTE error on bytes that are not UTF-8: its own message fails to decode)
+@pytest.mark.parametrize("text, pos, length, unit", [(b"ab", 3, 1, "BYTE"), (b"ab", -3, 1, "BYTE"),
+                                                     (b"abc", -1, -1, "UTF8_CHAR"), (b"\xc3", 2, 1, "UTF8_CHAR")])
+def test_substr_out_of_range_is_tensorflows_error_in_both_units(tf_oracle, text, pos, length, unit):
+    with pytest.raises(tf_oracle.errors.InvalidArgumentError) as theirs:
+        tf_oracle.strings.substr(text, pos, length, unit=unit)
+    with graphdef.Graph().as_default():
+        out = graphdef.strings.substr(graphdef.constant(text), pos, length, unit=unit)
+        with graphdef.Session() as sess, pytest.raises(graphdef.errors.InvalidArgumentError) as ours:
+            sess.run(out)
+    assert str(ours.value) == _words(theirs.value)
 
 
 def test_substr_out_of_range_is_tensorflows_error(tf_oracle):
@@ -173,7 +189,8 @@ def test_string_format(tf_oracle):
                 tf.strings.format("{}", [tf.constant(1.25)]), tf.strings.format("{}", [tf.constant([True, False])]),
                 tf.strings.format("{}", [tf.constant([0.1, 1e-7, 3.0], tf.float32)]),
                 tf.strings.format("{}", [tf.constant([0.1, 2.0 / 3], tf.float64)]),
-                tf.strings.format("{}", [tf.constant("x")]), tf.strings.format("{}", [tf.zeros([0, 3])])]
+                tf.strings.format("{}", [tf.constant("x")]), tf.strings.format("{}", [tf.zeros([0, 3])]),
+                tf.strings.format("\u00e9{}", [tf.constant([b"\xff\x00", "\u00e9\x7f\\".encode()])])]
     run_tf_graph_in_both(tf_oracle, build)
 
 
