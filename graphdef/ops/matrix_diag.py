@@ -85,11 +85,13 @@ def _diag_part(input, k, padding_value, *, align):  # noqa: A002 - TF's name
     lower, upper, ranged = _band(k)
     rows, cols = x.shape[-2:]
     _check_band(lower, upper, rows, cols)
-    (pr, pc, mr, mc), width = _positions(lower, upper, rows, cols, align)
+    width = _max_length(lower, upper, rows, cols)
     shape = x.shape[:-2] + (upper - lower + 1, max(width, 0))
     check_size(shape, x.dtype)
     out = np.full(shape, padding_value, x.dtype)
-    out[..., pr, pc] = x[..., mr, mc]
+    if out.size and x.size:  # positions are as many as the band's elements: none to place, none to list
+        (pr, pc, mr, mc), _ = _positions(lower, upper, rows, cols, align)
+        out[..., pr, pc] = x[..., mr, mc]
     return out if ranged else out.reshape(x.shape[:-2] + (max(width, 0),))
 
 
@@ -165,9 +167,10 @@ def _matrix_diag(diagonal, k, num_rows, num_cols, padding_value, *, align):
     batch = diag.shape[:-2] if ranged else diag.shape[:-1]
     check_size(batch + (rows, cols), diag.dtype)
     out = np.full(batch + (rows, cols), padding_value, diag.dtype)
-    (pr, pc, mr, mc), width = _positions(lower, upper, rows, cols, align)
-    packed = diag if ranged else diag[..., None, :]
-    out[..., mr, mc] = packed[..., pr, pc]
+    if out.size and diag.size:
+        (pr, pc, mr, mc), _ = _positions(lower, upper, rows, cols, align)
+        packed = diag if ranged else diag[..., None, :]
+        out[..., mr, mc] = packed[..., pr, pc]
     return out
 
 
@@ -216,9 +219,10 @@ def _set_diag(input, diagonal, k, *, align):  # noqa: A002 - TF's name
                          f"is not equal to the longests diagonal in range [lower_diag_index:upper_diag_index]. "
                          f"diagonal {show(diag.shape)}, expected {show(expected)}")
     out = x.copy()
-    (pr, pc, mr, mc), _ = _positions(lower, upper, rows, cols, align)
-    packed = diag if ranged else diag[..., None, :]
-    out[..., mr, mc] = packed[..., pr, pc]
+    if out.size and diag.size:
+        (pr, pc, mr, mc), _ = _positions(lower, upper, rows, cols, align)
+        packed = diag if ranged else diag[..., None, :]
+        out[..., mr, mc] = packed[..., pr, pc]
     return out
 
 

@@ -222,7 +222,7 @@ def _combined_nms(boxes, scores, max_output_size_per_class, max_total_size, iou_
     check_size((batch, size, 4), F32)
     out_boxes, out_scores = np.zeros((batch, size, 4), F32), np.zeros((batch, size), F32)
     out_classes, valid = np.zeros((batch, size), F32), np.zeros(batch, np.int32)
-    for b in range(batch):
+    for b in range(batch if num_boxes and classes else 0):  # no boxes: nothing to select, however many
         found = []  # (score, class, box index) of every class's survivors
         for c in range(classes):
             kept, kept_scores = select(boxes[b, :, c if q > 1 else 0], scores[b, :, c], min(per_class, num_boxes),

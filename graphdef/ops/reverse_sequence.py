@@ -25,16 +25,18 @@ def _reverse_sequence(input, seq_lengths, *, seq_dim, batch_dim):  # noqa: A002 
     if lengths.shape[0] != x.shape[batch_dim]:
         raise ValueError(f"Length of seq_lengths != input.dims({batch_dim}), ({lengths.shape[0]} vs. "
                          f"{x.shape[batch_dim]})")
-    for b, n in enumerate(lengths):
-        if n < 0:
-            raise ValueError(f"seq_lens({b}) < 0")
-        if n > x.shape[seq_dim]:
-            raise ValueError(f"seq_lens({b}) > input.dims({seq_dim})")
-    out = x.copy()
-    moved, source = np.moveaxis(out, (batch_dim, seq_dim), (0, 1)), np.moveaxis(x, (batch_dim, seq_dim), (0, 1))
-    for b, n in enumerate(lengths.tolist()):
-        moved[b, :n] = source[b, :n][::-1]
-    return out
+    bad = np.flatnonzero((lengths < 0) | (lengths > x.shape[seq_dim]))
+    if bad.size:
+        b = int(bad[0])
+        raise ValueError(f"seq_lens({b}) < 0" if lengths[b] < 0 else f"seq_lens({b}) > input.dims({seq_dim})")
+    # step t of batch entry b reads step n_b - 1 - t below n_b, else t: one gather along the sequence
+    steps = np.arange(x.shape[seq_dim], dtype=np.int64)[None, :]
+    n = lengths.astype(np.int64)[:, None]
+    source = np.where(steps < n, n - 1 - steps, steps)                    # [batch, seq]
+    moved = np.moveaxis(x, (batch_dim, seq_dim), (0, 1))
+    index = source.reshape(source.shape + (1,) * (moved.ndim - 2))
+    out = np.take_along_axis(moved, np.broadcast_to(index, moved.shape), axis=1)
+    return np.ascontiguousarray(np.moveaxis(out, (0, 1), (batch_dim, seq_dim)))
 
 
 def _infer(ctx):

@@ -34,6 +34,12 @@ def _first_occurrences(rows):
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size)
         return first[order], rank[inverse.reshape(-1)]
+    if rows.dtype.kind in "biu":  # exact values: np.unique over whole rows, first occurrences as above
+        _, first, inverse = np.unique(rows, axis=0, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        return first[order], rank[inverse.reshape(-1)]
     seen, first, idx = {}, [], np.empty(len(rows), np.int64)
     for i, row in enumerate(rows):
         key = tuple(row.tolist()) if rows.ndim > 1 else row  # a NaN is a new float each time: never equal
@@ -52,7 +58,11 @@ def _unique(x, axis, out_idx):
         first, idx = _first_occurrences(x)
         return x[first], idx.astype(out_idx.np), np.bincount(idx, minlength=first.size).astype(out_idx.np)
     moved = np.moveaxis(x, axis, 0)
-    first, idx = _first_occurrences(moved.reshape(moved.shape[0], -1) if moved.ndim > 1 else moved)
+    n, width = moved.shape[0], int(np.prod(moved.shape[1:], dtype=np.int64))
+    if moved.ndim > 1 and width == 0:  # slices with no elements are all equal
+        first, idx = np.zeros(min(n, 1), np.int64), np.zeros(n, np.int64)
+    else:
+        first, idx = _first_occurrences(moved.reshape(n, width) if moved.ndim > 1 else moved)
     y = np.moveaxis(moved[first], 0, axis)
     return y, idx.astype(out_idx.np), np.bincount(idx, minlength=first.size).astype(out_idx.np)
 

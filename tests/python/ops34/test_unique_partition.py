@@ -262,3 +262,21 @@ def test_in_top_k_with_lying_shapes_is_refused(tmp_path):
     check_refused(tmp_path, _graph("InTopKV2", 3, [tf.float32, tf.int32, tf.int32]),
                   {"in0": np.ones((2, 4), np.float32), "in1": np.int32([1]), "in2": np.int32(1)}, "z",
                   "First dimension of predictions 2 must match length of targets 1")
+
+
+@pytest.mark.tf_oracle
+def test_unique_v2_of_slices_with_no_elements_matches_tensorflow(tf_oracle):
+    def make():
+        x = tf.placeholder(tf.int32, [5, 0], name="x")
+        f = tf.placeholder(tf.float32, [4, 0, 2], name="f")
+        return [*tf.raw_op("UniqueV2", x, np.int64([0])), *tf.raw_op("UniqueV2", f, np.int64([2]))]
+    run_both(tf_oracle, make, {"x": np.zeros((5, 0), np.int32), "f": np.zeros((4, 0, 2), np.float32)})
+
+
+def test_many_empty_rows_are_not_a_python_loop():
+    """10^6 slices of no elements: one answer at once, not a step per slice."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    y, idx = up.UNIQUE_V2.kernel(np.zeros((10 ** 6, 0), np.float32), np.int64([0]), out_idx=tf.int32)
+    assert y.shape == (1, 0) and not idx.any() and idx.shape == (10 ** 6,)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_utime - before < 1.0
