@@ -12,7 +12,8 @@ from graphdef.framework import dtypes
 from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import EXACT_BUT_ZERO_SIGN, tensor_ulps
 from graphdef.framework.shapes import TensorShape, show
-from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, constant_value, convert_to_tensor, define
+from graphdef.ops.registry import (NOT_DIFFERENTIABLE, Attr, build, constant_value, convert_to_tensor, define,
+                                   lookup)
 from graphdef.framework.graph import name_scope
 from graphdef.ops.manip import const_ints
 from graphdef.ops import array as array_ops
@@ -200,7 +201,7 @@ def _min_or_max_grad(op, g):
     if unsorted:
         gathered, clipped, positive = _gather_drop_negatives(op.outputs[0], ids)
         selected = compare_ops.logical_and(compare_ops.equal(data, gathered), positive)
-        num = unsorted_segment_sum_of(math_ops.cast(selected, g.dtype), ids, op.inputs[2])
+        num = slicing.unsorted_segment_sum(math_ops.cast(selected, g.dtype), ids, op.inputs[2])
         weighted, _, _ = _gather_drop_negatives(g / num, None, clipped, positive)
         return [compare_ops.select_v2(selected, weighted, array_ops.zeros_like(weighted)), None, None]
     selected = compare_ops.equal(data, slicing.gather(op.outputs[0], ids))
@@ -220,7 +221,7 @@ def _prod_grad(op, g):
     is_zero = compare_ops.equal(data, zero)
     zeros_int = math_ops.cast(is_zero, dtypes.int32)
     if unsorted:
-        num_zeros = unsorted_segment_sum_of(zeros_int, ids, op.inputs[2])
+        num_zeros = slicing.unsorted_segment_sum(zeros_int, ids, op.inputs[2])
     else:
         num_zeros = segment_sum(zeros_int, ids)
     g = compare_ops.select_v2(compare_ops.greater(num_zeros, array_ops.constant(1, dtype=dtypes.int32)),
@@ -464,22 +465,20 @@ for _kind, _what in (("Sum", "1"), ("Mean", "1 / count"), ("SqrtN", "1 / sqrt(co
 
 def _sorted_builder(type_name, default_name):
     def segment(data, segment_ids, name=None):
-        return build(type_name, [data, segment_ids], name=name, default_name=default_name).outputs[0]
+        return build(type_name, [data, segment_ids], name=name, default_name=type_name).outputs[0]
     segment.__name__ = default_name
-    segment.__doc__ = f"tf.math.{default_name}: {REGISTRY_DOC[type_name]}"
+    segment.__doc__ = f"tf.math.{default_name}: {lookup(type_name).doc}"
     return segment
 
 
 def _unsorted_builder(type_name, default_name):
     def segment(data, segment_ids, num_segments, name=None):
-        return build(type_name, [data, segment_ids, num_segments], name=name, default_name=default_name).outputs[0]
+        return build(type_name, [data, segment_ids, num_segments], name=name, default_name=type_name).outputs[0]
     segment.__name__ = default_name
-    segment.__doc__ = f"tf.math.{default_name}: {REGISTRY_DOC[type_name]}"
+    segment.__doc__ = f"tf.math.{default_name}: {lookup(type_name).doc}"
     return segment
 
 
-REGISTRY_DOC = {d.type: d.doc for d in (SEGMENT_SUM, SEGMENT_MEAN, SEGMENT_MAX, SEGMENT_MIN, SEGMENT_PROD,
-                                        UNSORTED_SEGMENT_MAX, UNSORTED_SEGMENT_MIN, UNSORTED_SEGMENT_PROD)}
 segment_sum = _sorted_builder("SegmentSum", "segment_sum")
 segment_mean = _sorted_builder("SegmentMean", "segment_mean")
 segment_max = _sorted_builder("SegmentMax", "segment_max")
@@ -488,10 +487,6 @@ segment_prod = _sorted_builder("SegmentProd", "segment_prod")
 unsorted_segment_max = _unsorted_builder("UnsortedSegmentMax", "unsorted_segment_max")
 unsorted_segment_min = _unsorted_builder("UnsortedSegmentMin", "unsorted_segment_min")
 unsorted_segment_prod = _unsorted_builder("UnsortedSegmentProd", "unsorted_segment_prod")
-
-
-def unsorted_segment_sum_of(data, segment_ids, num_segments):
-    return slicing.unsorted_segment_sum(data, segment_ids, num_segments)
 
 
 def _sparse_builder(base, default_name):
