@@ -256,13 +256,14 @@ def _fingerprint(data, method):
     if x.ndim == 0:
         raise InvalidArgumentError("`data` should have at least one dimension")
     n = x.shape[0]
+    width = int(np.prod(x.shape[1:], dtype=np.int64))
     if x.dtype.kind == "O":  # each string fingerprinted; a row of several, the fingerprint of theirs
-        flat = x.reshape(n, -1)
-        if flat.shape[1] == 1:
-            return _row_fingerprints(flat.reshape(-1).tolist())
+        flat = x.reshape(n, width)
+        if width == 1 or n == 0:
+            return _row_fingerprints(flat.reshape(-1).tolist()).reshape(n, 8)
         each = _row_fingerprints(flat.reshape(-1).tolist()).reshape(n, -1)
         return _row_fingerprints([row.tobytes() for row in each]).reshape(n, 8)
-    rows = np.ascontiguousarray(x.astype(x.dtype.newbyteorder("<"), copy=False)).reshape(n, -1).view(np.uint8)
+    rows = np.ascontiguousarray(x.astype(x.dtype.newbyteorder("<"), copy=False)).reshape(n, width).view(np.uint8)
     return _row_fingerprints([row.tobytes() for row in rows]).reshape(n, 8)
 
 
