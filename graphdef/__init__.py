@@ -57,6 +57,7 @@ from graphdef import saved_model  # noqa: E402  (tf.saved_model: SavedModel expo
 from graphdef import strings  # noqa: E402  (tf.strings)
 from graphdef.ops.strings_print import Assert, Print, print_v2 as print  # noqa: E402, A004  (tf.Assert, tf.Print, tf.print)
 from graphdef.ops.strings_hash import fingerprint  # noqa: E402  (tf.fingerprint)
+from graphdef.strings import string_split  # noqa: E402  (TF1's tf.string_split)
 from graphdef._proto.graph_pb2 import GraphDef, NodeDef  # noqa: E402  (tf.GraphDef, as TF1 code parses .pb files)
 # TF1's top-level names of the segment, unique, partition, stitch, sparse, sequence and diagonal ops
 from graphdef.ops.segments import (segment_max, segment_mean, segment_min, segment_prod, segment_sum,  # noqa: E402

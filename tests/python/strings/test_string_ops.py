@@ -9,7 +9,7 @@ import pytest
 
 import graphdef
 from graphdef.ops.strings_hash import fingerprint64
-from tests.python.strings.oracle import run_ours_in_both, run_tf_graph_in_both
+from tests.python.strings.oracle import assert_same, run_ours_in_both, run_tf_graph_in_both
 from tests.support.op_oracle import tf_oracle  # noqa: F401 - a fixture, taken by name
 
 pytestmark = pytest.mark.tf_oracle
@@ -238,8 +238,23 @@ def test_our_builders_make_graphs_tensorflow_runs_alike(tf_oracle):
                 tf.strings.substr(s, 0, 2), tf.strings.regex_replace(s, "o", "0"),
                 tf.strings.regex_replace(s, tf.constant("l+"), tf.constant("L")), tf.strings.to_hash_bucket_fast(s, 7),
                 tf.strings.upper(s), tf.strings.as_string(tf.constant([2.5])), tf.strings.format("{}", [s]),
-                *tf.strings.split(s, ","), tf.strings.to_number(tf.constant(["4"]), tf.int32)]
+                tf.strings.to_number(tf.constant(["4"]), tf.int32)]
     run_ours_in_both(tf_oracle, build)
+
+
+def test_split_gives_a_sparse_tensor_that_densifies_as_in_tensorflow(tf_oracle):
+    words = ["a b  c", "", "d,e"]
+    tf1 = tf_oracle.compat.v1
+    theirs = [tf1.sparse.to_dense(tf1.strings.split(words, sep=" "), default_value=b"-"),
+              tf1.sparse.to_dense(tf1.string_split(words, delimiter=" ,"), default_value=b"-")]
+    with graphdef.Graph().as_default():
+        ours_t = [graphdef.sparse_tensor_to_dense(graphdef.strings.split(words, sep=" "), default_value="-"),
+                  graphdef.sparse_tensor_to_dense(graphdef.strings.string_split(words, delimiter=" ,"),
+                                                  default_value="-")]
+        with graphdef.Session() as sess:
+            ours = sess.run(ours_t)
+    for o, t in zip(ours, theirs):
+        assert_same(o, t.numpy(), "split")
 
 
 def test_fingerprint_of_strings_and_numbers(tf_oracle):
