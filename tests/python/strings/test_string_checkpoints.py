@@ -109,3 +109,19 @@ def test_a_tf2_saved_model_with_string_functions_runs_in_graphrun(tf_oracle, tmp
     assert cli.main([export, "--feed", "words=[]"]) == 4
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "assertion failed: [no words] [Condition x > y did not hold element-wise:]" in err
+
+
+def test_tensorflow_runs_our_saved_model_with_string_inputs_and_variables(tf_oracle, tmp_path):
+    export = str(tmp_path / "ours")
+    with gd.Graph().as_default():
+        words = gd.placeholder(gd.string, [None], name="words")
+        prefix = gd.Variable(gd.constant(["<", ">"]), name="prefix")
+        tagged = gd.identity(gd.strings.join([prefix[0], gd.strings.upper(words), prefix[1]]), name="tagged")
+        with gd.Session() as sess:
+            sess.run(gd.global_variables_initializer())
+            gd.saved_model.simple_save(sess, export, {"words": words}, {"tagged": tagged})
+    tf1 = tf_oracle.compat.v1
+    with tf1.Graph().as_default(), tf1.Session() as sess:
+        tf1.saved_model.loader.load(sess, [tf1.saved_model.SERVING], export)
+        got = sess.run("tagged:0", {"words:0": [b"ab", b"\xc3\xa9"]})
+    assert got.tolist() == [b"<AB>", b"<\xc3\xa9>"]
