@@ -1,6 +1,7 @@
 """graphrun's --feed NAME=VALUE and --feeds FILE.npz: find the placeholder, read the value, convert it.
 
-Values are parsed, never evaluated: `@path` and .npz archives are read with
+Values are parsed, never evaluated (a string may be given as {"b64": "..."} for bytes that are not
+UTF-8, as TF Serving's REST API and --json write them): `@path` and .npz archives are read with
 numpy.load(allow_pickle=False), anything else with json.loads. The conversion to the
 placeholder's dtype refuses to change a value (1.5 into int32, 300 into uint8, true into
 float32) rather than silently casting, and the shape must be compatible with the
@@ -8,6 +9,8 @@ placeholder's. Every message starts with a label naming the flag that gave the v
 ("--feed x", "--feeds data.npz: 'x'").
 """
 
+import base64
+import binascii
 import json
 import math
 import os
@@ -178,13 +181,34 @@ def _from_json(text, label):
     except (ValueError, RecursionError) as e:
         raise FeedError(f"{label}: cannot parse {_clip(text)!r} as JSON ({_one_line(e)}); "
                         "give a number, true/false, a nested array, or @file.npy") from None
+    try:
+        parsed = _b64_objects(parsed, label)
+    except RecursionError:
+        parsed = None  # deeper than Python's stack: refused below as not an array
     grid, kinds = _grid(parsed)
-    if grid is not None and kinds == {str}:
+    if grid is not None and kinds and kinds <= {str, bytes}:
         return _strings(grid, label)
     if grid is None or not kinds <= {bool, int, float}:
         raise FeedError(f"{label}: {_clip(text)!r} is not a number, true/false, a string, "
                         "or a rectangular nested array of one kind of them")
     return _typed(grid, kinds, label)
+
+
+def _b64_objects(parsed, label):
+    """{"b64": "..."} objects (TF Serving's REST form of bytes, as --json writes bytes that are not
+    UTF-8) replaced by their bytes; any other object is refused."""
+    if isinstance(parsed, list):
+        return [_b64_objects(item, label) for item in parsed]
+    if not isinstance(parsed, dict):
+        return parsed
+    encoded = parsed.get("b64")
+    if set(parsed) != {"b64"} or not isinstance(encoded, str):
+        raise FeedError(f"{label}: a JSON object in a feed must be {{\"b64\": \"<base64>\"}} (bytes), got "
+                        f"{_clip(json.dumps(parsed))}")
+    try:
+        return base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        raise FeedError(f"{label}: {_clip(encoded)!r} is not base64") from None
 
 
 def _grid(parsed):

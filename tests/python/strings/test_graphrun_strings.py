@@ -79,3 +79,24 @@ def test_an_npy_of_objects_is_never_unpickled(capsys, model, tmp_path):
     np.save(tmp_path / "o.npy", np.array(["a", b"b"], dtype=object), allow_pickle=True)
     fails(capsys, 2, model, "--feed", f"x=@{tmp_path / 'o.npy'}", "--fetch", "joined",
           mentions=["holds Python objects", "is ever unpickled"])
+
+
+def test_json_output_feeds_back_as_the_same_bytes(capsys, model, tmp_path):
+    raw = [b"\x00\xff", "\u00e9".encode(), b"\x1b[2J", b""]
+    np.save(tmp_path / "x.npy", np.array(raw, dtype="S"))
+    first = json.loads(ok(capsys, model, "--feed", f"x=@{tmp_path / 'x.npy'}", "--fetch", "joined", "--json"))
+    values = first["outputs"][0]["values"][:-1]  # without the graph's own "k"
+    assert {"b64": "AP8="} in values
+    again = json.loads(ok(capsys, model, "--feed", "x=" + json.dumps(values), "--fetch", "joined", "--json"))
+    assert again["outputs"][0]["values"] == first["outputs"][0]["values"]
+
+
+@pytest.mark.parametrize("feed, words", [
+    ('x=[{"b64": "/wA"}]', "'/wA' is not base64"),
+    ('x=[{"b64": "AP8=", "x": 1}]', 'a JSON object in a feed must be {"b64": "<base64>"} (bytes)'),
+    ('x=[{"b64": 5}]', 'a JSON object in a feed must be {"b64": "<base64>"}'),
+    ('x=[{"b64": "AP8="}, 1]', "not a number, true/false, a string"),
+    ("x=" + "[" * 5000 + "]" * 5000, "x:"),
+])
+def test_a_bad_b64_feed_is_one_line(capsys, model, feed, words):
+    fails(capsys, 2, model, "--feed", feed, "--fetch", "joined", mentions=[words])
