@@ -13,7 +13,7 @@ from tests.support.graphrun_helpers import fails, save_model
 from tests.support.op_oracle import tf_oracle  # noqa: F401 - a fixture
 
 REFUSED = [(0, 3, 3, 4), (3, 0, 3, 4), (0, 0, 3, 1)]
-# (op, input shape, filter shape) whose output TensorFlow computes
+# (op, input shape, filter shape) whose output TensorFlow's reference kernels compute
 COMPUTED = [
     ("Conv2D", (1, 5, 5, 3), (3, 3, 3, 0)),
     ("Conv2D", (0, 5, 5, 3), (3, 3, 3, 4)),
@@ -60,13 +60,17 @@ def test_tensorflow_refuses_the_same_filters(tf_oracle):
                                      strides=[1, 1, 1, 1], padding="SAME")
 
 
-@pytest.mark.tf_oracle
 @pytest.mark.parametrize("op, x_shape, f_shape", COMPUTED)
-def test_empty_filters_inputs_and_outputs_give_tensorflows_answer(runner, tmp_path, tf_oracle, op, x_shape, f_shape):
+def test_empty_filters_inputs_and_outputs_give_zeros_or_nothing(runner, tmp_path, op, x_shape, f_shape):
+    """TF's reference kernels answer these (its oneDNN kernels, which a TF build may use instead,
+    refuse more of them): SAME at stride 1 keeps N, H and W, and a sum over an empty filter, or
+    an output with no elements, is zeros; so the oracle is the shape worked out here."""
+    n, h, w, c = x_shape
+    out_channels = f_shape[3] if op == "Conv2D" else c * f_shape[3]
+    want = np.zeros((n, h, w, out_channels), np.float32)
     rng = np.random.default_rng(7)
     x = rng.standard_normal(x_shape).astype(np.float32)
     f = rng.standard_normal(f_shape).astype(np.float32)
-    want = getattr(tf_oracle.raw_ops, op)(input=x, filter=f, strides=[1, 1, 1, 1], padding="SAME").numpy()
     args = _args(tmp_path, op, x, f)
     graph = tf.Graph()
     with graph.as_default():
@@ -76,4 +80,4 @@ def test_empty_filters_inputs_and_outputs_give_tensorflows_answer(runner, tmp_pa
     (got_cc,) = cc_outputs(runner, *args).values()
     for got in (got_session, got_cc):
         assert got.shape == want.shape
-        np.testing.assert_array_equal(got, want)  # all zeros or empty: exact
+        np.testing.assert_array_equal(got, want)  # zeros or empty: exact
