@@ -12,6 +12,7 @@ import graphdef
 from graphdef._proto import graph_pb2
 from graphdef.framework.numerics import Tolerance, combined
 from graphdef.ops import REGISTRY
+from graphdef.ops.cc_pending import cc_pending
 from graphdef.ops.registry import numerics_of
 from graphdef.wire.serialize import load
 from tests.support.cc_helpers import listed_kernels, run_cc
@@ -123,15 +124,24 @@ def ops_in_cases():
     return found
 
 
+def _string_ops_awaiting_cases():
+    """The string ops: their cases come with graphrun-cc's string tensors (issue 34); until then
+    tests/python/strings checks each against TensorFlow in the Python runtimes."""
+    return {op for op in cc_pending() if REGISTRY[op].module.startswith("graphdef.ops.strings")}
+
+
 def test_every_registered_op_is_in_a_case():
-    missing = sorted(set(REGISTRY) - ops_in_cases())
+    missing = sorted(set(REGISTRY) - ops_in_cases() - _string_ops_awaiting_cases())
     assert not missing, f"ops in graphdef.ops.REGISTRY with no conformance case: {', '.join(missing)}"
 
 
 def test_every_registered_op_has_a_cc_kernel(cc_runner):
-    kernels = listed_kernels(cc_runner)
-    missing = sorted(set(REGISTRY) - kernels)
+    """Every one but those graphdef.ops.cc_pending lists, which graphrun-cc must not have yet."""
+    kernels, pending = listed_kernels(cc_runner), cc_pending()
+    missing = sorted(set(REGISTRY) - kernels - pending)
     assert not missing, f"ops in graphdef.ops.REGISTRY with no C++ kernel: {', '.join(missing)}"
+    landed = sorted(pending & kernels)
+    assert not landed, f"ops with a C++ kernel still listed in graphdef.ops.cc_pending: {', '.join(landed)}"
 
 
 # -- training across runtimes ---------------------------------------------------------------

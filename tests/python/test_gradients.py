@@ -10,6 +10,7 @@ import pytest
 import graphdef as tf
 from graphdef.ops import REGISTRY
 from graphdef.ops.registry import NOT_DIFFERENTIABLE
+from tests.python.ops34.gradient_rows import ROWS as OPS34_ROWS
 
 RNG_SEED = 0
 
@@ -181,6 +182,7 @@ def _smooth_unary_rows():
     return rows
 
 
+TABLE.update(OPS34_ROWS)
 TABLE.update(_smooth_unary_rows())
 
 

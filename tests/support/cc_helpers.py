@@ -11,6 +11,7 @@ import numpy as np
 
 from graphdef._proto import graph_pb2
 from graphdef.ops import REGISTRY
+from graphdef.ops.cc_pending import cc_pending
 from tests.conformance.replay import from_json_output
 
 
@@ -34,8 +35,9 @@ DTYPES = {
 }
 
 
-# every op the registry defines, and nothing else (tests/python/ops/test_schema.py compares their signatures)
-KERNELS = sorted(REGISTRY)
+# every op the registry defines but those whose kernel is pending, and nothing else
+# (tests/python/ops/test_schema.py compares their signatures)
+KERNELS = sorted(set(REGISTRY) - cc_pending())
 
 
 def dtype_enum(dtype):

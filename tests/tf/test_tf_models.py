@@ -23,6 +23,7 @@ import graphdef
 from graphdef._proto import graph_pb2
 from graphdef.graph_util import extract_sub_graph
 from graphdef.ops import REGISTRY
+from graphdef.ops.cc_pending import cc_pending
 from graphdef.wire.serialize import load
 from tests.support.cc_helpers import listed_kernels, run_cc
 from tests.conformance import replay
@@ -105,7 +106,10 @@ def test_the_models_cover_the_registry():
     """Every op an inference graph can hold appears in a TensorFlow-made file: the zoo here, or a
     real model of tests/real_models/ (control flow, attention, detection, in their functions too).
 
-    Stateful ops (variables and their updates) cannot survive freezing, so they are exempt.
+    Stateful ops (variables and their updates) cannot survive freezing, so they are exempt. So are
+    the ops graphrun-cc has no kernel for yet (graphdef.ops.cc_pending): the zoo runs every model in
+    every runtime, and they join it with their kernels; until then tests/python/ops34 and
+    tests/python/strings run TensorFlow-built graphs of them in the Python runtimes.
     A new op in the registry fails this until it joins the zoo in tests/tf_models/zoo.py.
     """
     seen = set()
@@ -115,7 +119,8 @@ def test_the_models_cover_the_registry():
         graph_def = graph_pb2.GraphDef.FromString(path.read_bytes())
         seen.update(node.op for node in graph_def.node)
         seen.update(node.op for function in graph_def.library.function for node in function.node_def)
-    missing = sorted(op for op, opdef in REGISTRY.items() if not opdef.stateful and op not in seen)
+    pending = cc_pending()
+    missing = sorted(op for op, opdef in REGISTRY.items() if not opdef.stateful and op not in seen | pending)
     assert not missing, (f"registry ops no TensorFlow-made model holds: {', '.join(missing)}; add them to "
                          f"build_zoo in tests/tf_models/zoo.py and run `{REGENERATE}`")
 

@@ -1,0 +1,24 @@
+"""Ops the Python runtimes run whose graphrun-cc kernel is not written yet.
+
+Issue 34's op families land in Python first. graphrun-cc refuses a graph that needs one of
+them as it refuses any op it has no kernel for ("no kernel for StringJoin (node)"), and the
+tests hold its kernel list to the registry less these ops, exactly: a kernel that lands must
+leave this list, and an op added without a kernel must join it.
+"""
+
+from graphdef.ops.registry import REGISTRY
+
+# every op these modules define
+PENDING_MODULES = frozenset({
+    "graphdef.ops.segments", "graphdef.ops.unique_partition", "graphdef.ops.div_in_top_k", "graphdef.ops.sparse",
+    "graphdef.ops.matrix_diag", "graphdef.ops.reverse_sequence",
+    "graphdef.ops.strings", "graphdef.ops.strings_hash", "graphdef.ops.strings_print", "graphdef.ops.strings_reduce",
+    "graphdef.ops.strings_regex",
+})
+# and these, defined beside ops graphrun-cc has
+PENDING_OPS = frozenset({"CombinedNonMaxSuppression"})
+
+
+def cc_pending():
+    """The registered ops graphrun-cc has no kernel for yet."""
+    return {op for op, opdef in REGISTRY.items() if opdef.module in PENDING_MODULES or op in PENDING_OPS}
