@@ -25,7 +25,7 @@ from graphdef.framework import limits
 from graphdef.framework.text_escape import escape_controls
 from graphdef.framework.errors import OpError, ResourceExhaustedError
 from graphdef.wire.model_file import output_names
-from graphdef.client.output_format import format_json, format_shape, format_text, too_large_to_print
+from graphdef.client.output_format import dtype_name, format_json, format_shape, format_text, too_large_to_print
 from graphdef.optimize.at_load import load_with_graph_def
 from graphdef.wire.serialize import GraphFileError
 from graphdef.client import runtime
@@ -249,10 +249,10 @@ def _write_out(args, outputs):
         raise Failure(EXIT_USAGE, str(e)) from None
     if args.json:
         import json
-        entries = [{"name": name, "dtype": value.dtype.name, "shape": list(value.shape), "file": path}
+        entries = [{"name": name, "dtype": dtype_name(value), "shape": list(value.shape), "file": path}
                    for name, value, path in written]
         return json.dumps({"outputs": entries}) + "\n"
-    return "".join(f"{name} {value.dtype.name} {format_shape(value.shape)} -> {path}\n"
+    return "".join(f"{name} {dtype_name(value)} {format_shape(value.shape)} -> {path}\n"
                    for name, value, path in written)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from graphdef.graphrun import cli, feed_options
 from graphdef.graphrun.engines import ENGINES, EngineError, EngineMissing, Job, run_engine
-from graphdef.client.output_format import format_shape, format_value
+from graphdef.client.output_format import dtype_name, format_shape, format_value
 
 DESCRIPTION = ("Run a GraphDef with the same feeds in several engines and check that their outputs "
                "agree within --atol/--rtol; ends with a PASSED or FAILED line.")
@@ -153,7 +153,7 @@ def compare(fetches, engines, results, atol, rtol, allow_nonfinite=False):
 
 
 def _describe(fetch, engine, value):
-    row = {"output": fetch, "engine": engine, "dtype": value.dtype.name, "shape": list(value.shape),
+    row = {"output": fetch, "engine": engine, "dtype": dtype_name(value), "shape": list(value.shape),
            "max_abs_err": None, "max_rel_err": None, "nan": 0, "inf": 0}
     if value.dtype.kind == "f":
         row["nan"] = int(np.isnan(value).sum())
@@ -170,7 +170,7 @@ def _nonfinite_problem(row, allow_nonfinite):
 def _check(row, value, ref, atol, rtol):
     """Fills the error columns; returns why `value` does not agree with `ref`, or None."""
     if value.dtype != ref.dtype:
-        return f"dtype {value.dtype.name}, the reference has {ref.dtype.name}"
+        return f"dtype {dtype_name(value)}, the reference has {dtype_name(ref)}"
     if value.shape != ref.shape:
         return f"shape {format_shape(value.shape)}, the reference has {format_shape(ref.shape)}"
     abs_err, rel_err, agree = errors(value, ref, atol, rtol)

@@ -9,6 +9,7 @@ that is still unfed, with its static shape and the --shape overrides.
 from graphdef.client import feeds as feeding
 from graphdef.framework import limits
 from graphdef.client.feeds import FeedError
+from graphdef.client.output_format import dtype_name
 from graphdef.framework.random_feeds import drawable, random_value
 from graphdef.framework.shapes import show
 
@@ -66,7 +67,7 @@ class FedValues:
         """`x float32 [8,784] random (seed 0), k int32 [] --feed`: how reports list the feeds."""
         if not self.values:
             return "none"
-        return ", ".join(f"{t.op.name} {v.dtype.name} {show(v.shape)} {self.sources[t]}"
+        return ", ".join(f"{t.op.name} {dtype_name(v)} {show(v.shape)} {self.sources[t]}"
                          for t, v in self.values.items())
 
 

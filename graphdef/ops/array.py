@@ -322,7 +322,12 @@ BROADCAST_TO = define(
 
 def _like(fill_value):
     def kernel(x):
-        return np.full(np.shape(x), fill_value, dtype=np.asarray(x).dtype)
+        dtype = np.asarray(x).dtype
+        if dtype.kind == "O":  # a string tensor: TF's zeros of strings are empty strings
+            if fill_value != 0:
+                raise ValueError("OnesLike takes numbers or bools, not strings")
+            return np.full(np.shape(x), b"", dtype=object)
+        return np.full(np.shape(x), fill_value, dtype=dtype)
     return kernel
 
 
