@@ -284,6 +284,147 @@ SPARSE_REDUCE_SUM = define(
     numerics=tensor_ulps(8))
 
 
+# -- SparseFillEmptyRows and SparseReshape (tf.nn.safe_embedding_lookup_sparse, feature columns) ------
+
+def _fill_empty_rows(indices, values, dense_shape, default_value):
+    indices, values = np.asarray(indices), np.asarray(values)
+    shape = _dense_shape(dense_shape, "dense_shape")
+    if indices.ndim != 2 or values.ndim != 1:
+        raise ValueError(f"indices must be a matrix and values a vector, got {show(indices.shape)} and "
+                         f"{show(values.shape)}")
+    if values.shape[0] != indices.shape[0]:
+        raise ValueError(f"The length of `values` ({values.shape[0]}) must match the first dimension of `indices` "
+                         f"({indices.shape[0]}).")
+    if np.ndim(default_value) != 0:
+        raise ValueError(f"default_value must be a scalar, got shape {show(np.shape(default_value))}")
+    if not shape or indices.shape[1] != len(shape):
+        raise ValueError(f"indices has {indices.shape[1]} columns for dense_shape {_show_index(shape)}")
+    rows, n = shape[0], indices.shape[0]
+    if rows == 0 and n:
+        raise ValueError(f"Received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = {n}")
+    row = indices[:, 0].astype(np.int64)
+    bad = np.flatnonzero((row < 0) | (row >= rows))
+    if bad.size:
+        raise ValueError(f"indices({int(bad[0])}, 0) is invalid: {int(row[bad[0]])} >= {rows}")
+    check_size((rows, len(shape)), np.int64)  # at most one added entry per row
+    empty = np.bincount(row, minlength=rows)[:rows] == 0
+    added = np.flatnonzero(empty)
+    all_rows = np.concatenate([row, added])
+    order = np.argsort(all_rows, kind="stable")  # by row; a row's entries keep their order
+    filler = np.zeros((added.size, len(shape)), np.int64)
+    filler[:, 0] = added
+    out_indices = np.concatenate([indices.astype(np.int64), filler])[order]
+    out_values = np.concatenate([values, np.full(added.size, default_value, values.dtype)])[order]
+    reverse = np.empty(n + added.size, np.int64)
+    reverse[order] = np.arange(order.size)
+    return out_indices, out_values, empty, reverse[:n]
+
+
+def _infer_fill_empty_rows(ctx):
+    i = ctx.shape(0)
+    rank = i.dims[1] if i.ndims == 2 else None
+    shape = constant_value(ctx.inputs[2])
+    rows = int(np.ravel(shape)[0]) if shape is not None and np.size(shape) else None
+    n = i.dims[0] if i.ndims == 2 else None
+    total = None
+    value = constant_value(ctx.inputs[0])
+    if value is not None and rows is not None and np.ndim(value) == 2 and rows <= 1 << 20:
+        first = np.asarray(value)[:, 0] if np.size(value) else np.zeros(0, np.int64)
+        if first.size == 0 or (first.min() >= 0 and first.max() < rows):  # constant rows: the count is known
+            total = len(first) + int(np.count_nonzero(np.bincount(first, minlength=rows) == 0))
+    return [TensorShape([total, rank]), TensorShape([total]), TensorShape([rows]), TensorShape([n])]
+
+
+def _fill_empty_rows_grad(op, g_indices, g_values, g_empty=None, g_reverse=None):
+    """TF's SparseFillEmptyRowsGrad: each value's gradient from where it went; the rest to the default."""
+    picked = slicing.gather(g_values, op.outputs[3])
+    return [None, picked, None, math_ops.reduce_sum(g_values) - math_ops.reduce_sum(picked)]
+
+
+SPARSE_FILL_EMPTY_ROWS = define(
+    "SparseFillEmptyRows", "indices: int64, values: T, dense_shape: int64, default_value: T -> output_indices: int64, "
+    "output_values: T, empty_row_indicator: bool, reverse_index_map: int64",
+    doc="A sparse tensor with default_value at [r, 0, ...] for each row r that had no entry, entries ordered by "
+        "row; which rows were empty, and where each input entry went.",
+    attrs={"T": Attr("type")}, infer=_infer_fill_empty_rows, kernel=_fill_empty_rows, grad=_fill_empty_rows_grad,
+    numerics=EXACT)
+
+
+def _fill_empty_rows_grad_kernel(reverse_index_map, grad_values):
+    reverse, g = np.asarray(reverse_index_map), np.asarray(grad_values)
+    if reverse.ndim != 1 or g.ndim != 1:
+        raise ValueError(f"reverse_index_map and grad_values must be vectors, got {show(reverse.shape)} and "
+                         f"{show(g.shape)}")
+    bad = np.flatnonzero((reverse < 0) | (reverse >= g.shape[0]))
+    if bad.size:
+        raise ValueError(f"Elements in reverse index must be in [0, {g.shape[0]}) but got "
+                         f"{int(reverse[bad[0]])}")
+    visited = np.zeros(g.shape[0], bool)
+    visited[reverse] = True
+    return g[reverse.astype(np.int64)], g[~visited].sum(dtype=g.dtype)
+
+
+SPARSE_FILL_EMPTY_ROWS_GRAD = define(
+    "SparseFillEmptyRowsGrad", "reverse_index_map: int64, grad_values: T -> d_values: T, d_default_value: T",
+    doc="SparseFillEmptyRows' gradient: each input value's from where it went, the rest summed for the default.",
+    attrs={"T": Attr("type")},
+    infer=lambda ctx: [ctx.shape(0), TensorShape([])], kernel=_fill_empty_rows_grad_kernel, grad=NOT_DIFFERENTIABLE,
+    numerics=tensor_ulps(8))
+
+
+def _sparse_reshape(input_indices, input_shape, new_shape):
+    indices = np.asarray(input_indices)
+    shape = _dense_shape(input_shape, "input_shape")
+    check_dims_value(new_shape, "new_shape")
+    wanted = [int(d) for d in np.ravel(new_shape)]
+    if indices.ndim != 2 or indices.shape[1] != len(shape):
+        raise ValueError("Input tensor rank must match input shape length.")
+    unknown = [k for k, d in enumerate(wanted) if d == -1]
+    if len(unknown) > 1:
+        raise ValueError(f"only one output dimension may be -1, not both {unknown[0]} and {unknown[1]}")
+    for k, d in enumerate(wanted):
+        if d < -1:
+            raise ValueError(f"size {k} must be non-negative, not {d}")
+    total = int(np.prod(shape, dtype=object))
+    known = int(np.prod([d for d in wanted if d != -1], dtype=object))
+    if unknown:
+        if known == 0 and total:
+            raise ValueError(f"Input to reshape is a SparseTensor with {total} dense values, but the requested "
+                             f"shape has 0. input_shape={_show_index(shape)}")
+        if known and total % known:
+            raise ValueError(f"Input to reshape is a SparseTensor with {total} dense values, but the requested "
+                             f"shape requires a multiple of {known}. input_shape={_show_index(shape)} "
+                             f"output_shape={_show_index([total // known if d == -1 else d for d in wanted])}")
+        wanted[unknown[0]] = total // known if known else 0
+    elif known != total:
+        raise ValueError(f"Input to reshape is a tensor with {total} dense values, but the requested shape has "
+                         f"{known}. input_shape={_show_index(shape)} output_shape={_show_index(wanted)}")
+    if total >= 1 << 63:
+        raise ValueError(f"input_shape {_show_index(shape)} has more than 2^63 elements")
+    flat = _flat_positions(indices.astype(np.int64), shape) if indices.shape[0] else np.zeros(0, np.int64)
+    out = np.zeros((indices.shape[0], len(wanted)), np.int64)
+    for k in range(len(wanted) - 1, 0, -1):  # unravel from the last dim; the first takes what is left, as TF
+        if wanted[k]:
+            out[:, k], flat = flat % wanted[k], flat // wanted[k]
+    if wanted:
+        out[:, 0] = flat
+    return out, np.asarray(wanted, np.int64)
+
+
+def _infer_sparse_reshape(ctx):
+    i, new = ctx.shape(0), ctx.shape(2)
+    k = new.dims[0] if new.ndims == 1 else None
+    return [TensorShape([i.dims[0] if i.ndims == 2 else None, k]), TensorShape([k])]
+
+
+SPARSE_RESHAPE = define(
+    "SparseReshape", "input_indices: int64, input_shape: int64, new_shape: int64 -> output_indices: int64, "
+    "output_shape: int64",
+    doc="The indices of a sparse tensor of input_shape as those of the same elements in new_shape (one -1 "
+        "inferred), row-major.",
+    attrs={}, infer=_infer_sparse_reshape, kernel=_sparse_reshape, grad=NOT_DIFFERENTIABLE, numerics=EXACT)
+
+
 # -- InvertPermutation (TF's SparseReorder gradient holds it) ---------------------------------------
 
 def _invert_permutation(x):

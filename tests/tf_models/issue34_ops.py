@@ -56,6 +56,11 @@ def build_issue34_ops(tf):
         keep("sparse_to_dense", tf.sparse.to_dense(ordered))
         keep("sparse_matmul", tf.sparse.sparse_dense_matmul(sp, tf.transpose(x[:, :3])))
         keep("sparse_reduce_sum", tf.sparse.reduce_sum(sp, axis=1))
+        safe = v1.nn.safe_embedding_lookup_sparse(shards, sp_ids, None, combiner="mean")  # fills empty rows
+        keep("safe_embedding", safe)
+        d_values, d_default = tf.raw_ops.SparseFillEmptyRowsGrad(reverse_index_map=[2, 0], grad_values=x[:, 0])
+        keep("fill_empty_rows_grad_values", d_values)
+        keep("fill_empty_rows_grad_default", d_default)
         keep("invert_permutation", tf.math.invert_permutation(ids[::-1] * 0 + tf.range(6)[::-1]))
         keep("band_part", tf.linalg.band_part(m, 1, -1))
         keep("diag_part", tf.linalg.diag_part(m, k=(-1, 2), padding_value=9.0))

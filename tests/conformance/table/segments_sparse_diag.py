@@ -210,3 +210,17 @@ def _():
                       "Mean:0": np.stack([g[0] * half, g[2], g[0] * half + g[1], [0, 0]]).astype(np.float32),
                       "SqrtN:0": np.stack([g[0] * root, g[2], g[0] * root + g[1], [0, 0]]).astype(np.float32),
                       "inv:0": i32(1, 2, 0), "inv64:0": i64(1, 3, 2, 0)}
+
+
+@case("sparse_fill_and_reshape", "SparseFillEmptyRows puts 9 at [r, 0] for the empty rows 0, 2 and 4 of a 5 x 3 "
+      "sparse tensor, entries by row (row 1's two keep their order); SparseReshape of [3, 4] indices to [2, -1]; "
+      "SparseFillEmptyRowsGrad sends the added entries' gradient (1 + 4 + 6) to the default.", skip=NO_CC)
+def _():
+    v = f32(1, 2, 3)
+    tf.raw_op("SparseFillEmptyRows", i64([3, 1], [1, 0], [1, 2]), feed("v", v), i64(5, 3), np.float32(9), name="fill")
+    tf.raw_op("SparseReshape", i64([0, 1], [2, 3]), i64(3, 4), i64(2, -1), name="reshape")
+    tf.raw_op("SparseFillEmptyRowsGrad", i64(4, 1, 2), f32(1, 2, 3, 4, 5, 6), name="grad")
+    return {"v": v}, {"fill:0": i64([0, 0], [1, 0], [1, 2], [2, 0], [3, 1], [4, 0]), "fill:1": f32(9, 2, 3, 9, 1, 9),
+                      "fill:2": np.array([True, False, True, False, True]), "fill:3": i64(4, 1, 2),
+                      "reshape:0": i64([0, 1], [1, 5]), "reshape:1": i64(2, 6),
+                      "grad:0": f32(5, 2, 3), "grad:1": np.float32(11)}

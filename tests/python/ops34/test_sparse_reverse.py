@@ -275,3 +275,98 @@ def test_bad_dims_are_refused_when_building():
             rs.reverse_sequence(x, [1, 2], seq_axis=0, name="a")
         with pytest.raises(ValueError, match=r"'b': seq_dim must be < input rank \( 2 vs. 2\)"):
             rs.reverse_sequence(x, [1, 2], seq_axis=2, name="b")
+
+
+# -- SparseFillEmptyRows and SparseReshape (safe_embedding_lookup_sparse, feature columns) -------------
+
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("op_type", ["SparseFillEmptyRows", "SparseReshape"])
+def test_fill_and_reshape_declarations_match_tensorflow(tf_oracle, op_type):
+    _matches_tensorflow(tf_oracle, op_type)
+
+
+@pytest.mark.tf_oracle
+def test_fill_empty_rows_and_reshape_match_tensorflow(tf_oracle):
+    indices = np.array([[3, 1], [1, 0], [1, 2], [6, 2]], np.int64)
+
+    def make():
+        i = tf.placeholder(tf.int64, [None, 2], name="i")
+        v = tf.placeholder(tf.float32, [None], name="v")
+        filled = tf.raw_op("SparseFillEmptyRows", i, v, np.int64([7, 3]), np.float32(-1))
+        none = tf.raw_op("SparseFillEmptyRows", np.zeros((0, 2), np.int64), np.zeros(0, np.int32), np.int64([2, 3]),
+                         np.int32(5))
+        reshaped = tf.raw_op("SparseReshape", i, np.int64([7, 3]), np.int64([-1, 7]))
+        flat = tf.raw_op("SparseReshape", i, np.int64([7, 3]), np.int64([21]))
+        deep = tf.raw_op("SparseReshape", i, np.int64([7, 3]), np.int64([7, 1, 3, 1]))
+        return [*filled, *none, *reshaped, *flat, *deep]
+    run_both(tf_oracle, make, {"i": indices, "v": RNG.normal(size=4).astype(np.float32)})
+
+
+@pytest.mark.tf_oracle
+def test_safe_embedding_lookup_sparse_graph_and_gradient_match_tensorflow(tf_oracle, tmp_path):
+    """TF's own tf.nn.safe_embedding_lookup_sparse (feature columns' embedding): SparseFillEmptyRows for the
+    rows with no id, SparseReshape, and the gradient w.r.t. the default through SparseFillEmptyRows."""
+    from tests.python.ops34.test_tf_made_graphs import _run_everywhere, _tf_graph
+
+    def build(tf_):
+        shards = [tf_.constant(RNG.normal(size=(n, 3)).astype(np.float32), name=f"shard{k}") for k, n in
+                  enumerate((4, 3))]
+        ids = tf_.compat.v1.sparse_placeholder(tf_.int64, name="ids")
+        w = tf_.compat.v1.sparse_placeholder(tf_.float32, name="w")
+        outs = [tf_.compat.v1.nn.safe_embedding_lookup_sparse(shards, ids, None, combiner="mean"),
+                tf_.compat.v1.nn.safe_embedding_lookup_sparse(shards, ids, w, combiner="sqrtn", default_id=2)]
+        fill = tf_.sparse.fill_empty_rows(tf_.sparse.SparseTensor(ids.indices, w.values, ids.dense_shape), 0.5)
+        outs += tf_.compat.v1.gradients(tf_.reduce_sum(fill[0].values ** 2), [w.values])
+        indices = np.array([[0, 0], [0, 1], [2, 0], [4, 1]], np.int64)
+        return {"ids/indices": indices, "ids/values": np.array([1, 6, 0, 3], np.int64),
+                "ids/shape": np.array([5, 2], np.int64), "w/indices": indices,
+                "w/values": RNG.uniform(0.5, 2, 4).astype(np.float32), "w/shape": np.array([5, 2], np.int64)}, outs
+    graph_def, feeds, names, theirs = _tf_graph(tf_oracle, build)
+    assert {"SparseFillEmptyRows", "SparseReshape"} <= {n.op for n in graph_def.node}
+    _run_everywhere(tmp_path, graph_def, feeds, names, theirs)
+
+
+@pytest.mark.parametrize("op_type, inputs, words", [
+    ("SparseFillEmptyRows", ([[3, 1], [5, 0]], [1.0, 2.0], [5, 3]), "indices(1, 0) is invalid: 5 >= 5"),
+    ("SparseFillEmptyRows", ([[3, 1], [1, 0]], [1.0, 2.0, 3.0], [5, 3]),
+     "The length of `values` (3) must match the first dimension of `indices` (2)."),
+    ("SparseFillEmptyRows", ([[0, 1]], [1.0], [0, 3]), "Received SparseTensor with dense_shape[0] = 0"),
+    ("SparseFillEmptyRows", ([[0, 1]], [1.0], [2 ** 40, 3]), "over the limit"),
+    ("SparseReshape", ([[0, 1], [2, 3]], [3, 4], [5, -1]), "requires a multiple of 5"),
+    ("SparseReshape", ([[0, 1], [2, 3]], [3, 4], [-1, -1]), "only one output dimension may be -1, not both 0 and 1"),
+    ("SparseReshape", ([[0, 1], [2, 3]], [3, 4], [5, 3]), "but the requested shape has 15"),
+    ("SparseReshape", ([[0, 1], [2, 3]], [3, 4], [2, -3]), "size 1 must be non-negative, not -3"),
+    ("SparseReshape", ([[0, 1], [2, 3]], [3, 4, 1], [12]), "Input tensor rank must match input shape length."),
+])
+def test_bad_fill_and_reshape_inputs_are_refused(tmp_path, monkeypatch, op_type, inputs, words):
+    monkeypatch.setenv("GRAPHDEF_MAX_TENSOR_BYTES", str(1 << 30))
+    a, b, c = inputs
+
+    def make():
+        i = tf.placeholder(tf.int64, None, name="a")
+        if op_type == "SparseFillEmptyRows":
+            v, s = tf.placeholder(tf.float32, None, name="b"), tf.placeholder(tf.int64, None, name="c")
+            return [tf.raw_op(op_type, i, v, s, np.float32(0), name="z")[0]]
+        s, n = tf.placeholder(tf.int64, None, name="b"), tf.placeholder(tf.int64, None, name="c")
+        return [tf.raw_op(op_type, i, s, n, name="z")[0]]
+    feeds = {"a": np.int64(a), "b": np.float32(b) if op_type == "SparseFillEmptyRows" else np.int64(b),
+             "c": np.int64(c)}
+    check_refused(tmp_path, make, feeds, "z", words)
+
+
+@pytest.mark.tf_oracle
+def test_fill_empty_rows_grad_matches_tensorflow(tf_oracle):
+    _matches_tensorflow(tf_oracle, "SparseFillEmptyRowsGrad")
+
+    def make():
+        g = tf.placeholder(tf.float32, [None], name="g")
+        return list(tf.raw_op("SparseFillEmptyRowsGrad", np.int64([4, 1, 2]), g))
+    run_both(tf_oracle, make, {"g": RNG.normal(size=6).astype(np.float32)})
+
+
+def test_a_reverse_index_out_of_range_is_refused(tmp_path):
+    def make():
+        r = tf.placeholder(tf.int64, None, name="r")
+        return [tf.raw_op("SparseFillEmptyRowsGrad", r, tf.placeholder(tf.float32, None, name="g"), name="z")[0]]
+    check_refused(tmp_path, make, {"r": np.int64([0, 6]), "g": np.ones(3, np.float32)}, "z",
+                  "Elements in reverse index must be in [0, 3) but got 6")
