@@ -50,4 +50,8 @@ ROWS = {
     "MatrixDiagPart": (lambda x: tf.raw_op("MatrixDiagPart", x), [(2, 3, 4)], [(-2, 2)]),
     "MatrixDiag": (lambda d: tf.raw_op("MatrixDiag", d), [(2, 3)], [(-2, 2)]),
     "MatrixSetDiag": (lambda x, d: tf.raw_op("MatrixSetDiag", x, d), [(3, 4), (3,)], [(-2, 2), (-2, 2)]),
+
+    "SparseFillEmptyRows": (lambda v, d: tf.raw_op("SparseFillEmptyRows", np.int64([[3, 1], [1, 0], [1, 2]]), v,
+                                                   np.int64([5, 3]), tf.reshape(d, []))[1], [(3,), (1,)],
+                            [(-2, 2), (-2, 2)]),
 }
