@@ -174,6 +174,37 @@ STRING_TO_HASH_BUCKET_FAST = define(
     grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 
+def legacy_hash64(s, seed=0xDECAFCAFFE):
+    """TensorFlow's own Hash64 (a MurmurHash2 64-bit variant), which the legacy StringToHashBucket uses."""
+    m, r = 0xC6A4A7935BD1E995, 47
+    n = len(s)
+    h = (seed ^ (n * m)) & MASK
+    whole = n // 8 * 8
+    for k in struct.unpack_from(f"<{whole // 8}Q", s):
+        k = (k * m) & MASK
+        k ^= k >> r
+        k = (k * m) & MASK
+        h = ((h ^ k) * m) & MASK
+    if n > whole:
+        h = ((h ^ int.from_bytes(s[whole:], "little")) * m) & MASK
+    h ^= h >> r
+    h = (h * m) & MASK
+    return h ^ (h >> r)
+
+
+def _hash_bucket_legacy(string_tensor, *, num_buckets):
+    x = as_array(string_tensor)
+    buckets = [legacy_hash64(s) % num_buckets for s in x.reshape(-1).tolist()]
+    return np.array(buckets, dtype=np.int64).reshape(x.shape)
+
+
+STRING_TO_HASH_BUCKET = define(
+    "StringToHashBucket", "string_tensor: string -> output: int64",
+    doc="TensorFlow's legacy Hash64 of each string modulo num_buckets (StringToHashBucketFast replaced it).",
+    attrs={"num_buckets": Attr("int", minimum=1)}, infer=_infer_buckets, kernel=_hash_bucket_legacy,
+    grad=NOT_DIFFERENTIABLE, numerics=EXACT)
+
+
 def _rotl(v, shift):
     return ((v << shift) | (v >> (64 - shift))) & MASK
 

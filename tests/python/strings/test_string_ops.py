@@ -300,3 +300,10 @@ def test_string_to_hash_bucket_strong_is_siphash(tf_oracle):
         return [tf.strings.to_hash_bucket_strong(s, 1000, [1, 2]),
                 tf.strings.to_hash_bucket_strong(s, 2 ** 62, [2 ** 63 - 1, -5])]
     run_tf_graph_in_both(tf_oracle, build, {"s": WORDS})
+
+
+def test_legacy_string_to_hash_bucket_is_tensorflows_hash64(tf_oracle):
+    def build(tf):
+        s = _strings(tf)
+        return [tf.raw_ops.StringToHashBucket(string_tensor=s, num_buckets=n) for n in (1, 10, 2 ** 62)]
+    run_tf_graph_in_both(tf_oracle, build, {"s": WORDS})
