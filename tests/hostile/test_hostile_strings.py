@@ -99,3 +99,16 @@ def test_strings_that_would_grow_past_the_tensor_limit_are_refused_before_they_a
     monkeypatch.setenv("GRAPHDEF_MAX_TENSOR_BYTES", str(10_000_000))
     path = save_model(tmp_path / "grow.pb", build)
     fails(capsys, 4, path, "--fetch", fetch, mentions=[words, "set GRAPHDEF_MAX_TENSOR_BYTES to change it"])
+
+
+def test_the_sessions_cc_engine_refuses_strings_in_one_line_naming_the_node(model):
+    graph = tf.load(str(model))
+    with tf.Session(graph=graph, engine="cc") as sess:
+        with pytest.raises(tf.errors.InvalidArgumentError) as fed:
+            sess.run("joined:0", {"x:0": ["a"]})
+        with pytest.raises(tf.errors.UnimplementedError) as const:
+            sess.run(graph.get_tensor_by_name("Const:0"))
+    assert str(fed.value) == "cannot feed 'x:0': graphrun-cc cannot hold the value of node 'x' (Placeholder) (string)"
+    assert str(const.value).startswith("Session.run: graph: string tensors, which graphrun-cc cannot hold: ")
+    with tf.Session(graph=graph) as sess:  # the default engine runs the same plan with numpy
+        assert sess.run("joined:0", {"x:0": ["a"]}).tolist() == [b"a", b"k"]
