@@ -8,7 +8,7 @@ from graphdef.ops import einsum, image, linalg, nms, space_batch  # noqa: F401
 from graphdef.ops import div_in_top_k, matrix_diag, reverse_sequence, segments, sparse, unique_partition  # noqa: F401
 from graphdef.ops import reverse_pad, scan_topk  # noqa: F401
 from graphdef.ops import fused  # noqa: F401
-from graphdef.ops import strings, strings_hash, strings_print, strings_reduce, strings_regex  # noqa: F401
+from graphdef.ops import strings, strings_hash, strings_ngrams, strings_print, strings_reduce, strings_regex  # noqa: F401
 from graphdef.ops.registry import REGISTRY  # noqa: F401
 from graphdef.ops.state import Variable
 

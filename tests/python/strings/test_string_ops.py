@@ -307,3 +307,35 @@ def test_legacy_string_to_hash_bucket_is_tensorflows_hash64(tf_oracle):
         s = _strings(tf)
         return [tf.raw_ops.StringToHashBucket(string_tensor=s, num_buckets=n) for n in (1, 10, 2 ** 62)]
     run_tf_graph_in_both(tf_oracle, build, {"s": WORDS})
+
+
+NGRAM_CASES = [([2], "", "", 0, False), ([1, 3], "<", ">", -1, False), ([3], "", "", 0, True),
+               ([2], "<", ">", 1, False), ([4], "<", ">", -1, True), ([5], "", "", 0, True),
+               ([2, 2], "", ">", 3, False), ([3], "<", ">", 1, True)]
+
+
+@pytest.mark.parametrize("widths, left, right, pad_width, preserve", NGRAM_CASES)
+def test_string_ngrams(tf_oracle, widths, left, right, pad_width, preserve):
+    def build(tf):
+        data = tf.constant(["a", "b", "c", "d", "\u00e9", "\\xff"])
+        splits = tf.compat.v1.placeholder(tf.int64, [None], name="splits")
+        return list(tf.raw_ops.StringNGrams(data=data, data_splits=splits, separator="_", ngram_widths=widths,
+                                            left_pad=left, right_pad=right, pad_width=pad_width,
+                                            preserve_short_sequences=preserve))
+    for splits in ([0, 3, 3, 6], [0, 6], [0, 0, 1, 6], [0, 1, 2, 3, 4, 5, 6]):
+        run_tf_graph_in_both(tf_oracle, build, {"splits": np.array(splits, np.int64)})
+
+
+@pytest.mark.parametrize("splits", [[1, 6], [0, 4, 3, 6], [0, 5], [0, 7]])
+def test_string_ngrams_refuses_bad_splits_as_tensorflow_does(tf_oracle, splits):
+    data = ["a", "b", "c", "d", "e", "f"]
+    with pytest.raises(tf_oracle.errors.InvalidArgumentError):
+        tf_oracle.raw_ops.StringNGrams(data=data, data_splits=np.array(splits, np.int64), separator="_",
+                                       ngram_widths=[2], left_pad="", right_pad="", pad_width=0,
+                                       preserve_short_sequences=False)
+    with graphdef.Graph().as_default():
+        s = graphdef.placeholder(graphdef.int64, [None])
+        out = graphdef.raw_op("StringNGrams", graphdef.constant(data), s, separator="_", ngram_widths=[2],
+                              left_pad="", right_pad="", pad_width=0, preserve_short_sequences=False)
+        with graphdef.Session() as sess, pytest.raises(graphdef.errors.InvalidArgumentError):
+            sess.run(out, {s: np.array(splits, np.int64)})
