@@ -240,7 +240,11 @@ def _dynamic_partition(data, partitions, *, num_partitions):
         at = ",".join(str(int(a)) for a in np.unravel_index(int(bad[0]), parts.shape)) if parts.ndim else ""
         raise ValueError(f"partitions[{at}] = {int(flat[bad[0]])} is not in [0, {num_partitions})")
     rows = data.reshape((flat.size,) + data.shape[parts.ndim:])
-    return tuple(rows[flat == p] for p in range(num_partitions))
+    # one stable sort by partition, cut by the counts: a mask per partition would be partitions x rows
+    order = np.argsort(flat, kind="stable")
+    ends = np.cumsum(np.bincount(flat, minlength=num_partitions)[:num_partitions])
+    grouped = rows[order]
+    return tuple(np.split(grouped, ends[:-1])) if num_partitions > 1 else (grouped,)
 
 
 def _infer_dynamic_partition(ctx):

@@ -280,3 +280,17 @@ def test_many_empty_rows_are_not_a_python_loop():
     y, idx = up.UNIQUE_V2.kernel(np.zeros((10 ** 6, 0), np.float32), np.int64([0]), out_idx=tf.int32)
     assert y.shape == (1, 0) and not idx.any() and idx.shape == (10 ** 6,)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_utime - before < 1.0
+
+
+def test_many_partitions_are_not_a_mask_each():
+    """num_partitions may be 2^20 (graphdef's cap on listed outputs) with 10^5 rows: one sort and a cut,
+    not 2^20 masks over every row."""
+    import resource
+    rng = np.random.default_rng(3)
+    data, parts = rng.normal(size=(10 ** 5, 2)).astype(np.float32), rng.integers(0, 1 << 20, 10 ** 5).astype(np.int32)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_utime
+    pieces = up.DYNAMIC_PARTITION.kernel(data, parts, num_partitions=1 << 20)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_utime - before < 5.0
+    assert len(pieces) == 1 << 20 and sum(len(p) for p in pieces) == 10 ** 5
+    k = int(parts[7])
+    np.testing.assert_array_equal(pieces[k], data[parts == k])  # each keeps its rows in order
