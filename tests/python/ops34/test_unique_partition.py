@@ -49,6 +49,17 @@ def test_unique_v2_along_an_axis_matches_tensorflow(tf_oracle, axis):
 
 
 @pytest.mark.tf_oracle
+def test_unique_v2_of_float_rows_matches_tensorflow(tf_oracle):
+    """Rows equal but for -0.0 are one; rows holding a NaN are each their own; along axis 0 and 1."""
+    x = np.array([[1, -0.0], [2, 3], [1, 0.0], [np.nan, 1], [2, 3], [np.nan, 1], [0, 0]], np.float32)
+
+    def make():
+        t = tf.placeholder(tf.float32, [7, 2], name="x")
+        return [*tf.raw_op("UniqueV2", t, np.int64([0])), *tf.raw_op("UniqueV2", tf.transpose(t), np.int64([1]))]
+    run_both(tf_oracle, make, {"x": x})
+
+
+@pytest.mark.tf_oracle
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.float32, np.float64])
 def test_bincounts_match_tensorflow(tf_oracle, dtype):
     arr = RNG.integers(0, 9, size=(3, 7)).astype(np.int32)
