@@ -339,3 +339,15 @@ def test_string_ngrams_refuses_bad_splits_as_tensorflow_does(tf_oracle, splits):
                               left_pad="", right_pad="", pad_width=0, preserve_short_sequences=False)
         with graphdef.Session() as sess, pytest.raises(graphdef.errors.InvalidArgumentError):
             sess.run(out, {s: np.array(splits, np.int64)})
+
+
+@pytest.mark.parametrize("word, n", [("a", 3), ("b\xff", 0), ("", 2)])
+def test_strings_through_cond_and_while_loop(tf_oracle, word, n):
+    def build(tf):
+        x = tf.placeholder(tf.string, [], name="x")
+        count = tf.placeholder(tf.int32, [], name="n")
+        chosen = tf.cond(tf.equal(x, "a"), lambda: tf.strings.join([x, "!"]), lambda: tf.strings.upper(x))
+        _, joined = tf.while_loop(lambda i, s: i < count, lambda i, s: (i + 1, tf.strings.join([s, x], separator=".")),
+                                  [tf.constant(0), tf.constant("s")])
+        return [chosen, joined]
+    run_ours_in_both(tf_oracle, build, {"x": word.encode("latin-1"), "n": n})
