@@ -177,7 +177,9 @@ def test_as_string(tf_oracle):
         return [tf.strings.as_string(f), tf.strings.as_string(f, precision=2), tf.strings.as_string(f, scientific=True),
                 tf.strings.as_string(f, shortest=True), tf.strings.as_string(d, width=12, fill="0"),
                 tf.strings.as_string(i), tf.strings.as_string(i, width=6), tf.strings.as_string(i, width=6, fill="-"),
-                tf.strings.as_string(tf.constant([True, False])), tf.strings.as_string(tf.constant([3], tf.uint8))]
+                tf.strings.as_string(tf.constant([True, False])), tf.strings.as_string(tf.constant([3], tf.uint8)),
+                tf.strings.as_string(tf.constant([b"ab", b"\xff", b""]), width=4),
+                tf.strings.as_string(tf.constant([b"ab", b"\xff", b""]), width=4, fill="-")]
     run_tf_graph_in_both(tf_oracle, build)
 
 
