@@ -222,9 +222,16 @@ def _combined_nms(boxes, scores, max_output_size_per_class, max_total_size, iou_
     check_size((batch, size, 4), F32)
     out_boxes, out_scores = np.zeros((batch, size, 4), F32), np.zeros((batch, size), F32)
     out_classes, valid = np.zeros((batch, size), F32), np.zeros(batch, np.int32)
-    for b in range(batch if num_boxes and classes else 0):  # no boxes: nothing to select, however many
+    # the (entry, class) pairs with a score over the threshold, found at once: the others select nothing
+    iou = F32(_scalar(iou_threshold, "iou_threshold"))
+    if not 0 <= iou <= 1:  # checked here too: select() may not be reached
+        raise ValueError(f"iou_threshold is {iou}; it must be in [0, 1]")
+    threshold = F32(_scalar(score_threshold, "score_threshold"))
+    # no larger than scores when there are boxes; with none, nothing to select and nothing to allocate
+    live = (scores > threshold).any(axis=1) if num_boxes else None
+    for b in np.flatnonzero(live.any(axis=1)).tolist() if live is not None else []:
         found = []  # (score, class, box index) of every class's survivors
-        for c in range(classes):
+        for c in np.flatnonzero(live[b]).tolist():
             kept, kept_scores = select(boxes[b, :, c if q > 1 else 0], scores[b, :, c], min(per_class, num_boxes),
                                        iou_threshold, score_threshold)
             found += [(s, c, i) for i, s in zip(kept, kept_scores)]
