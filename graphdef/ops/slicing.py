@@ -323,6 +323,8 @@ def _infer_segment_sum(ctx):
 def _segment_sum(data, segment_ids, num_segments):
     data, ids = np.asarray(data), np.asarray(segment_ids)
     num = int(num_segments)
+    if num < 0:  # the segment family's words (segments.py)
+        raise ValueError(f"Input num_segments == {num} must not be negative.")
     if data.shape[:ids.ndim] != ids.shape:
         raise ValueError(f"segment_ids {show(ids.shape)} must be a prefix of data's shape {show(data.shape)}")
     if ids.size and ids.max() >= num:

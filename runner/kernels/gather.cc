@@ -85,6 +85,7 @@ void compute_segment_sum(KernelContext& context) {
   const Tensor& data = context.input(0);
   const Tensor& ids_tensor = context.input(1);
   const int64_t num = read_scalar_int(context.input(2), "num_segments");
+  if (num < 0) throw Error("Input num_segments == " + std::to_string(num) + " must not be negative.");
   const Shape& d = data.shape();
   const Shape& ids_shape = ids_tensor.shape();
   if (ids_shape.size() > d.size() || !std::equal(ids_shape.begin(), ids_shape.end(), d.begin())) {
