@@ -55,6 +55,7 @@ from graphdef import summary  # noqa: E402  (tf.summary: FileWriter, scalar, mer
 from graphdef import gfile  # noqa: E402  (tf.gfile)
 from graphdef import saved_model  # noqa: E402  (tf.saved_model: SavedModel export and loading)
 from graphdef import strings  # noqa: E402  (tf.strings)
+from graphdef import linalg, sparse  # noqa: E402  (tf.linalg, tf.sparse)
 from graphdef.ops.strings_print import Assert, Print, print_v2 as print  # noqa: E402, A004  (tf.Assert, tf.Print, tf.print)
 from graphdef.ops.strings_hash import fingerprint  # noqa: E402  (tf.fingerprint)
 from graphdef.strings import string_split  # noqa: E402  (TF1's tf.string_split)
