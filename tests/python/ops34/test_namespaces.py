@@ -24,9 +24,9 @@ def test_the_builders_answer_as_tensorflow(tf_oracle):
 
     def build(tf):
         sp = tf.SparseTensor(indices, values, shape)
-        return [tf.linalg.band_part(x, 1, 0), tf.linalg.diag_part(x), tf.linalg.set_diag(x, np.ones((2, 3), np.float32)),
-                tf.sparse.to_dense(sp), tf.sparse.reduce_sum(sp, axis=1),
-                tf.sparse.sparse_dense_matmul(sp, np.ones((2, 4), np.float32))]
+        return [tf.linalg.band_part(x, 1, 0), tf.linalg.diag_part(x),
+                tf.linalg.set_diag(x, np.ones((2, 3), np.float32)), tf.sparse.to_dense(sp),
+                tf.sparse.reduce_sum(sp, axis=1), tf.sparse.sparse_dense_matmul(sp, np.ones((2, 4), np.float32))]
     graph = graphdef.Graph()
     with graph.as_default(), graphdef.Session() as session:
         ours = session.run(build(graphdef))
