@@ -13,6 +13,7 @@ import pytest
 
 import graphdef as tf
 from graphdef._proto import graph_pb2
+from graphdef.ops.cc_pending import cc_pending
 from tests.support.cc_helpers import REPO, run_cc
 from tests.support.graphrun_helpers import CNN, MLP, graphrun, save_model
 
@@ -280,6 +281,17 @@ def model_id(path):
     return str(path.relative_to(REPO / "tests")).removesuffix("/model.pb")
 
 
+def _holds_pending_ops(path):
+    """A model with an op graphrun-cc has no kernel for yet (graphdef.ops.cc_pending): a gap too."""
+    graph_def = graph_pb2.GraphDef.FromString(path.read_bytes())
+    return any(node.op in PENDING for node in graph_def.node)
+
+
+PENDING = cc_pending()
+PENDING_GAPS = {model_id(path) for path in COMMITTED_MODELS if _holds_pending_ops(path)}
+INSPECT_GAPS |= PENDING_GAPS
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("model", COMMITTED_MODELS, ids=model_id)
 def test_inspect_matches_graphrun(capsys, runner, model, monkeypatch):
@@ -301,6 +313,11 @@ def test_inspect_matches_graphrun(capsys, runner, model, monkeypatch):
     py_outputs, cc_outputs = py.pop("outputs"), c.pop("outputs")
     py.pop("load_error"), c.pop("load_error")
     assert c == py
+    if model_id(REPO / model) in PENDING_GAPS:
+        # graphrun-cc takes a node of an op it has no kernel for to have one output: it lists the
+        # first of each such node's outputs and those of the ops it knows
+        assert {o["name"] for o in cc_outputs} <= {o["name"] for o in py_outputs}
+        return
     assert [o["name"] for o in cc_outputs] == [o["name"] for o in py_outputs]
     for o_py, o_cc in zip(py_outputs, cc_outputs):
         assert o_cc["dtype"] in (None, o_py["dtype"])
