@@ -86,9 +86,11 @@ $(FUZZ_DIR)/obj/gen/%.o: $(GEN_CC)/%.cc $(ONEDNN_STAMP)
 	@mkdir -p $(dir $@)
 	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
 
-$(FUZZ_DIR)/obj/%.o: %.cc $(CC_GEN) $(ONEDNN_STAMP)
+FUZZ_COVERAGE_IGNORE := fuzz/cc/coverage_ignore.txt
+$(FUZZ_DIR)/obj/%.o: %.cc $(CC_GEN) $(ONEDNN_STAMP) $(FUZZ_COVERAGE_IGNORE)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
+	$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -fsanitize-coverage-ignorelist=$(FUZZ_COVERAGE_IGNORE) \
+	  $(PROTOBUF_FLAGS) -MMD -MP -c -o $@ $<
 
 -include $(FUZZ_OBJ:.o=.d)
 
