@@ -120,7 +120,9 @@ class _Parser(argparse.ArgumentParser):
     """argparse that reports a bad command line as one line instead of usage + error."""
 
     def error(self, message):
-        raise Failure(EXIT_USAGE, f"{message} (see {self.prog} --help)")
+        # a message ending in its own parenthesized hint (argparse's choices, a value's range) needs no other
+        hint = "" if message.endswith(")") else f" (see {self.prog} --help)"
+        raise Failure(EXIT_USAGE, f"{message}{hint}")
 
 
 def verb_parser(verb, description, epilog):

@@ -6,6 +6,8 @@ reported first), then `complete_feeds` adds random values for every needed place
 that is still unfed, with its static shape and the --shape overrides.
 """
 
+import argparse
+
 from graphdef.client import feeds as feeding
 from graphdef.framework import limits
 from graphdef.client.feeds import FeedError
@@ -47,13 +49,13 @@ def add_arguments(parser):
 
 
 def _seed(text):
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
     if not 0 <= value < 2 ** 64:
-        raise ValueError("out of range")
+        raise argparse.ArgumentTypeError(f"invalid seed value: '{text}' (a whole number in 0..2**64-1)")
     return value
-
-
-_seed.__name__ = "seed"  # argparse names the converter in its error ("invalid seed value")
 
 
 class FedValues:
