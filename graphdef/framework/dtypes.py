@@ -79,11 +79,13 @@ INDEX = frozenset((int32, int64))
 # DT_VARIANT: an opaque value (a TensorList) that only ops pass between them. It is kept out of
 # ALL and of the numpy lookup, so no feed, constant or file tensor can be made of it.
 variant = DType("variant", DT.DT_VARIANT, np.object_)
+# DT_RESOURCE: a handle to state a run holds (a lookup table, a TensorArray); opaque in the same way.
+resource = DType("resource", DT.DT_RESOURCE, np.object_)
 
 _BY_NAME = {d.name: d for d in ALL}
-_BY_NAME.update({"float": float32, "double": float64, "half": float16, "variant": variant})
+_BY_NAME.update({"float": float32, "double": float64, "half": float16, "variant": variant, "resource": resource})
 _BY_ENUM = {d.enum: d for d in ALL}
-_BY_ENUM[variant.enum] = variant
+_BY_ENUM.update({variant.enum: variant, resource.enum: resource})
 _BY_NP = {d.np: d for d in ALL}  # object -> string, as tf.as_dtype(np.object_)
 
 
