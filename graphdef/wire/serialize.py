@@ -310,6 +310,12 @@ def _connect_back_edges(graph, created, back_edges):
         if index >= len(producer.outputs):
             raise GraphFileError(f"node '{name}' ({merge.type}): input '{src}:{index}' "
                                  f"{_past_outputs(index, producer)}")
+        if unsupported_ops.is_unsupported(merge) or unsupported_ops.is_unsupported(producer):
+            # linked as the file has it (one side's dtype unknown), so a run that needs the loop names
+            # the op graphdef lacks rather than the load failing on a back edge it cannot check
+            merge.inputs = merge.inputs[:position] + (producer.outputs[index],) + merge.inputs[position + 1:]
+            graph._consumers.setdefault(producer.outputs[index], []).append(merge)
+            continue
         try:
             graph._update_input(merge, position, producer.outputs[index])
         except TypeError as e:
