@@ -32,7 +32,21 @@ def _resource_dtype():
 
 
 RESOURCE = _resource_dtype()
-_CLEARED = object()  # an item read from an array with clear_after_read
+class _Cleared:
+    """An item read from an array with clear_after_read: refused to a second read, but kept for the
+    replay of its read that a while loop's gradient makes (see REPLAY)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+# graphdef's while-loop gradient rebuilds the loop body inside the backward loop (ops/while_gradients.py),
+# so a body's TensorArray read and write are built a second time there. Those copies carry this attr:
+# they recompute what the forward op did (a read returns the item even if cleared; a write of an item
+# already written does nothing) so that their gradients can be built, and change no array.
+REPLAY = "_replay"
 
 
 class _Array:
@@ -74,7 +88,7 @@ class _Array:
                              f"inferred element shape: {_show(self.element_shape)} (consider setting "
                              "infer_shape=False).")
         old = self.items[i]
-        if old is _CLEARED:
+        if isinstance(old, _Cleared):
             raise ValueError(f"TensorArray {self.name}: Could not write to TensorArray index {i} because it "
                              "has already been read.")
         if old is not None:
@@ -90,7 +104,7 @@ class _Array:
             self.element_shape = value.shape  # identical_element_shapes: the first write fixes them all
         self.items[i] = value
 
-    def read(self, index, dtype):
+    def read(self, index, dtype, replay=False):
         self._check_open()
         if dtype is not self.dtype:
             raise ValueError(f"TensorArray dtype is {_tf_name(self.dtype)} but Op requested dtype "
@@ -99,7 +113,9 @@ class _Array:
         if not 0 <= i < len(self.items):
             raise ValueError(f"Tried to read from index {i} but array size is: {len(self.items)}")
         item = self.items[i]
-        if item is _CLEARED:
+        if isinstance(item, _Cleared) and replay:
+            return item.value
+        if isinstance(item, _Cleared):
             raise ValueError(f"TensorArray {self.name}: Could not read index {i} twice because it was cleared "
                              "after a previous read (perhaps try setting clear_after_read = false?).")
         if item is None:
@@ -111,8 +127,8 @@ class _Array:
                                  "the all-zeros tensor is returned instead of this error.")
             check_size(shape, self.dtype.np)
             return np.zeros(shape, self.dtype.np)
-        if self.clear_after_read and not self.aggregate:
-            self.items[i] = _CLEARED
+        if self.clear_after_read and not self.aggregate and not replay:
+            self.items[i] = _Cleared(item)
         return item
 
 
@@ -195,8 +211,10 @@ CREATE = define(
     stateful=True, numerics=EXACT)
 
 
-def _write(handle, index, value, flow_in):
-    _array(handle).write(index, value)
+def _write(handle, index, value, flow_in, *, _replay):
+    array = _array(handle)
+    if not (_replay and 0 <= int(index) < len(array.items) and array.items[int(index)] is not None):
+        array.write(index, value)
     return _flow(flow_in)
 
 
@@ -211,12 +229,13 @@ def _write_grad(op, flow_grad):
 WRITE = define(
     "TensorArrayWriteV3", "handle: resource, index: int32, value: T, flow_in: float32 -> flow_out: float32",
     doc="Writes value at index (once; a gradient array adds what is written twice).",
-    attrs={"T": Attr("type")}, infer=scalar_shape, kernel=_write, grad=_write_grad, stateful=True,
+    attrs={"T": Attr("type"), REPLAY: Attr("bool", False)}, infer=scalar_shape, kernel=_write,
+    grad=_write_grad, stateful=True,
     numerics=EXACT)
 
 
-def _read(handle, index, flow_in, *, dtype):
-    return _array(handle).read(index, dtype)
+def _read(handle, index, flow_in, *, dtype, _replay):
+    return _array(handle).read(index, dtype, _replay)
 
 
 def _infer_read(ctx):
@@ -233,7 +252,8 @@ def _read_grad(op, g):
 READ = define(
     "TensorArrayReadV3", "handle: resource, index: int32, flow_in: float32 -> value: dtype",
     doc="The item at index (zeros where never written, if the element shape is fully known).",
-    attrs={"dtype": Attr("type")}, infer=_infer_read, kernel=_read, grad=_read_grad, stateful=True,
+    attrs={"dtype": Attr("type"), REPLAY: Attr("bool", False)}, infer=_infer_read, kernel=_read,
+    grad=_read_grad, stateful=True,
     numerics=EXACT)
 
 

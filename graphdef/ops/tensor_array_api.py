@@ -6,11 +6,13 @@ the program wrote them. tf.while_loop carries a TensorArray loop variable as its
 """
 
 from graphdef.framework import dtypes
+from graphdef.framework.graph import get_default_graph
 from graphdef.framework.shapes import TensorShape
 from graphdef.ops import control_flow_api
 from graphdef.ops.array import range_, shape_of
-from graphdef.ops.registry import build, convert_to_tensor
+from graphdef.ops.registry import build, constant_value, convert_to_tensor
 from graphdef.ops.strided_slice import strided_slice
+from graphdef.ops.tensor_array import REPLAY
 
 
 class TensorArray:
@@ -20,7 +22,9 @@ class TensorArray:
                  handle=None, flow=None, infer_shape=True, element_shape=None, name=None):
         self._dtype = dtypes.as_dtype(dtype)
         self._infer_shape = infer_shape
-        self._element_shape = TensorShape(element_shape) if element_shape is not None else TensorShape(None)
+        # shared by every TensorArray of one handle (TF's does the same): a write in a loop body tells
+        # the array the loop returns its element shape
+        self._shape_cell = [TensorShape(element_shape) if element_shape is not None else TensorShape(None)]
         self._dynamic_size = bool(dynamic_size)
         if handle is not None:
             if flow is None:
@@ -49,6 +53,10 @@ class TensorArray:
         return self._dtype
 
     @property
+    def _element_shape(self):
+        return self._shape_cell[0]
+
+    @property
     def element_shape(self):
         return self._element_shape
 
@@ -56,9 +64,10 @@ class TensorArray:
         return self._flow
 
     def _with_flow(self, flow, shape=None):
-        ta = TensorArray(self._dtype, handle=self._handle, flow=flow, infer_shape=self._infer_shape,
-                         element_shape=self._element_shape.dims if shape is None else shape.dims)
-        ta._dynamic_size = self._dynamic_size
+        ta = TensorArray(self._dtype, handle=self._handle, flow=flow, infer_shape=self._infer_shape)
+        ta._dynamic_size, ta._shape_cell = self._dynamic_size, self._shape_cell
+        if shape is not None:
+            self._shape_cell[0] = shape
         return ta
 
     def _merged_shape(self, shape):
@@ -73,7 +82,8 @@ class TensorArray:
 
     def read(self, index, name=None):
         value = build("TensorArrayReadV3", [self._handle, convert_to_tensor(index, dtypes.int32), self._flow],
-                      name=name, default_name="TensorArrayReadV3", attrs={"dtype": self._dtype}).outputs[0]
+                      name=name, default_name="TensorArrayReadV3",
+                      attrs={"dtype": self._dtype, **_replay_attr()}).outputs[0]
         if self._element_shape.dims is not None and value.shape.dims is None:
             value._shape = self._element_shape
         return value
@@ -81,7 +91,7 @@ class TensorArray:
     def write(self, index, value, name=None):
         value = convert_to_tensor(value, self._dtype)
         flow = build("TensorArrayWriteV3", [self._handle, convert_to_tensor(index, dtypes.int32), value, self._flow],
-                     name=name, default_name="TensorArrayWrite").outputs[0]
+                     name=name, default_name="TensorArrayWrite", attrs=_replay_attr()).outputs[0]
         return self._with_flow(flow, self._merged_shape(value.shape))
 
     def gather(self, indices, name=None):
@@ -91,7 +101,11 @@ class TensorArray:
         return value
 
     def stack(self, name=None):
-        return self.gather(range_(0, self.size()), name=name or "TensorArrayStack")
+        value = self.gather(range_(0, self.size()), name=name or "TensorArrayStack")
+        size = _static_size(self._handle)
+        if size is not None and value.shape.dims is not None:
+            value._shape = TensorShape([size, *value.shape.dims[1:]])
+        return value
 
     def scatter(self, indices, value, name=None):
         value = convert_to_tensor(value, self._dtype)
@@ -124,6 +138,23 @@ class TensorArray:
 
     def close(self, name=None):
         return build("TensorArrayCloseV3", [self._handle], name=name, default_name="TensorArrayCloseV3")
+
+
+def _replay_attr():
+    """{REPLAY: True} for a read or write built while a while loop's gradient rebuilds its body."""
+    return {REPLAY: True} if "while_grad" in get_default_graph()._name_stack.split("/") else {}
+
+
+def _static_size(handle):
+    """The size of a fixed-size array whose size is a constant, seen through the Enters a handle takes
+    into loops; else None."""
+    op = handle.op
+    while op.type == "Enter" and op.inputs:
+        op = op.inputs[0].op
+    if op.type != "TensorArrayV3" or op.attrs["dynamic_size"]:
+        return None
+    size = constant_value(op.inputs[0])
+    return None if size is None else int(size)
 
 
 def while_loop(cond, body, loop_vars, *args, **kwargs):

@@ -29,9 +29,42 @@ def _check(build, shapes, domains, eps=1e-6, tolerance=1e-6):
             assert abs(numeric - analytic) <= tolerance * max(1.0, abs(numeric)), (analytic, numeric)
 
 
-@pytest.mark.parametrize("op_type", sorted(ROWS))
+@pytest.mark.parametrize("op_type", sorted(ROWS) + sorted(LOOP_ROWS))
 def test_gradient_matches_central_differences(op_type):
-    _check(*ROWS[op_type])
+    _check(*{**ROWS, **LOOP_ROWS}[op_type])
+
+
+def test_an_rnn_looping_over_tensor_arrays_trains():
+    """dynamic_rnn's pattern built with graphdef's API: inputs unstacked into an array, a while loop reading
+    a step and writing the new state each iteration, the states stacked; gradient descent fits it."""
+    rng = np.random.default_rng(7)
+    steps, batch, width = 5, 4, 3
+    inputs = rng.normal(size=(steps, batch, width))
+    target = np.tanh(np.cumsum(inputs, 0) @ np.full((width, 2), 0.3))
+    g = tf.Graph()
+    with g.as_default():
+        x = tf.placeholder(tf.float64, [steps, batch, width])
+        w = tf.Variable(rng.normal(size=(width, 2)) * 0.1, dtype=tf.float64)
+        u = tf.Variable(rng.normal(size=(2, 2)) * 0.1, dtype=tf.float64)
+        rows = tf.TensorArray(tf.float64, size=steps).unstack(x)
+        out = tf.TensorArray(tf.float64, size=steps)
+
+        def body(t, h, out):
+            h = tf.tanh(tf.matmul(rows.read(t), w) + tf.matmul(h, u))
+            return t + 1, h, out.write(t, h)
+
+        _, _, out = tf.while_loop(lambda t, h, o: t < steps, body,
+                                  [tf.constant(0), tf.zeros([batch, 2], tf.float64), out])
+        loss = tf.reduce_mean(tf.square(out.stack() - target))
+        step = tf.train.GradientDescentOptimizer(0.5).minimize(loss)
+        init = tf.global_variables_initializer()
+    with tf.Session(graph=g) as sess:
+        sess.run(init)
+        first = sess.run(loss, {x: inputs})
+        for _ in range(60):
+            sess.run(step, {x: inputs})
+        last = sess.run(loss, {x: inputs})
+    assert last < first * 0.2, (first, last)
 
 
 def test_a_model_reading_through_tensor_arrays_trains():

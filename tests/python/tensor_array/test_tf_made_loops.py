@@ -118,3 +118,21 @@ def test_graphrun_cc_names_the_tensor_array_ops(tmp_path, tf1, cc_runner):
     lines = err.splitlines()
     assert len(lines) == 1 and lines[0].startswith("graphrun-cc: "), err
     assert "TensorArrayV3" in lines[0] and "map/TensorArray" in lines[0], lines[0]
+
+
+@pytest.mark.tf_oracle
+def test_an_op_graphdef_lacks_inside_a_loop_is_named(tmp_path, tf1):
+    """What a TF1 loop carries back through an op graphdef lacks (TensorArrayWriteV3 once) loads, and the
+    run names that op rather than the loop's Merge ("input 1 cannot take a back edge")."""
+    graph_def, feeds, names, _ = _frozen(tf1, _map_and_scan)
+    (write,) = [n for n in graph_def.node if n.name == "map/while/TensorArrayWrite/TensorArrayWriteV3"]
+    write.op = "TensorArrayWriteV9"
+    model = tmp_path / "model.pb"
+    model.write_bytes(graph_def.SerializeToString())
+    with pytest.raises(graphdef.errors.UnimplementedError) as info:
+        with graphdef.Session(graph=graphdef.load(model)) as sess:
+            sess.run(names[0], {f"{k}:0": v for k, v in feeds.items()})
+    line = str(info.value)
+    assert "\n" not in line and "TensorArrayWriteV9 (map/while/TensorArrayWrite/TensorArrayWriteV3)" in line, line
+    code, out, err = run_graphrun(*_cli_args(tmp_path, model, feeds, names[:1]))
+    assert code != 0 and err.count("\n") == 1 and "TensorArrayWriteV9" in err and "back edge" not in err, err
