@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 
+from graphdef.client import run_args
 from graphdef.client.control_flow_exec import ControlFlowPlan, reaches_control_flow
 from graphdef.client.functions import FunctionRuntime
 from graphdef.client.run_args import (check_runnable, check_supported, convert_feed, data_inputs, fast_scalar,
@@ -29,20 +30,53 @@ CHECK_KERNELS = os.environ.get("GRAPHDEF_CHECK_KERNELS") == "1"
 def make_plan(session, fetches, feed_keys):
     """The plain plan, or the control-flow executor when the fetches need a Switch, Merge or loop."""
     graph = session.graph
-    rebuild, single, targets, feeds = resolve(graph, fetches, feed_keys)
+    rebuild, single, targets, feeds = resolve_for(session, fetches, feed_keys)
+    feed = _body_feed if _runs_a_function_body(session) else convert_feed
     if any(op.type in CONTROL_FLOW_OPS for op in graph._ops.values()) and reaches_control_flow(targets, set(feeds)):
         check_supported(graph, reachable_ops(graph, targets, set(feeds)))
-        return ControlFlowPlan(session, targets, feeds, rebuild, single, _bind_kernel, convert_feed, result)
+        return ControlFlowPlan(session, targets, feeds, rebuild, single, _bind_kernel, feed, result)
     # A graph loaded from a file carries the optimizer its loader set up (graphdef.optimize.at_load):
     # given what this plan fetches and feeds, it may offer a graph optimized for them.
     run_optimizer = getattr(graph, "_run_optimizer", None)
     optimized = run_optimizer(graph, targets, feeds) if run_optimizer is not None else None
-    return _Plan(session, rebuild, single, targets, feeds, optimized)
+    plan = _Plan(session, rebuild, single, targets, feeds, optimized)
+    plan.convert_feed = feed
+    return plan
+
+
+# What only passes between ops (a TensorList, a TensorArray's handle): a user cannot feed or fetch it, but a
+# While or call op hands it to its function's body, which the FunctionRuntime runs as a Session of its own.
+_OPAQUE = frozenset(("variant", "resource"))
+
+
+def resolve_for(session, fetches, feed_keys):
+    """run_args.resolve for the user's runs; a function body's run may also feed and fetch opaque values."""
+    return (_resolve_body if _runs_a_function_body(session) else resolve)(session.graph, fetches, feed_keys)
+
+
+def _runs_a_function_body(session):
+    runtime = getattr(session, "_functions", None)
+    return runtime is not None and any(s is session for s in getattr(runtime, "_sessions", {}).values())
+
+
+def _resolve_body(graph, fetches, feed_keys):
+    """run_args.resolve without its refusal of opaque feeds and fetches: a body's arguments and results."""
+    leaves = []
+    rebuild = run_args._flatten(fetches, leaves)
+    targets = [run_args._resolve_fetch(graph, leaf) for leaf in leaves]
+    feeds = [run_args._resolve_feed(graph, key) for key in feed_keys]
+    return rebuild, isinstance(fetches, (Tensor, Operation, str)), targets, feeds
+
+
+def _body_feed(value, tensor):
+    return value if tensor.dtype.name in _OPAQUE else convert_feed(value, tensor)
 
 
 class _Plan:
     """`optimized`: (graph, report) of an optimized copy of session.graph to run instead, whose
     fetched and fed nodes have the same names; `self.optimization` keeps the report."""
+
+    convert_feed = staticmethod(convert_feed)
 
     def __init__(self, session, rebuild, single, targets, feeds, optimized=None):
         self.rebuild, self.single, self.feeds = rebuild, single, feeds
@@ -100,7 +134,7 @@ class _Plan:
         values = self.initial[:]
         if self.feeds:
             for slot, tensor, value in zip(self.feed_slots, self.feeds, feed_dict.values()):
-                values[slot] = fast_scalar(convert_feed(value, tensor))
+                values[slot] = fast_scalar(self.convert_feed(value, tensor))
         with np.errstate(all="ignore"):
             try:
                 for run_segment, items in self.segments:

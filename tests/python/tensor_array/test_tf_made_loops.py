@@ -136,3 +136,20 @@ def test_an_op_graphdef_lacks_inside_a_loop_is_named(tmp_path, tf1):
     assert "\n" not in line and "TensorArrayWriteV9 (map/while/TensorArrayWrite/TensorArrayWriteV3)" in line, line
     code, out, err = run_graphrun(*_cli_args(tmp_path, model, feeds, names[:1]))
     assert code != 0 and err.count("\n") == 1 and "TensorArrayWriteV9" in err and "back edge" not in err, err
+
+
+@pytest.mark.tf_oracle
+@pytest.mark.xfail(strict=True, reason="client/runtime.py's _tracked refuses a function body's TensorList feed "
+                                       "(python_engine.resolve_for is the fix it needs)")
+def test_control_flow_v2_map_fn(tmp_path, tf_oracle):  # noqa: F811 - the fixture
+    """A TF2 map_fn left as a StatelessWhile whose body passes a TensorList (not lowered to TF1 frames)."""
+    tf = tf_oracle
+    function = tf.function(lambda x: tf.map_fn(lambda row: row * 2.0 + tf.reduce_sum(row), x))
+    concrete = function.get_concrete_function(tf.TensorSpec([3, 4], tf.float32))
+    graph_def = concrete.graph.as_graph_def()
+    assert any(n.op in ("While", "StatelessWhile") for n in graph_def.node)
+    x = RNG.normal(size=(3, 4)).astype(np.float32)
+    out = concrete(tf.constant(x))
+    theirs = [np.asarray(out[0] if isinstance(out, (list, tuple)) else out)]
+    (placeholder,) = [n.name for n in graph_def.node if n.op == "Placeholder"]
+    _run_everywhere(tmp_path, graph_def, {placeholder: x}, [concrete.outputs[0].name], theirs)
