@@ -40,7 +40,7 @@ from graphdef.ops.gather_scatter import gather_nd, scatter_nd, where
 from graphdef.ops.reverse_pad import reverse
 from graphdef.ops.registry import convert_to_tensor, raw_op
 from graphdef.ops.control_flow_api import case, cond
-from graphdef.ops.tensor_array_api import TensorArray, while_loop  # while_loop carries TensorArrays
+from graphdef.ops.tensor_array_api import TensorArray, map_fn, scan, while_loop  # while_loop carries TensorArrays
 from graphdef.ops.state import (Variable, assign, assign_add, assign_sub, global_variables,
                                 global_variables_initializer, trainable_variables, variables_initializer)
 from graphdef.wire.serialize import import_graph_def, save, write_graph

@@ -187,3 +187,63 @@ def while_loop(cond, body, loop_vars, *args, **kwargs):
         return as_arrays(result)
     only = [a for a in arrays if a is not None]  # TF1 hands back a lone loop variable unpacked
     return only[0]._with_flow(result) if len(flat) == 1 and only else result
+
+
+def map_fn(fn, elems, dtype=None, parallel_iterations=None, back_prop=True, swap_memory=False,
+           infer_shape=True, name=None):
+    """fn applied to each slice of elems along dim 0, the results stacked (TF1's tf.map_fn: a while loop
+    reading from TensorArrays unstacked from elems and writing one per output)."""
+    flat_in = [convert_to_tensor(e) for e in control_flow_api._flatten(elems)]
+    out_dtypes = control_flow_api._flatten(dtype) if dtype is not None else [e.dtype for e in flat_in]
+    with get_default_graph().name_scope(name or "map"):
+        n = strided_slice(shape_of(flat_in[0]), [0], [1], shrink_axis_mask=1)
+        inputs = [TensorArray(e.dtype, size=n, infer_shape=infer_shape).unstack(e) for e in flat_in]
+        outputs = [TensorArray(d, size=n, infer_shape=infer_shape) for d in out_dtypes]
+
+        def body(i, *arrays):
+            given = control_flow_api._pack(elems, [ta.read(i) for ta in inputs])
+            results = control_flow_api._flatten(fn(given))
+            if len(results) != len(arrays):
+                raise ValueError(f"map_fn: fn returned {len(results)} tensors for {len(arrays)} dtypes")
+            return (i + 1, *[ta.write(i, r) for ta, r in zip(arrays, results)])
+
+        final = while_loop(lambda i, *_: i < n, body, [convert_to_tensor(0), *outputs],
+                           parallel_iterations=parallel_iterations or 10, back_prop=back_prop)
+        stacked = [ta.stack() for ta in final[1:]]
+    return control_flow_api._pack(dtype if dtype is not None else elems, stacked)
+
+
+def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, swap_memory=False,
+         infer_shape=True, reverse=False, name=None):
+    """The running fn(accumulator, slice) over elems along dim 0, every step's accumulator stacked
+    (TF1's tf.scan); without an initializer the first slice starts it."""
+    flat_in = [convert_to_tensor(e) for e in control_flow_api._flatten(elems)]
+    with get_default_graph().name_scope(name or "scan"):
+        n = strided_slice(shape_of(flat_in[0]), [0], [1], shrink_axis_mask=1)
+        inputs = [TensorArray(e.dtype, size=n, infer_shape=infer_shape).unstack(e) for e in flat_in]
+
+        def index(i):
+            return n - 1 - i if reverse else i
+
+        if initializer is None:
+            first = [ta.read(index(convert_to_tensor(0))) for ta in inputs]
+            init, start, structure = first, 1, elems
+        else:
+            init = [convert_to_tensor(a) for a in control_flow_api._flatten(initializer)]
+            start, structure = 0, initializer
+        outputs = [TensorArray(a.dtype, size=n, infer_shape=infer_shape) for a in init]
+        if initializer is None:
+            outputs = [ta.write(index(convert_to_tensor(0)), a) for ta, a in zip(outputs, init)]
+        k = len(init)
+
+        def body(i, *state):
+            acc, arrays = state[:k], state[k:]
+            given = control_flow_api._pack(elems, [ta.read(index(i)) for ta in inputs])
+            new = [convert_to_tensor(r) for r in control_flow_api._flatten(
+                fn(control_flow_api._pack(structure, list(acc)), given))]
+            return (i + 1, *new, *[ta.write(index(i), r) for ta, r in zip(arrays, new)])
+
+        final = while_loop(lambda i, *_: i < n, body, [convert_to_tensor(start), *init, *outputs],
+                           parallel_iterations=parallel_iterations, back_prop=back_prop)
+        stacked = [ta.stack() for ta in final[1 + k:]]
+    return control_flow_api._pack(structure, stacked)
