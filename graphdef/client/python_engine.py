@@ -51,7 +51,15 @@ _OPAQUE = frozenset(("variant", "resource"))
 
 def resolve_for(session, fetches, feed_keys):
     """run_args.resolve for the user's runs; a function body's run may also feed and fetch opaque values."""
-    return (_resolve_body if _runs_a_function_body(session) else resolve)(session.graph, fetches, feed_keys)
+    if _runs_a_function_body(session):
+        return _resolve_body(session.graph, fetches, feed_keys)
+    resolved = resolve(session.graph, fetches, feed_keys)
+    for t, role, fix in [(t, "feed", "feed the tensors it is made from") for t in resolved[3]] + [
+            (t, "fetch", "fetch a tensor read from it") for t in resolved[2]]:
+        if isinstance(t, Tensor) and t.dtype.name == "resource" and (role == "feed" or t not in resolved[3]):
+            raise TypeError(f"Session.run: cannot {role} '{t.name}': it is a resource (a TensorArray's handle), "
+                            f"which only passes between ops; {fix}")
+    return resolved
 
 
 def _runs_a_function_body(session):

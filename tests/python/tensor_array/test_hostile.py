@@ -101,3 +101,17 @@ def test_zeros_for_an_unwritten_item_of_known_shape():
         value = _read(handle, 2, flow)
     with tf.Session(graph=g) as sess:
         np.testing.assert_array_equal(sess.run(value), np.zeros(2, np.float32))
+
+
+@pytest.mark.parametrize("role", ["fetch", "feed"])
+def test_a_handle_is_neither_fed_nor_fetched(role):
+    g = tf.Graph()
+    with g.as_default():
+        ta = tf.TensorArray(tf.float32, size=2, name="ta")
+        flow = ta.write(0, [1.0]).flow
+    fetch, feed = (ta.handle, {}) if role == "fetch" else (flow, {ta.handle: np.array([b"a", b"b"], object)})
+    with tf.Session(graph=g) as sess, pytest.raises(TypeError) as info:
+        sess.run(fetch, feed)
+    fix = "fetch a tensor read from it" if role == "fetch" else "feed the tensors it is made from"
+    assert str(info.value) == (f"Session.run: cannot {role} 'ta:0': it is a resource (a TensorArray's handle), "
+                               f"which only passes between ops; {fix}")
