@@ -414,6 +414,7 @@ def _close(handle):
     array = _array(handle)
     array.closed = True
     array.items = [None] * len(array.items)  # its memory is released now, as TF's
+    return ()
 
 
 CLOSE = define(
