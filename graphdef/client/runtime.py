@@ -22,7 +22,6 @@ import os
 from graphdef._native import capi
 from graphdef.client import python_engine
 from graphdef.client.cc_engine import CcRuntime, op_error
-from graphdef.client.run_args import resolve
 from graphdef.framework.errors import InvalidArgumentError
 from graphdef.framework.graph import Tensor
 from graphdef.ops.array import frozen
@@ -138,7 +137,7 @@ def python_plan(session, fetches, feed_keys):
 
 def _tracked(plan, runtime, session, fetches, feed_keys):
     plan.runtime = runtime
-    _, _, targets, feeds = resolve(session.graph, fetches, feed_keys)
+    _, _, targets, feeds = python_engine.resolve_for(session, fetches, feed_keys)
     plan.touches, plan.writes = touched_variables(targets, feeds)
     return plan
 

@@ -11,6 +11,7 @@ import graphdef as tf
 from graphdef.ops import REGISTRY
 from graphdef.ops.registry import NOT_DIFFERENTIABLE
 from tests.python.ops34.gradient_rows import ROWS as OPS34_ROWS
+from tests.python.tensor_array.gradient_rows import ROWS as TENSOR_ARRAY_ROWS
 
 RNG_SEED = 0
 
@@ -183,6 +184,7 @@ def _smooth_unary_rows():
 
 
 TABLE.update(OPS34_ROWS)
+TABLE.update(TENSOR_ARRAY_ROWS)
 TABLE.update(_smooth_unary_rows())
 
 

@@ -139,8 +139,6 @@ def test_an_op_graphdef_lacks_inside_a_loop_is_named(tmp_path, tf1):
 
 
 @pytest.mark.tf_oracle
-@pytest.mark.xfail(strict=True, reason="client/runtime.py's _tracked refuses a function body's TensorList feed "
-                                       "(python_engine.resolve_for is the fix it needs)")
 def test_control_flow_v2_map_fn(tmp_path, tf_oracle):  # noqa: F811 - the fixture
     """A TF2 map_fn left as a StatelessWhile whose body passes a TensorList (not lowered to TF1 frames)."""
     tf = tf_oracle
