@@ -8,7 +8,7 @@ the same things and raises the same error classes (run_args.py).
 
 import threading
 
-from graphdef.client import runtime
+from graphdef.client import runtime, table_init
 from graphdef.client.run_args import structure_key
 from graphdef.client.variables import Variables
 from graphdef.framework.graph import Operation, Tensor, get_default_graph
@@ -37,6 +37,7 @@ class Session:
         """Evaluates `fetches` (a Tensor, Operation, name, or a list/tuple/dict of them)."""
         if self._closed:
             raise RuntimeError("Session.run: this session is closed")
+        table_init.before_run(self, fetches)  # a loaded graph's lookup tables, filled as TF's loaders do
         return self._run_plan(self._plan(fetches, feed_dict), feed_dict)
 
     def _run_plan(self, plan, feed_dict):

@@ -13,6 +13,7 @@ PENDING_MODULES = frozenset({
     "graphdef.ops.segments", "graphdef.ops.unique_partition", "graphdef.ops.div_in_top_k", "graphdef.ops.sparse",
     "graphdef.ops.matrix_diag", "graphdef.ops.reverse_sequence", "graphdef.ops.tensor_array",
     "graphdef.ops.tensor_list_concat",
+    "graphdef.ops.lookup", "graphdef.ops.parse_example",
 })
 STRING_MODULES = "graphdef.ops.strings"
 # and these, defined beside ops graphrun-cc has

@@ -17,7 +17,7 @@ import os
 from graphdef._proto import graph_pb2, meta_graph_pb2
 from graphdef.framework.graph import get_default_graph
 from graphdef.ops.state import global_variables
-from graphdef.wire import captured_variables, meta_graph, signature_names, tensor_bundle
+from graphdef.wire import captured_variables, meta_graph, saved_model_tables, signature_names, tensor_bundle
 from graphdef.wire.atomic import write_atomically
 from graphdef.wire.checkpoint import Saver
 from graphdef.wire.serialize import DIRECTORY_FORMATS, GraphFileError, import_graph_def, ndarray_to_proto
@@ -142,10 +142,15 @@ def load(sess, tags, export_dir):
     export_dir = os.fspath(export_dir)
     meta = meta_graph_for(read(export_dir), tags, export_dir)
     with sess.graph.as_default():
-        import_graph_def(meta_graph.without_saver(meta.graph_def), name="")
+        graph_def = meta_graph.without_saver(meta.graph_def)
+        saved_model_tables.point_assets(graph_def, meta, export_dir)
+        import_graph_def(graph_def, name="")
     values = _variable_values(meta, meta.graph_def, export_dir)
     for node, value in values.items():
         sess._variables[node] = value
+    init = [name for name in saved_model_tables.init_ops(meta) if name in sess.graph._ops]
+    if init:  # as TensorFlow's loader: the main_op (tables, local variables) runs once loaded
+        sess.run([sess.graph._ops[name] for name in init])
     return meta
 
 
@@ -203,6 +208,11 @@ def frozen(export_dir, signature_key=DEFAULT_SERVING_SIGNATURE_DEF_KEY, tags=(SE
     _check_unique_names(meta.graph_def, export_dir)
     outputs = [info.name.split(":")[0] for info in signature.outputs.values()]
     graph_def = _pruned(meta_graph.without_saver(meta.graph_def), outputs, export_dir)
+    initializers = saved_model_tables.table_initializers(meta, graph_def)
+    if initializers:  # the tables' initializers stay, under init_all_tables, reading the model's assets
+        graph_def = _pruned(meta_graph.without_saver(meta.graph_def), outputs + initializers, export_dir)
+        saved_model_tables.add_init_op(graph_def, initializers)
+        saved_model_tables.point_assets(graph_def, meta, export_dir)
     values = _variable_values(meta, graph_def, export_dir)
     resources = {}
     for node in graph_def.node:

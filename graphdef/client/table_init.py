@@ -1,0 +1,34 @@
+"""A graph's lookup tables filled before its first run, as TensorFlow's loaders do.
+
+TensorFlow's SavedModel loader runs the model's main_op (or legacy_init_op), and a frozen TF1 graph
+keeps its tables' initializers under one NoOp, `init_all_tables`, which whoever runs the graph is
+expected to run first. The Session does that by itself: before a run, when the graph has a table
+and an `init_all_tables` op, it runs that op once (and again only if the graph has grown since).
+Running it twice is harmless: an initializer bringing the same entries again does nothing.
+"""
+
+from graphdef.ops.lookup import TABLE_OPS
+
+INIT_OP = "init_all_tables"
+
+
+def initializer_of(graph):
+    """The op that fills the graph's tables, or None when it has no table or no such op."""
+    init = graph._ops.get(INIT_OP)
+    if init is None or not any(op.type in TABLE_OPS for op in graph._ops.values()):
+        return None
+    return init
+
+
+def before_run(session, fetches):
+    """Runs the graph's table initializer once per session and graph size; a run that fetches the
+    initializer itself is left to do it."""
+    graph = session.graph
+    size = len(graph._ops)
+    if getattr(session, "_tables_checked", None) == size:
+        return
+    session._tables_checked = size
+    init = initializer_of(graph)
+    if init is None or fetches is init or fetches == INIT_OP:
+        return
+    session._run_plan(session._plan(init, None), None)
