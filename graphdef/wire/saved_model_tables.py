@@ -1,4 +1,4 @@
-"""A TF1 SavedModel's lookup tables: the initializers its loader runs and the asset files they read.
+"""A SavedModel's lookup tables: the initializers its loader runs and the asset files they read.
 
 TensorFlow's loader runs the meta graph's main_op (collection `saved_model_main_op`, or
 `legacy_init_op`, or the `__saved_model_init_op` signature of newer writers) after restoring the
@@ -18,6 +18,8 @@ ASSETS_COLLECTION = "saved_model_assets"
 ASSETS_DIRECTORY = "assets"
 TABLE_INITIALIZERS = frozenset(("InitializeTableV2", "InitializeTableFromTextFileV2", "LookupTableImportV2"))
 TABLE_OPS = frozenset(("HashTableV2", "MutableHashTableV2"))
+# a TF2 SavedModel fills each table in a function its init op calls with the table's handle
+CALL_OPS = frozenset(("StatefulPartitionedCall", "PartitionedCall"))
 INIT_OP = "init_all_tables"
 
 
@@ -105,7 +107,8 @@ def point_assets(graph_def, meta, export_dir):
 
 
 def table_initializers(meta, graph_def):
-    """The table initializer nodes the loader's init ops run, for tables `graph_def` holds."""
+    """The table initializer nodes the loader's init ops run, for tables `graph_def` holds: the
+    initializer ops of a TF1 graph, the calls of a TF2 one's initializer functions."""
     if not any(n.op in TABLE_OPS for n in graph_def.node):
         return []
     nodes = {n.name: n for n in meta.graph_def.node}
@@ -116,12 +119,13 @@ def table_initializers(meta, graph_def):
             continue
         seen.add(name)
         node = nodes[name]
-        if node.op in TABLE_INITIALIZERS:
-            found.append(name)
+        tables = [p for p in map(_node, node.input) if p in nodes and nodes[p].op in TABLE_OPS]
+        if node.op in TABLE_INITIALIZERS or (node.op in CALL_OPS and tables):
+            found.append((name, tables))
             continue
         stack.extend(p for p in map(_node, node.input) if p in nodes)
     kept = {n.name for n in graph_def.node}
-    return [name for name in found if _node(nodes[name].input[0]) in kept] if found else []
+    return [name for name, tables in found if any(t in kept for t in tables)]
 
 
 def add_init_op(graph_def, initializers):

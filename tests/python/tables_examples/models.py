@@ -112,3 +112,14 @@ def graphrun_error(model, *argv):
     code, out, err = run_graphrun("run", model, *argv)
     assert code != 0 and out == "" and err.count("\n") == 1 and "Traceback" not in err, (code, out, err)
     return err
+
+
+def string_lookup_saved_model(tf, export_dir):
+    """A TF2 SavedModel of a Keras StringLookup layer (two OOV indices): its table is filled by an
+    initializer function the `__saved_model_init_op` calls; returns TensorFlow's own function."""
+    layer = tf.keras.layers.StringLookup(vocabulary=["apple", "banana", "cherry", "\u00e9clair"], num_oov_indices=2)
+    module = tf.Module()
+    module.layer = layer
+    module.serve = tf.function(lambda x: {"ids": layer(x)}, input_signature=[tf.TensorSpec([None], tf.string)])
+    tf.saved_model.save(module, str(export_dir), signatures={"serving_default": module.serve})
+    return module.serve

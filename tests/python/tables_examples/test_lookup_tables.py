@@ -10,7 +10,8 @@ from graphdef.ops import lookup_api as lookup
 from graphdef.wire import saved_model
 from tests.python.strings.oracle import assert_same
 from tests.python.tables_examples.models import (VOCAB, graphrun_error, hash_table_graph, run_frozen_in_session,
-                                                 run_graphrun_json, tf_session, vocabulary_saved_model)
+                                                 run_graphrun_json, string_lookup_saved_model, tf_session,
+                                                 vocabulary_saved_model)
 from tests.support.op_oracle import tf_oracle  # noqa: F401 - a fixture, taken by name
 
 pytestmark = pytest.mark.tf_oracle
@@ -82,6 +83,15 @@ def test_a_tf1_saved_model_with_a_vocabulary_asset_in_the_session(vocabulary_mod
         ours = sess.run(["ids:0", "scaled:0"], {"x:0": QUERY})
     assert_same(ours[0], theirs["ids"], "ids")
     assert np.array_equal(ours[1], theirs["scaled"])
+
+
+def test_a_keras_string_lookup_tf2_saved_model_in_the_session_and_graphrun(tf_oracle, tmp_path):
+    export_dir = tmp_path / "string_lookup"
+    serve = string_lookup_saved_model(tf_oracle, export_dir)
+    theirs = serve(tf_oracle.constant(QUERY))["ids"].numpy()
+    assert_same(run_graphrun_json(export_dir, {"x": QUERY}, ["ids"])["ids"], theirs, "ids")
+    with graphdef.Session(graph=graphdef.load(export_dir)) as sess:
+        assert_same(sess.run("ids:0", {"x:0": QUERY}), theirs, "ids")
 
 
 def test_a_missing_asset_file_is_one_line_naming_the_node_and_the_file(vocabulary_model, tmp_path):

@@ -154,17 +154,19 @@ def test_tf1_parse_example_graph(tf_oracle):
                      "but output shape: [2]"),
     ("missing", "Name: <unknown>, Feature: score (data type: float) is required but could not be found."),
     ("truncated", "Could not parse example input"),
+    ("huge length", "Could not parse example input"),
 ])
 def test_a_hostile_record_is_one_line_naming_the_node_and_feature(tf_oracle, tf_parse_graph, tmp_path, case, words):
     tf = tf_oracle
     path, names, _ = tf_parse_graph
     bad = {"wrong kind": example(tf, score=[1, 2]), "wrong length": example(tf, score=[1.0, 2.0, 3.0]),
-           "missing": example(tf, age=[1]), "truncated": example(tf, name=[b"x" * 90], tags=[b"y" * 300])[:-40]}[case]
+           "missing": example(tf, age=[1]), "truncated": example(tf, name=[b"x" * 90], tags=[b"y" * 300])[:-40],
+           "huge length": b"\n\xff\xff\xff\xff\x0f\n\x03age"}[case]  # features: 2**32 - 1 bytes, 7 there
     feed = json.dumps([{"b64": base64.b64encode(bad).decode()}])
     err = graphrun_error(path, "--feed", f"serialized={feed}", "--fetch", "batch/score")
     assert "node 'ParseExample/ParseExampleV2' (ParseExampleV2): " in err and " ".join(words.split()) in err, err
     assert len(err) < 400  # a record is shown cut short, never whole
-    if case == "truncated":  # TensorFlow's own line holds the raw record, which it cannot decode when binary
+    if case in ("truncated", "huge length"):  # TF's own line holds the raw record, which it cannot decode
         bad = example(tf, name=[b"x" * 90])[:-10]
     with tf_session(tf, tf.Graph()) as sess:  # TensorFlow's own words
         with pytest.raises(tf.errors.InvalidArgumentError, match=_escaped(words)):
