@@ -27,8 +27,7 @@ def before_run(session, fetches):
     size = len(graph._ops)
     if getattr(session, "_tables_checked", None) == size:
         return
-    session._tables_checked = size
     init = initializer_of(graph)
-    if init is None or fetches is init or fetches == INIT_OP:
-        return
-    session._run_plan(session._plan(init, None), None)
+    if init is not None and fetches is not init and fetches != INIT_OP:
+        session._run_plan(session._plan(init, None), None)  # a failure is raised again by the next run
+    session._tables_checked = size

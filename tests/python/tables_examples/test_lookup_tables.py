@@ -219,3 +219,18 @@ class _Api:
     lookup = lookup
     string, int64 = graphdef.string, graphdef.int64
     constant = staticmethod(graphdef.constant)
+
+
+def test_a_failed_table_initializer_is_tried_again_by_the_next_run(vocabulary_model, tmp_path):
+    import shutil
+    export_dir, theirs = vocabulary_model
+    copy = tmp_path / "model"
+    shutil.copytree(export_dir, copy)
+    vocab = copy / "assets" / "vocab.txt"
+    kept = vocab.read_bytes()
+    vocab.unlink()
+    with graphdef.Session(graph=graphdef.load(copy)) as sess:
+        with pytest.raises(graphdef.errors.NotFoundError, match="No such file or directory"):
+            sess.run("ids:0", {"x:0": QUERY})
+        vocab.write_bytes(kept)
+        assert_same(sess.run("ids:0", {"x:0": QUERY}), theirs["ids"], "ids")

@@ -186,3 +186,12 @@ def test_a_dense_shape_over_the_tensor_size_limit_is_refused(tf_oracle):
     with graphdef.Session(graph=graph) as sess, pytest.raises(Exception, match="ParseExampleV2") as info:
         sess.run(big["x"], {serialized: np.array([example(tf_oracle, y=[1])], dtype=object)})
     assert "limit" in str(info.value)
+
+
+def test_graphrun_cc_names_the_parse_op_it_lacks(tf_parse_graph, cc_runner):
+    import subprocess
+    path, _, _ = tf_parse_graph
+    proc = subprocess.run([str(cc_runner), "run", str(path), "--fetch", "batch/score"], capture_output=True,
+                          text=True)
+    assert proc.returncode != 0 and proc.stdout == "" and proc.stderr.count("\n") <= 1, proc.stderr
+    assert "no kernel for ParseExampleV2 (ParseExample/ParseExampleV2)" in proc.stderr
