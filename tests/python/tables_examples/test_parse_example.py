@@ -195,3 +195,23 @@ def test_graphrun_cc_names_the_parse_op_it_lacks(tf_parse_graph, cc_runner):
                           text=True)
     assert proc.returncode != 0 and proc.stdout == "" and proc.stderr.count("\n") <= 1, proc.stderr
     assert "no kernel for ParseExampleV2 (ParseExample/ParseExampleV2)" in proc.stderr
+
+
+def test_ragged_features_as_tensorflow_parses_them(tf_oracle):
+    tf = tf_oracle
+    graph = tf.Graph()
+    with graph.as_default():
+        serialized = tf.compat.v1.placeholder(tf.string, [None], name="serialized")
+        parsed = tf.io.parse_example(serialized, {"ids": tf.io.RaggedFeature(tf.int64),
+                                                  "tags": tf.io.RaggedFeature(tf.string, row_splits_dtype=tf.int64)})
+        fetches = [tf.identity(t).name for key in ("ids", "tags") for t in (parsed[key].values,
+                                                                          parsed[key].row_splits)]
+    with tf_session(tf, graph) as sess:
+        theirs = sess.run(fetches, {"serialized:0": records(tf)})
+    ours_graph = graphdef.Graph()
+    with ours_graph.as_default():
+        graphdef.import_graph_def(graphdef.GraphDef.FromString(graph.as_graph_def().SerializeToString()), name="")
+    with graphdef.Session(graph=ours_graph) as sess:
+        ours = sess.run(fetches, {"serialized:0": np.array(records(tf), dtype=object)})
+    for name, o, t in zip(fetches, ours, theirs):
+        assert_same(o, t, name)
