@@ -17,7 +17,23 @@ def initializer_of(graph):
     init = graph._ops.get(INIT_OP)
     if init is None or not any(op.type in TABLE_OPS for op in graph._ops.values()):
         return None
-    return init
+    return None if _needs_feeds(init) else init
+
+
+def _needs_feeds(op):
+    """Whether running `op` needs a Placeholder fed: such an initializer (keys fed by the program)
+    is the program's to run, with its feeds, as in TensorFlow."""
+    seen, stack = set(), [op]
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.type == "Placeholder":
+            return True
+        stack.extend(t.op for t in op.inputs)
+        stack.extend(op.control_inputs)
+    return False
 
 
 def before_run(session, fetches):

@@ -234,3 +234,20 @@ def test_a_failed_table_initializer_is_tried_again_by_the_next_run(vocabulary_mo
             sess.run("ids:0", {"x:0": QUERY})
         vocab.write_bytes(kept)
         assert_same(sess.run("ids:0", {"x:0": QUERY}), theirs["ids"], "ids")
+
+
+def test_an_initializer_that_needs_feeds_is_left_to_the_program():
+    graph = graphdef.Graph()
+    with graph.as_default():
+        keys = graphdef.placeholder(graphdef.string, [None], name="keys")
+        values = graphdef.constant([1, 2], graphdef.int64)
+        table = lookup.StaticHashTable(lookup.KeyValueTensorInitializer(keys, values), -1)
+        init = lookup.tables_initializer()
+        other = graphdef.constant(5, name="other")
+        found = table.lookup(graphdef.constant(["b", "z"]))
+    with graphdef.Session(graph=graph) as sess:
+        assert sess.run(other) == 5  # not held up by an initializer it cannot feed
+        with pytest.raises(graphdef.errors.FailedPreconditionError, match="Table not initialized"):
+            sess.run(found)
+        sess.run(init, {keys: ["a", "b"]})
+        assert sess.run(found).tolist() == [2, -1]
