@@ -5,7 +5,8 @@ its handle output carries it (as TF's, a 2-vector: the array, then its name) to 
 it, through Enter into a loop frame as any loop constant. So no array outlives its run or is
 shared between runs or sessions. The float "flow" outputs carry no data; they only order the ops
 that use one array, as in TensorFlow. The words of every refusal are TensorFlow's own
-(tensor_array.h and tensor_array_ops.cc), the node named by the runtime that ran it.
+(tensor_array.h and tensor_array_ops.cc, single-spaced as graphrun prints them), the node named by
+the runtime that ran it.
 """
 
 import numpy as np
@@ -32,6 +33,8 @@ def _resource_dtype():
 
 
 RESOURCE = _resource_dtype()
+
+
 class _Cleared:
     """An item read from an array with clear_after_read: refused to a second read, but kept for the
     replay of its read that a while loop's gradient makes (see REPLAY)."""

@@ -66,6 +66,11 @@ def negative_size():
     return [flow]
 
 
+def huge_element_shape():
+    handle, flow = _array(element_shape=[1 << 30, 1 << 30])
+    return [_read(handle, 0, flow)]
+
+
 def gather_ragged():
     handle, flow = _array(2)
     flow = _write(handle, 1, [1.0, 2.0], _write(handle, 0, [1.0], flow, "w"), "w2")
@@ -84,6 +89,7 @@ CASES = [
                                "inferred element shape: [2]"),
     (huge_size, "ta", f"a TensorArray's size must be in 0..{MAX_LIST_ITEMS}, got 2147483647"),
     (negative_size, "ta", f"a TensorArray's size must be in 0..{MAX_LIST_ITEMS}, got -1"),
+    (huge_element_shape, "r", "output [1073741824,1073741824] float32 would take 4.0 EiB, over the limit"),
     (gather_ragged, "g", "TensorArray has inconsistent shapes. Index 0 has shape: [1] but index 1 has shape: [2]"),
 ]
 
