@@ -25,6 +25,7 @@ VALUE_DTYPES = frozenset((dtypes.string, dtypes.int32, dtypes.int64, dtypes.floa
                           dtypes.bool_))
 LINE_NUMBER, WHOLE_LINE = -1, -2  # TextFileIndex
 TABLE_OPS = frozenset(("HashTableV2", "MutableHashTableV2"))
+_C_NAMES = {"float32": "float", "float64": "double"}  # TF's names of them in its messages
 _FIND_ATTRS = {"Tin": Attr("type", allowed=KEY_DTYPES), "Tout": Attr("type", allowed=VALUE_DTYPES)}
 
 
@@ -291,6 +292,9 @@ def _line_entries(path, node, key_index, value_index, vocab_size, delimiter, off
             data = f.read()
     except OSError as e:
         raise NotFoundError(f"node '{node}' ({op_type}): {shown}; {e.strerror}") from None
+    if not data:  # TF's words for a vocabulary file with no line at all
+        raise InvalidArgumentError(f"node '{node}' ({op_type}): {shown}: Read less bytes than requested (the "
+                                   "vocabulary file is empty)")
     lines = data.split(b"\n")
     if lines and lines[-1] == b"":
         lines.pop()  # the newline that ends the last line
@@ -302,8 +306,8 @@ def _line_entries(path, node, key_index, value_index, vocab_size, delimiter, off
                                        f"at position {min(position, len(data))}.")
     if vocab_size != -1:
         if len(lines) < vocab_size:
-            raise InvalidArgumentError(f"node '{node}' ({op_type}): Invalid vocab_size in {shown}: expected: "
-                                       f"{vocab_size} got: {len(lines)}")
+            raise InvalidArgumentError(f"node '{node}' ({op_type}): Invalid vocab_size in {shown}: expected "
+                                       f"{vocab_size} but got {len(lines)}")
         lines = lines[:vocab_size]
     sep = delimiter.encode("utf-8") if isinstance(delimiter, str) else bytes(delimiter)
     columns = max(key_index, value_index) + 1
@@ -314,7 +318,7 @@ def _line_entries(path, node, key_index, value_index, vocab_size, delimiter, off
         if columns > len(fields):
             raise InvalidArgumentError(
                 f"node '{node}' ({op_type}): Invalid number of columns in {shown} line {number} "
-                f"({_shown(line[:80])}) : expected {columns} got {len(fields)}")
+                f"({_shown(line[:80])}) : expected at least {columns} got {len(fields)}")
         keys.append(_field(fields, line, number, key_index, 0, key_dtype, node, shown))
         values.append(_field(fields, line, number, value_index, offset, value_dtype, node, shown))
     return keys, values
@@ -339,8 +343,8 @@ def _field(fields, line, number, index, offset, dtype, node, shown):
         return float(text)
     except ValueError:
         raise InvalidArgumentError(
-            f"node '{node}' (InitializeTableFromTextFileV2): Field {_shown(text[:80])} in line {number} of "
-            f"{shown} is not a valid {dtype.name}.") from None
+            f"node '{node}' (InitializeTableFromTextFileV2): Field {_shown(text[:80])} in line {number} is not a "
+            f"valid {_C_NAMES.get(dtype.name, dtype.name)}. ({shown})") from None
 
 
 def _from_text_file(table_handle, filename, *, state, node, key_index, value_index, vocab_size, delimiter,

@@ -2,6 +2,8 @@
 OOV buckets) run in the Session and in graphrun with no initializer run by hand, equal to TensorFlow's
 answers; graphrun-cc names the ops it lacks; bad tables and vocabularies get one line naming the node."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -217,7 +219,7 @@ class _Api:
     """graphdef's namespace with tf.lookup, as TensorFlow spells it."""
 
     lookup = lookup
-    string, int64 = graphdef.string, graphdef.int64
+    string, int64, float32 = graphdef.string, graphdef.int64, graphdef.float32
     constant = staticmethod(graphdef.constant)
 
 
@@ -251,3 +253,38 @@ def test_an_initializer_that_needs_feeds_is_left_to_the_program():
             sess.run(found)
         sess.run(init, {keys: ["a", "b"]})
         assert sess.run(found).tolist() == [2, -1]
+
+
+@pytest.mark.parametrize("content, attrs, words", [
+    (b"", {}, "Read less bytes than requested"),
+    (b"a\tx\nb\n", {"vocab_size": 5}, "Invalid vocab_size in {path}: expected 5 but got 2"),
+    (b"a\tx\nb\n", {"key_index": 0, "value_index": 1, "value_dtype": "string"},
+     "Invalid number of columns in {path} line 1 (b) : expected at least 2 got 1"),
+    (b"12\n3z\n", {"key_index": 0, "key_dtype": "int64"}, "Field 3z in line 1 is not a valid int64."),
+])
+def test_bad_vocabulary_files_in_tensorflows_words(tf_oracle, tmp_path, content, attrs, words):
+    path = tmp_path / "vocab.txt"
+    path.write_bytes(content)
+    words = words.format(path=path)
+    settings = {"key_dtype": "string", "key_index": -2, "value_dtype": "int64", "value_index": -1, "vocab_size": None,
+                **attrs}
+
+    def build(api):
+        initializer = api.lookup.TextFileInitializer(
+            str(path), getattr(api, settings["key_dtype"]), settings["key_index"],
+            getattr(api, settings["value_dtype"]), settings["value_index"], vocab_size=settings["vocab_size"])
+        default = "?" if settings["value_dtype"] == "string" else -5
+        return api.lookup.StaticHashTable(initializer, default).size()
+
+    graph = graphdef.Graph()
+    with graph.as_default():
+        size = build(_Api())
+        init = lookup.tables_initializer()
+    with graphdef.Session(graph=graph) as sess, pytest.raises(graphdef.errors.OpError) as ours:
+        sess.run(init)
+    assert "(InitializeTableFromTextFileV2)" in str(ours.value) and words in str(ours.value)
+    assert size is not None
+    tf = tf_oracle
+    with tf.Graph().as_default(), tf_session(tf) as sess, pytest.raises(tf.errors.OpError, match=re.escape(words)):
+        build(tf)
+        sess.run(tf.compat.v1.tables_initializer())
