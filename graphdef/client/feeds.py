@@ -19,7 +19,7 @@ import zipfile
 import numpy as np
 
 from graphdef.ops import unsupported as unsupported_ops
-from graphdef.framework import dtypes, npy_check
+from graphdef.framework import dtypes, limits, npy_check
 from graphdef.framework.graph import Operation
 from graphdef.client.output_format import format_float
 from graphdef.framework.shapes import show
@@ -129,12 +129,14 @@ def _load_npy(path, label):
         loaded = np.load(path, allow_pickle=False)
     except FileNotFoundError:
         raise FeedError(f"{label}: no such file '{path}'") from None
+    except OSError as e:  # the system's words only, as graphrun-cc gives them
+        raise FeedError(f"{label}: cannot read '{path}' ({e.strerror or _one_line(e)})") from None
     except Exception as e:  # noqa: BLE001 - numpy raises many kinds for a bad file; all mean "not a .npy"
         raise FeedError(f"{label}: cannot read '{path}' as a .npy file ({_one_line(e)})") from None
     if not isinstance(loaded, np.ndarray):
         if hasattr(loaded, "close"):
             loaded.close()
-        raise FeedError(f"{label}: '{path}' is a .npz archive; give a single .npy array")
+        raise FeedError(f"{label}: '{path}' is an .npz archive; give a single .npy array")
     if loaded.dtype.kind not in npy_check.FEEDABLE_KINDS:
         raise FeedError(f"{label}: '{path}' holds {loaded.dtype} data; "
                         "only numbers, bools and strings can be fed")
@@ -151,9 +153,10 @@ def _check_npy_file(path, label):
             if f.read(2) == b"PK":
                 return
             f.seek(0)
-            npy_check.check(f, os.fstat(f.fileno()).st_size, f"{label}: '{path}'")
-    except npy_check.NpyHeaderError as e:
-        raise FeedError(str(e) if str(e).startswith(label) else f"{label}: '{path}': {e}") from None
+            try:
+                npy_check.check(f, os.fstat(f.fileno()).st_size, f"{label}: '{path}'")
+            except npy_check.NpyHeaderError as e:
+                raise FeedError(_header_problem(e, f, f"{label}: '{path}'")) from None
     except OSError:
         return  # np.load reports a missing or unreadable file in its own words
 
@@ -161,14 +164,59 @@ def _check_npy_file(path, label):
 def _check_npz_member(archive, key, where):
     """The same check for one member of an .npz archive, read from the zip without numpy."""
     member = key if key in archive.zip.namelist() else key + ".npy"
+    problem = None
     try:
         size = archive.zip.getinfo(member).file_size
         with archive.zip.open(member) as f:
-            npy_check.check(f, size, where)
-    except npy_check.NpyHeaderError as e:
-        raise FeedError(str(e) if str(e).startswith(where) else f"{where}: {e}") from None
+            try:
+                npy_check.check(f, size, where)
+            except npy_check.NpyHeaderError as e:
+                problem = _header_problem(e, f, where)
     except (KeyError, OSError, zipfile.BadZipFile, EOFError, ValueError) as e:
-        raise FeedError(f"{where}: cannot read the array ({_one_line(e)})") from None
+        problem = f"{where}: cannot read the array ({_one_line(e)})"
+    if problem is not None:
+        raise FeedError(problem)
+
+
+def _header_problem(error, f, where):
+    """The line for an .npy header npy_check refused: its own words where it names the problem
+    (objects, missing data), else "not an .npy file" or "malformed .npy header", as graphrun-cc
+    says; the parser's detail (numpy's, or ast's) is left out."""
+    text = str(error)
+    if text.startswith(where):
+        return text
+    try:
+        f.seek(0)
+        magic = f.read(len(_NPY_MAGIC))
+    except (OSError, ValueError):
+        magic = b""
+    return f"{where}: " + ("malformed .npy header" if magic == _NPY_MAGIC else "not an .npy file")
+
+
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def _nesting_depth(text):
+    """How deep the text's arrays and objects nest, counted outside strings, without parsing it
+    (json.loads recurses once per level and would run out of stack first)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
 
 
 def _reject_constant(token):
@@ -176,19 +224,23 @@ def _reject_constant(token):
 
 
 def _from_json(text, label):
+    depth = _nesting_depth(text)
+    if depth > limits.MAX_RANK:
+        raise FeedError(f"{label}: the arrays nest {depth} deep, more than the {limits.MAX_RANK} dims a tensor "
+                        "may have")
     try:
         parsed = json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as e:
-        raise FeedError(f"{label}: cannot parse {_clip(text)!r} as JSON ({_one_line(e)}); "
+    except (ValueError, RecursionError):
+        # the json module's detail (a line and column) is not given: graphrun-cc's parser words it otherwise
+        raise FeedError(f"{label}: cannot parse {_clip(text)!r} as JSON; "
                         "give a number, true/false, a nested array, or @file.npy") from None
-    try:
-        parsed = _b64_objects(parsed, label)
-    except RecursionError:
-        parsed = None  # deeper than Python's stack: refused below as not an array
+    parsed = _b64_objects(parsed, label)
     grid, kinds = _grid(parsed)
-    if grid is not None and kinds and kinds <= {str, bytes}:
+    if grid is None or list in kinds:
+        raise FeedError(f"{label}: the nested arrays are not rectangular")
+    if kinds and kinds <= {str, bytes}:
         return _strings(grid, label)
-    if grid is None or not kinds <= {bool, int, float}:
+    if not kinds <= {bool, int, float}:
         raise FeedError(f"{label}: {_clip(text)!r} is not a number, true/false, a string, "
                         "or a rectangular nested array of one kind of them")
     return _typed(grid, kinds, label)
@@ -219,7 +271,7 @@ def _grid(parsed):
     """
     try:
         grid = np.array(parsed, dtype=object)
-    except (ValueError, RecursionError):  # e.g. more dimensions than numpy allows
+    except ValueError:  # arrays of different lengths at one depth
         return None, set()
     return grid, set(map(type, grid.reshape(-1).tolist()))
 
@@ -304,21 +356,34 @@ def _to_bool(value, tensor, label):
 
 
 def _to_int(value, dtype, tensor, label):
+    """The first element, in order, that is not an integer or is out of range is named (as
+    graphrun-cc, which converts element by element, names it)."""
     info = np.iinfo(dtype)
     if value.dtype.kind == "f":
         wide = value.astype(np.float64)
-        _refuse(value, ~np.isfinite(wide) | (wide != np.trunc(wide)),
-                f"is not an integer, which {_target(tensor)} needs", label)
+        fraction = ~np.isfinite(wide) | (wide != np.trunc(wide))
         # min and max + 1 are zero or powers of two, so these bounds are exact in float64.
-        _refuse(value, (wide < float(info.min)) | (wide >= float(info.max) + 1),
-                f"is out of range for {_target(tensor)}", label)
+        with np.errstate(invalid="ignore"):
+            outside = (wide < float(info.min)) | (wide >= float(info.max) + 1)
+        _refuse_first(value, fraction, outside, tensor, label)
         return value.astype(dtype)
     if value.dtype.kind == "O":
-        value = _object_to_ints(value, tensor, label)
-    for extreme in _extremes(value.reshape(-1)):
-        if not info.min <= extreme <= info.max:
-            raise FeedError(f"{label}: {extreme} is out of range for {_target(tensor)}")
+        value = _object_to_ints(value, info, tensor, label)
+    lo, hi = _extremes(value.reshape(-1))
+    if lo < info.min or hi > info.max:
+        first = next(v for v in value.reshape(-1).tolist() if not info.min <= v <= info.max)
+        raise FeedError(f"{label}: {first} is out of range for {_target(tensor)}")
     return value.astype(dtype)
+
+
+def _refuse_first(value, fraction, outside, tensor, label):
+    bad = np.flatnonzero((fraction | outside).reshape(-1))
+    if bad.size:
+        k = bad[0]
+        item = value.reshape(-1)[k]
+        problem = (f"is not an integer, which {_target(tensor)} needs" if fraction.reshape(-1)[k]
+                   else f"is out of range for {_target(tensor)}")
+        raise FeedError(f"{label}: {format_float(item)} {problem}")
 
 
 def _extremes(flat):
@@ -328,14 +393,16 @@ def _extremes(flat):
     return int(flat.min()), int(flat.max())
 
 
-def _object_to_ints(value, tensor, label):
+def _object_to_ints(value, info, tensor, label):
     """Python ints and integral floats as an object array of Python ints."""
     out = []
     for v in value.reshape(-1).tolist():
         if type(v) is float:
             if not v.is_integer():
-                raise FeedError(f"{label}: {v!r} is not an integer, which {_target(tensor)} needs")
+                raise FeedError(f"{label}: {format_float(v)} is not an integer, which {_target(tensor)} needs")
             v = int(v)
+        if not info.min <= v <= info.max:
+            raise FeedError(f"{label}: {v} is out of range for {_target(tensor)}")
         out.append(v)
     return np.array(out, dtype=object).reshape(value.shape)
 

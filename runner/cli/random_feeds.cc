@@ -45,7 +45,8 @@ std::string describe(const GraphNode& node) {
   return node.name() + " (" + dtype_name(node.output_dtypes[0]) + ", " + pattern_string(declared_shape(node)) + ")";
 }
 
-// Python's repr() of a plain string, for the --shape messages that quote one.
+}  // namespace
+
 std::string quoted(const std::string& text) {
   const bool double_quotes = text.find('\'') != std::string::npos && text.find('"') == std::string::npos;
   const char quote = double_quotes ? '"' : '\'';
@@ -61,24 +62,36 @@ std::string quoted(const std::string& text) {
   return out + quote;
 }
 
+namespace {
+
 std::string dims_string(const Shape& dims) {
   std::string out = "[";
   for (std::size_t i = 0; i < dims.size(); ++i) out += (i ? "," : "") + std::to_string(dims[i]);
   return out + "]";
 }
 
-// graphdef.feeds.find_placeholder: the node of placeholder `name` ("x" or "x:0").
+}  // namespace
+
 int find_placeholder(const Graph& graph, const std::string& name) {
   const InputName parsed = parse_input_name(name);
   const bool suffixed = parsed.node != name;
   const int node = graph.find(parsed.node);
+  const GraphNode* found = node < 0 ? nullptr : &graph.node(node);
+  const bool placeholder_op = found && (found->op() == "Placeholder" || found->op() == "PlaceholderWithDefault");
   std::string problem;
-  if (node < 0) {
+  if (found == nullptr) {
     problem = "the graph has no node '" + parsed.node + "'";
-  } else if (!graph.node(node).kernel->is_feedable()) {
-    problem = "'" + parsed.node + "' is a " + graph.node(node).op() + " node, not a placeholder";
+  } else if (!found->kernel->is_feedable() && !placeholder_op) {
+    problem = "'" + parsed.node + "' is a " + found->op() + " node, not a placeholder";
   } else if (suffixed && parsed.output != 0) {
     problem = "a placeholder has only output 0";
+  } else if (found->support == GraphNode::Support::kForeignDtype) {
+    // Python's graphrun holds strings, halves and variants; for those only this runtime lacks them.
+    const std::string& dtype = found->foreign_dtype;
+    const std::string who = dtype == "string" || dtype == "half" || dtype == "variant" ? "graphrun-cc" : "graphdef";
+    problem = "its dtype (" + dtype + ") is one " + who + " cannot hold, so " + who + " cannot run what reads it";
+  } else if (!found->kernel->is_feedable()) {
+    problem = "'" + parsed.node + "' is a " + found->op() + " node, not a placeholder";
   } else {
     return node;
   }
@@ -89,6 +102,8 @@ int find_placeholder(const Graph& graph, const std::string& name) {
   throw UsageError("cannot feed '" + name + "': " + problem + "; " +
                    (list.empty() ? "the graph has no placeholders" : "the graph's placeholders: " + list));
 }
+
+namespace {
 
 // --shape NAME=D,D,... -> (placeholder node, dims), in the order given.
 std::vector<std::pair<int, Shape>> parse_shapes(const Graph& graph, const std::vector<std::string>& arguments) {

@@ -17,6 +17,14 @@
 
 namespace graphrun {
 
+// Python's repr() of a plain string, for the messages that quote one.
+std::string quoted(const std::string& text);
+
+// graphdef.feeds.find_placeholder: the node of placeholder `name` ("x" or
+// "x:0"). Throws UsageError in its words ("cannot feed 'y': the graph has no
+// node 'y'; the graph's placeholders: ...").
+int find_placeholder(const Graph& graph, const std::string& name);
+
 // The random value of placeholder `name`. Throws Error for a dtype without a rule.
 Tensor random_tensor(uint64_t seed, const std::string& name, DataType dtype, const Shape& shape);
 

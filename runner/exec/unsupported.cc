@@ -44,6 +44,13 @@ std::string resource_of(const std::string& op) {
   return "";
 }
 
+// Who cannot hold tensors of `dtype`: graphdef (both runtimes, as graphrun
+// words it) unless Python's graphrun holds them and only this runtime lacks them.
+std::string who_cannot_hold(const std::string& dtype) {
+  const bool python_holds = dtype == "string" || dtype == "half" || dtype == "variant";
+  return python_holds ? "graphrun-cc" : "graphdef";
+}
+
 std::string first_and_more(const std::vector<std::string>& names) {
   std::string text = names[0];
   if (names.size() > 1) text += " and " + std::to_string(names.size() - 1) + " more";
@@ -93,7 +100,7 @@ std::string describe_unsupported(const Graph& graph, const std::vector<int>& nod
   for (const ControlFlow& kind : control_flow()) {
     for (const std::string& op : kind.ops) {
       if (by_op.count(op)) {
-        parts.push_back(std::string("this graph contains ") + kind.words + ", which graphrun-cc cannot run yet");
+        parts.push_back(std::string("this graph contains ") + kind.words + ", which graphdef cannot run yet");
         break;
       }
     }
@@ -121,8 +128,8 @@ std::string describe_unsupported(const Graph& graph, const std::vector<int>& nod
     parts.push_back(text);
   }
   for (const std::string& dtype : foreign_order) {
-    parts.push_back((parts.empty() ? "" : "and ") + dtype +
-                    " tensors, which graphrun-cc cannot hold: " + first_and_more(by_dtype[dtype]));
+    parts.push_back((parts.empty() ? "" : "and ") + dtype + " tensors, which " + who_cannot_hold(dtype) +
+                    " cannot hold: " + first_and_more(by_dtype[dtype]));
   }
   std::string line;
   for (std::size_t k = 0; k < parts.size(); ++k) line += (k ? "; " : "") + parts[k];

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/tensor_limit.h"
 #include "core/value_conversion.h"
 
 namespace graphrun {
@@ -11,23 +12,40 @@ namespace {
 
 using Json = nlohmann::json;
 
+std::string clipped(const std::string& text) { return text.size() <= 60 ? text : text.substr(0, 60) + "..."; }
+
+// How deep arrays and objects nest, counted outside strings before parsing,
+// so that a hostile depth costs one pass and no parser stack.
+std::size_t nesting_depth(const std::string& text) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 FeedScalar read_scalar(const Json& value) {
   switch (value.type()) {
     case Json::value_t::number_integer: return FeedScalar::of_signed(value.get<int64_t>());
     case Json::value_t::number_unsigned: return FeedScalar::of_unsigned(value.get<uint64_t>());
     case Json::value_t::boolean: return FeedScalar::of_bool(value.get<bool>());
-    case Json::value_t::number_float: {
-      const double f = value.get<double>();
-      // JSON has no infinity; a literal like 1e400 overflowed while parsing.
-      if (!std::isfinite(f)) throw Error("a number is beyond the range of float64");
-      return FeedScalar::of_float(f);
-    }
-    default: throw Error("expected a number, true/false, or a rectangular nested array of them");
+    default: return FeedScalar::of_float(value.get<double>());
   }
 }
 
-// The shape implied by following first elements down; fill_elements then
-// checks every array against it.
+// The shape implied by following first elements down; check_elements then
+// holds every array to it.
 Shape implied_shape(const Json& root) {
   Shape shape;
   const Json* node = &root;
@@ -39,20 +57,19 @@ Shape implied_shape(const Json& root) {
   return shape;
 }
 
-template <class T>
-void fill_elements(const Json& root, const Shape& shape, Tensor& tensor) {
-  T* out = tensor.data<T>();
+// Visits every element (a node at depth == rank) in row-major order, with an
+// explicit stack (children pushed last-first), so deep nesting cannot
+// overflow; throws when an array's length differs from the shape's.
+template <class Visit>
+void for_each_element(const Json& root, const Shape& shape, Visit visit) {
   const std::size_t rank = shape.size();
-  // Depth-first with an explicit stack (children pushed last-first), so
-  // elements come out in row-major order and deep nesting cannot overflow.
   std::vector<std::pair<const Json*, std::size_t>> stack = {{&root, 0}};
-  int64_t written = 0;
   while (!stack.empty()) {
     const auto [node, depth] = stack.back();
     stack.pop_back();
     if (depth == rank) {
       if (node->is_array()) throw Error("the nested arrays are not rectangular");
-      out[written++] = convert_exactly<T>(read_scalar(*node));
+      visit(*node);
       continue;
     }
     if (!node->is_array() || static_cast<int64_t>(node->size()) != shape[depth]) {
@@ -62,17 +79,97 @@ void fill_elements(const Json& root, const Shape& shape, Tensor& tensor) {
   }
 }
 
+// graphrun reads {"b64": "..."} as bytes (TF Serving's REST form); any other
+// object is refused, the first in document order.
+void refuse_objects(const Json& root) {
+  std::vector<const Json*> stack = {&root};
+  while (!stack.empty()) {
+    const Json* node = stack.back();
+    stack.pop_back();
+    if (node->is_object()) {
+      const auto b64 = node->find("b64");
+      if (node->size() != 1 || b64 == node->end() || !b64->is_string()) {
+        throw Error("a JSON object in a feed must be {\"b64\": \"<base64>\"} (bytes), got " + clipped(node->dump()));
+      }
+    } else if (node->is_array()) {
+      for (std::size_t k = node->size(); k-- > 0;) stack.push_back(&(*node)[k]);
+    }
+  }
+}
+
 }  // namespace
 
-Tensor tensor_from_json(const std::string& text, DataType dtype) {
-  const Json root = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) {
-    const std::string shown = text.size() <= 60 ? text : text.substr(0, 60) + "...";
-    throw Error("cannot parse '" + shown + "' as JSON; give a number, true/false, a nested array, or @file.npy");
+std::string conversion_error_for(const std::string& message, DataType dtype, const std::string& target) {
+  const std::string name = dtype_name(dtype);
+  auto strip = [&](const std::string& tail, std::string& head) {
+    if (message.size() < tail.size() || message.compare(message.size() - tail.size(), tail.size(), tail) != 0) {
+      return false;
+    }
+    head = message.substr(0, message.size() - tail.size());
+    return true;
+  };
+  std::string value;
+  if (strip(" cannot be fed as " + name, value)) {
+    if (dtype == graphdef::DT_BOOL) return target + " takes true/false, not numbers";
+    return "true/false cannot be fed to " + target;
   }
+  if (strip(" is not an integer, as needed for " + name, value)) {
+    return value + " is not an integer, which " + target + " needs";
+  }
+  if (strip(" is out of range for " + name, value)) return value + " is out of range for " + target;
+  return message;
+}
+
+Tensor tensor_from_json(const std::string& text, DataType dtype, const std::string& target) {
+  const std::size_t depth = nesting_depth(text);
+  if (depth > static_cast<std::size_t>(kMaxRank)) {
+    throw Error("the arrays nest " + std::to_string(depth) + " deep, more than the " + std::to_string(kMaxRank) +
+                " dims a tensor may have");
+  }
+  Json root;
+  try {
+    root = Json::parse(text);
+  } catch (const Json::exception& error) {
+    // 406 is a number beyond float64 (1e400), which Python's parser reads as
+    // inf and graphrun refuses in these words.
+    if (error.id == 406) throw Error("a number is beyond the range of float64");
+    throw Error("cannot parse '" + clipped(text) +
+                "' as JSON; give a number, true/false, a nested array, or @file.npy");
+  }
+  refuse_objects(root);
   const Shape shape = implied_shape(root);
+  // The kinds of all elements first, as graphrun sees the whole array
+  // before converting any element.
+  bool strings = false, others = false, bools = false, numbers = false, beyond_float64 = false;
+  for_each_element(root, shape, [&](const Json& element) {
+    if (element.is_string() || element.is_object()) strings = true;  // an object left is {"b64": ...}
+    else if (element.is_boolean()) bools = true;
+    else if (!element.is_number()) others = true;
+    else {
+      numbers = true;
+      // JSON has no infinity; a literal like 1e400 overflowed while parsing.
+      if (element.is_number_float() && !std::isfinite(element.get<double>())) beyond_float64 = true;
+    }
+  });
+  if (strings && !others && !bools && !numbers) throw Error(target + " cannot be fed strings");
+  if (strings || others) {
+    throw Error("'" + clipped(text) +
+                "' is not a number, true/false, a string, or a rectangular nested array of one kind of them");
+  }
+  if (bools && numbers) throw Error("the array mixes true/false with numbers");
+  if (beyond_float64) throw Error("a number is beyond the range of float64");
   Tensor tensor(dtype, shape);
-  dispatch(AllTypes{}, dtype, [&](auto tag) { fill_elements<typename decltype(tag)::type>(root, shape, tensor); });
+  dispatch(AllTypes{}, dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* out = tensor.data<T>();
+    int64_t written = 0;
+    try {
+      for_each_element(root, shape,
+                       [&](const Json& element) { out[written++] = convert_exactly<T>(read_scalar(element)); });
+    } catch (const Error& error) {
+      throw Error(conversion_error_for(error.what(), dtype, target));
+    }
+  });
   return tensor;
 }
 

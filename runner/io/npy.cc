@@ -14,7 +14,8 @@ namespace {
 
 std::string read_all(const std::string& path) {
   std::FILE* file = std::fopen(path.c_str(), "rb");
-  if (file == nullptr) throw Error("cannot read " + path + ": " + std::strerror(errno));
+  if (file == nullptr && errno == ENOENT) throw Error("no such file '" + path + "'");
+  if (file == nullptr) throw Error("cannot read '" + path + "' (" + std::strerror(errno) + ")");
   std::string bytes;
   char chunk[1 << 16];
   std::size_t got;
@@ -22,7 +23,7 @@ std::string read_all(const std::string& path) {
   const bool failed = std::ferror(file);
   const int read_errno = errno;
   std::fclose(file);
-  if (failed) throw Error("cannot read " + path + ": " + std::strerror(read_errno));
+  if (failed) throw Error("cannot read '" + path + "' (" + std::strerror(read_errno) + ")");
   return bytes;
 }
 
@@ -34,7 +35,17 @@ struct StoredType {
   bool half = false;        // IEEE binary16, widened to float32 on reading
 };
 
-StoredType stored_type(const std::string& descr) {
+// numpy's name for a dtype that is not fed (dtype.name), else the descr.
+std::string numpy_name(const std::string& descr) {
+  static const std::map<std::string, std::string> kNames = {
+      {"c8", "complex64"}, {"c16", "complex128"}, {"c32", "complex256"}, {"f16", "float128"}, {"f12", "float96"}};
+  const auto found = descr.size() > 1 ? kNames.find(descr.substr(1)) : kNames.end();
+  return found == kNames.end() ? descr : found->second;
+}
+
+// The messages use graphrun's words (graphdef/framework/npy_check.py), with
+// `source` ("'x.npy'") naming the file or archive member.
+StoredType stored_type(const std::string& descr, const std::string& source) {
   // A byte order ('<' little, '>' big; '|' for byte-sized types, which have
   // none), a kind and a size in bytes, as numpy writes dtype.str.
   static const std::map<std::string, DataType> kTypes = {
@@ -46,16 +57,18 @@ StoredType stored_type(const std::string& descr) {
   const char order = descr.empty() ? '?' : descr[0];
   if (descr.size() >= 2 && descr[1] == 'O') {
     // An object array's data is a pickle: loading it could run code.
-    throw Error("the .npy holds Python objects (dtype '" + descr +
-                "'), which are pickled and never loaded; save a numeric array");
+    throw Error(source +
+                " holds Python objects (object); only numbers, bools and strings ('S' or 'U' arrays) can be fed, "
+                "and nothing from a file is ever unpickled");
   }
   if (found == kTypes.end() || (order != '<' && order != '>' && order != '|')) {
-    throw Error("unsupported .npy dtype '" + descr + "'");
+    throw Error(source + " holds " + numpy_name(descr) +
+                " data; only numbers, bools and strings ('S' or 'U' arrays) can be fed");
   }
   StoredType type;
   type.dtype = found->second;
   type.size = static_cast<std::size_t>(descr[2] - '0');
-  if (order == '|' && type.size != 1) throw Error("unsupported .npy dtype '" + descr + "'");
+  if (order == '|' && type.size != 1) throw Error(source + ": malformed .npy header");
   type.big_endian = order == '>' && type.size > 1;
   type.half = found->first == "f2";
   return type;
@@ -209,30 +222,44 @@ uint32_t little_endian(const std::string& bytes, std::size_t at, int width) {
 
 Tensor parse_npy(const std::string& bytes, const std::string& source) {
   static const char kMagic[] = "\x93NUMPY";
-  if (bytes.size() < 10 || bytes.compare(0, 6, kMagic, 6) != 0) throw Error(source + " is not a .npy file");
+  if (bytes.compare(0, 4, "PK\x03\x04") == 0) {
+    throw Error(source + " is an .npz archive; give a single .npy array");
+  }
+  if (bytes.size() < 6 || bytes.compare(0, 6, kMagic, 6) != 0) throw Error(source + ": not an .npy file");
+  // Past the magic, every flaw of the header is one class, as graphrun (whose
+  // parser is numpy's) reports it.
+  const Error malformed(source + ": malformed .npy header");
+  if (bytes.size() < 10) throw malformed;
   const int major = static_cast<unsigned char>(bytes[6]);
-  if (major < 1 || major > 3) throw Error(source + ": unsupported .npy format version " + std::to_string(major));
+  if (major < 1 || major > 3) throw malformed;
   // Version 1 has a 2-byte header length; versions 2 and 3 a 4-byte one.
   const int length_width = major == 1 ? 2 : 4;
-  if (bytes.size() < 8u + length_width) throw Error(source + " is truncated");
+  if (bytes.size() < 8u + length_width) throw malformed;
   const std::size_t header_length = little_endian(bytes, 8, length_width);
   const std::size_t data_start = 8 + length_width + header_length;
-  if (data_start > bytes.size()) throw Error(source + " is truncated");
+  if (data_start > bytes.size()) throw malformed;
 
   std::string descr;
   bool fortran_order = false;
   Shape shape;
   try {
     HeaderParser(bytes.substr(8 + length_width, header_length)).parse(descr, fortran_order, shape);
-  } catch (const Error& error) {
-    throw Error(source + ": " + error.what());
+  } catch (const Error&) {
+    throw malformed;
   }
-  const StoredType stored = stored_type(descr);
-  const int64_t count = checked_num_elements(shape, stored.dtype);
+  const StoredType stored = stored_type(descr, source);
+  int64_t count;
+  try {
+    count = checked_num_elements(shape, stored.dtype, "array");
+  } catch (const TensorLimitError& error) {
+    throw TensorLimitError(source + ": " + error.what());
+  }
   const std::size_t needed = static_cast<std::size_t>(count) * stored.size;
   if (bytes.size() - data_start < needed) {
-    throw Error(source + " is truncated: shape " + shape_string(shape) + " needs " + std::to_string(needed) +
-                " bytes of data, the file has " + std::to_string(bytes.size() - data_start));
+    const std::string file_dtype = stored.half ? "float16" : dtype_name(stored.dtype);
+    throw Error(source + ": the header promises " + shape_string(shape) + " " + file_dtype + " (" +
+                std::to_string(needed) + " bytes of data) but only " + std::to_string(bytes.size() - data_start) +
+                " bytes follow it");
   }
   // The file's bytes are used in place unless their layout differs from the
   // tensor's (a feed can be gigabytes, so no copy is made without need).
@@ -268,6 +295,6 @@ Tensor parse_npy(const std::string& bytes, const std::string& source) {
   return tensor;
 }
 
-Tensor read_npy(const std::string& path) { return parse_npy(read_all(path), path); }
+Tensor read_npy(const std::string& path) { return parse_npy(read_all(path), "'" + path + "'"); }
 
 }  // namespace graphrun

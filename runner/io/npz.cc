@@ -54,16 +54,16 @@ std::string read_member(zip_t* archive, zip_uint64_t index, const std::string& n
   zip_stat_t stat;
   zip_stat_init(&stat);
   if (zip_stat_index(archive, index, 0, &stat) != 0 || !(stat.valid & ZIP_STAT_SIZE)) {
-    throw Error("member '" + name + "': cannot read its size (" + zip_strerror(archive) + ")");
+    throw Error(name + ": cannot read its size (" + zip_strerror(archive) + ")");
   }
   // A member holds one tensor and a small header; anything larger could
   // only fail later, after exhausting memory.
   if (stat.size - std::min<zip_uint64_t>(stat.size, 1 << 20) > max_tensor_bytes()) {
-    throw Error("member '" + name + "' would take " + format_bytes(stat.size) + ", over the limit of " +
-                format_bytes(max_tensor_bytes()) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
+    throw TensorLimitError(name + " would take " + format_bytes(stat.size) + ", over the limit of " +
+                           format_bytes(max_tensor_bytes()) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
   }
   zip_file_t* file = zip_fopen_index(archive, index, 0);
-  if (file == nullptr) throw Error("member '" + name + "': " + zip_strerror(archive));
+  if (file == nullptr) throw Error(name + ": " + zip_strerror(archive));
   std::string bytes(static_cast<std::size_t>(stat.size), '\0');
   zip_uint64_t done = 0;
   zip_int64_t got = 1;
@@ -78,7 +78,7 @@ std::string read_member(zip_t* archive, zip_uint64_t index, const std::string& n
   else if (got > 0 || done != stat.size) problem = "its size differs from the archive's directory";
   const int closed = zip_fclose(file);
   if (problem.empty() && closed != 0) problem = error_text(closed);
-  if (!problem.empty()) throw Error("member '" + name + "': " + problem);
+  if (!problem.empty()) throw Error(name + ": " + problem);
   return bytes;
 }
 
@@ -94,11 +94,22 @@ std::vector<NpzArray> read_npz(const std::string& path) {
       throw Error("cannot read the archive's directory (" + std::string(zip_strerror(archive.get())) + ")");
     const std::string member = raw_name;
     const std::string suffix = ".npy";
-    if (member.size() <= suffix.size() || member.compare(member.size() - suffix.size(), suffix.size(), suffix) != 0) {
-      throw Error("member '" + member + "' is not a .npy array");
+    const bool npy =
+        member.size() > suffix.size() && member.compare(member.size() - suffix.size(), suffix.size(), suffix) == 0;
+    // np.load keys a member by its name less ".npy" (any other name whole).
+    NpzArray array{npy ? member.substr(0, member.size() - suffix.size()) : member, Tensor(graphdef::DT_FLOAT, {0}), "",
+                   false};
+    const std::string source = "'" + array.name + "'";
+    try {
+      if (!npy) throw Error(source + ": not an .npy file");
+      array.value = parse_npy(read_member(archive.get(), static_cast<zip_uint64_t>(i), source), source);
+    } catch (const TensorLimitError& error) {
+      array.error = error.what();
+      array.over_limit = true;
+    } catch (const Error& error) {
+      array.error = error.what();
     }
-    const std::string bytes = read_member(archive.get(), static_cast<zip_uint64_t>(i), member);
-    arrays.push_back({member.substr(0, member.size() - suffix.size()), parse_npy(bytes, "member '" + member + "'")});
+    arrays.push_back(std::move(array));
   }
   return arrays;
 }

@@ -153,15 +153,17 @@ def corrupt_member(path):
 @pytest.mark.parametrize("setup, message", [
     (lambda d: np.savez(d / "f.npz", x=np.ones(2, np.float32), **{"layer/k": np.ones(2, np.int64)},
                         extra=np.ones(1)),
-     "--feeds {d}/f.npz: unknown feed 'extra': the graph's placeholders: x (float32, [?]), layer/k (int64, [2])"),
+     "--feeds {d}/f.npz: cannot feed 'extra': the graph has no node 'extra'; the graph's placeholders: "
+     "x (float32, [?]), layer/k (int64, [2])"),
     (lambda d: np.savez(d / "f.npz", x=np.ones(2, np.float32), **{"x:0": np.ones(2, np.float32)}),
-     "--feeds {d}/f.npz: 'x:0' is fed more than once"),
+     "--feeds {d}/f.npz: 'x:0': placeholder 'x' is fed twice"),
     (lambda d: np.savez(d / "f.npz", x=np.array([0.5, 1.5])),
      None),  # fine on its own; fed twice with --feed below
     (lambda d: np.savez(d / "f.npz", **{"layer/k": np.array([1.5, 2.0])}),
-     "--feeds {d}/f.npz: feed 'layer/k': 1.5 is not an integer, as needed for int64"),
+     "--feeds {d}/f.npz: 'layer/k': 1.5 is not an integer, which placeholder 'layer/k' (int64) needs"),
     (lambda d: np.savez(d / "f.npz", **{"layer/k": np.array([1, 2, 3])}),
-     "--feeds {d}/f.npz: feed 'layer/k': the value has shape [3] but placeholder 'layer/k' has shape [2]"),
+     "--feeds {d}/f.npz: 'layer/k': a value of shape [3] does not fit placeholder 'layer/k' (int64), whose shape "
+     "is [2]"),
     (lambda d: save_npy_as(d / "f.npz", np.ones(2)),
      "--feeds {d}/f.npz: the file is a single .npy array; feed it with --feed NAME=@{d}/f.npz"),
     (lambda d: (d / "f.npz").write_bytes(b"not a zip archive at all"),
@@ -173,7 +175,7 @@ def test_bad_feeds_archives_exit_2(runner, tmp_path, setup, message):
     setup(tmp_path)
     if message is None:
         line = fails(runner, 2, model, "--feed", "x=[1]", "--feeds", tmp_path / "f.npz")
-        assert line == f"graphrun-cc: --feeds {tmp_path}/f.npz: 'x' is fed more than once"
+        assert line == f"graphrun-cc: --feeds {tmp_path}/f.npz: 'x': placeholder 'x' is fed twice"
         return
     line = fails(runner, 2, model, "--feeds", tmp_path / "f.npz")
     assert line.startswith("graphrun-cc: " + message.format(d=tmp_path)), line
@@ -185,7 +187,7 @@ def test_damaged_npz_members_are_refused(runner, tmp_path, save, problem):
     save(tmp_path / "f.npz", x=np.arange(1000, dtype=np.float32))
     corrupt_member(tmp_path / "f.npz")
     line = fails(runner, 2, feeds_model(tmp_path), "--feeds", tmp_path / "f.npz")
-    assert line.startswith(f"graphrun-cc: --feeds {tmp_path}/f.npz: member 'x.npy': {problem}")
+    assert line.startswith(f"graphrun-cc: --feeds {tmp_path}/f.npz: 'x': {problem}")
 
 
 def test_an_npz_member_that_is_not_an_array_is_refused(runner, tmp_path):
@@ -193,7 +195,8 @@ def test_an_npz_member_that_is_not_an_array_is_refused(runner, tmp_path):
     with zipfile.ZipFile(tmp_path / "f.npz", "w") as archive:
         archive.writestr("notes.txt", "hello")
     line = fails(runner, 2, feeds_model(tmp_path), "--feeds", tmp_path / "f.npz")
-    assert line == f"graphrun-cc: --feeds {tmp_path}/f.npz: member 'notes.txt' is not a .npy array"
+    assert line == (f"graphrun-cc: --feeds {tmp_path}/f.npz: cannot feed 'notes.txt': the graph has no node "
+                    "'notes.txt'; the graph's placeholders: x (float32, [?]), layer/k (int64, [2])")
 
 
 def test_text_and_json_layout(runner, tmp_path):

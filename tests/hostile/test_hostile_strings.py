@@ -81,7 +81,8 @@ def test_a_string_placeholder_in_graphrun_cc_is_refused_in_one_line(model, cc_ru
     assert code == 3 and "string tensors, which graphrun-cc cannot hold: 'x' (Placeholder) and 2 more" in line, line
     # today's words for a fed string placeholder name neither it nor its dtype (the C++ side of issue 34)
     assert refused("--feed", 'x=["a"]', "--fetch", "joined") == (
-        2, "graphrun-cc: unknown feed 'x': the graph has no placeholders\n")
+        2, "graphrun-cc: cannot feed 'x': its dtype (string) is one graphrun-cc cannot hold, so graphrun-cc cannot "
+           "run what reads it; the graph has no placeholders\n")
 
 
 @pytest.mark.parametrize("fetch, build, words", [
