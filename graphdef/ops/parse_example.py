@@ -51,14 +51,17 @@ def _parse(serialized, record):
     return example.features.feature
 
 
-def _values(feature, key, dtype, record):
-    """A feature's values as a list, refusing one of another kind."""
+def _values(feature, key, dtype, record, dense=True):
+    """A feature's values as a list, refusing one of another kind (TF words it two ways)."""
     kind = feature.WhichOneof("kind")
     if kind is None:
         return []
     if kind != KIND_OF[dtype]:
-        raise InvalidArgumentError(f"{record.key(key)}  Data types don't match. Data type: "
-                                   f"{DTYPE_OF_KIND[kind]} but expected type: {_tf_name(dtype)}")
+        if dense:
+            raise InvalidArgumentError(f"{record.key(key)}  Data types don't match. Data type: "
+                                       f"{DTYPE_OF_KIND[kind]} but expected type: {_tf_name(dtype)}")
+        raise InvalidArgumentError(f"{record.key(key)}  Data types don't match. Expected type: {_tf_name(dtype)}, "
+                                   f"Actual type: {DTYPE_OF_KIND[kind]}")
     return list(getattr(feature, kind).value)
 
 
@@ -92,7 +95,8 @@ def _dense(records, key, dtype, shape, default, batch_shape):
                                        f"Values size: {len(values)} but output shape: {show(shape)}")
         if row_size is not None and (len(values) % max(row_size, 1) or (row_size == 0 and values)):
             raise InvalidArgumentError(f"{record.key(key)}  Number of {_tf_name(dtype)} values is not a multiple "
-                                       f"of {row_size}.  Values size: {len(values)}")
+                                       f"of stride length. Saw {len(values)} values but output shape is: "
+                                       f"{show([None] + list(shape[1:]))}")
         rows.append(values)
     if row_size is None:
         filled = [list(default.reshape(-1).tolist()) if r is None else r for r in rows]
@@ -116,7 +120,7 @@ def _sparse(records, key, dtype, batched):
     indices, values, longest = [], [], 0
     for record, features in records:
         feature = features.get(key)
-        found = _values(feature, key, dtype, record) if feature is not None else []
+        found = _values(feature, key, dtype, record, dense=False) if feature is not None else []
         longest = max(longest, len(found))
         for j in range(len(found)):
             indices.append((record.index, j) if batched else (j,))
@@ -131,7 +135,7 @@ def _ragged(records, key, dtype, split_dtype):
     values, splits = [], [0]
     for record, features in records:
         feature = features.get(key)
-        values.extend(_values(feature, key, dtype, record) if feature is not None else [])
+        values.extend(_values(feature, key, dtype, record, dense=False) if feature is not None else [])
         splits.append(len(values))
     return _array(values, dtype, (len(values),)), np.array(splits, dtype=split_dtype.np)
 

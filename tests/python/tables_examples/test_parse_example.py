@@ -215,3 +215,32 @@ def test_ragged_features_as_tensorflow_parses_them(tf_oracle):
         ours = sess.run(fetches, {"serialized:0": np.array(records(tf), dtype=object)})
     for name, o, t in zip(fetches, ours, theirs):
         assert_same(o, t, name)
+
+
+@pytest.mark.parametrize("kind, words", [
+    ("var_len", "Name: <unknown>, Key: t, Index: 0.  Data types don't match. Expected type: string, Actual type: "
+                "int64"),
+    ("ragged", "Name: <unknown>, Key: t, Index: 0.  Data types don't match. Expected type: float, Actual type: "
+               "int64"),
+    ("sequence", "Name: <unknown>, Key: t, Index: 0.  Number of int64 values is not a multiple of stride length. "
+                 "Saw 1 values but output shape is: [?,2]"),
+])
+def test_sparse_ragged_and_sequence_features_of_the_wrong_kind_or_length(tf_oracle, kind, words):
+    tf = tf_oracle
+    record = example(tf, t=[1])
+
+    def spec(io, api):
+        return {"t": {"var_len": lambda: io.VarLenFeature(api.string), "ragged": lambda: io.RaggedFeature(api.float32),
+                      "sequence": lambda: io.FixedLenSequenceFeature([2], api.int64, allow_missing=True)}[kind]()}
+
+    class _Ours(_Io):
+        RaggedFeature = parsing.RaggedFeature
+
+    graph = graphdef.Graph()
+    with graph.as_default():
+        parsed = parsing.parse_example(graphdef.constant([record]), spec(_Ours, _Ours))["t"]
+    with graphdef.Session(graph=graph) as sess, pytest.raises(graphdef.errors.InvalidArgumentError) as ours:
+        sess.run(parsed.values if hasattr(parsed, "values") else parsed)
+    assert "(ParseExampleV2): " + words in str(ours.value)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=_escaped(words)):
+        tf.io.parse_example([record], spec(tf.io, tf))
