@@ -123,3 +123,38 @@ def string_lookup_saved_model(tf, export_dir):
     module.serve = tf.function(lambda x: {"ids": layer(x)}, input_signature=[tf.TensorSpec([None], tf.string)])
     tf.saved_model.save(module, str(export_dir), signatures={"serving_default": module.serve})
     return module.serve
+
+
+def estimator_style_saved_model(tf, export_dir, vocab_dir):
+    """A TF1 SavedModel as Estimator exports serve: serialized tf.Example records in, parse_example, a
+    vocabulary-file table for a string feature (with an OOV bucket), an embedding and a linear score
+    from variables, the tables' initializer as its legacy_init_op."""
+    v1 = tf.compat.v1
+    vocab_dir.mkdir(exist_ok=True)
+    vocab = vocab_dir / "colors.txt"
+    vocab.write_text("red\ngreen\nblue\n", encoding="utf-8")
+    graph = tf.Graph()
+    with graph.as_default():
+        serialized = v1.placeholder(tf.string, [None], name="input_example_tensor")
+        features = tf.io.parse_example(serialized, {
+            "size": tf.io.FixedLenFeature([2], tf.float32),
+            "color": tf.io.FixedLenFeature([], tf.string, default_value="none")})
+        index = tf.lookup.TextFileIndex
+        table = tf.lookup.StaticVocabularyTable(
+            tf.lookup.TextFileInitializer(str(vocab), tf.string, index.WHOLE_LINE, tf.int64, index.LINE_NUMBER), 1)
+        ids = table.lookup(features["color"])
+        embedding = v1.get_variable("embedding", initializer=tf.constant([[0.5], [-1.0], [2.0], [0.0]]),
+                                    use_resource=False)
+        weights = v1.get_variable("weights", initializer=tf.constant([[1.5], [-0.25]]), use_resource=False)
+        score = tf.identity(tf.matmul(features["size"], weights) + tf.gather(embedding, ids), name="score")
+        with tf_session(tf) as sess:
+            sess.run([v1.global_variables_initializer(), v1.tables_initializer()])
+            builder = v1.saved_model.Builder(str(export_dir))
+            signature = v1.saved_model.predict_signature_def({"examples": serialized}, {"score": score, "ids": ids})
+            builder.add_meta_graph_and_variables(
+                sess, ["serve"], signature_def_map={"serving_default": signature},
+                legacy_init_op=v1.tables_initializer(name="legacy_init_op"),
+                assets_collection=v1.get_collection(v1.GraphKeys.ASSET_FILEPATHS))
+            builder.save()
+    shutil.rmtree(vocab_dir)
+    return export_dir

@@ -11,7 +11,8 @@ import pytest
 import graphdef
 from graphdef.ops import parse_example_api as parsing
 from tests.python.strings.oracle import assert_same
-from tests.python.tables_examples.models import graphrun_error, run_graphrun_json, tf_session
+from tests.python.tables_examples.models import (estimator_style_saved_model, graphrun_error, run_graphrun_json,
+                                                 tf_session)
 from tests.support.op_oracle import tf_oracle  # noqa: F401 - a fixture, taken by name
 
 pytestmark = pytest.mark.tf_oracle
@@ -244,3 +245,26 @@ def test_sparse_ragged_and_sequence_features_of_the_wrong_kind_or_length(tf_orac
     assert "(ParseExampleV2): " + words in str(ours.value)
     with pytest.raises(tf.errors.InvalidArgumentError, match=_escaped(words)):
         tf.io.parse_example([record], spec(tf.io, tf))
+
+
+def test_an_estimator_style_example_parsing_saved_model(tf_oracle, tmp_path):
+    tf = tf_oracle
+    export_dir = estimator_style_saved_model(tf, tmp_path / "model", tmp_path / "vocab")
+    inputs = [example(tf, size=[1.0, 2.0], color=[b"green"]), example(tf, size=[0.5, -4.0]),
+              example(tf, size=[3.0, 0.0], color=[b"purple"]), example(tf, size=[-1.0, 1.0], color=[b"blue"])]
+    with tf_session(tf, tf.Graph()) as sess:
+        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], str(export_dir))
+        outputs = meta.signature_def["serving_default"].outputs
+        theirs = sess.run([outputs["score"].name, outputs["ids"].name], {"input_example_tensor:0": inputs})
+    ours = run_graphrun_json(export_dir, {"examples": inputs}, ["score", "ids"])
+    assert_same(ours["ids"], theirs[1], "ids")
+    assert_conforms_scores(ours["score"], theirs[0])
+    with graphdef.Session(graph=graphdef.load(export_dir)) as sess:
+        got = sess.run(["score:0", "ids:0"], {"examples:0": np.array(inputs, dtype=object)})
+    assert_same(got[1], theirs[1], "ids")
+    assert_conforms_scores(got[0], theirs[0])
+
+
+def assert_conforms_scores(ours, theirs):
+    """Two products and a sum of values exact in binary: TF's float32 answer bit for bit."""
+    assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), (ours, theirs)
