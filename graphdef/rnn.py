@@ -15,6 +15,8 @@ from graphdef.ops import array, compare, math
 from graphdef.ops.manip import concat, expand_dims, split, stack
 from graphdef.ops.matmul import matmul
 from graphdef.ops.registry import convert_to_tensor
+from graphdef.ops import reverse_pad
+from graphdef.ops.reverse_sequence import reverse_sequence
 from graphdef.ops.tensor_array_api import TensorArray, while_loop
 
 LSTMStateTuple = collections.namedtuple("LSTMStateTuple", ("c", "h"))
@@ -120,45 +122,73 @@ def _as_state(cell, flat):
 def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None, parallel_iterations=None,
                 swap_memory=False, time_major=False, scope=None):
     """(outputs [batch, time, units] (or time-major), final state) of `cell` run over `inputs`."""
+    with variable_scope(scope or "rnn"):
+        return _run(cell, inputs, sequence_length, initial_state, dtype, parallel_iterations, time_major)
+
+
+def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None, initial_state_fw=None,
+                              initial_state_bw=None, dtype=None, parallel_iterations=None, swap_memory=False,
+                              time_major=False, scope=None):
+    """((outputs forward, outputs backward), (final state forward, backward)): the backward cell runs over
+    each sequence reversed within its length, its outputs reversed back, as TF1's."""
+    inputs = convert_to_tensor(inputs)
+    time_axis, batch_axis = (0, 1) if time_major else (1, 0)
+
+    def reverse(x):
+        if sequence_length is None:
+            return reverse_pad.reverse(x, [time_axis])
+        return reverse_sequence(x, sequence_length, seq_axis=time_axis, batch_axis=batch_axis)
+
+    with variable_scope(scope or "bidirectional_rnn"):
+        with variable_scope("fw"):
+            out_fw, state_fw = _run(cell_fw, inputs, sequence_length, initial_state_fw, dtype, parallel_iterations,
+                                    time_major)
+        with variable_scope("bw"):
+            out_bw, state_bw = _run(cell_bw, reverse(inputs), sequence_length, initial_state_bw, dtype,
+                                    parallel_iterations, time_major)
+    return (out_fw, reverse(out_bw)), (state_fw, state_bw)
+
+
+def _run(cell, inputs, sequence_length, initial_state, dtype, parallel_iterations, time_major):
     inputs = convert_to_tensor(inputs)
     dims = inputs.shape.dims
     if dims is None or len(dims) != 3 or dims[2] is None:
         raise ValueError(f"dynamic_rnn: inputs must be [batch, time, depth] with a known depth, got {inputs.shape}")
     dtype = dtypes.as_dtype(dtype) if dtype is not None else inputs.dtype
-    with variable_scope(scope or "rnn"):
-        cell.build(dims[2], dtype)
-        steps_first = inputs if time_major else array.transpose(inputs, [1, 0, 2])
-        shape = array.shape_of(steps_first)
-        steps, batch = shape[0], shape[1]
-        if initial_state is None:
-            known = dims[1] if time_major else dims[0]
-            initial_state = cell.zero_state(batch if known is None else known, dtype)
-        flat0 = _flat_state(initial_state)
-        inputs_ta = TensorArray(dtype, size=steps).unstack(steps_first)
-        outputs_ta = TensorArray(dtype, size=steps)
-        lengths = None if sequence_length is None else math.cast(convert_to_tensor(sequence_length), dtypes.int32)
+    cell.build(dims[2], dtype)
+    steps_first = inputs if time_major else array.transpose(inputs, [1, 0, 2])
+    shape = array.shape_of(steps_first)
+    steps, batch = shape[0], shape[1]
+    if initial_state is None:
+        known = dims[1] if time_major else dims[0]
+        initial_state = cell.zero_state(batch if known is None else known, dtype)
+    flat0 = _flat_state(initial_state)
+    inputs_ta = TensorArray(dtype, size=steps).unstack(steps_first)
+    outputs_ta = TensorArray(dtype, size=steps)
+    lengths = None if sequence_length is None else math.cast(convert_to_tensor(sequence_length), dtypes.int32)
 
-        def body(t, out_ta, *flat):
-            state = _as_state(cell, list(flat))
-            output, new_state = cell(inputs_ta.read(t), state)
-            new_flat = _flat_state(new_state)
-            if lengths is not None:  # past a sequence's end: zero output, the state carried through
-                done = expand_dims(compare.greater_equal(t, lengths), 1)
-                output = compare.select_v2(done, array.zeros_like(output), output)
-                new_flat = [compare.select_v2(done, old, new) for old, new in zip(flat, new_flat)]
-            return (math.add(t, 1), out_ta.write(t, output), *new_flat)
+    def body(t, out_ta, *flat):
+        state = _as_state(cell, list(flat))
+        output, new_state = cell(inputs_ta.read(t), state)
+        new_flat = _flat_state(new_state)
+        if lengths is not None:  # past a sequence's end: zero output, the state carried through
+            done = expand_dims(compare.greater_equal(t, lengths), 1)
+            output = compare.select_v2(done, array.zeros_like(output), output)
+            new_flat = [compare.select_v2(done, old, new) for old, new in zip(flat, new_flat)]
+        return (math.add(t, 1), out_ta.write(t, output), *new_flat)
 
-        final = while_loop(lambda t, *_: compare.less(t, steps), body,
-                           [convert_to_tensor(0), outputs_ta, *flat0],
-                           parallel_iterations=parallel_iterations or 32)
-        outputs = final[1].stack()
-        if not time_major:
-            outputs = array.transpose(outputs, [1, 0, 2])
-        return outputs, _as_state(cell, list(final[2:]))
+    final = while_loop(lambda t, *_: compare.less(t, steps), body,
+                       [convert_to_tensor(0), outputs_ta, *flat0],
+                       parallel_iterations=parallel_iterations or 32)
+    outputs = final[1].stack()
+    if not time_major:
+        outputs = array.transpose(outputs, [1, 0, 2])
+    return outputs, _as_state(cell, list(final[2:]))
 
 
 class rnn_cell:  # noqa: N801 - TF's module name, a namespace here
     BasicRNNCell, BasicLSTMCell, LSTMCell, LSTMStateTuple = BasicRNNCell, BasicLSTMCell, LSTMCell, LSTMStateTuple
 
 
-__all__ = ["BasicLSTMCell", "BasicRNNCell", "LSTMCell", "LSTMStateTuple", "dynamic_rnn", "rnn_cell"]
+__all__ = ["BasicLSTMCell", "BasicRNNCell", "LSTMCell", "LSTMStateTuple", "bidirectional_dynamic_rnn", "dynamic_rnn",
+           "rnn_cell"]

@@ -75,3 +75,37 @@ def test_an_lstm_trains():
             sess.run(step)
         last = sess.run(loss)
     assert last < first * 0.5, (first, last)
+
+
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("with_lengths", [True, False], ids=["sequence_length", "full_length"])
+def test_bidirectional_matches_tensorflow(tf_oracle, with_lengths):  # noqa: F811 - the fixture
+    tf = tf_oracle
+    cells = pytest.importorskip("tf_keras.src.layers.rnn.legacy_cells", reason="tf_keras holds TF1's RNN cells")
+    x = RNG.normal(size=(3, 5, 2)).astype(np.float32)
+    lengths = np.array([5, 2, 3], np.int64) if with_lengths else None
+    tf.compat.v1.disable_control_flow_v2()
+    try:
+        graph = tf.Graph()
+        with graph.as_default():
+            (fw, bw), (sfw, sbw) = tf.compat.v1.nn.bidirectional_dynamic_rnn(
+                cells.LSTMCell(3), cells.BasicRNNCell(2), tf.constant(x),
+                sequence_length=None if lengths is None else tf.constant(lengths), dtype=tf.float32)
+            with tf.compat.v1.Session(graph=graph) as sess:
+                sess.run(tf.compat.v1.global_variables_initializer())
+                values = {v.name: sess.run(v) for v in tf.compat.v1.global_variables()}
+                theirs = sess.run([fw, bw, sfw.h, sbw])
+    finally:
+        tf.compat.v1.enable_control_flow_v2()
+    g = graphdef.Graph()
+    with g.as_default():
+        (fw, bw), (sfw, sbw) = rnn.bidirectional_dynamic_rnn(rnn.LSTMCell(3), rnn.BasicRNNCell(2), x,
+                                                             sequence_length=lengths, dtype=graphdef.float32)
+        variables = {v.name: v for v in graphdef.global_variables()}
+        assert sorted(variables) == sorted(values), (sorted(variables), sorted(values))
+        loads = [graphdef.assign(variables[name], value) for name, value in values.items()]
+    with graphdef.Session(graph=g) as sess:
+        sess.run(loads)
+        ours = sess.run([fw, bw, sfw.h, sbw])
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
