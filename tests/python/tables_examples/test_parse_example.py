@@ -268,3 +268,25 @@ def test_an_estimator_style_example_parsing_saved_model(tf_oracle, tmp_path):
 def assert_conforms_scores(ours, theirs):
     """Two products and a sum of values exact in binary: TF's float32 answer bit for bit."""
     assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), (ours, theirs)
+
+
+def test_tf1_parse_single_example_graph(tf_oracle):
+    tf = tf_oracle
+    graph = tf.Graph()
+    with graph.as_default():
+        serialized = tf.compat.v1.placeholder(tf.string, [], name="serialized")
+        parsed = tf.raw_ops.ParseSingleExample(
+            serialized=serialized, dense_defaults=[tf.constant([], tf.float32), tf.constant(["none"])],
+            num_sparse=2, sparse_keys=["ids", "tags"], dense_keys=["score", "name"],
+            sparse_types=[tf.int64, tf.string], dense_shapes=[[2], [1]])
+        fetches = [tf.identity(t).name for group in parsed for t in group]
+    ours_graph = graphdef.Graph()
+    with ours_graph.as_default():
+        graphdef.import_graph_def(graphdef.GraphDef.FromString(graph.as_graph_def().SerializeToString()), name="")
+    for record in records(tf):
+        with tf_session(tf, graph) as sess:
+            theirs = sess.run(fetches, {"serialized:0": record})
+        with graphdef.Session(graph=ours_graph) as sess:
+            ours = sess.run(fetches, {"serialized:0": np.array(record, dtype=object)})
+        for name, o, t in zip(fetches, ours, theirs):
+            assert_same(o, t, name)
