@@ -131,8 +131,8 @@ def _load_npy(path, label):
         raise FeedError(f"{label}: no such file '{path}'") from None
     except OSError as e:  # the system's words only, as graphrun-cc gives them
         raise FeedError(f"{label}: cannot read '{path}' ({e.strerror or _one_line(e)})") from None
-    except Exception as e:  # noqa: BLE001 - numpy raises many kinds for a bad file; all mean "not a .npy"
-        raise FeedError(f"{label}: cannot read '{path}' as a .npy file ({_one_line(e)})") from None
+    except Exception:  # noqa: BLE001 - numpy raises many kinds for a bad file; all mean "not an .npy"
+        raise FeedError(f"{label}: '{path}': not an .npy file") from None
     if not isinstance(loaded, np.ndarray):
         if hasattr(loaded, "close"):
             loaded.close()

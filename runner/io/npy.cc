@@ -222,9 +222,6 @@ uint32_t little_endian(const std::string& bytes, std::size_t at, int width) {
 
 Tensor parse_npy(const std::string& bytes, const std::string& source) {
   static const char kMagic[] = "\x93NUMPY";
-  if (bytes.compare(0, 4, "PK\x03\x04") == 0) {
-    throw Error(source + " is an .npz archive; give a single .npy array");
-  }
   if (bytes.size() < 6 || bytes.compare(0, 6, kMagic, 6) != 0) throw Error(source + ": not an .npy file");
   // Past the magic, every flaw of the header is one class, as graphrun (whose
   // parser is numpy's) reports it.
@@ -295,6 +292,12 @@ Tensor parse_npy(const std::string& bytes, const std::string& source) {
   return tensor;
 }
 
-Tensor read_npy(const std::string& path) { return parse_npy(read_all(path), "'" + path + "'"); }
+Tensor read_npy(const std::string& path) {
+  const std::string bytes = read_all(path);
+  // A zip's local header: an archive given where one array is wanted.
+  if (bytes.compare(0, 4, "PK\x03\x04") == 0)
+    throw Error("'" + path + "' is an .npz archive; give a single .npy array");
+  return parse_npy(bytes, "'" + path + "'");
+}
 
 }  // namespace graphrun

@@ -43,6 +43,9 @@ def files(tmp_path_factory):
     np.savez(root / "unknown.npz", nope=np.zeros(3, np.float32))
     with zipfile.ZipFile(root / "junk.npz", "w") as z:
         z.writestr("f.npy", b"not an npy member")
+    with zipfile.ZipFile(root / "nested.npz", "w") as z:
+        z.writestr("f.npy", (root / "good.npz").read_bytes())
+    (root / "broken.npy").write_bytes(b"PK\x05\x06 a zip's end record and nothing else")
     return root
 
 
@@ -117,6 +120,8 @@ CASES = [
     (["--feeds", "unknown.npz"], f"--feeds unknown.npz: cannot feed 'nope': the graph has no node 'nope'; "
                                  f"{PLACEHOLDERS}"),
     (["--feeds", "junk.npz"], "--feeds junk.npz: 'f': not an .npy file"),
+    (["--feeds", "nested.npz"], "--feeds nested.npz: 'f': not an .npy file"),
+    (["--feed", "f=@broken.npy"], "--feed f: 'broken.npy': not an .npy file"),
     (["--feeds", "good.npz", "--feed", "f=[1,2]"], "--feeds good.npz: 'f': placeholder 'f' is fed twice"),
 ]
 
