@@ -10,8 +10,8 @@ from graphdef.ops.registry import REGISTRY
 
 # every op these modules define, and every string op (graphdef.ops.strings*)
 PENDING_MODULES = frozenset({
-    "graphdef.ops.segments", "graphdef.ops.unique_partition", "graphdef.ops.div_in_top_k", "graphdef.ops.sparse",
-    "graphdef.ops.matrix_diag", "graphdef.ops.reverse_sequence", "graphdef.ops.tensor_array",
+    "graphdef.ops.segments", "graphdef.ops.unique_partition", "graphdef.ops.sparse",
+    "graphdef.ops.matrix_diag", "graphdef.ops.tensor_array",
     "graphdef.ops.tensor_list_concat",
     "graphdef.ops.lookup", "graphdef.ops.parse_example",
 })

@@ -3,7 +3,8 @@
 //             quotient (so 1 // 0.1 is 10, where numpy's // says 9);
 //   FloorMod  the remainder with y's sign; floats take C's fmod and move a
 //             non-zero result into y's sign (-4 mod 2 is -0.0);
-//   Div       TF 1.x's /: truncating toward zero for integers, x / y for floats.
+//   Div       TF 1.x's /: truncating toward zero for integers, x / y for floats;
+//   DivNoNan  x / y for floats, and +0 wherever y is zero (whatever x is).
 // Integer division or remainder by zero is an error, checked over all of y
 // before anything is computed, as Python's graphrun does. The one overflowing
 // quotient, MIN / -1, wraps to MIN (remainder 0), as numpy gives.
@@ -73,6 +74,13 @@ struct DivOp {
   }
 };
 
+struct DivNoNanOp {
+  template <class T>
+  static T apply(T x, T y) {
+    return y == T(0) ? T(0) : x / y;
+  }
+};
+
 template <class Op>
 void compute_division(KernelContext& context) {
   const Tensor& x = context.input(0);
@@ -93,12 +101,12 @@ void compute_division(KernelContext& context) {
 }
 
 template <class Op>
-Kernel division_kernel(const char* op) {
+Kernel division_kernel(const char* op, std::vector<DataType> types = dtypes_of(NumericTypes{})) {
   return Kernel(op)
       .input("x", "T")
       .input("y", "T")
       .output("T")
-      .type_attr("T", dtypes_of(NumericTypes{}))
+      .type_attr("T", std::move(types))
       .shape(broadcast_inputs())
       .compute(compute_division<Op>);
 }
@@ -106,6 +114,7 @@ Kernel division_kernel(const char* op) {
 REGISTER_KERNEL(division_kernel<FloorDivOp>("FloorDiv"));
 REGISTER_KERNEL(division_kernel<FloorModOp>("FloorMod"));
 REGISTER_KERNEL(division_kernel<DivOp>("Div"));
+REGISTER_KERNEL(division_kernel<DivNoNanOp>("DivNoNan", dtypes_of(FloatTypes{})));
 
 }  // namespace
 }  // namespace graphrun

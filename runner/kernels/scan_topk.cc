@@ -1,7 +1,8 @@
 // Ops along one axis that keep it: Cumsum and Cumprod (running sums and
 // products, added in order from one end; integers wrap), and TopKV2 (the k
 // largest of each last-axis row, largest first, ties by lower index first as
-// TF; NaN counts as the largest, as numpy sorts it).
+// TF; NaN counts as the largest, as numpy sorts it), and InTopKV2 (whether
+// each row's target scores among its k highest).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -143,6 +144,59 @@ REGISTER_KERNEL(Kernel("TopKV2")
                     .output_names({"values", "indices"})
                     .shape(top_k_shape)
                     .compute(compute_top_k));
+
+// A tie with the target counts for it (fewer than k scores strictly above
+// it); a target out of range, or a row with a non-finite score, is false.
+void compute_in_top_k(KernelContext& context) {
+  const Tensor& predictions = context.input(0);
+  const Tensor& targets = context.input(1);
+  if (predictions.rank() != 2)
+    throw Error("predictions must be 2-dimensional, got shape " + shape_string(predictions.shape()));
+  if (targets.rank() != 1) throw Error("targets must be 1-dimensional, got shape " + shape_string(targets.shape()));
+  const int64_t rows = predictions.shape()[0], classes = predictions.shape()[1];
+  if (targets.shape()[0] != rows) {
+    throw Error("First dimension of predictions " + std::to_string(rows) + " must match length of targets " +
+                std::to_string(targets.shape()[0]));
+  }
+  if (context.input(2).rank() != 0)
+    throw Error("k must be a scalar, got shape " + shape_string(context.input(2).shape()));
+  const int64_t k = read_scalar_int(context.input(2), "k");
+  Tensor out(graphdef::DT_BOOL, {rows});
+  bool* result = out.data<bool>();
+  const float* scores = predictions.data<float>();
+  dispatch(IndexTypes{}, targets.dtype(), [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    const I* target = targets.data<I>();
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = scores + r * classes;
+      const int64_t t = static_cast<int64_t>(target[r]);
+      bool finite = t >= 0 && t < classes;
+      for (int64_t c = 0; c < classes && finite; ++c) finite = std::isfinite(row[c]);
+      int64_t above = 0;
+      if (finite) {
+        for (int64_t c = 0; c < classes; ++c) above += row[c] > row[t] ? 1 : 0;
+      }
+      result[r] = finite && above < k;
+    }
+  });
+  context.set_output(0, std::move(out));
+}
+
+void in_top_k_shape(ShapeContext& context) {
+  const StaticShape predictions = context.input(0), targets = context.input(1);
+  int64_t rows = predictions.known_rank && predictions.dims.size() == 2 ? predictions.dims[0] : -1;
+  if (rows < 0 && targets.known_rank && targets.dims.size() == 1) rows = targets.dims[0];
+  context.set_output(0, known_shape({rows}));
+}
+
+REGISTER_KERNEL(Kernel("InTopKV2")
+                    .input("predictions", graphdef::DT_FLOAT)
+                    .input("targets", "T")
+                    .input("k", "T")
+                    .output(graphdef::DT_BOOL)
+                    .type_attr("T", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
+                    .shape(in_top_k_shape)
+                    .compute(compute_in_top_k));
 
 }  // namespace
 }  // namespace graphrun

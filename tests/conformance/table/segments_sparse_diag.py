@@ -2,8 +2,8 @@
 DivNoNan, InTopKV2, the sparse ops, ReverseSequence, the matrix diagonals and CombinedNonMaxSuppression.
 
 Expected values are literals worked by hand (beside each case), checked against TensorFlow in
-tests/python/ops34/. graphrun-cc has no kernels for these ops yet: it skips them with that reason,
-and tests/python/ops34/ asserts the one line it prints instead.
+tests/python/ops34/. graphrun-cc has kernels for DivNoNan, InTopKV2 and ReverseSequence; it skips the
+other cases with that reason, and tests/python/ops34/ asserts the one line it prints instead.
 """
 
 import numpy as np
@@ -90,7 +90,7 @@ def _():
 
 
 @case("div_no_nan_and_in_top_k", "DivNoNan gives 0 wherever y is 0 (even for 0, inf and NaN over it); InTopKV2 "
-      "with k 2: a tie counts for the target, a target out of range or a row with a NaN is false.", skip=NO_CC)
+      "with k 2: a tie counts for the target, a target out of range or a row with a NaN is false.")
 def _():
     x, y = f32(1, 0, np.inf, np.nan, 6), f32(0, 0, 0, 0, -4)
     p = f32([1, 3, 3, 0], [4, 3, 2, 1], [1, np.nan, 2, 3], [1, 2, 3, 4])
@@ -128,7 +128,7 @@ def _():
 
 
 @case("reverse_sequence", "ReverseSequence along axis 1 with batch axis 0, lengths [3, 0, 1] (int64), and along "
-      "axis 0 with batch axis 1, lengths [2, 1] (int32).", skip=NO_CC)
+      "axis 0 with batch axis 1, lengths [2, 1] (int32).")
 def _():
     x = np.arange(12, dtype=np.int32).reshape(3, 4)
     t = feed("x", x)

@@ -7,7 +7,7 @@ import pytest
 import graphdef as tf
 from graphdef.ops import reverse_sequence as rs, sparse
 from tests.python.ops.test_opdefs import test_declaration_matches_tensorflow as _matches_tensorflow
-from tests.python.ops34.runtimes import check_cc_refuses, check_graphrun_agrees, check_refused
+from tests.python.ops34.runtimes import check_both_refuse, check_cc_agrees, check_graphrun_agrees, check_refused
 from tests.support.op_oracle import gradients_both, run_both, tf_oracle  # noqa: F401 - a fixture
 
 OPS = ["SparseToDense", "SparseTensorDenseMatMul", "SparseReorder", "SparseReduceSum", "ReverseSequence"]
@@ -191,12 +191,36 @@ def test_graphrun_gives_the_sessions_answers(tmp_path):
                                                "b": RNG.normal(size=(3, 2)).astype(np.float32)})
 
 
-def test_graphrun_cc_names_the_op_it_lacks(tmp_path, cc_runner):
+def _reversed_sequences():
+    x = tf.placeholder(tf.float32, [2, 3], name="x")
+    cube = tf.placeholder(tf.int64, [3, 4, 2], name="cube")
+    flags = tf.placeholder(tf.bool, [4, 3], name="flags")
+    return [rs.reverse_sequence(x, [1, 3], seq_axis=1),
+            rs.reverse_sequence(cube, np.int64([4, 0, 2]), seq_axis=1, batch_axis=0),
+            rs.reverse_sequence(cube, np.int32([3, 1]), seq_axis=0, batch_axis=2),
+            rs.reverse_sequence(flags, np.int32([2, 4, 1]), seq_axis=0, batch_axis=1),
+            rs.reverse_sequence(tf.zeros([2, 0, 3]), [0, 0], seq_axis=1)]
+
+
+def test_graphrun_cc_gives_the_sessions_reverse_sequence(tmp_path, cc_runner):
+    check_cc_agrees(tmp_path, cc_runner, _reversed_sequences,
+                    {"x": RNG.normal(size=(2, 3)).astype(np.float32),
+                     "cube": np.arange(24, dtype=np.int64).reshape(3, 4, 2),
+                     "flags": RNG.random((4, 3)) > 0.5})
+
+
+@pytest.mark.parametrize("lengths, seq_axis, words", [
+    ([1, 4], 1, "seq_lens(1) > input.dims(1)"),
+    ([-1, 2], 1, "seq_lens(0) < 0"),
+    ([1, 2, 3], 1, "Length of seq_lengths != input.dims(0), (3 vs. 2)"),
+])
+def test_bad_sequence_lengths_read_the_same_in_both(tmp_path, cc_runner, lengths, seq_axis, words):
     def make():
-        x = tf.placeholder(tf.float32, [2, 3], name="x")
-        return [rs.reverse_sequence(x, [1, 3], seq_axis=1, name="z")]
-    line = check_cc_refuses(tmp_path, cc_runner, make, {"x": np.ones((2, 3), np.float32)}, "ReverseSequence", "z")
-    assert line.endswith("no kernel for ReverseSequence (z)"), line
+        x = tf.placeholder(tf.float32, None, name="x")
+        return [rs.reverse_sequence(x, tf.placeholder(tf.int64, None, name="n"), seq_axis=seq_axis, name="z")]
+    line = check_both_refuse(tmp_path, cc_runner, make,
+                             {"x": np.ones((2, 3), np.float32), "n": np.int64(lengths)}, "z")
+    assert words in line, line
 
 
 # -- hostile indices and shapes ------------------------------------------------------------------

@@ -7,7 +7,8 @@ import pytest
 import graphdef as tf
 from graphdef.ops import div_in_top_k, unique_partition as up
 from tests.python.ops.test_opdefs import test_declaration_matches_tensorflow as _matches_tensorflow
-from tests.python.ops34.runtimes import check_cc_refuses, check_graphrun_agrees, check_refused
+from tests.python.ops34.runtimes import (check_both_refuse, check_cc_agrees, check_cc_refuses,
+                                        check_graphrun_agrees, check_refused)
 from tests.support.op_oracle import gradients_both, run_both, tf_oracle  # noqa: F401 - a fixture
 
 OPS = ["Unique", "UniqueV2", "UniqueWithCounts", "Bincount", "DenseBincount", "DynamicPartition", "DynamicStitch",
@@ -196,13 +197,39 @@ def test_graphrun_gives_the_sessions_answers(tmp_path):
 @pytest.mark.parametrize("op_type, build", [
     ("Unique", lambda x: up.unique(x, name="z")[0]),
     ("DynamicPartition", lambda x: up.dynamic_partition(x, [0, 1, 1, 0, 0, 1], 2, name="z")[0]),
-    ("DivNoNan", lambda x: div_in_top_k.div_no_nan(x, x, name="z")),
 ])
 def test_graphrun_cc_names_the_op_it_lacks(tmp_path, cc_runner, op_type, build):
     def make():
         return [build(tf.placeholder(tf.float32, [6], name="x"))]
     line = check_cc_refuses(tmp_path, cc_runner, make, {"x": FEEDS["x"]}, op_type, "z")
     assert line.endswith(f"no kernel for {op_type} (z)"), line
+
+
+def _div_in_top_k():
+    x = tf.placeholder(tf.float32, [6], name="x")
+    p = tf.placeholder(tf.float32, [4, 3], name="p")
+    t64 = tf.placeholder(tf.int64, [4], name="t64")
+    d = tf.placeholder(tf.float64, [6], name="d")
+    return [div_in_top_k.div_no_nan(x, x - 1.0), div_in_top_k.div_no_nan(tf.reshape(x, [6, 1]), x),
+            div_in_top_k.div_no_nan(d, d * 0.0), div_in_top_k.div_no_nan(d, d),
+            *[div_in_top_k.in_top_k(p, [0, 2, 1, 5], k) for k in (0, 1, 2, 3, -1)],
+            div_in_top_k.in_top_k(p, t64, 1)]
+
+
+def test_graphrun_cc_gives_the_sessions_div_no_nan_and_in_top_k(tmp_path, cc_runner):
+    # rows: a tie for the top, a NaN score, an infinity, a target out of range
+    p = np.array([[1, 3, 3], [2, np.nan, 0], [np.inf, 1, 2], [0, 1, 2]], np.float32)
+    d = np.array([0.0, -0.0, np.inf, np.nan, 3, -7], np.float64)
+    check_cc_agrees(tmp_path, cc_runner, _div_in_top_k,
+                    {"x": FEEDS["x"], "p": p, "t64": np.array([2, 0, 0, -1], np.int64), "d": d})
+
+
+def test_in_top_k_bad_targets_read_the_same_in_both(tmp_path, cc_runner):
+    def make():
+        p = tf.placeholder(tf.float32, None, name="p")
+        return [div_in_top_k.in_top_k(p, tf.placeholder(tf.int32, None, name="t"), 1, name="z")]
+    line = check_both_refuse(tmp_path, cc_runner, make, {"p": np.ones((2, 3), np.float32), "t": np.int32([0])}, "z")
+    assert "First dimension of predictions 2 must match length of targets 1" in line, line
 
 
 # -- hostile values --------------------------------------------------------------------------------
