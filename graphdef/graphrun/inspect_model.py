@@ -220,10 +220,12 @@ def _elements(shape_proto):
 
 
 def _itemsize(enum):
+    """Bytes per element; 0 for strings, whose sizes vary (graphrun-cc counts them so too)."""
     try:
-        return dtypes.as_dtype(enum).np.itemsize
+        dtype = dtypes.as_dtype(enum)
     except TypeError:
         return 0
+    return 0 if dtype.np.kind == "O" else dtype.np.itemsize
 
 
 def _histogram(graph_def):

@@ -318,8 +318,12 @@ def test_inspect_matches_graphrun(capsys, runner, model, monkeypatch):
     assert c == py
     if model_id(REPO / model) in PENDING_GAPS:
         # graphrun-cc takes a node of an op it has no kernel for to have one output: it lists the
-        # first of each such node's outputs and those of the ops it knows
-        assert {o["name"] for o in cc_outputs} <= {o["name"] for o in py_outputs}
+        # first of each such node's outputs (even of an op that has none, such as InitializeTableV2)
+        # and those of the ops it knows
+        graph_def = graph_pb2.GraphDef.FromString((REPO / model).read_bytes())
+        guessed = {node.name for node in graph_def.node if node.op in PENDING}
+        assert {o["name"] for o in cc_outputs if o["name"].split(":")[0] not in guessed} <= \
+            {o["name"] for o in py_outputs}
         return
     assert [o["name"] for o in cc_outputs] == [o["name"] for o in py_outputs]
     for o_py, o_cc in zip(py_outputs, cc_outputs):
