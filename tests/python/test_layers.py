@@ -111,6 +111,6 @@ def test_every_module_sits_in_a_known_layer():
     packages = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists())
     assert set(packages) <= set(LAYERS), f"packages outside the layer list: {set(packages) - set(LAYERS)}"
     namespaces = {"__init__", "nn", "math", "losses", "train", "io", "gfile", "summary", "init_ops", "graph_util",
-                  "gradients", "saved_model", "image", "strings", "sparse", "linalg"}
+                  "gradients", "saved_model", "image", "strings", "sparse", "linalg", "lookup"}
     assert set(top_level) <= namespaces, (
         f"top-level modules that are not tf.* namespaces: {set(top_level) - namespaces}")
