@@ -16,7 +16,7 @@ from graphdef.framework.limits import check as check_size
 from graphdef.framework.numerics import EXACT
 from graphdef.framework.shapes import TensorShape
 from graphdef.ops.list_ops import MAX_LIST_ITEMS
-from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, define, scalar_shape
+from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, define, scalar_shape
 
 
 def _resource_dtype():
@@ -466,7 +466,6 @@ GRAD_WITH_SHAPE = define(
 # -- gradients: what TF's tensor_array_grad.py builds ----------------------------------------------
 
 def build_op(op_type, inputs, **attrs):
-    from graphdef.ops.registry import build  # the registry's builder, named for the gradient functions
     op = build(op_type, inputs, attrs=attrs)
     return op.outputs[0] if len(op.outputs) == 1 else op.outputs
 

@@ -1,12 +1,12 @@
-"""graphdef's tf.nn.dynamic_rnn and its cells (graphdef.rnn) give TensorFlow's TF1 answers for the same weights
-(BasicRNNCell, BasicLSTMCell, LSTMCell; sequence lengths; batch- and time-major), name their variables as TF1
-does, and train."""
+"""graphdef's TF1 dynamic_rnn and its cells (graphdef.ops.rnn_cells) give TensorFlow's answers for the same
+weights (BasicRNNCell, BasicLSTMCell, LSTMCell; sequence lengths; batch- and time-major; bidirectional), name
+their variables as TF1 does, and train."""
 
 import numpy as np
 import pytest
 
 import graphdef
-from graphdef import rnn
+from graphdef.ops import rnn_cells as rnn
 from tests.support.op_oracle import tf_oracle  # noqa: F401 - a fixture
 
 RNG = np.random.default_rng(77)

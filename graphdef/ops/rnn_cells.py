@@ -3,15 +3,19 @@
 dynamic_rnn is built as TF1 builds it: the inputs, time-major, unstacked into a TensorArray, a
 tf.while_loop running the cell one step at a time and writing each output to another, the outputs
 stacked. Past a sequence's length its output is zeros and its state is carried through unchanged.
-The cells' variables have TF1's names (rnn/lstm_cell/kernel, .../bias), so a TF1 checkpoint of such a
-model restores into them; they are made before the loop, the first time the cell sees its input width.
+The cells' variables have TF1's names (rnn/lstm_cell/kernel, .../bias, under the enclosing
+variable_scope), so a TF1 checkpoint of such a model restores into them; they are made before the
+loop, the first time the cell sees its input width.
 """
 
 import collections
+import math as pymath
 
 from graphdef.framework import dtypes
-from graphdef.init_ops import get_variable, variable_scope, zeros_initializer
+from graphdef.framework.graph import get_default_graph
 from graphdef.ops import array, compare, math
+from graphdef.ops.registry import build
+from graphdef.ops.state import Variable
 from graphdef.ops.manip import concat, expand_dims, split, stack
 from graphdef.ops.matmul import matmul
 from graphdef.ops.registry import convert_to_tensor
@@ -44,14 +48,13 @@ class _Cell:
 
     _is_lstm = False
 
-    def build(self, input_depth, dtype):
-        """Makes the kernel [input_depth + units, gates * units] and bias, once."""
+    def build(self, input_depth, dtype, scope):
+        """Makes the kernel [input_depth + units, gates * units] (glorot-uniform) and bias (zeros), once,
+        named `scope`/cell name/kernel and /bias under the enclosing variable_scope, as TF1's."""
         if self._variables is None:
-            with variable_scope(self._name):
-                width = self._gates * self._units
-                kernel = get_variable("kernel", [input_depth + self._units, width], dtype=dtype)
-                bias = get_variable("bias", [width], dtype=dtype, initializer=zeros_initializer())
-            self._variables = kernel, bias
+            width = self._gates * self._units
+            self._variables = (_variable(f"{scope}/{self._name}/kernel", [input_depth + self._units, width], dtype),
+                               _variable(f"{scope}/{self._name}/bias", [width], dtype, zeros=True))
         return self._variables
 
     def _linear(self, inputs, h):
@@ -111,6 +114,29 @@ class LSTMCell(BasicLSTMCell):
         super().__init__(num_units, forget_bias, state_is_tuple, activation, name)
 
 
+def _variable(name, shape, dtype, zeros=False):
+    """A variable as tf.get_variable makes it inside the current variable_scope (graphdef.init_ops keeps its
+    scopes and names on the graph; read here without importing that higher layer)."""
+    graph = get_default_graph()
+    scopes = getattr(graph, "_variable_scopes", None)
+    prefix = scopes[-1].name if scopes else ""
+    full = f"{prefix}/{name}" if prefix else name
+    named = getattr(graph, "_named_variables", None)
+    if named is not None and full in named:
+        raise ValueError(f"Variable {full} already exists, disallowed; give the RNN another scope")
+    with graph.name_scope(full + "/Initializer/"):
+        if zeros:
+            initial = array.zeros(shape, dtype)
+        else:
+            limit = pymath.sqrt(6.0 / (shape[0] + shape[1]))
+            unit = build("RandomUniform", [array.constant(shape, dtypes.int32)], attrs={"dtype": dtype}).outputs[0]
+            initial = math.subtract(math.multiply(unit, 2.0 * limit), limit)
+    variable = Variable(initial, trainable=True, name=full + "/", dtype=dtype)
+    if named is not None:
+        named[full] = variable
+    return variable
+
+
 def _flat_state(state):
     return list(state) if isinstance(state, tuple) else [state]
 
@@ -122,8 +148,9 @@ def _as_state(cell, flat):
 def dynamic_rnn(cell, inputs, sequence_length=None, initial_state=None, dtype=None, parallel_iterations=None,
                 swap_memory=False, time_major=False, scope=None):
     """(outputs [batch, time, units] (or time-major), final state) of `cell` run over `inputs`."""
-    with variable_scope(scope or "rnn"):
-        return _run(cell, inputs, sequence_length, initial_state, dtype, parallel_iterations, time_major)
+    scope = scope or "rnn"
+    with get_default_graph().name_scope(scope):
+        return _run(cell, inputs, sequence_length, initial_state, dtype, parallel_iterations, time_major, scope)
 
 
 def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None, initial_state_fw=None,
@@ -139,23 +166,25 @@ def bidirectional_dynamic_rnn(cell_fw, cell_bw, inputs, sequence_length=None, in
             return reverse_pad.reverse(x, [time_axis])
         return reverse_sequence(x, sequence_length, seq_axis=time_axis, batch_axis=batch_axis)
 
-    with variable_scope(scope or "bidirectional_rnn"):
-        with variable_scope("fw"):
+    scope = scope or "bidirectional_rnn"
+    graph = get_default_graph()
+    with graph.name_scope(scope):
+        with graph.name_scope("fw"):
             out_fw, state_fw = _run(cell_fw, inputs, sequence_length, initial_state_fw, dtype, parallel_iterations,
-                                    time_major)
-        with variable_scope("bw"):
+                                    time_major, f"{scope}/fw")
+        with graph.name_scope("bw"):
             out_bw, state_bw = _run(cell_bw, reverse(inputs), sequence_length, initial_state_bw, dtype,
-                                    parallel_iterations, time_major)
+                                    parallel_iterations, time_major, f"{scope}/bw")
     return (out_fw, reverse(out_bw)), (state_fw, state_bw)
 
 
-def _run(cell, inputs, sequence_length, initial_state, dtype, parallel_iterations, time_major):
+def _run(cell, inputs, sequence_length, initial_state, dtype, parallel_iterations, time_major, scope):
     inputs = convert_to_tensor(inputs)
     dims = inputs.shape.dims
     if dims is None or len(dims) != 3 or dims[2] is None:
         raise ValueError(f"dynamic_rnn: inputs must be [batch, time, depth] with a known depth, got {inputs.shape}")
     dtype = dtypes.as_dtype(dtype) if dtype is not None else inputs.dtype
-    cell.build(dims[2], dtype)
+    cell.build(dims[2], dtype, scope)
     steps_first = inputs if time_major else array.transpose(inputs, [1, 0, 2])
     shape = array.shape_of(steps_first)
     steps, batch = shape[0], shape[1]
