@@ -13,6 +13,7 @@ import math as pymath
 
 from graphdef.framework import dtypes
 from graphdef.framework.graph import get_default_graph
+from graphdef.framework.shapes import TensorShape
 from graphdef.ops import array, compare, math
 from graphdef.ops.registry import build
 from graphdef.ops.state import Variable
@@ -212,6 +213,8 @@ def _run(cell, inputs, sequence_length, initial_state, dtype, parallel_iteration
     outputs = final[1].stack()
     if not time_major:
         outputs = array.transpose(outputs, [1, 0, 2])
+    if outputs.shape.dims is not None:  # the loop hides what the inputs say of batch and time
+        outputs._shape = TensorShape([dims[0], dims[1], outputs.shape.dims[2]])
     return outputs, _as_state(cell, list(final[2:]))
 
 

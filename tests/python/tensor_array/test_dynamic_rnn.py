@@ -109,3 +109,16 @@ def test_bidirectional_matches_tensorflow(tf_oracle, with_lengths):  # noqa: F81
         ours = sess.run([fw, bw, sfw.h, sbw])
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_variables_take_the_enclosing_scope_and_outputs_keep_known_dims():
+    g = graphdef.Graph()
+    with g.as_default():
+        with graphdef.variable_scope("encoder"):
+            out, state = rnn.dynamic_rnn(rnn.BasicRNNCell(3), np.ones((2, 4, 5), np.float32), dtype=graphdef.float32)
+        assert [v.name for v in graphdef.global_variables()] == ["encoder/rnn/basic_rnn_cell/kernel:0",
+                                                                 "encoder/rnn/basic_rnn_cell/bias:0"]
+        assert out.shape.as_list() == [2, 4, 3] and state.shape.as_list() == [2, 3]
+        with pytest.raises(ValueError, match="Variable encoder/rnn/basic_rnn_cell/kernel already exists"):
+            with graphdef.variable_scope("encoder"):
+                rnn.dynamic_rnn(rnn.BasicRNNCell(3), np.ones((2, 4, 5), np.float32), dtype=graphdef.float32)
