@@ -172,6 +172,17 @@ void Graph::check_attrs() {
       }
     }
   }
+  // A malformed node is reported only when it does not read (through its
+  // data inputs) from a node graphrun-cc cannot run: graphrun leaves such a
+  // reader unchecked, as it can never run, and reports the missing kernel or
+  // dtype first, which says what the runtime lacks. So refusals wait until
+  // every node's support is known.
+  struct Refusal {
+    int node;
+    std::string message;
+    bool over_limit;  // a tensor over GRAPHDEF_MAX_TENSOR_BYTES: a run failure (exit 4)
+  };
+  std::vector<Refusal> malformed;
   for (int i = 0; i < size(); ++i) {
     GraphNode& node = nodes_[i];
     if (!node.runnable()) {
@@ -186,19 +197,53 @@ void Graph::check_attrs() {
       if (has_external_value(*node.def)) node.state = load_external_value(*node.def, model_directory(source_));
       else share_const_content(node, proto_);
     } catch (const TensorLimitError& error) {
-      throw RunError(source_ + ": " + node.describe() + ": " + error.what());
+      malformed.push_back({i, source_ + ": " + node.describe() + ": " + error.what(), true});
+      node.kernel = &unsupported_kernel();
+      node.output_dtypes.assign(asked[i], graphdef::DT_INVALID);
     } catch (const Error& error) {
       // A kernel that refuses a dtype graphrun-cc cannot hold (string,
       // resource...) leaves the node unsupported; any other refusal is a
       // malformed node. (A kernel may accept DT_VARIANT: TensorList ops.)
       const std::string dtype = foreign_dtype(*node.def);
-      if (dtype.empty()) fail(node.describe() + ": " + error.what());
-      node.support = GraphNode::Support::kForeignDtype;
-      node.foreign_dtype = dtype;
+      if (dtype.empty()) {
+        malformed.push_back({i, node.describe() + ": " + error.what(), false});
+      } else {
+        node.support = GraphNode::Support::kForeignDtype;
+        node.foreign_dtype = dtype;
+      }
       node.kernel = &unsupported_kernel();
       node.output_dtypes.assign(asked[i], graphdef::DT_INVALID);
     }
   }
+  if (malformed.empty()) return;
+  // Readers of unsupported nodes, and their readers in turn, in any file order.
+  std::vector<std::vector<int>> readers(nodes_.size());
+  std::vector<char> dependent(nodes_.size(), 0);
+  std::vector<int> work;
+  for (int i = 0; i < size(); ++i) {
+    for (const std::string& text : nodes_[i].def->input()) {
+      const InputName input = parse_input_name(text);
+      const int producer = input.is_control ? -1 : find(input.node);
+      if (producer >= 0) readers[producer].push_back(i);
+    }
+    if (nodes_[i].unsupported_itself()) work.push_back(i);
+  }
+  while (!work.empty()) {
+    const int i = work.back();
+    work.pop_back();
+    for (int reader : readers[i]) {
+      if (dependent[reader] || nodes_[reader].unsupported_itself()) continue;
+      dependent[reader] = 1;
+      work.push_back(reader);
+    }
+  }
+  for (const Refusal& refusal : malformed) {
+    if (dependent[refusal.node]) continue;
+    if (refusal.over_limit) throw RunError(refusal.message);
+    fail(refusal.message);
+  }
+  // Every malformed node reads from an unsupported one: it can never run.
+  for (const Refusal& refusal : malformed) nodes_[refusal.node].support = GraphNode::Support::kDependent;
 }
 
 void Graph::resolve_inputs() {

@@ -171,3 +171,27 @@ def test_a_file_over_the_tensor_limit_is_a_run_failure_in_both(cc_runner, files,
         (py_code, py_line), (cc_code, cc_line) = both_lines(cc_runner, files, args)
         assert py_line == cc_line == line
         assert py_code == cc_code == 4
+
+
+def test_a_missing_dtype_is_named_before_a_bad_attr_behind_it(cc_runner, tmp_path):
+    """A node reading from a node neither runtime can hold is never run, so its bad attrs wait: both
+    name what the runtime lacks (the dtype) first. A bad attr on a node that could run is named."""
+    graph_def = gd.Graph().as_graph_def()
+    z = graph_def.node.add(name="z", op="Placeholder")
+    z.attr["dtype"].type = 8  # DT_COMPLEX64
+    pool = graph_def.node.add(name="mp", op="MaxPool", input=["z"])  # no 'padding' attr
+    pool.attr["T"].type = 1
+    for key in ("ksize", "strides"):
+        pool.attr[key].list.i.extend([1, 2, 2, 1])
+    (tmp_path / "model.pb").write_bytes(graph_def.SerializeToString())
+    (py_code, py_line), (cc_code, cc_line) = both_lines(cc_runner, tmp_path, ["--random"])
+    assert py_line == cc_line == f"{tmp_path / 'model.pb'}: complex64 tensors, which graphdef cannot hold: 'z' " \
+                                 "(Placeholder)"
+    assert py_code == cc_code == 3
+    pool.input[0] = "x"
+    x = graph_def.node.add(name="x", op="Placeholder")
+    x.attr["dtype"].type = 1
+    (tmp_path / "model.pb").write_bytes(graph_def.SerializeToString())
+    (py_code, py_line), (cc_code, cc_line) = both_lines(cc_runner, tmp_path, ["--random"])
+    assert py_line == cc_line == f"{tmp_path / 'model.pb'}: node 'mp' (MaxPool): missing attr 'padding'"
+    assert py_code == cc_code == 3
