@@ -131,8 +131,8 @@ def _load_npy(path, label):
         raise FeedError(f"{label}: no such file '{path}'") from None
     except OSError as e:  # the system's words only, as graphrun-cc gives them
         raise FeedError(f"{label}: cannot read '{path}' ({e.strerror or _one_line(e)})") from None
-    except Exception:  # noqa: BLE001 - numpy raises many kinds for a bad file; all mean "not an .npy"
-        raise FeedError(f"{label}: '{path}': not an .npy file") from None
+    except Exception:  # noqa: BLE001 - numpy raises many kinds for a bad file; all mean "unreadable"
+        raise FeedError(f"{label}: '{path}': {_unreadable(path)}") from None
     if not isinstance(loaded, np.ndarray):
         if hasattr(loaded, "close"):
             loaded.close()
@@ -141,6 +141,15 @@ def _load_npy(path, label):
         raise FeedError(f"{label}: '{path}' holds {loaded.dtype} data; "
                         "only numbers, bools and strings can be fed")
     return loaded
+
+
+def _unreadable(path):
+    """What a file np.load failed on is, in graphrun-cc's words (its header passed npy_check)."""
+    try:
+        with open(path, "rb") as f:
+            return "malformed .npy header" if f.read(len(_NPY_MAGIC)) == _NPY_MAGIC else "not an .npy file"
+    except OSError:
+        return "not an .npy file"
 
 
 def _check_npy_file(path, label):

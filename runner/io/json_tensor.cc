@@ -158,6 +158,9 @@ Tensor tensor_from_json(const std::string& text, DataType dtype, const std::stri
   }
   if (bools && numbers) throw Error("the array mixes true/false with numbers");
   if (beyond_float64) throw Error("a number is beyond the range of float64");
+  if (dtype == graphdef::DT_VARIANT && (bools || numbers)) {  // no JSON value is a variant
+    throw Error(bools ? "true/false cannot be fed to " + target : target + " cannot be fed numbers");
+  }
   Tensor tensor(dtype, shape);
   dispatch(AllTypes{}, dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
