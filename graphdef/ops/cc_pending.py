@@ -10,14 +10,19 @@ from graphdef.ops.registry import REGISTRY
 
 # every op these modules define, and every string op (graphdef.ops.strings*)
 PENDING_MODULES = frozenset({
-    "graphdef.ops.segments", "graphdef.ops.unique_partition", "graphdef.ops.sparse",
+    "graphdef.ops.unique_partition", "graphdef.ops.sparse",
     "graphdef.ops.matrix_diag", "graphdef.ops.tensor_array",
     "graphdef.ops.tensor_list_concat",
     "graphdef.ops.lookup", "graphdef.ops.parse_example",
 })
 STRING_MODULES = "graphdef.ops.strings"
-# and these, defined beside ops graphrun-cc has
-PENDING_OPS = frozenset({"CombinedNonMaxSuppression"})
+# and these: defined beside ops graphrun-cc has, or the rest of a module it has some of
+PENDING_OPS = frozenset({
+    "CombinedNonMaxSuppression",
+    "SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN", "SparseSegmentSumWithNumSegments",
+    "SparseSegmentMeanWithNumSegments", "SparseSegmentSqrtNWithNumSegments", "SparseSegmentSumGrad",
+    "SparseSegmentMeanGrad", "SparseSegmentSqrtNGrad",
+})
 
 
 def cc_pending():

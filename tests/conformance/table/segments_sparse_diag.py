@@ -2,8 +2,9 @@
 DivNoNan, InTopKV2, the sparse ops, ReverseSequence, the matrix diagonals and CombinedNonMaxSuppression.
 
 Expected values are literals worked by hand (beside each case), checked against TensorFlow in
-tests/python/ops34/. graphrun-cc has kernels for DivNoNan, InTopKV2 and ReverseSequence; it skips the
-other cases with that reason, and tests/python/ops34/ asserts the one line it prints instead.
+tests/python/ops34/. graphrun-cc has kernels for the segment reductions, DivNoNan, InTopKV2 and
+ReverseSequence; it skips the other cases with that reason, and tests/python/ops34/ asserts the one
+line it prints instead.
 """
 
 import numpy as np
@@ -19,7 +20,7 @@ D = f32([1, 2], [3, 4], [5, 6], [7, 8], [-1, 0])
 
 @case("segment_reductions", "SegmentSum/Mean/Max/Min/Prod over sorted ids [0, 0, 2, 2, 3] (segment 1 empty: 0, "
       "or 1 for Prod) and UnsortedSegmentMax/Min/Prod over [2, -1, 0, 2, 0] with 4 segments (id -1 dropped; "
-      "empty segment 3: lowest, highest, 1).", skip=NO_CC)
+      "empty segment 3: lowest, highest, 1).")
 def _():
     x = feed("x", D)
     ids, un = i32(0, 0, 2, 2, 3), i32(2, -1, 0, 2, 0)

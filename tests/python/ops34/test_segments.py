@@ -7,7 +7,8 @@ import pytest
 import graphdef as tf
 from graphdef.ops import segments
 from tests.python.ops.test_opdefs import test_declaration_matches_tensorflow as _matches_tensorflow
-from tests.python.ops34.runtimes import check_cc_refuses, check_graphrun_agrees, check_refused
+from tests.python.ops34.runtimes import (check_both_refuse, check_cc_agrees, check_cc_refuses,
+                                        check_graphrun_agrees, check_refused)
 from tests.support.op_oracle import gradients_both, run_both, tf_oracle  # noqa: F401 - a fixture
 
 SORTED = ["SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd"]
@@ -201,9 +202,62 @@ def test_graphrun_gives_the_sessions_answers(tmp_path):
 def test_graphrun_cc_names_the_op_it_lacks(tmp_path, cc_runner):
     def make():
         x = tf.placeholder(tf.float32, [5, 2], name="x")
-        return [segments.segment_sum(x, [0, 0, 1, 3, 3], name="seg")]
-    line = check_cc_refuses(tmp_path, cc_runner, make, {"x": FEEDS["x"]}, "SegmentSum", "seg")
-    assert line.endswith("no kernel for SegmentSum (seg)"), line
+        return [segments.sparse_segment_sum(x, [0, 1, 1, 2, 4], [0, 0, 1, 3, 3], name="seg")]
+    line = check_cc_refuses(tmp_path, cc_runner, make, {"x": FEEDS["x"]}, "SparseSegmentSum", "seg")
+    assert line.endswith("no kernel for SparseSegmentSum (seg)"), line
+
+
+def _cc_segment_ops():
+    out = []
+    for dtype in (tf.float32, tf.float64, tf.int32, tf.uint8):
+        x = tf.placeholder(dtype, [6, 2], name=f"x_{dtype.name}")
+        s = tf.placeholder(tf.int64, [6], name=f"s_{dtype.name}")
+        u = tf.placeholder(tf.int32, [6], name=f"u_{dtype.name}")
+        out += [tf.raw_op(op, x, s) for op in SORTED]
+        out += [tf.raw_op(op, x, u, np.int64(5)) for op in UNSORTED]
+        out += [tf.raw_op(op, tf.reshape(x, [3, 2, 2]), tf.reshape(u, [3, 2]), 4) for op in UNSORTED]
+    return out
+
+
+def _cc_segment_feeds():
+    floats = np.array([[1.5, -2], [np.nan, 3], [-0.0, 7], [4, np.inf], [2.5, -np.inf], [0.25, 8]])
+    ints = np.array([[2 ** 30, -3], [3, 5], [-7, 0], [2 ** 30, 4], [9, -1], [1, 2]])
+    feeds = {}
+    for name, values in (("float32", floats), ("float64", floats), ("int32", ints), ("uint8", np.abs(ints) % 256)):
+        feeds[f"x_{name}"] = values.astype(name)
+        feeds[f"s_{name}"] = np.int64([0, 0, 2, 2, 2, 5])  # segments 1, 3 and 4 empty
+        feeds[f"u_{name}"] = np.int32([3, -1, 0, 3, 1, 3])  # segments 2 and 4 empty, a row dropped
+    return feeds
+
+
+def test_graphrun_cc_gives_the_sessions_segment_reductions(tmp_path, cc_runner):
+    # NaN and infinities through max, min, sums and products; int32 sums that wrap; empty segments
+    check_cc_agrees(tmp_path, cc_runner, _cc_segment_ops, _cc_segment_feeds())
+
+
+@pytest.mark.parametrize("ids, words", [
+    ([0, 0, 2, 1], "segment ids are not increasing"),
+    ([-1, 0, 0, 1], "Segment id -1 out of range [0, 2), possibly because 'segment_ids' input is not sorted."),
+    ([0, 0, 1], "segment_ids should be the same size as dimension 0 of input."),
+])
+def test_bad_sorted_ids_read_the_same_in_both(tmp_path, cc_runner, ids, words):
+    line = check_both_refuse(tmp_path, cc_runner, _sorted_graph("SegmentMean"),
+                             {"x": np.ones((4, 2), np.float32), "s": np.int32(ids)}, "z")
+    assert words in line, line
+
+
+@pytest.mark.parametrize("ids, num, words", [
+    ([0, 5, 2, 2], 3, "segment_ids[1] = 5 is out of range [0, 3)"),
+    ([0, 1, 2, 2], -3, "Input num_segments == -3 must not be negative."),
+    ([[0, 1], [2, 2]], 3, "segment_ids [2,2] must be a prefix of data's shape [4,2]"),
+])
+def test_bad_unsorted_ids_read_the_same_in_both(tmp_path, cc_runner, ids, num, words):
+    def make():
+        x, s = tf.placeholder(tf.float32, None, name="x"), tf.placeholder(tf.int32, None, name="s")
+        return [tf.raw_op("UnsortedSegmentProd", x, s, tf.placeholder(tf.int64, None, name="n"), name="z")]
+    line = check_both_refuse(tmp_path, cc_runner, make,
+                             {"x": np.ones((4, 2), np.float32), "s": np.int32(ids), "n": np.int64(num)}, "z")
+    assert words in line, line
 
 
 # -- hostile ids and counts ---------------------------------------------------------------------
