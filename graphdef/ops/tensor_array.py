@@ -19,20 +19,7 @@ from graphdef.ops.list_ops import MAX_LIST_ITEMS
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, build, define, scalar_shape
 
 
-def _resource_dtype():
-    """DT_RESOURCE, the dtype of a TensorArray's handle: kept, like DT_VARIANT, out of the dtypes a
-    feed, constant or file tensor may have. Registered here until graphdef.framework.dtypes has it."""
-    existing = getattr(dtypes, "resource", None)
-    if existing is not None:
-        return existing
-    resource = dtypes.DType("resource", dtypes.DT.DT_RESOURCE, np.object_)
-    dtypes._BY_NAME["resource"] = resource
-    dtypes._BY_ENUM[resource.enum] = resource
-    dtypes.resource = resource
-    return resource
-
-
-RESOURCE = _resource_dtype()
+RESOURCE = dtypes.resource  # the handle's dtype
 
 
 class _Cleared:
