@@ -100,8 +100,22 @@ def _basic_rnn_bidirectional(tf):
             [fw, bw, sfw, sbw])
 
 
+def _stacked_cells(tf):
+    """MultiRNNCell of an LSTM over a GRU, time-major, with a final state per layer."""
+    seq = tf.compat.v1.placeholder(tf.float32, [7, 2, 3], name="seq")
+    lengths = tf.compat.v1.placeholder(tf.int32, [2], name="lengths")
+    cells = _legacy_cells()
+    with tf.compat.v1.variable_scope("deep", initializer=tf.compat.v1.glorot_uniform_initializer(seed=5)):
+        stacked = cells.MultiRNNCell([cells.LSTMCell(4), cells.GRUCell(3)])
+        out, (lstm_state, gru_state) = tf.compat.v1.nn.dynamic_rnn(stacked, seq, sequence_length=lengths,
+                                                                   dtype=tf.float32, time_major=True)
+    return ({"seq": RNG.normal(size=(7, 2, 3)).astype(np.float32), "lengths": np.array([7, 4], np.int32)},
+            [out, lstm_state.c, gru_state])
+
+
 @pytest.mark.tf_oracle
-@pytest.mark.parametrize("build", [_map_and_scan, _lstm, _basic_rnn_bidirectional], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("build", [_map_and_scan, _lstm, _basic_rnn_bidirectional, _stacked_cells],
+                         ids=lambda f: f.__name__)
 def test_tf1_loops_match_tensorflow(tmp_path, tf1, build):
     graph_def, feeds, names, theirs = _frozen(tf1, build)
     assert any(n.op == "TensorArrayV3" for n in graph_def.node) and any(n.op == "Enter" for n in graph_def.node)
