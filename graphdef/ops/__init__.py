@@ -3,7 +3,7 @@
 from graphdef.ops import array, compare, gather_scatter, math, math_unary, matmul, nn, reductions, state  # noqa: F401
 from graphdef.ops import activations, batch_norm, conv, manip, pool, random, slicing, strided_slice  # noqa: F401
 from graphdef.ops import control_flow, list_ops, rnn_support  # noqa: F401
-from graphdef.ops import tensor_array, tensor_list_concat  # noqa: F401
+from graphdef.ops import loop_stacks, tensor_array, tensor_list_concat  # noqa: F401
 from graphdef.ops import functional  # noqa: F401
 from graphdef.ops import einsum, image, linalg, nms, space_batch  # noqa: F401
 from graphdef.ops import div_in_top_k, matrix_diag, reverse_sequence, segments, sparse, unique_partition  # noqa: F401

@@ -12,7 +12,7 @@ from graphdef.ops.registry import REGISTRY
 PENDING_MODULES = frozenset({
     "graphdef.ops.unique_partition", "graphdef.ops.sparse",
     "graphdef.ops.matrix_diag", "graphdef.ops.tensor_array",
-    "graphdef.ops.tensor_list_concat",
+    "graphdef.ops.tensor_list_concat", "graphdef.ops.loop_stacks",
     "graphdef.ops.lookup", "graphdef.ops.parse_example",
 })
 STRING_MODULES = "graphdef.ops.strings"

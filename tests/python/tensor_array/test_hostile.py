@@ -121,3 +121,12 @@ def test_a_handle_is_neither_fed_nor_fetched(role):
     fix = "fetch a tensor read from it" if role == "fetch" else "feed the tensors it is made from"
     assert str(info.value) == (f"Session.run: cannot {role} 'ta:0': it is a resource (a TensorArray's handle), "
                                f"which only passes between ops; {fix}")
+
+
+def popped_empty():
+    handle = tf.raw_op("StackV2", np.int32(-1), elem_type=tf.float32, name="stack")
+    return [tf.raw_op("StackPopV2", handle, elem_type=tf.float32, name="pop")]
+
+
+def test_a_pop_from_an_empty_stack_is_one_line(tmp_path):
+    check_refused(tmp_path, popped_empty, {}, "pop", "Stack stack is empty.")

@@ -165,3 +165,22 @@ def test_control_flow_v2_map_fn(tmp_path, tf_oracle):  # noqa: F811 - the fixtur
     theirs = [np.asarray(out[0] if isinstance(out, (list, tuple)) else out)]
     (placeholder,) = [n.name for n in graph_def.node if n.op == "Placeholder"]
     _run_everywhere(tmp_path, graph_def, {placeholder: x}, [concrete.outputs[0].name], theirs)
+
+
+def _gradients(tf):
+    """tf.gradients through a dynamic_rnn and a map_fn, as TF1 builds them: StackV2 pushes in the forward
+    loops, pops in the backward ones, TensorArrayGradV3, SigmoidGrad, TanhGrad, ConcatOffset."""
+    seq = tf.compat.v1.placeholder(tf.float32, [2, 5, 3], name="seq")
+    lengths = tf.compat.v1.placeholder(tf.int32, [2], name="lengths")
+    cell = _legacy_cells().LSTMCell(4, initializer=tf.compat.v1.glorot_uniform_initializer(seed=2))
+    out, _ = tf.compat.v1.nn.dynamic_rnn(cell, seq, sequence_length=lengths, dtype=tf.float32)
+    mapped = tf.compat.v1.map_fn(lambda r: tf.sin(r) * r, seq)
+    grads = tf.compat.v1.gradients(tf.reduce_sum(out * out) + tf.reduce_sum(mapped), [seq])
+    return ({"seq": RNG.normal(size=(2, 5, 3)).astype(np.float32), "lengths": np.array([5, 3], np.int32)}, grads)
+
+
+@pytest.mark.tf_oracle
+def test_tf1_gradients_through_loops_match_tensorflow(tmp_path, tf1):
+    graph_def, feeds, names, theirs = _frozen(tf1, _gradients)
+    assert {"StackV2", "StackPushV2", "StackPopV2", "TensorArrayGradV3"} <= {n.op for n in graph_def.node}
+    _run_everywhere(tmp_path, graph_def, feeds, names, theirs)
