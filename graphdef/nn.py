@@ -11,3 +11,4 @@ from graphdef.ops.conv import (bias_add, conv2d, conv2d_backprop_filter, conv2d_
 from graphdef.ops.pool import avg_pool, avg_pool2d, max_pool, max_pool2d  # noqa: F401
 from graphdef.ops.scan_topk import top_k  # noqa: F401
 from graphdef.ops.div_in_top_k import in_top_k  # noqa: F401 - TF1 order: predictions, targets, k
+from graphdef.ops.rnn_cells import bidirectional_dynamic_rnn, dynamic_rnn, rnn_cell  # noqa: F401
