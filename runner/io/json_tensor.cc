@@ -1,6 +1,8 @@
 #include "io/json_tensor.h"
 
 #include <cmath>
+#include <string>
+#include <type_traits>
 #include <nlohmann/json.hpp>
 
 #include "core/tensor_limit.h"
@@ -97,6 +99,31 @@ void refuse_objects(const Json& root) {
   }
 }
 
+// The text of the k-th number in the document (0-based), counted outside
+// strings. In an array of numbers only, that is the k-th element in
+// row-major order.
+std::string nth_number_text(const std::string& text, int64_t k) {
+  bool in_string = false, escaped = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '-' || (c >= '0' && c <= '9')) {
+      std::size_t end = i;
+      while (end < text.size() && std::string("+-.eE0123456789").find(text[end]) != std::string::npos) ++end;
+      if (k-- == 0) return text.substr(i, end - i);
+      i = end - 1;
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string conversion_error_for(const std::string& message, DataType dtype, const std::string& target) {
@@ -170,7 +197,15 @@ Tensor tensor_from_json(const std::string& text, DataType dtype, const std::stri
       for_each_element(root, shape,
                        [&](const Json& element) { out[written++] = convert_exactly<T>(read_scalar(element)); });
     } catch (const Error& error) {
-      throw Error(conversion_error_for(error.what(), dtype, target));
+      std::string message = conversion_error_for(error.what(), dtype, target);
+      // An integer past 64 bits was read as a float; graphrun names it exactly.
+      const std::string number = nth_number_text(text, written);
+      const std::size_t value_end = message.find(" is out of range for ");
+      if (std::is_integral_v<T> && !number.empty() && number.find_first_of(".eE") == std::string::npos &&
+          value_end != std::string::npos) {
+        message = number + message.substr(value_end);
+      }
+      throw Error(message);
     }
   });
   return tensor;
