@@ -10,7 +10,7 @@ from graphdef.ops.registry import REGISTRY
 
 # every op these modules define, and every string op (graphdef.ops.strings*)
 PENDING_MODULES = frozenset({
-    "graphdef.ops.unique_partition", "graphdef.ops.sparse",
+    "graphdef.ops.sparse",
     "graphdef.ops.matrix_diag", "graphdef.ops.tensor_array",
     "graphdef.ops.tensor_list_concat", "graphdef.ops.loop_stacks",
     "graphdef.ops.lookup", "graphdef.ops.parse_example",
@@ -18,7 +18,7 @@ PENDING_MODULES = frozenset({
 STRING_MODULES = "graphdef.ops.strings"
 # and these: defined beside ops graphrun-cc has, or the rest of a module it has some of
 PENDING_OPS = frozenset({
-    "CombinedNonMaxSuppression",
+    "CombinedNonMaxSuppression", "DynamicStitch", "ParallelDynamicStitch",
     "SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN", "SparseSegmentSumWithNumSegments",
     "SparseSegmentMeanWithNumSegments", "SparseSegmentSqrtNWithNumSegments", "SparseSegmentSumGrad",
     "SparseSegmentMeanGrad", "SparseSegmentSqrtNGrad",

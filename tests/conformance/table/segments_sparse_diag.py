@@ -2,8 +2,8 @@
 DivNoNan, InTopKV2, the sparse ops, ReverseSequence, the matrix diagonals and CombinedNonMaxSuppression.
 
 Expected values are literals worked by hand (beside each case), checked against TensorFlow in
-tests/python/ops34/. graphrun-cc has kernels for the segment reductions, DivNoNan, InTopKV2 and
-ReverseSequence; it skips the other cases with that reason, and tests/python/ops34/ asserts the one
+tests/python/ops34/. graphrun-cc has kernels for the segment reductions, Unique, Bincount, DivNoNan,
+InTopKV2 and ReverseSequence; it skips the other cases with that reason, and tests/python/ops34/ asserts the one
 line it prints instead.
 """
 
@@ -57,7 +57,7 @@ def _():
 
 @case("unique_and_counts", "Unique and UniqueWithCounts keep first-appearance order (every NaN apart, -0.0 equal "
       "to 0.0, the first kept); UniqueV2 along axis 1 of a matrix; Bincount and DenseBincount (binary_output, "
-      "values past size ignored).", skip=NO_CC)
+      "values past size ignored).")
 def _():
     v = f32(3, -0.0, 0.0, np.nan, 3, np.nan)
     m = i32([1, 1, 2], [4, 4, 5])

@@ -195,14 +195,74 @@ def test_graphrun_gives_the_sessions_answers(tmp_path):
 
 
 @pytest.mark.parametrize("op_type, build", [
-    ("Unique", lambda x: up.unique(x, name="z")[0]),
-    ("DynamicPartition", lambda x: up.dynamic_partition(x, [0, 1, 1, 0, 0, 1], 2, name="z")[0]),
+    ("DynamicStitch", lambda x: up.dynamic_stitch([[0, 1, 2], [3, 4, 5]], [x[:3], x[3:]], name="z")),
 ])
 def test_graphrun_cc_names_the_op_it_lacks(tmp_path, cc_runner, op_type, build):
     def make():
         return [build(tf.placeholder(tf.float32, [6], name="x"))]
     line = check_cc_refuses(tmp_path, cc_runner, make, {"x": FEEDS["x"]}, op_type, "z")
     assert line.endswith(f"no kernel for {op_type} (z)"), line
+
+
+def _grouping_ops():
+    out = []
+    for dtype in (tf.float32, tf.int64, tf.bool):
+        v = tf.placeholder(dtype, [8], name=f"v_{dtype.name}")
+        m = tf.placeholder(dtype, [4, 3], name=f"m_{dtype.name}")
+        out += [*up.unique(v), *up.unique_with_counts(v, out_idx=tf.int64),
+                *tf.raw_op("UniqueV2", m, np.int64([0])), *tf.raw_op("UniqueV2", m, np.int32([-1])),
+                *tf.raw_op("UniqueV2", v, np.int64([]))]
+        p = tf.placeholder(tf.int32, [4], name=f"p_{dtype.name}")
+        out += [*up.dynamic_partition(m, p, 3), *up.dynamic_partition(v, tf.reshape(tf.concat([p, p], 0), [8]), 4)]
+    i = tf.placeholder(tf.int32, [6], name="i")
+    i2 = tf.placeholder(tf.int64, [2, 3], name="i2")
+    w = tf.placeholder(tf.float32, [6], name="w")
+    out += [tf.raw_op("Bincount", i, np.int32(4), np.zeros(0, np.float32)),
+            tf.raw_op("Bincount", i, np.int32(3), w), tf.raw_op("Bincount", i, np.int32(5), tf.cast(w, tf.int64)),
+            tf.raw_op("DenseBincount", i2, np.int64(4), np.zeros(0, np.float64), binary_output=False),
+            tf.raw_op("DenseBincount", i2, np.int64(4), tf.reshape(w, [2, 3]), binary_output=False),
+            tf.raw_op("DenseBincount", i2, np.int64(3), np.zeros(0, np.int32), binary_output=True)]
+    return out
+
+
+def _grouping_feeds():
+    floats = np.array([1.5, np.nan, -0.0, 1.5, 0.0, np.nan, 7, -0.0])
+    rows = np.array([[1, 0, 2], [np.nan, 1, 1], [1, -0.0, 2], [np.nan, 1, 1]])
+    feeds = {"i": np.int32([3, 1, 3, 0, 9, 1]), "i2": np.int64([[3, 1, 3], [0, 9, 1]]),
+             "w": np.float32([0.1, 0.2, 0.3, 0.4, 0.5, 1e-8])}
+    for name, cast in (("float32", np.float32), ("int64", np.int64), ("bool", bool)):
+        exact = cast is np.float32  # the other dtypes take the NaNs as a value of their own
+        feeds[f"v_{name}"] = (floats if exact else np.nan_to_num(floats, nan=3)).astype(cast)
+        feeds[f"m_{name}"] = (rows if exact else np.nan_to_num(rows, nan=5)).astype(cast)
+        feeds[f"p_{name}"] = np.int32([2, 0, 2, 2])
+    return feeds
+
+
+def test_graphrun_cc_gives_the_sessions_grouping_and_counting(tmp_path, cc_runner):
+    # every NaN its own value, -0.0 equal to 0.0 (the first kept), empty partitions, counts past size ignored
+    check_cc_agrees(tmp_path, cc_runner, _grouping_ops, _grouping_feeds())
+
+
+@pytest.mark.parametrize("op_type, inputs, words", [
+    ("DynamicPartition", [np.ones((2, 2), np.float32), np.int32([[0, 1], [3, 0]])],
+     "partitions[1,0] = 3 is not in [0, 2)"),
+    ("DynamicPartition", [np.ones((3,), np.float32), np.int32([0, 1])],
+     "data.shape must start with partitions.shape, got data.shape = [3], partitions.shape = [2]"),
+    ("Unique", [np.ones((2, 2), np.float32)], "unique expects a 1D vector."),
+    ("Bincount", [np.int32([1, -2]), np.int32(3), np.zeros(0, np.float32)], "Input arr must be non-negative!"),
+    ("DenseBincount", [np.int32([[1, -2]]), np.int32(3), np.zeros(0, np.float32)],
+     "Input 'in' must be non-negative! Negative input value found: -2"),
+])
+def test_bad_grouping_inputs_read_the_same_in_both(tmp_path, cc_runner, op_type, inputs, words):
+    attrs = {"num_partitions": 2} if op_type == "DynamicPartition" else \
+        {"binary_output": False} if op_type == "DenseBincount" else {}
+
+    def make():
+        ins = [tf.placeholder(tf.as_dtype(v.dtype), None, name=f"in{k}") for k, v in enumerate(inputs)]
+        out = tf.raw_op(op_type, *ins, name="z", **attrs)
+        return list(out) if isinstance(out, (list, tuple)) else [out]
+    line = check_both_refuse(tmp_path, cc_runner, make, {f"in{k}": v for k, v in enumerate(inputs)}, "z")
+    assert words in line, line
 
 
 def _div_in_top_k():
