@@ -11,7 +11,7 @@ from graphdef.ops.registry import REGISTRY
 # every op these modules define, and every string op (graphdef.ops.strings*)
 PENDING_MODULES = frozenset({
     "graphdef.ops.sparse",
-    "graphdef.ops.matrix_diag", "graphdef.ops.tensor_array",
+    "graphdef.ops.tensor_array",
     "graphdef.ops.tensor_list_concat", "graphdef.ops.loop_stacks",
     "graphdef.ops.lookup", "graphdef.ops.parse_example",
 })
@@ -19,6 +19,8 @@ STRING_MODULES = "graphdef.ops.strings"
 # and these: defined beside ops graphrun-cc has, or the rest of a module it has some of
 PENDING_OPS = frozenset({
     "CombinedNonMaxSuppression", "DynamicStitch", "ParallelDynamicStitch",
+    "MatrixDiag", "MatrixDiagPart", "MatrixDiagPartV2", "MatrixDiagPartV3", "MatrixDiagV2", "MatrixDiagV3",
+    "MatrixSetDiag", "MatrixSetDiagV2", "MatrixSetDiagV3",
     "SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN", "SparseSegmentSumWithNumSegments",
     "SparseSegmentMeanWithNumSegments", "SparseSegmentSqrtNWithNumSegments", "SparseSegmentSumGrad",
     "SparseSegmentMeanGrad", "SparseSegmentSqrtNGrad",

@@ -3,8 +3,8 @@ DivNoNan, InTopKV2, the sparse ops, ReverseSequence, the matrix diagonals and Co
 
 Expected values are literals worked by hand (beside each case), checked against TensorFlow in
 tests/python/ops34/. graphrun-cc has kernels for the segment reductions, Unique, Bincount, DivNoNan,
-InTopKV2 and ReverseSequence; it skips the other cases with that reason, and tests/python/ops34/ asserts the one
-line it prints instead.
+InTopKV2, ReverseSequence and MatrixBandPart; it skips the other cases with that reason, and
+tests/python/ops34/ asserts the one line it prints instead.
 """
 
 import numpy as np
@@ -172,7 +172,7 @@ def _():
 
 
 @case("matrix_band_part", "MatrixBandPart: one subdiagonal and the main (lower 1, upper 0), everything above "
-      "(lower 0, upper -1), all (-1, -1), int32 bounds.", skip=NO_CC)
+      "(lower 0, upper -1), all (-1, -1), int32 bounds.")
 def _():
     m = feed("m", M)
     tf.raw_op("MatrixBandPart", m, np.int64(1), np.int64(0), name="low")

@@ -7,7 +7,8 @@ import pytest
 import graphdef as tf
 from graphdef.ops import matrix_diag as md
 from tests.python.ops.test_opdefs import test_declaration_matches_tensorflow as _matches_tensorflow
-from tests.python.ops34.runtimes import check_cc_refuses, check_graphrun_agrees, check_refused
+from tests.python.ops34.runtimes import (check_both_refuse, check_cc_agrees, check_cc_refuses,
+                                        check_graphrun_agrees, check_refused)
 from tests.support.op_oracle import gradients_both, run_both, tf_oracle  # noqa: F401 - a fixture
 
 OPS = ["MatrixDiagPartV3", "MatrixDiagV3", "MatrixSetDiagV3", "MatrixBandPart", "MatrixDiagPartV2", "MatrixDiagV2",
@@ -115,9 +116,20 @@ def test_graphrun_gives_the_sessions_answers(tmp_path):
 
 def test_graphrun_cc_names_the_op_it_lacks(tmp_path, cc_runner):
     def make():
-        return [md.matrix_band_part(tf.placeholder(tf.float32, [3, 3], name="m"), -1, 0, name="z")]
-    line = check_cc_refuses(tmp_path, cc_runner, make, {"m": np.ones((3, 3), np.float32)}, "MatrixBandPart", "z")
-    assert line.endswith("no kernel for MatrixBandPart (z)"), line
+        return [md.matrix_diag_part(tf.placeholder(tf.float32, [3, 3], name="m"), k=[-1, 1], name="z")]
+    line = check_cc_refuses(tmp_path, cc_runner, make, {"m": np.ones((3, 3), np.float32)}, "MatrixDiagPartV3", "z")
+    assert line.endswith("no kernel for MatrixDiagPartV3 (z)"), line
+
+
+def test_graphrun_cc_gives_the_sessions_band_parts(tmp_path, cc_runner):
+    def make():
+        m = tf.placeholder(tf.float32, [2, 3, 4], name="m")
+        b = tf.placeholder(tf.bool, [4, 2], name="b")
+        bands = [(0, -1), (-1, 0), (1, 1), (0, 0), (-1, -1), (3, 4), (2, 0)]
+        return ([md.matrix_band_part(m, lo, up) for lo, up in bands]
+                + [md.matrix_band_part(b, np.int32(1), np.int32(0)), md.matrix_band_part(tf.zeros([0, 3, 3]), 1, 1)])
+    check_cc_agrees(tmp_path, cc_runner, make, {"m": RNG.normal(size=(2, 3, 4)).astype(np.float32),
+                                                "b": RNG.random((4, 2)) > 0.3})
 
 
 # -- hostile bands and shapes ----------------------------------------------------------------------
@@ -168,12 +180,13 @@ def test_a_diagonal_of_the_wrong_length_is_refused(tmp_path):
     (5, 0, "num_lower must be negative or less or equal to number of rows (3) got: 5"),
     (0, 5, "num_upper must be negative or less or equal to number of columns (4) got: 5"),
 ])
-def test_bad_band_part_bounds_are_refused(tmp_path, lower, upper, words):
+def test_bad_band_part_bounds_are_refused(tmp_path, cc_runner, lower, upper, words):
     def make():
         lo, up = tf.placeholder(tf.int64, None, name="lo"), tf.placeholder(tf.int64, None, name="up")
         return [tf.raw_op("MatrixBandPart", tf.placeholder(tf.int32, None, name="m"), lo, up, name="z")]
-    check_refused(tmp_path, make, {"m": np.zeros((3, 4), np.int32), "lo": np.int64(lower), "up": np.int64(upper)},
-                  "z", words)
+    feeds = {"m": np.zeros((3, 4), np.int32), "lo": np.int64(lower), "up": np.int64(upper)}
+    check_refused(tmp_path, make, feeds, "z", words)
+    assert words in check_both_refuse(tmp_path, cc_runner, make, feeds, "z")
 
 
 def test_vectors_are_refused_when_building():
