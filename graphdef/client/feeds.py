@@ -489,8 +489,10 @@ def parse_npz(graph, path, feeds=None):
             _check_npz_member(archive, key, where)
             try:
                 value = archive[key]
-            except Exception as e:  # noqa: BLE001 - a pickled or damaged member; both mean "unusable"
+            except zipfile.BadZipFile as e:  # a damaged member (its CRC)
                 raise FeedError(f"{where}: cannot read the array ({_one_line(e)})") from None
+            except Exception:  # noqa: BLE001 - a header npy_check passed but numpy cannot follow ([-1])
+                raise FeedError(f"{where}: malformed .npy header") from None
             if value.dtype.kind not in npy_check.FEEDABLE_KINDS:
                 raise FeedError(f"{where}: holds {value.dtype} data; only numbers, bools and strings can be fed")
             feeds[tensor] = convert(value, tensor, where)

@@ -45,6 +45,9 @@ def files(tmp_path_factory):
         z.writestr("f.npy", b"not an npy member")
     with zipfile.ZipFile(root / "nested.npz", "w") as z:
         z.writestr("f.npy", (root / "good.npz").read_bytes())
+    negative = b"{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }"
+    with zipfile.ZipFile(root / "negative.npz", "w") as z:
+        z.writestr("f.npy", b"\x93NUMPY\x01\x00" + len(negative).to_bytes(2, "little") + negative + bytes(8))
     (root / "broken.npy").write_bytes(b"PK\x05\x06 a zip's end record and nothing else")
     return root
 
@@ -125,6 +128,7 @@ CASES = [
                                  f"{PLACEHOLDERS}"),
     (["--feeds", "junk.npz"], "--feeds junk.npz: 'f': not an .npy file"),
     (["--feeds", "nested.npz"], "--feeds nested.npz: 'f': not an .npy file"),
+    (["--feeds", "negative.npz"], "--feeds negative.npz: 'f': malformed .npy header"),
     (["--feed", "f=@broken.npy"], "--feed f: 'broken.npy': not an .npy file"),
     (["--feeds", "good.npz", "--feed", "f=[1,2]"], "--feeds good.npz: 'f': placeholder 'f' is fed twice"),
 ]
