@@ -22,6 +22,7 @@ from . import indexing_scans  # noqa: F401
 from . import fused  # noqa: F401
 from . import segments_sparse_diag  # noqa: F401
 from . import tables_examples  # noqa: F401
+from . import tensor_arrays  # noqa: F401
 from .base import CASES
 
 __all__ = ["CASES"]
