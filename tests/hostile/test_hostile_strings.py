@@ -79,7 +79,7 @@ def test_a_string_placeholder_in_graphrun_cc_is_refused_in_one_line(model, cc_ru
         return proc.returncode, proc.stderr
     code, line = refused("--fetch", "joined")
     assert code == 3 and "string tensors, which graphrun-cc cannot hold: 'x' (Placeholder) and 2 more" in line, line
-    # today's words for a fed string placeholder name neither it nor its dtype (the C++ side of issue 34)
+    # a fed string placeholder: graphrun-cc names it and its dtype, and why it cannot run (issue 34's C++ side)
     assert refused("--feed", 'x=["a"]', "--fetch", "joined") == (
         2, "graphrun-cc: cannot feed 'x': its dtype (string) is one graphrun-cc cannot hold, so graphrun-cc cannot "
            "run what reads it; the graph has no placeholders\n")

@@ -423,4 +423,4 @@ def test_found_an_identity_of_a_foreign_dtype_is_refused_not_looked_through(tmp_
     assert one_line(e.value) == f"Session.run: {words}"
     fails(capsys, 3, path, "--feed", "x=[1,1]", mentions=[words])
     code, _, err = run_cc(cc_runner, path, "--feed", "x=[1,1]")
-    assert (code, err.strip()) == (3, f"graphrun-cc: {path}: {words.replace('graphdef', 'graphrun-cc')}")
+    assert (code, err.strip()) == (3, f"graphrun-cc: {path}: {words}")

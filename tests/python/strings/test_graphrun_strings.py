@@ -60,7 +60,7 @@ def test_out_writes_string_fetches_as_fixed_width_bytes(capsys, model, tmp_path)
     ("x=[1, 2]", "placeholder 'x' (string) takes strings, not numbers"),
     ("x=[true]", "takes strings, not true/false"),
     ('x=["a", 1]', "not a number, true/false, a string, or a rectangular nested array of one kind of them"),
-    ('x=[["a"], ["b", "c"]]', "not a number"),
+    ('x=[["a"], ["b", "c"]]', "the nested arrays are not rectangular"),
     ('x=["\\udcff"]', "lone surrogate"),
     ('x=[["a"]]', "shape [1,1] does not fit placeholder 'x' (string)"),
     ('f=["a"]', "placeholder 'f' (float32) cannot be fed strings"),
