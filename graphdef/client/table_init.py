@@ -7,9 +7,7 @@ and an `init_all_tables` op, it runs that op once (and again only if the graph h
 Running it twice is harmless: an initializer bringing the same entries again does nothing.
 """
 
-from graphdef.ops.lookup import TABLE_OPS
-
-INIT_OP = "init_all_tables"
+from graphdef.ops.lookup import INIT_OP, TABLE_OPS
 
 
 def initializer_of(graph):

@@ -25,6 +25,8 @@ VALUE_DTYPES = frozenset((dtypes.string, dtypes.int32, dtypes.int64, dtypes.floa
                           dtypes.bool_))
 LINE_NUMBER, WHOLE_LINE = -1, -2  # TextFileIndex
 TABLE_OPS = frozenset(("HashTableV2", "MutableHashTableV2"))
+# the NoOp a TF1 graph keeps its tables' initializers under, which the loaders run before the first run
+INIT_OP = "init_all_tables"
 _C_NAMES = {"float32": "float", "float64": "double"}  # TF's names of them in its messages
 _FIND_ATTRS = {"Tin": Attr("type", allowed=KEY_DTYPES), "Tout": Attr("type", allowed=VALUE_DTYPES)}
 

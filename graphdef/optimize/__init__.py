@@ -14,6 +14,7 @@ into function bodies needs the frame-aware rules those runtimes have, not these.
 import gc
 
 from graphdef.framework.gc_pause import gc_paused
+from graphdef.ops.lookup import INIT_OP
 from graphdef.optimize.graph_view import GraphView
 from graphdef.optimize.inline_calls import inline_calls
 from graphdef.optimize.passes import FINAL_PASSES, PASSES, SESSION_FINAL_PASSES, Report
@@ -42,6 +43,8 @@ def _optimize(graph_def, outputs, keep, passes, for_tensorflow):
     graph_def, inlined = inline_calls(graph_def, set(outputs or ()) | set(keep))
     view = GraphView(graph_def)
     outputs = list(outputs) if outputs is not None else view.sinks()
+    if INIT_OP in view.nodes and INIT_OP not in outputs:  # the loaders run the tables' initializer by themselves
+        outputs.append(INIT_OP)
     protected = set(outputs) | set(keep)
     report = Report(nodes_before=nodes_before)
     report.add("inline calls", inlined)

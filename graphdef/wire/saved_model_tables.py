@@ -11,16 +11,15 @@ under one NoOp, `init_all_tables`, which the Session runs before the first run
 import os
 
 from graphdef._proto import graph_pb2, meta_graph_pb2
+from graphdef.ops.lookup import INIT_OP, TABLE_OPS
 
 INIT_COLLECTIONS = ("saved_model_main_op", "legacy_init_op")
 INIT_SIGNATURE = "__saved_model_init_op"
 ASSETS_COLLECTION = "saved_model_assets"
 ASSETS_DIRECTORY = "assets"
 TABLE_INITIALIZERS = frozenset(("InitializeTableV2", "InitializeTableFromTextFileV2", "LookupTableImportV2"))
-TABLE_OPS = frozenset(("HashTableV2", "MutableHashTableV2"))
 # a TF2 SavedModel fills each table in a function its init op calls with the table's handle
 CALL_OPS = frozenset(("StatefulPartitionedCall", "PartitionedCall"))
-INIT_OP = "init_all_tables"
 
 
 def _node(tensor_name):

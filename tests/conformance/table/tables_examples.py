@@ -84,8 +84,8 @@ def _():
     tf.identity(parsed["tags"].indices, name="tags_indices")
     tf.identity(parsed["tags"].dense_shape, name="tags_shape")
     v1 = tf.raw_op("ParseExample", serialized, tf.constant([], tf.string), [tf.constant("tags")],
-                   [tf.constant("age")], [i64(7)], sparse_types=[tf.string], dense_shapes=[[]], name="v1")
-    single = tf.raw_op("ParseSingleExample", serialized[0], [f32(9.0)], num_sparse=1, sparse_keys=["tags"],
+                   [tf.constant("age")], [np.int64(7)], sparse_types=[tf.string], dense_shapes=[[]], name="v1")
+    single = tf.raw_op("ParseSingleExample", serialized[0], [np.float32(9.0)], num_sparse=1, sparse_keys=["tags"],
                        dense_keys=["missing"], sparse_types=[tf.string], dense_shapes=[[]], name="single")
     tf.identity(v1[3], name="v1_age")
     tf.identity(v1[0], name="v1_tags_indices")
