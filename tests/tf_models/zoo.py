@@ -4,6 +4,7 @@ import numpy as np
 
 from graphdef.framework import dtypes
 from graphdef.ops import REGISTRY
+from graphdef.ops.cc_pending import cc_pending
 from graphdef.ops.control_flow import CONTROL_FLOW_OPS
 from graphdef.ops.registry import REQUIRED
 
@@ -200,12 +201,39 @@ def build_zoo(tf):
         keep("broadcast_gradient_args_x", shape_x)
         keep("broadcast_gradient_args_y", shape_y)
 
+        # issue 34's grouping and counting ops that graphrun-cc has kernels for
+        cols = tf.transpose(x)                                            # [6, batch]
+        for name, fn in [("segment_sum_sorted", tf.math.segment_sum), ("segment_mean", tf.math.segment_mean),
+                         ("segment_max", tf.math.segment_max), ("segment_min", tf.math.segment_min),
+                         ("segment_prod", tf.math.segment_prod)]:
+            keep(name, fn(cols, tf.constant([0, 0, 1, 3, 3, 4])))
+        for name, fn in [("unsorted_segment_max", tf.math.unsorted_segment_max),
+                         ("unsorted_segment_min", tf.math.unsorted_segment_min),
+                         ("unsorted_segment_prod", tf.math.unsorted_segment_prod)]:
+            keep(name, fn(cols, tf.constant([3, -1, 0, 3, 1, 3]), num_segments=5))
+        unique, unique_idx = tf.unique(ids)
+        keep("unique", unique)
+        keep("unique_idx", unique_idx)
+        keep("unique_counts", tf.unique_with_counts(ids).count)
+        keep("unique_v2_idx", tf.raw_ops.UniqueV2(x=n, axis=[1]).idx)
+        keep("bincount", tf.raw_ops.Bincount(arr=ids, size=6, weights=tf.zeros([0])))
+        keep("dense_bincount", tf.raw_ops.DenseBincount(input=tf.reshape(ids, [1, -1]), size=6,
+                                                        weights=tf.zeros([0]), binary_output=False))
+        for k, part in enumerate(tf.dynamic_partition(x, tf.math.floormod(ids, 3), 3)):
+            keep(f"dynamic_partition_{k}", part)
+        keep("div_no_nan", tf.math.divide_no_nan(x, tf.round(y)))
+        keep("in_top_k", v1.math.in_top_k(x, tf.cast(tf.argmin(x, 1), tf.int32), 2))
+        keep("reverse_sequence", tf.reverse_sequence(x, tf.fill(tf.shape(x)[:1], 4), seq_axis=1, batch_axis=0))
+        keep("band_part", tf.linalg.band_part(w, 1, 2))
+
         # every other one-input float op of the registry, by TensorFlow's raw op of the same
         # name and argument: a new elementwise op joins the zoo by its definition alone
         present = {op.type for op in graph.get_operations()}
+        pending = cc_pending()
         for op_type, opdef in sorted(REGISTRY.items()):
             if op_type in present or len(opdef.inputs) != 1 or len(opdef.outputs) != 1 or opdef.inputs[0].number_attr \
-                    or op_type in CONTROL_FLOW_OPS:  # a loop's ops only make sense inside a loop
+                    or op_type in CONTROL_FLOW_OPS \
+                    or op_type in pending:  # a loop's ops only make sense inside a loop; the zoo runs in graphrun-cc
                 continue
             # an attr with no default (Enter's frame_name, Einsum's equation) is not an elementwise op's
             if any(attr.default is REQUIRED for name, attr in opdef.attrs.items() if name != opdef.inputs[0].type_attr):
