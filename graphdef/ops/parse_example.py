@@ -111,6 +111,18 @@ def _dense(records, key, dtype, shape, default, batch_shape):
     return _array(flat, dtype, tuple(batch_shape) + (longest,) + tuple(shape[1:]))
 
 
+def _check_default(i, dims, default):
+    """A default must fill its feature's shape, or be the one padding value of a sequence feature."""
+    if dims and dims[0] is None:
+        if default.size != 1:
+            raise InvalidArgumentError(f"dense_shape[{i}] is a variable length shape: {show(dims)}, therefore "
+                                       f"def_value[{i}] must contain a single element (the padding element).  "
+                                       f"But its shape is: {show(default.shape)}")
+    elif default.size and not TensorShape(dims).is_compatible_with(TensorShape(list(default.shape))):
+        raise InvalidArgumentError(f"def_value[{i}].shape() == {show(default.shape)} is not compatible with "
+                                   f"dense_shapes_[{i}] == {show(dims)}")
+
+
 def _check_size(count, dtype):
     """A hostile dense shape ([10**12]) or batch is refused before its tensor is made."""
     limits.check((count,), dtype.np, what="parsed feature")
@@ -176,8 +188,9 @@ def parse(serialized, names, sparse_keys, dense_keys, ragged_keys, dense_default
     batched = len(batch_shape) == 1
     sparse = [_sparse(records, k, t, batched) for k, t in zip(sparse_keys, sparse_types)]
     dense = []
-    for key, dtype, shape, default in zip(dense_keys, dense_types, dense_shapes, dense_defaults):
+    for i, (key, dtype, shape, default) in enumerate(zip(dense_keys, dense_types, dense_shapes, dense_defaults)):
         dims = [None if d is None or d < 0 else d for d in (TensorShape(shape).dims or [])]
+        _check_default(i, dims, as_array(default))
         if None not in dims:
             _check_size(int(np.prod(batch_shape, dtype=np.int64)) * int(np.prod(dims, dtype=np.int64)), dtype)
         dense.append(_dense(records, key, dtype, dims, default, batch_shape))

@@ -30,6 +30,9 @@ class RaggedValues(namedtuple("RaggedValues", ["values", "row_splits"])):
 
 
 def _default(feature, dtype, shape, name):
+    if feature.default_value is None and isinstance(feature, FixedLenSequenceFeature):
+        # TF's padding value for a sequence feature without a default
+        return constant(b"" if dtype is dtypes.string else np.zeros([], dtype=dtype.np), dtype=dtype, name=name)
     if feature.default_value is None:
         return constant(np.zeros([0], dtype=dtype.np) if dtype is not dtypes.string else [], dtype=dtype,
                         name=name)

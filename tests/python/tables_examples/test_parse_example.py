@@ -290,3 +290,29 @@ def test_tf1_parse_single_example_graph(tf_oracle):
             ours = sess.run(fetches, {"serialized:0": np.array(record, dtype=object)})
         for name, o, t in zip(fetches, ours, theirs):
             assert_same(o, t, name)
+
+
+@pytest.mark.parametrize("shape, default", [([2], [1.0, 2.0, 3.0]), ([2], [[1.0, 2.0]]), ([2], 5.0),
+                                            ([2, 1], [1.0, 2.0]), ([None], [1.0, 2.0]), ([None, 2], []),
+                                            ([None, 2], [0.5, 0.5])])
+def test_a_default_that_does_not_fit_its_dense_shape_is_refused_as_tensorflow_does(tf_oracle, shape, default):
+    tf = tf_oracle
+    graph = tf.Graph()
+    with graph.as_default():
+        serialized = tf.constant([example(tf, a=[1.0, 2.0])])
+        empty = tf.constant([], tf.string)
+        parsed = tf.raw_ops.ParseExampleV2(
+            serialized=serialized, names=empty, sparse_keys=empty, dense_keys=tf.constant(["b"]), ragged_keys=empty,
+            dense_defaults=[tf.constant(default, tf.float32)], num_sparse=0, sparse_types=[], ragged_value_types=[],
+            ragged_split_types=[], dense_shapes=[shape], name="parse")
+        fetch = tf.identity(parsed[3][0], name="b").name
+    with tf_session(tf, graph) as sess, pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+        sess.run(fetch)
+    import re
+    words = re.search(r"(def_value\[0\]\.shape\(\)|dense_shape\[0\] is a variable).*", theirs.value.message).group(0)
+    ours_graph = graphdef.Graph()
+    with ours_graph.as_default():
+        graphdef.import_graph_def(graphdef.GraphDef.FromString(graph.as_graph_def().SerializeToString()), name="")
+    with graphdef.Session(graph=ours_graph) as sess, pytest.raises(graphdef.errors.InvalidArgumentError) as ours:
+        sess.run(fetch)
+    assert "node 'parse' (ParseExampleV2): " + words in str(ours.value)
