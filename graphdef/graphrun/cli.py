@@ -27,7 +27,8 @@ from graphdef.framework.errors import OpError, ResourceExhaustedError
 from graphdef.wire.model_file import output_names
 from graphdef.client.output_format import dtype_name, format_json, format_shape, format_text, too_large_to_print
 from graphdef.optimize.at_load import load_with_graph_def
-from graphdef.wire.serialize import GraphFileError
+from graphdef.wire import saved_model_tables
+from graphdef.wire.serialize import GraphFileError, read_graph_def
 from graphdef.client import runtime
 from graphdef.client.session import Session
 from graphdef.wire.call_check import check_deferred_calls, has_deferred_calls
@@ -322,6 +323,20 @@ def load_model(path, signature=None, optimize=None, defer_calls=False):
     except Exception as e:  # noqa: BLE001 - any other failure to load still means an unusable model
         raise Failure(EXIT_MODEL, f"{path}: cannot load the graph ({type(e).__name__}: {_one_line(e)})") from None
     return graph, [node.name for node in graph_def.node]
+
+
+def read_model_to_write(path):
+    """The GraphDef a verb writes out again (convert, optimize); Failure(3) if unusable. From a
+    SavedModel, the vocabulary files its tables read go into the graph (saved_model_tables)."""
+    try:
+        graph_def = read_graph_def(path)
+        if os.path.isdir(path):
+            saved_model_tables.inline_vocabularies(graph_def)
+    except GraphFileError as e:
+        raise Failure(EXIT_MODEL, _one_line(e)) from None
+    except OpError as e:  # a vocabulary file that is missing or does not parse
+        raise Failure(EXIT_MODEL, f"{path}: {_one_line(e)}") from None
+    return graph_def
 
 
 def open_run_session(graph, optimize=None):

@@ -7,7 +7,7 @@ would pass protobuf's 2 GB limit, as every graphdef writer decides.
 
 from graphdef.graphrun import cli
 from graphdef.wire import external_weights
-from graphdef.wire.serialize import GraphFileError, is_text_path, read_graph_def, write_graph
+from graphdef.wire.serialize import is_text_path, write_graph
 
 DESCRIPTION = ("Convert a GraphDef: write it with its Const weights in a weights file beside it "
                "(for models over protobuf's 2 GB limit, memory-mapped when run) or back inside it.")
@@ -46,10 +46,7 @@ def build_parser():
 
 
 def main(args):
-    try:
-        graph_def = read_graph_def(args.model)
-    except GraphFileError as e:
-        raise cli.Failure(cli.EXIT_MODEL, cli.one_line(e)) from None
+    graph_def = cli.read_model_to_write(args.model)
     external = True if args.external_weights else False if args.inline_weights else None
     try:
         write_graph(graph_def, "", args.output, as_text=is_text_path(args.output), external_weights=external,

@@ -9,7 +9,7 @@ import sys
 
 from graphdef.graphrun import cli
 from graphdef.optimize import optimize
-from graphdef.wire.serialize import GraphFileError, is_text_path, read_graph_def, write_graph
+from graphdef.wire.serialize import is_text_path, write_graph
 
 DESCRIPTION = ("Optimize a GraphDef: prune what the outputs do not need, remove Identity nodes, fold "
                "constants and batch norms, merge common subexpressions, fuse bias and activation into "
@@ -54,10 +54,7 @@ def _names(text, graph_def, flag):
 
 
 def main(args):
-    try:
-        graph_def = read_graph_def(args.model)
-    except GraphFileError as e:
-        raise cli.Failure(cli.EXIT_MODEL, cli.one_line(e)) from None
+    graph_def = cli.read_model_to_write(args.model)
     inputs = _names(args.inputs, graph_def, "--inputs") or [
         n.name for n in graph_def.node if n.op in ("Placeholder", "PlaceholderWithDefault")]
     outputs = _names(args.outputs, graph_def, "--outputs") or None

@@ -10,8 +10,15 @@ under one NoOp, `init_all_tables`, which the Session runs before the first run
 
 import os
 
+import numpy as np
+
 from graphdef._proto import graph_pb2, meta_graph_pb2
+from graphdef.framework import dtypes
+from graphdef.framework.text_escape import escape_controls
+from graphdef.ops import lookup
 from graphdef.ops.lookup import INIT_OP, TABLE_OPS
+from graphdef.wire.serialize import GraphFileError
+from graphdef.wire.values import ndarray_from_proto, ndarray_to_proto
 
 INIT_COLLECTIONS = ("saved_model_main_op", "legacy_init_op")
 INIT_SIGNATURE = "__saved_model_init_op"
@@ -97,6 +104,9 @@ def point_assets(graph_def, meta, export_dir):
         node = nodes.get(_node(tensor_name))
         if node is None or node.op != "Const":
             continue
+        if os.path.isabs(filename) or os.path.normpath(filename).split(os.sep)[0] in ("..", ".", ""):
+            raise GraphFileError(f"{export_dir}: asset '{escape_controls(filename)}' of {tensor_name} is not a "
+                                 f"file name under {ASSETS_DIRECTORY}/; re-export the model")
         path = os.path.join(export_dir, ASSETS_DIRECTORY, filename)
         tensor = node.attr["value"].tensor
         del tensor.string_val[:]
@@ -137,3 +147,58 @@ def add_init_op(graph_def, initializers):
     for name in initializers:
         if f"^{name}" not in init.input:
             init.input.append(f"^{name}")
+
+
+def inline_vocabularies(graph_def):
+    """Each vocabulary-file initializer reading a Const file name becomes an InitializeTableV2 of the
+    file's keys and values, and the file-name Consts left unused go: a graph written from a SavedModel
+    then carries its vocabularies, not the path of the directory it was converted in. Errors are the
+    initializer's own (a missing or malformed file), naming the node."""
+    nodes = {n.name: n for n in graph_def.node}
+    inlined = []
+    for node in list(graph_def.node):
+        if node.op != "InitializeTableFromTextFileV2" or len(node.input) != 2:
+            continue
+        table, filename = nodes.get(_node(node.input[0])), nodes.get(_node(node.input[1]))
+        if table is None or table.op not in TABLE_OPS or filename is None or filename.op != "Const":
+            continue
+        path = ndarray_from_proto(filename.attr["value"].tensor, f"node '{filename.name}'")
+        if path.shape != ():
+            continue
+        key_dtype = dtypes.as_dtype(table.attr["key_dtype"].type)
+        value_dtype = dtypes.as_dtype(table.attr["value_dtype"].type)
+        attrs = {k: node.attr[k] for k in ("key_index", "value_index", "vocab_size", "delimiter", "offset")}
+        keys, values = lookup._line_entries(
+            path[()], node.name, attrs["key_index"].i, attrs["value_index"].i,
+            attrs["vocab_size"].i if "vocab_size" in node.attr else -1,
+            attrs["delimiter"].s.decode("utf-8", "surrogateescape") if "delimiter" in node.attr else "\t",
+            attrs["offset"].i, key_dtype, value_dtype)
+        inputs = [node.input[0]]
+        for suffix, items, dtype in (("keys", keys, key_dtype), ("values", values, value_dtype)):
+            const = graph_def.node.add(name=_unused(nodes, f"{node.name}/{suffix}"), op="Const")
+            nodes[const.name] = const
+            array = dtypes.string_array(items) if dtype is dtypes.string else np.array(items, dtype=dtype.np)
+            const.attr["dtype"].type = dtype.enum
+            ndarray_to_proto(array.reshape(len(items)), const.attr["value"].tensor)
+            inputs.append(const.name)
+        controls = [i for i in node.input if i.startswith("^")]
+        name, device = node.name, node.device
+        node.Clear()
+        node.name, node.op, node.device = name, "InitializeTableV2", device
+        node.input.extend(inputs + controls)
+        node.attr["Tkey"].type = key_dtype.enum
+        node.attr["Tval"].type = value_dtype.enum
+        inlined.append(filename.name)
+    used = {_node(i) for n in graph_def.node for i in n.input}
+    unused = [i for i, n in enumerate(graph_def.node) if n.name in inlined and n.name not in used]
+    for i in reversed(unused):
+        del graph_def.node[i]
+    return len(inlined)
+
+
+def _unused(nodes, name):
+    found, k = name, 0
+    while found in nodes:
+        k += 1
+        found = f"{name}_{k}"
+    return found

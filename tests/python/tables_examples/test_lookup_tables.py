@@ -288,3 +288,61 @@ def test_bad_vocabulary_files_in_tensorflows_words(tf_oracle, tmp_path, content,
     with tf.Graph().as_default(), tf_session(tf) as sess, pytest.raises(tf.errors.OpError, match=re.escape(words)):
         build(tf)
         sess.run(tf.compat.v1.tables_initializer())
+
+
+@pytest.mark.parametrize("verb", [["convert"], ["optimize", "--outputs", "ids,scaled"]])
+def test_a_saved_model_written_as_one_file_carries_its_vocabulary_not_its_path(vocabulary_model, tmp_path, verb):
+    import shutil
+
+    from tests.support.graphrun_helpers import run_graphrun
+    export_dir, theirs = vocabulary_model
+    copy = tmp_path / "somewhere" / "model"
+    shutil.copytree(export_dir, copy)
+    out = tmp_path / "model.pb"
+    code, _, err = run_graphrun(verb[0], copy, "-o", out, *verb[1:])
+    assert code == 0, err
+    shutil.rmtree(copy)  # the written graph must not need the SavedModel any more
+    assert str(copy).encode() not in out.read_bytes()
+    ops = {node.op for node in graphdef.GraphDef.FromString(out.read_bytes()).node}
+    assert "InitializeTableV2" in ops and "InitializeTableFromTextFileV2" not in ops
+    ours = run_graphrun_json(out, {"x": QUERY}, ["ids", "scaled"])
+    assert_same(ours["ids"], theirs["ids"], "ids")
+    assert np.array_equal(ours["scaled"], theirs["scaled"])
+    assert_same(run_frozen_in_session(out, "ids:0", {"x:0": QUERY}), theirs["ids"], "ids")
+
+
+def test_converting_a_saved_model_whose_vocabulary_is_missing_is_one_line(vocabulary_model, tmp_path):
+    import shutil
+
+    from tests.support.graphrun_helpers import run_graphrun
+    export_dir, _ = vocabulary_model
+    copy = tmp_path / "model"
+    shutil.copytree(export_dir, copy)
+    (copy / "assets" / "vocab.txt").unlink()
+    code, out, err = run_graphrun("convert", copy, "-o", tmp_path / "model.pb")
+    assert (code, out, err.count("\n")) == (3, "", 1), err
+    assert "(InitializeTableFromTextFileV2)" in err and "vocab.txt; No such file or directory" in err
+    assert not (tmp_path / "model.pb").exists()
+
+
+@pytest.mark.parametrize("name", ["../../../etc/hostname", "/etc/hostname", "./", ".."])
+def test_an_asset_named_outside_the_assets_directory_is_refused(vocabulary_model, tmp_path, name):
+    import shutil
+
+    from graphdef._proto import meta_graph_pb2
+    from graphdef.wire import saved_model_tables
+    from tests.support.graphrun_helpers import run_graphrun
+    export_dir, _ = vocabulary_model
+    copy = tmp_path / "model"
+    shutil.copytree(export_dir, copy)
+    model = meta_graph_pb2.SavedModel.FromString((copy / "saved_model.pb").read_bytes())
+    meta = model.meta_graphs[0]
+    [(tensor, _)] = saved_model_tables.asset_files(meta)
+    del meta.collection_def["saved_model_assets"]  # the same asset, named as a TF2 writer keeps it
+    asset = meta.asset_file_def.add(filename=name)
+    asset.tensor_info.name = tensor
+    (copy / "saved_model.pb").write_bytes(model.SerializeToString())
+    for verb in (["run", copy, "--feed", 'x=["apple"]', "--fetch", "ids"], ["convert", copy, "-o", tmp_path / "m.pb"]):
+        code, out, err = run_graphrun(*verb)
+        assert (code, out, err.count("\n")) == (3, "", 1), err
+        assert "is not a file name under assets/" in err
