@@ -25,6 +25,7 @@ from graphdef.client.output_format import format_float
 from graphdef.framework.shapes import show
 
 PLACEHOLDER_TYPES = ("Placeholder", "PlaceholderWithDefault")
+DAMAGED_MEMBER = "the member is damaged (its CRC-32 does not match); write the archive again"
 
 
 class FeedError(ValueError):
@@ -182,9 +183,15 @@ def _check_npz_member(archive, key, where):
             except npy_check.NpyHeaderError as e:
                 problem = _header_problem(e, f, where)
     except (KeyError, OSError, zipfile.BadZipFile, EOFError, ValueError) as e:
-        problem = f"{where}: cannot read the array ({_one_line(e)})"
+        problem = f"{where}: {_member_problem(e)}"
     if problem is not None:
         raise FeedError(problem)
+
+
+def _member_problem(error):
+    if isinstance(error, zipfile.BadZipFile) and str(error).startswith("Bad CRC-32"):
+        return DAMAGED_MEMBER  # graphrun-cc's words: libzip's and zipfile's differ
+    return f"cannot read the array ({_one_line(error)})"
 
 
 def _header_problem(error, f, where):
@@ -255,6 +262,11 @@ def _from_json(text, label):
     return _typed(grid, kinds, label)
 
 
+def _compact(parsed):
+    """JSON as graphrun-cc echoes it: no spaces, keys sorted, text unescaped but for controls."""
+    return json.dumps(parsed, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+
+
 def _b64_objects(parsed, label):
     """{"b64": "..."} objects (TF Serving's REST form of bytes, as --json writes bytes that are not
     UTF-8) replaced by their bytes; any other object is refused."""
@@ -265,7 +277,7 @@ def _b64_objects(parsed, label):
     encoded = parsed.get("b64")
     if set(parsed) != {"b64"} or not isinstance(encoded, str):
         raise FeedError(f"{label}: a JSON object in a feed must be {{\"b64\": \"<base64>\"}} (bytes), got "
-                        f"{_clip(json.dumps(parsed))}")
+                        f"{_clip(_compact(parsed))}")
     try:
         return base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
@@ -490,7 +502,7 @@ def parse_npz(graph, path, feeds=None):
             try:
                 value = archive[key]
             except zipfile.BadZipFile as e:  # a damaged member (its CRC)
-                raise FeedError(f"{where}: cannot read the array ({_one_line(e)})") from None
+                raise FeedError(f"{where}: {_member_problem(e)}") from None
             except Exception:  # noqa: BLE001 - a header npy_check passed but numpy cannot follow ([-1])
                 raise FeedError(f"{where}: malformed .npy header") from None
             if value.dtype.kind not in npy_check.FEEDABLE_KINDS:

@@ -102,6 +102,9 @@ CASES = [
      "--feed u: '[1,\"a\"]' is not a number, true/false, a string, or a rectangular nested array of one kind "
      "of them"),
     (["--feed", "u={}"], '--feed u: a JSON object in a feed must be {"b64": "<base64>"} (bytes), got {}'),
+    (["--feed", 'u={"\u00e9": [1, 2.50], "b": "\\u0001", "a": {"z": 1e5}}'],
+     '--feed u: a JSON object in a feed must be {"b64": "<base64>"} (bytes), got '
+     '{"a":{"z":100000.0},"b":"\\u0001","\u00e9":[1,2.5]}'),
     (["--feed", 'u=[{"b64":"AAAA"}]'], "--feed u: placeholder 'u' (float32) cannot be fed strings"),
     (["--feed", "u=[[1,2],[3]]"], "--feed u: the nested arrays are not rectangular"),
     (["--feed", "u=[1,[2]]"], "--feed u: the nested arrays are not rectangular"),
