@@ -11,6 +11,7 @@ from graphdef.ops import reverse_pad, scan_topk  # noqa: F401
 from graphdef.ops import fused  # noqa: F401
 from graphdef.ops import strings, strings_hash, strings_ngrams, strings_print, strings_reduce, strings_regex  # noqa: F401
 from graphdef.ops import lookup, parse_example  # noqa: F401
+from graphdef.ops import image_codecs  # noqa: F401
 from graphdef.ops.registry import REGISTRY  # noqa: F401
 from graphdef.ops.state import Variable
 

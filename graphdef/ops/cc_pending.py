@@ -14,6 +14,7 @@ PENDING_MODULES = frozenset({
     "graphdef.ops.tensor_array",
     "graphdef.ops.tensor_list_concat", "graphdef.ops.loop_stacks",
     "graphdef.ops.lookup", "graphdef.ops.parse_example",
+    "graphdef.ops.image_codecs",
 })
 STRING_MODULES = "graphdef.ops.strings"
 # and these: defined beside ops graphrun-cc has, or the rest of a module it has some of

@@ -1,0 +1,201 @@
+"""PNG, GIF and BMP decoding and JPEG/PNG encoding as TensorFlow does them, through Pillow.
+
+Headers are read here, before any pixel is decoded, so an image whose claimed size is over the
+tensor limit (graphdef.framework.limits) is refused before Pillow allocates it. Channel
+conversions are TensorFlow's (libpng's): grey from RGB is (9797 R + 19234 G + 3737 B) >> 15,
+alpha is dropped, or added as the PNG's largest sample (2^bit depth - 1: 15 for a 4-bit
+palette), 16-bit samples to 8 bits keep the high byte and 8 to 16 bits multiply by 257. BMP is
+decoded here as TensorFlow decodes it (no Pillow): BGR(A) rows, bottom-up unless the height is
+negative.
+"""
+
+import io
+
+import numpy as np
+
+from graphdef.framework.errors import InvalidArgumentError
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+# -- PNG ---------------------------------------------------------------------------------------
+
+def png_header(data):
+    """(height, width, bit depth, natural channels) from IHDR; None when the header is unusable."""
+    if len(data) < 33 or data[12:16] != b"IHDR":
+        return None
+    width, height = int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+    depth, colour = data[24], data[25]
+    natural = {0: 1, 2: 3, 3: 3, 4: 2, 6: 4}.get(colour)
+    if natural is None or width == 0 or height == 0 or width >= 1 << 31 or height >= 1 << 31:
+        return None
+    if colour == 3 and b"tRNS" in data[33:data.find(b"IDAT")]:
+        natural = 4  # TF expands a palette's transparency to alpha
+    return height, width, depth, natural
+
+
+def png_decode(pil_image, data, channels, sixteen):
+    """[height, width, channels] uint8, or uint16 when `sixteen`."""
+    image = pil_image.open(io.BytesIO(data))
+    image.load()
+    depth16 = image.mode.startswith("I") and data[24] == 16
+    if image.mode == "P":
+        image = image.convert("RGBA" if "transparency" in image.info else "RGB")
+    elif image.mode == "1" or (image.mode.startswith("I") and not depth16):
+        image = image.convert("L")
+    elif image.mode == "PA":
+        image = image.convert("RGBA")
+    if depth16:
+        array = np.asarray(image).astype(np.uint16)[..., None]
+    else:
+        array = np.asarray(image)
+        array = array[..., None] if array.ndim == 2 else array
+    if data[24] == 16 and not depth16 and sixteen:
+        raise InvalidArgumentError("16-bit colour PNGs decode to uint8 here, not uint16 (Pillow reads their high "
+                                   "bytes only); decode with dtype=uint8")
+    array = png_channels(array, channels, (1 << data[24]) - 1)
+    if sixteen and not depth16:
+        return array.astype(np.uint16) * np.uint16(257)
+    if depth16 and not sixteen:
+        return (array >> 8).astype(np.uint8)
+    return array
+
+
+def _grey(rgb):
+    r, g, b = (rgb[..., i].astype(np.int64) for i in range(3))
+    # libpng's png_set_rgb_to_gray(1, 0.299, 0.587): coefficients of 32768, truncated, blue the rest
+    return ((9797 * r + 19234 * g + 3737 * b) >> 15).astype(rgb.dtype)[..., None]
+
+
+def png_channels(array, channels, filler):
+    have = array.shape[-1]
+    if channels == 0 or channels == have:
+        return array
+    colour = array[..., :3] if have >= 3 else np.repeat(array[..., :1], 3, axis=-1)
+    if channels == 1:
+        return _grey(colour) if have >= 3 else array[..., :1]
+    if channels == 3:
+        return colour
+    alpha = array[..., -1:] if have in (2, 4) else np.full(array.shape[:-1] + (1,), filler, array.dtype)
+    return np.concatenate([colour, alpha], axis=-1)
+
+
+# -- GIF ---------------------------------------------------------------------------------------
+
+def _skip_blocks(data, i):
+    while i < len(data):
+        size = data[i]
+        i += 1 + size
+        if size == 0:
+            return i
+    raise ValueError("truncated data block")
+
+
+def gif_frames(data):
+    """(frames, height, width) by walking the GIF's blocks without decoding; ValueError says what is wrong."""
+    if len(data) < 13:
+        raise ValueError("No screen descriptor detected")
+    width, height, flags = int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little"), data[10]
+    i = 13 + (3 << ((flags & 7) + 1) if flags & 0x80 else 0)
+    frames = 0
+    while i < len(data):
+        block = data[i]
+        if block == 0x3B:
+            break
+        if block == 0x21:
+            i = _skip_blocks(data, i + 2)
+        elif block == 0x2C:
+            if i + 10 > len(data):
+                raise ValueError("truncated image descriptor")
+            local = data[i + 9]
+            i += 10 + (3 << ((local & 7) + 1) if local & 0x80 else 0)
+            i = _skip_blocks(data, i + 1)
+            frames += 1
+        else:
+            raise ValueError(f"unknown block 0x{block:02x}")
+    if frames == 0:
+        raise ValueError("no image in the file")
+    return frames, height, width
+
+
+def gif_decode(pil_image, data):
+    """[frames, height, width, 3] uint8, each frame drawn over the one before."""
+    from PIL import ImageSequence
+    image = pil_image.open(io.BytesIO(data))
+    frames = [np.asarray(frame.convert("RGB")) for frame in ImageSequence.Iterator(image)]
+    return np.stack(frames)
+
+
+# -- BMP ---------------------------------------------------------------------------------------
+
+def bmp_decode(data, channels):
+    """TF's own BMP decoder: uncompressed 8, 24 or 32 bits per pixel, pixels as stored."""
+    if len(data) < 30:
+        raise InvalidArgumentError(f"Invalid BMP data, size {len(data)}")
+    header_size = int.from_bytes(data[10:14], "little")
+    width = int.from_bytes(data[18:22], "little", signed=True)
+    height = int.from_bytes(data[22:26], "little", signed=True)
+    bpp = int.from_bytes(data[28:30], "little")
+    if bpp not in (8, 24, 32):
+        raise InvalidArgumentError(f"Number of channels inherent in the image must be 1, 3 or 4, was {bpp // 8}")
+    if width <= 0:
+        raise InvalidArgumentError(f"Width must be positive, was {width}")
+    if height == 0:
+        raise InvalidArgumentError("Height must not be 0")
+    img_channels = bpp // 8
+    out_channels = channels or img_channels
+    rows = abs(height)
+    row_size = (8 * img_channels * width + 31) // 32 * 4
+    missing = len(data) - (header_size + row_size * rows)
+    if header_size < 0 or missing < 0:
+        raise InvalidArgumentError(f"Input size should match (header_size + row_size * abs_height) but they "
+                                   f"differ by {missing}")
+    return height, width, out_channels, img_channels, header_size, row_size
+
+
+def bmp_pixels(data, layout):
+    height, width, out_channels, img_channels, header_size, row_size = layout
+    rows = abs(height)
+    raw = np.frombuffer(data, np.uint8, rows * row_size, header_size).reshape(rows, row_size)
+    pixels = raw[:, :width * img_channels].reshape(rows, width, img_channels)
+    if height > 0:
+        pixels = pixels[::-1]
+    if img_channels >= 3:
+        pixels = np.concatenate([pixels[..., 2::-1], pixels[..., 3:]], axis=-1)
+    if out_channels == img_channels:
+        return np.ascontiguousarray(pixels)
+    colour = pixels[..., :3] if img_channels >= 3 else np.repeat(pixels, 3, axis=-1)
+    if out_channels == 3:
+        return np.ascontiguousarray(colour)
+    alpha = pixels[..., 3:] if img_channels == 4 else np.full(colour.shape[:-1] + (1,), 255, np.uint8)
+    return np.concatenate([colour, alpha], axis=-1)
+
+
+# -- encoding ----------------------------------------------------------------------------------
+
+def encode_png(pil_image, image, compression):
+    height, width, channels = image.shape
+    if image.dtype == np.uint16:
+        if channels != 1:
+            raise InvalidArgumentError("16-bit PNGs are encoded here with 1 channel only (Pillow writes 16-bit grey "
+                                       "alone)")
+        picture = pil_image.frombytes("I;16", (width, height), image.astype("<u2").tobytes())
+    else:
+        picture = pil_image.fromarray(np.ascontiguousarray(image[..., 0] if channels == 1 else image))
+    out = io.BytesIO()
+    level = 6 if compression < 0 else min(compression, 9)  # zlib's default, as libpng's -1 means
+    picture.save(out, "PNG", compress_level=level)
+    return out.getvalue()
+
+
+def encode_jpeg(pil_image, image, quality, progressive, optimize_size, chroma_downsampling, density_unit,
+                x_density, y_density):
+    channels = image.shape[-1]
+    picture = pil_image.fromarray(np.ascontiguousarray(image[..., 0] if channels == 1 else image))
+    out = io.BytesIO()
+    options = {"quality": min(max(quality, 1), 100), "progressive": progressive, "optimize": optimize_size,
+               "subsampling": 2 if chroma_downsampling else 0, "dpi": (x_density, y_density)}
+    if density_unit == "cm":
+        options["dpi"] = (x_density * 2.54, y_density * 2.54)
+    picture.save(out, "JPEG", **options)
+    return out.getvalue()
