@@ -225,9 +225,8 @@ def _scalar_contents(ctx):
 def _image_shape(ctx, rank=3):
     _scalar_contents(ctx)
     channels = ctx.attrs.get("channels", 0)
-    if channels not in (0, 1, 3, 4):
-        raise ctx.error(f"attr 'channels' must be 0, 1, 3 or 4, not {channels}")
-    return [TensorShape([None] * (rank - 1) + [channels or None])]
+    # a bad count is refused when run, in TF's words, as TF does
+    return [TensorShape([None] * (rank - 1) + [channels if channels in (1, 3, 4) else None])]
 
 
 _JPEG_ATTRS = {"channels": Attr("int", 0), "ratio": Attr("int", 1), "fancy_upscaling": Attr("bool", True),

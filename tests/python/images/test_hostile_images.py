@@ -1,0 +1,155 @@
+"""Hostile images get one line naming the node, in TensorFlow's words where TensorFlow has words for
+them: truncated files, wrong magic bytes, empty input, zero sizes, lying headers (refused against the
+tensor limit before Pillow allocates a pixel), animated GIFs with too many frames, bad channels."""
+
+import resource
+import struct
+
+import numpy as np
+import pytest
+
+import graphdef
+from graphdef.framework.errors import InvalidArgumentError, ResourceExhaustedError
+from tests.python.images import made
+from tests.support.op_oracle import tf_oracle  # noqa: F401 - a fixture, taken by name
+
+
+def _jpeg_with_size(height, width):
+    data = bytearray(made.jpeg())
+    sof = data.index(b"\xff\xc0")
+    data[sof + 5:sof + 9] = struct.pack(">HH", height, width)
+    return bytes(data)
+
+
+def _png_with_size(height, width):
+    data = bytearray(made.png())
+    data[16:24] = struct.pack(">II", width, height)  # the CRC is left wrong, as a forger might
+    return bytes(data)
+
+
+def _gif_with_size(height, width):
+    data = bytearray(made.gif())
+    data[6:10] = struct.pack("<HH", width, height)
+    return bytes(data)
+
+
+def tf_op_error(tf, op, data, **attrs):
+    """TensorFlow's own message for this op on these bytes, in a TF1 graph like a serving graph's."""
+    graph = tf.Graph()
+    with graph.as_default():
+        contents = tf.compat.v1.placeholder(tf.string, [], name="contents")
+        out = getattr(tf.raw_ops, op)(contents=contents, name="decode", **attrs)
+    with tf.compat.v1.Session(graph=graph) as sess:
+        with pytest.raises(tf.errors.OpError) as caught:
+            sess.run(out, {contents: data})
+    lines = caught.value.message.splitlines()
+    return next(lines[i - 1] for i, line in enumerate(lines) if "[[{{node" in line)  # the line above TF's node
+
+
+def our_error(op, data, error=InvalidArgumentError, **attrs):
+    graph = graphdef.Graph()
+    with graph.as_default():
+        contents = graphdef.placeholder(graphdef.string, [], name="contents")
+        out = graphdef.raw_op(op, contents, name="decode", **attrs)
+    with graphdef.Session(graph=graph) as sess:
+        with pytest.raises(error) as caught:
+            sess.run(out, {contents: np.array(data, dtype=object)})
+    message = str(caught.value)
+    assert "\n" not in message and "Traceback" not in message, message
+    return message
+
+
+CASES = {
+    "truncated jpeg": ("DecodeJpeg", made.jpeg()[:300], {}),
+    "header-only jpeg": ("DecodeJpeg", made.jpeg()[:30], {}),
+    "zero-height jpeg": ("DecodeJpeg", _jpeg_with_size(0, 53), {}),
+    "wrong magic": ("DecodeImage", b"hello, world", {}),
+    "empty": ("DecodePng", b"", {}),
+    "truncated png": ("DecodePng", made.png()[:200], {}),
+    "zero-width png": ("DecodePng", _png_with_size(19, 0), {}),
+    "bmp as jpeg": ("DecodeJpeg", made.bmp(), {}),
+    "jpeg as bmp": ("DecodeBmp", made.jpeg(), {}),
+    "truncated bmp": ("DecodeBmp", made.bmp()[:60], {}),
+    "png to crop": ("DecodeAndCropJpeg", made.png(), {"crop_window": [0, 0, 1, 1]}),
+    "crop outside": ("DecodeAndCropJpeg", made.jpeg(), {"crop_window": [30, 0, 10, 10]}),
+    "channels 2": ("DecodeJpeg", made.jpeg(), {"channels": 2}),
+    "png channels 2": ("DecodePng", made.png(), {"channels": 2}),
+    "gif channels 1": ("DecodeImage", made.gif(), {"channels": 1}),
+    "jpeg channels 4": ("DecodeJpeg", made.jpeg(), {"channels": 4}),
+    "animated gif to jpeg": ("DecodeJpeg", made.gif(3), {}),
+    "ratio 3": ("DecodeJpeg", made.jpeg(), {"ratio": 3}),
+    "not a jpeg shape": ("ExtractJpegShape", made.png(), {}),
+}
+
+
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_one_line_in_tensorflow_words(tf_oracle, case):
+    op, data, attrs = CASES[case]
+    crop = attrs.pop("crop_window", None)
+    theirs = tf_op_error(tf_oracle, op, data, **attrs, **({"crop_window": crop} if crop else {}))
+    ours = _ours_with_crop(op, data, crop, **attrs)
+    assert ours == f"node 'decode' ({op}): {theirs}"
+    if crop is not None:
+        attrs["crop_window"] = crop
+
+
+def _ours_with_crop(op, data, crop, **attrs):
+    if crop is None:
+        return our_error(op, data, **attrs)
+    graph = graphdef.Graph()
+    with graph.as_default():
+        contents = graphdef.placeholder(graphdef.string, [], name="contents")
+        out = graphdef.raw_op(op, contents, np.array(crop, np.int32), name="decode", **attrs)
+    with graphdef.Session(graph=graph) as sess:
+        with pytest.raises(InvalidArgumentError) as caught:
+            sess.run(out, {contents: np.array(data, dtype=object)})
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("op, data", [("DecodeJpeg", _jpeg_with_size(60000, 60000)),
+                                      ("DecodePng", _png_with_size(60000, 60000)),
+                                      ("DecodeImage", _gif_with_size(60000, 60000)),
+                                      ("ExtractJpegShape", _jpeg_with_size(60000, 60000))],
+                         ids=["jpeg", "png", "gif", "jpeg-shape"])
+def test_a_header_claiming_60000_squared_is_refused_before_decoding(monkeypatch, op, data):
+    monkeypatch.setenv("GRAPHDEF_MAX_TENSOR_BYTES", str(64 << 20))
+    if op == "ExtractJpegShape":  # reading the header alone is fine, and is all TF does
+        graph = graphdef.Graph()
+        with graph.as_default():
+            out = graphdef.raw_op(op, np.array(data, dtype=object))
+        with graphdef.Session(graph=graph) as sess:
+            assert sess.run(out).tolist() == [60000, 60000, 3]
+        return
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    message = our_error(op, data, ResourceExhaustedError)
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    assert "'decode'" in message and "60000,60000,3] uint8" in message and "10.1 GiB" in message, message
+    assert after.ru_maxrss - before.ru_maxrss < 64 << 10, "Pillow allocated the claimed image"  # KiB
+
+
+def test_animated_gif_frames_over_the_limit_are_refused_before_decoding(monkeypatch):
+    data = made.gif(frames=40)  # 40 frames of 8x9x3: 8640 bytes
+    monkeypatch.setenv("GRAPHDEF_MAX_TENSOR_BYTES", "8000")
+    message = our_error("DecodeGif", data, ResourceExhaustedError)
+    assert "'decode'" in message and "[40,8,9,3] uint8" in message, message
+    monkeypatch.setenv("GRAPHDEF_MAX_TENSOR_BYTES", "9000")
+    graph = graphdef.Graph()
+    with graph.as_default():
+        out = graphdef.raw_op("DecodeGif", np.array(data, dtype=object))
+    with graphdef.Session(graph=graph) as sess:
+        assert sess.run(out).shape == (40, 8, 9, 3)
+
+
+def test_a_missing_pillow_is_one_line(monkeypatch):
+    import builtins
+    real_import = builtins.__import__
+
+    def no_pillow(name, *args, **kwargs):
+        if name == "PIL" or name.startswith("PIL."):
+            raise ImportError("No module named 'PIL'")
+        return real_import(name, *args, **kwargs)
+    monkeypatch.setattr(builtins, "__import__", no_pillow)
+    from graphdef.framework.errors import FailedPreconditionError
+    message = our_error("DecodeJpeg", made.jpeg(), FailedPreconditionError)
+    assert message == "node 'decode' (DecodeJpeg): DecodeJpeg needs Pillow: pip install graphdef[images]"
