@@ -103,12 +103,13 @@ def _jpeg_flags(ratio, dct_method):
 _JPEG_FAILED = "jpeg::Uncompress failed. Invalid JPEG data or crop window."
 
 
-def _decode_jpeg(op_type, data, channels, ratio=1, fancy_upscaling=True, dct_method="", crop=None):
+def _decode_jpeg(op_type, data, channels, ratio=1, fancy_upscaling=True, dct_method="", crop=None,
+                 try_recover_truncated=False):
     if channels == 4:
         raise InvalidArgumentError("JPEG does not support 4 channels")
     header = jpeg.shape(data)
-    if header is None or 0 in header[:2]:
-        raise InvalidArgumentError(_JPEG_FAILED)
+    if header is None or 0 in header[:2] or (channels == 1 and header[2] == 4):
+        raise InvalidArgumentError(_JPEG_FAILED)  # libjpeg has no CMYK to grey either
     height, width, components = header
     out_h, out_w = -(-height // ratio), -(-width // ratio)
     depth = channels or (1 if components == 1 else 3)
@@ -124,6 +125,11 @@ def _decode_jpeg(op_type, data, channels, ratio=1, fancy_upscaling=True, dct_met
             array = jpeg.decode(pil_image, data, channels, ratio, fancy_upscaling, dct_method == "INTEGER_ACCURATE",
                                 crop)
     except (OSError, SyntaxError, ValueError, EOFError):
+        if try_recover_truncated:
+            # TF's libjpeg fills a short file's missing rows; Pillow stops at a different place, so
+            # refusing beats handing on pixels TensorFlow would not give
+            raise InvalidArgumentError(f"{_JPEG_FAILED} (try_recover_truncated: a truncated JPEG is not recovered "
+                                       "here; send the whole file)") from None
         raise InvalidArgumentError(_JPEG_FAILED) from None
     return np.ascontiguousarray(array)
 
@@ -239,7 +245,7 @@ def _jpeg_kernel(op_type, contents, crop, channels, ratio, fancy_upscaling, try_
     _check_channels(channels)
     _jpeg_flags(ratio, dct_method)
     return decode(op_type, contents, channels, ratio=ratio, fancy_upscaling=fancy_upscaling,
-                  dct_method=dct_method, crop=crop)
+                  dct_method=dct_method, crop=crop, try_recover_truncated=try_recover_truncated)
 
 
 def _decode_jpeg_op(contents, *, channels, ratio, fancy_upscaling, try_recover_truncated, acceptable_fraction,

@@ -66,3 +66,8 @@ def gif(frames=1, height=8, width=9, seed=0):
 
 def bmp(channels=3, height=5, width=7, seed=0):
     return encoded(_picture(pixels(height, width, channels, seed)), "BMP")
+
+
+def cmyk_jpeg(height=20, width=30, seed=0):
+    """An Adobe CMYK JPEG, as print workflows write them."""
+    return encoded(Image.fromarray(pixels(height, width, 4, seed), "CMYK"), "JPEG", quality=90)

@@ -131,3 +131,14 @@ def test_any_decoder_reads_any_format_but_bmp(tf_oracle, data):
 @pytest.mark.parametrize("bmp_channels", [1, 3, 4])
 def test_decode_bmp(tf_oracle, bmp_channels, channels):
     decoded_in_both(tf_oracle, lambda tf, c: tf.io.decode_bmp(c, channels=channels), made.bmp(bmp_channels))
+
+
+@pytest.mark.parametrize("channels", [0, 3])
+def test_cmyk_jpeg(tf_oracle, channels):
+    ours = decoded_in_both(tf_oracle, lambda tf, c: tf.io.decode_jpeg(c, channels=channels), made.cmyk_jpeg())
+    assert ours.shape == (20, 30, 3)
+
+
+def test_try_recover_truncated_on_a_whole_file(tf_oracle):
+    decoded_in_both(tf_oracle, lambda tf, c: tf.io.decode_jpeg(c, try_recover_truncated=True,
+                                                               acceptable_fraction=0.5), made.jpeg(progressive=True))

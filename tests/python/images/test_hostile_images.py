@@ -79,6 +79,7 @@ CASES = {
     "animated gif to jpeg": ("DecodeJpeg", made.gif(3), {}),
     "ratio 3": ("DecodeJpeg", made.jpeg(), {"ratio": 3}),
     "not a jpeg shape": ("ExtractJpegShape", made.png(), {}),
+    "cmyk to grey": ("DecodeJpeg", made.cmyk_jpeg(), {"channels": 1}),
 }
 
 
@@ -139,6 +140,13 @@ def test_animated_gif_frames_over_the_limit_are_refused_before_decoding(monkeypa
         out = graphdef.raw_op("DecodeGif", np.array(data, dtype=object))
     with graphdef.Session(graph=graph) as sess:
         assert sess.run(out).shape == (40, 8, 9, 3)
+
+
+def test_a_truncated_jpeg_is_not_recovered_but_refused_in_one_line():
+    """TF's libjpeg fills a short file's rows; Pillow cannot do it the same way, so it is refused."""
+    message = our_error("DecodeJpeg", made.jpeg()[:400], try_recover_truncated=True)
+    assert message == ("node 'decode' (DecodeJpeg): jpeg::Uncompress failed. Invalid JPEG data or crop window. "
+                       "(try_recover_truncated: a truncated JPEG is not recovered here; send the whole file)")
 
 
 def test_a_missing_pillow_is_one_line(monkeypatch):
