@@ -91,39 +91,93 @@ def _skip_blocks(data, i):
     raise ValueError("truncated data block")
 
 
-def gif_frames(data):
-    """(frames, height, width) by walking the GIF's blocks without decoding; ValueError says what is wrong."""
+def _gif_blocks(data):
+    """(height, width, global palette, frames) by walking the GIF's blocks without decoding; each frame is
+    (left, top, width, height, palette, interlaced, LZW code size, offset of its data, transparent index).
+    ValueError says what is wrong."""
     if len(data) < 13:
         raise ValueError("No screen descriptor detected")
     width, height, flags = int.from_bytes(data[6:8], "little"), int.from_bytes(data[8:10], "little"), data[10]
-    i = 13 + (3 << ((flags & 7) + 1) if flags & 0x80 else 0)
-    frames = 0
+    i, palette = _gif_palette(data, 13, flags)
+    frames, transparent = [], None
     while i < len(data):
         block = data[i]
         if block == 0x3B:
             break
         if block == 0x21:
+            if data[i + 1:i + 3] == b"\xf9\x04" and i + 8 <= len(data):  # graphic control extension
+                transparent = data[i + 6] if data[i + 3] & 1 else None
             i = _skip_blocks(data, i + 2)
         elif block == 0x2C:
-            if i + 10 > len(data):
+            if i + 11 > len(data):
                 raise ValueError("truncated image descriptor")
+            left, top, w, h = (int.from_bytes(data[i + k:i + k + 2], "little") for k in (1, 3, 5, 7))
             local = data[i + 9]
-            i += 10 + (3 << ((local & 7) + 1) if local & 0x80 else 0)
+            i, local_palette = _gif_palette(data, i + 10, local)
+            if i >= len(data):
+                raise ValueError("truncated image data")
+            frames.append((left, top, w, h, local_palette if local_palette is not None else palette,
+                           bool(local & 0x40), data[i], i + 1, transparent))
+            transparent = None
             i = _skip_blocks(data, i + 1)
-            frames += 1
         else:
             raise ValueError(f"unknown block 0x{block:02x}")
-    if frames == 0:
+    if not frames:
         raise ValueError("no image in the file")
-    return frames, height, width
+    return height, width, frames
+
+
+def _gif_palette(data, i, flags):
+    if not flags & 0x80:
+        return i, None
+    size = 3 << ((flags & 7) + 1)
+    if i + size > len(data):
+        raise ValueError("truncated color map")
+    return i + size, np.frombuffer(data, np.uint8, size, i).reshape(-1, 3)
+
+
+def gif_frames(data):
+    """(frames, height, width) from the blocks alone."""
+    height, width, frames = _gif_blocks(data)
+    return len(frames), height, width
+
+
+def _gif_raster(pil_image, data, frame):
+    """One frame's colour indices, [height, width] uint8, by Pillow's LZW decoder (no palette applied)."""
+    _, _, w, h, _, interlaced, bits, offset, _ = frame
+    raster = pil_image.new("L", (w, h))
+    decoder = pil_image._getdecoder("L", "gif", (bits, interlaced, -1))
+    decoder.setimage(raster.im, (0, 0, w, h))
+    consumed, status = decoder.decode(data[offset:])
+    if status < 0:
+        raise ValueError("the image data is damaged")
+    if consumed >= 0:  # the decoder wants more than the file has
+        raise ValueError("the image data is truncated")
+    return np.asarray(raster)
 
 
 def gif_decode(pil_image, data):
-    """[frames, height, width, 3] uint8, each frame drawn over the one before."""
-    from PIL import ImageSequence
-    image = pil_image.open(io.BytesIO(data))
-    frames = [np.asarray(frame.convert("RGB")) for frame in ImageSequence.Iterator(image)]
-    return np.stack(frames)
+    """[frames, height, width, 3] uint8 as TF's gif_io draws them: each frame starts as a copy of the one
+    before (the first as black), then its rectangle is painted but for its transparent index; disposal
+    methods are not applied."""
+    height, width, frames = _gif_blocks(data)
+    out = np.zeros((len(frames), height, width, 3), np.uint8)
+    for k, frame in enumerate(frames):
+        left, top, w, h, palette, _, _, _, transparent = frame
+        if k:
+            out[k] = out[k - 1]
+        if palette is None:
+            raise ValueError("Missing color map.")
+        indices = _gif_raster(pil_image, data, frame)
+        rows, cols = slice(top, min(top + h, height)), slice(left, min(left + w, width))
+        indices = indices[:max(0, rows.stop - top), :max(0, cols.stop - left)]
+        paint = indices != transparent if transparent is not None else np.ones(indices.shape, bool)
+        if np.any(indices[paint] >= len(palette)):
+            bad = int(indices[paint].max())
+            raise ValueError(f"Found color index {bad} outside of color map range {len(palette)}")
+        region = out[k, rows, cols]
+        region[paint] = palette[indices[paint]]
+    return out
 
 
 # -- BMP ---------------------------------------------------------------------------------------

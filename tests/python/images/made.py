@@ -71,3 +71,18 @@ def bmp(channels=3, height=5, width=7, seed=0):
 def cmyk_jpeg(height=20, width=30, seed=0):
     """An Adobe CMYK JPEG, as print workflows write them."""
     return encoded(Image.fromarray(pixels(height, width, 4, seed), "CMYK"), "JPEG", quality=90)
+
+
+def moving_gif(disposal=0, transparency=None, optimize=True, frames=4):
+    """A box moving over noise: Pillow's optimizer writes the later frames as small rectangles, and a
+    transparent index leaves the pixels under it to the frame before."""
+    base = pixels(16, 20, 3)
+    pictures = []
+    for i in range(frames):
+        array = base.copy()
+        array[4 + i:8 + i, 5:12] = (255, 0, 0) if i % 2 else (0, 0, 255)
+        pictures.append(Image.fromarray(array).convert("P", palette=Image.Palette.ADAPTIVE, colors=64))
+    options = {"save_all": True, "append_images": pictures[1:], "disposal": disposal, "optimize": optimize}
+    if transparency is not None:
+        options["transparency"] = transparency
+    return encoded(pictures[0], "GIF", **options)

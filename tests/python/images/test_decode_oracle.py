@@ -142,3 +142,13 @@ def test_cmyk_jpeg(tf_oracle, channels):
 def test_try_recover_truncated_on_a_whole_file(tf_oracle):
     decoded_in_both(tf_oracle, lambda tf, c: tf.io.decode_jpeg(c, try_recover_truncated=True,
                                                                acceptable_fraction=0.5), made.jpeg(progressive=True))
+
+
+@pytest.mark.parametrize("optimize", [True, False])
+@pytest.mark.parametrize("transparency", [None, 0])
+@pytest.mark.parametrize("disposal", [0, 1, 2, 3])
+def test_decode_gif_sub_frames_transparency_and_disposal(tf_oracle, disposal, transparency, optimize):
+    """TF draws each frame over a copy of the one before and ignores disposal; so must we."""
+    ours = decoded_in_both(tf_oracle, lambda tf, c: tf.io.decode_gif(c),
+                           made.moving_gif(disposal, transparency, optimize))
+    assert ours.shape == (4, 16, 20, 3)

@@ -149,6 +149,16 @@ def test_a_truncated_jpeg_is_not_recovered_but_refused_in_one_line():
                        "(try_recover_truncated: a truncated JPEG is not recovered here; send the whole file)")
 
 
+def test_a_damaged_gif_is_one_line():
+    from graphdef.ops.image_codecs_formats import _gif_blocks
+    data = bytearray(made.gif(2))
+    start = _gif_blocks(bytes(data))[2][0][7]  # the first frame's LZW data
+    data[start + 1:start + 40] = b"\xff" * 39
+    message = our_error("DecodeGif", bytes(data))
+    assert message == f"node 'decode' (DecodeGif): Invalid GIF data (size {len(data)}), failed to decode: the image " \
+                      "data is damaged"
+
+
 def test_a_missing_pillow_is_one_line(monkeypatch):
     import builtins
     real_import = builtins.__import__
