@@ -3,7 +3,7 @@
 #   make fuzz-py-run FUZZ_RUNS=40000    the same, a fixed count of cases from FUZZ_SEED (CI's: a seed and
 #                                       a count replay the same cases on any machine)
 #   make fuzz-py-run FUZZ_PY_SURFACE=checkpoint   one reader only (graphdef, saved_model, checkpoint,
-#                                       meta, sidecar, pbtxt; default all of them, drawn per case)
+#                                       meta, sidecar, pbtxt, images; default all of them, drawn per case)
 #   make fuzz-py-replay                 rerun every saved finding against the current code
 # FUZZ_SECONDS, FUZZ_RUNS and FUZZ_SEED are fuzz/fuzz.mk's, included before this: one set for both fuzzers
 FUZZ_PY_OUT ?= build/fuzz-py

@@ -7,7 +7,8 @@
 Surfaces (--surface, default all: each case's surface drawn from the seeded RNG, so a seed and
 a count replay): graphdef (binary GraphDefs and feeds, below), and one per file reader, each a
 module with seeds/mutate_case/run_case: saved_model (saved_model_cases), checkpoint
-(checkpoint_cases), meta (meta_cases), sidecar (sidecar_cases), pbtxt (pbtxt_cases). Their seeds
+(checkpoint_cases), meta (meta_cases), sidecar (sidecar_cases), pbtxt (pbtxt_cases), images
+(images_cases: encoded images through the image codec ops). Their seeds
 are made once (by TensorFlow where it is importable, else by graphdef) and kept under
 OUT/seeds/<surface>, so later runs start from the same bytes.
 
@@ -41,13 +42,14 @@ sys.path.insert(1, str(ROOT))
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 1000))
 
 MAGIC = b"GDFZ1"
-FILE_SURFACES = ("saved_model", "checkpoint", "meta", "sidecar", "pbtxt")
+FILE_SURFACES = ("saved_model", "checkpoint", "meta", "sidecar", "pbtxt", "images")
 MODES = ("graph", "cli") + FILE_SURFACES
 SURFACES = ("graphdef",) + FILE_SURFACES
 # bigger cases are run, not bred from: mutations of mutations would grow without end
 MAX_FILE_CORPUS_BYTES = 256 << 10
 # share of "all"'s cases per surface: the graphdef one is the fastest and the oldest
-WEIGHTS = {"graphdef": 0.5, "saved_model": 0.1, "checkpoint": 0.1, "meta": 0.1, "sidecar": 0.1, "pbtxt": 0.1}
+WEIGHTS = {"graphdef": 0.5, "saved_model": 0.1, "checkpoint": 0.1, "meta": 0.1, "sidecar": 0.1, "pbtxt": 0.1,
+           "images": 0.1}
 
 
 def parse_args(argv):

@@ -323,7 +323,7 @@ def _fuzz_summary(surface, out):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("surface", ["saved_model", "checkpoint", "meta", "sidecar", "pbtxt"])
+@pytest.mark.parametrize("surface", ["saved_model", "checkpoint", "meta", "sidecar", "pbtxt", "images"])
 def test_each_reader_surface_runs_clean_and_replays_from_its_seed(surface, tmp_path):
     first = _fuzz_summary(surface, tmp_path / "a")
     assert first == _fuzz_summary(surface, tmp_path / "b")  # seeds remade in b: the same bytes, the same cases
