@@ -14,6 +14,7 @@ import io
 import numpy as np
 
 from graphdef.framework.errors import InvalidArgumentError
+from graphdef.ops import image_codecs_png16 as png16
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -36,6 +37,9 @@ def png_header(data):
 
 def png_decode(pil_image, data, channels, sixteen):
     """[height, width, channels] uint8, or uint16 when `sixteen`."""
+    if png16.is_colour16(data):  # Pillow would keep only their high bytes
+        array = png_channels(png16.decode(data), channels, 0xFFFF)
+        return array if sixteen else (array >> 8).astype(np.uint8)
     image = pil_image.open(io.BytesIO(data))
     image.load()
     depth16 = image.mode.startswith("I") and data[24] == 16
@@ -45,14 +49,8 @@ def png_decode(pil_image, data, channels, sixteen):
         image = image.convert("L")
     elif image.mode == "PA":
         image = image.convert("RGBA")
-    if depth16:
-        array = np.asarray(image).astype(np.uint16)[..., None]
-    else:
-        array = np.asarray(image)
-        array = array[..., None] if array.ndim == 2 else array
-    if data[24] == 16 and not depth16 and sixteen:
-        raise InvalidArgumentError("16-bit colour PNGs decode to uint8 here, not uint16 (Pillow reads their high "
-                                   "bytes only); decode with dtype=uint8")
+    array = np.asarray(image)
+    array = array.astype(np.uint16)[..., None] if depth16 else array[..., None] if array.ndim == 2 else array
     array = png_channels(array, channels, (1 << data[24]) - 1)
     if sixteen and not depth16:
         return array.astype(np.uint16) * np.uint16(257)
@@ -62,9 +60,11 @@ def png_decode(pil_image, data, channels, sixteen):
 
 
 def _grey(rgb):
+    """libpng's png_set_rgb_to_gray(1, 0.299, 0.587): coefficients of 32768, truncated, blue the rest;
+    8-bit samples are truncated, 16-bit ones rounded."""
     r, g, b = (rgb[..., i].astype(np.int64) for i in range(3))
-    # libpng's png_set_rgb_to_gray(1, 0.299, 0.587): coefficients of 32768, truncated, blue the rest
-    return ((9797 * r + 19234 * g + 3737 * b) >> 15).astype(rgb.dtype)[..., None]
+    bias = 16384 if rgb.dtype == np.uint16 else 0
+    return ((9797 * r + 19234 * g + 3737 * b + bias) >> 15).astype(rgb.dtype)[..., None]
 
 
 def png_channels(array, channels, filler):
