@@ -172,6 +172,8 @@ def _decode_gif(op_type, data, channels, animated):
 
 
 def _decode_bmp(data, channels):
+    if channels not in (0, 3, 4):
+        raise InvalidArgumentError(f"`channels` must be 0, 3 or 4 for BMP, but got {channels}")
     layout = formats.bmp_decode(data, channels)
     height, width, out_channels = layout[:3]
     limits.check((abs(height), width, out_channels), np.uint8, what="decoded image")
@@ -382,12 +384,15 @@ def _encode_jpeg(image, *, format, quality, progressive, optimize_size, chroma_d
         raise InvalidArgumentError(f"image must have 1 or 3 channels, got {show(image.shape)}")
     if format not in ("", "grayscale", "rgb"):
         raise InvalidArgumentError(f"format must be '', grayscale or rgb, got {format}")
+    expected = {"grayscale": 1, "rgb": 3}.get(format)
+    if expected is not None and image.shape[-1] != expected:
+        raise InvalidArgumentError(f"format {format} expects {expected} channels, got {show(image.shape)}")
     if density_unit not in ("in", "cm"):
         raise InvalidArgumentError(f"density_unit must be 'in' or 'cm', got {density_unit}")
     if image.size == 0:
         raise InvalidArgumentError("JPEG encoding failed: the image is empty")
     out = formats.encode_jpeg(_pillow("EncodeJpeg"), image, quality, progressive, optimize_size, chroma_downsampling,
-                              density_unit, x_density, y_density)
+                              density_unit, x_density, y_density, xmp_metadata)
     return strings_like((), [out])
 
 

@@ -243,13 +243,17 @@ def encode_png(pil_image, image, compression):
 
 
 def encode_jpeg(pil_image, image, quality, progressive, optimize_size, chroma_downsampling, density_unit,
-                x_density, y_density):
+                x_density, y_density, xmp_metadata):
     channels = image.shape[-1]
     picture = pil_image.fromarray(np.ascontiguousarray(image[..., 0] if channels == 1 else image))
     out = io.BytesIO()
     options = {"quality": min(max(quality, 1), 100), "progressive": progressive, "optimize": optimize_size,
-               "subsampling": 2 if chroma_downsampling else 0, "dpi": (x_density, y_density)}
-    if density_unit == "cm":
-        options["dpi"] = (x_density * 2.54, y_density * 2.54)
+               "subsampling": 2 if chroma_downsampling and channels == 3 else 0}  # grey: 1x1, as libjpeg sets it
+    if xmp_metadata:
+        options["xmp"] = xmp_metadata.encode("utf-8") if isinstance(xmp_metadata, str) else bytes(xmp_metadata)
     picture.save(out, "JPEG", **options)
-    return out.getvalue()
+    data = bytearray(out.getvalue())
+    if data[6:11] == b"JFIF\x00":  # TF writes the density as given, in inches (1) or centimetres (2)
+        data[13] = 2 if density_unit == "cm" else 1
+        data[14:18] = (x_density & 0xFFFF).to_bytes(2, "big") + (y_density & 0xFFFF).to_bytes(2, "big")
+    return bytes(data)

@@ -1,6 +1,6 @@
-"""EncodePng and EncodeJpeg in graphs TensorFlow made: the bytes differ from TensorFlow's (zlib's and
-libjpeg's choices of headers and Huffman tables), so what is held equal is what they decode to, by
-TensorFlow itself: a PNG is lossless, and a JPEG decodes to TensorFlow's own JPEG's pixels."""
+"""EncodePng and EncodeJpeg in graphs TensorFlow made: a JPEG is TensorFlow's own bytes (the same
+libjpeg-turbo, settings and JFIF/XMP headers); a PNG's bytes are zlib's and the filters' choice, so
+what is held equal is what TensorFlow decodes it to, which is lossless."""
 
 import numpy as np
 import pytest
@@ -46,15 +46,28 @@ def test_encode_png_16_bit_grey(tf_oracle):
 
 
 @pytest.mark.parametrize("options", [{}, {"quality": 50}, {"quality": 100, "chroma_downsampling": False},
-                                     {"progressive": True}, {"optimize_size": True, "quality": 75}],
-                         ids=["default", "q50", "q100-444", "progressive", "optimized"])
+                                     {"progressive": True}, {"optimize_size": True, "quality": 75},
+                                     {"xmp_metadata": "<x:xmpmeta>caf\u00e9</x:xmpmeta>"},
+                                     {"density_unit": "cm", "x_density": 10, "y_density": 20}],
+                         ids=["default", "q50", "q100-444", "progressive", "optimized", "xmp", "density-cm"])
 @pytest.mark.parametrize("channels", [1, 3])
-def test_encode_jpeg_decodes_to_tensorflows_pixels(tf_oracle, options, channels):
+def test_encode_jpeg_gives_tensorflows_bytes(tf_oracle, options, channels):
+    """The same libjpeg-turbo with the same settings: the very bytes TensorFlow's EncodeJpeg writes."""
     pixels = made.pixels(37, 53, channels)
     ours, theirs = both(tf_oracle, lambda tf, x: tf.io.encode_jpeg(x, **options), pixels)
-    decode = tf_oracle.io.decode_jpeg
-    assert np.array_equal(decode(ours).numpy(), decode(theirs).numpy())
-    assert ours[:2] == b"\xff\xd8" and (b"\xff\xc2" in ours) == bool(options.get("progressive"))
+    assert ours == theirs
+    assert (b"\xff\xc2" in ours) == bool(options.get("progressive"))
+
+
+@pytest.mark.parametrize("format_, channels, words", [("grayscale", 3, "format grayscale expects 1 channels, got "
+                                                                       "[2,2,3]"),
+                                                      ("rgb", 1, "format rgb expects 3 channels, got [2,2,1]")])
+def test_encode_jpeg_format_must_match_the_channels(format_, channels, words):
+    with graphdef.Graph().as_default():
+        out = image.encode_jpeg(np.zeros((2, 2, channels), np.uint8), format=format_, name="encode")
+        with graphdef.Session() as sess, pytest.raises(InvalidArgumentError) as caught:
+            sess.run(out)
+    assert str(caught.value) == f"node 'encode' (EncodeJpeg): {words}"
 
 
 @pytest.mark.parametrize("pixels, words", [(np.zeros((2, 2, 5), np.uint8), "image must have 1, 2, 3, or 4 channels, "

@@ -80,6 +80,7 @@ CASES = {
     "ratio 3": ("DecodeJpeg", made.jpeg(), {"ratio": 3}),
     "not a jpeg shape": ("ExtractJpegShape", made.png(), {}),
     "cmyk to grey": ("DecodeJpeg", made.cmyk_jpeg(), {"channels": 1}),
+    "bmp to grey": ("DecodeImage", made.bmp(), {"channels": 1}),
 }
 
 
