@@ -33,6 +33,7 @@ std::string dtype_name(DataType dtype) {
     case graphdef::DT_UINT64: return "uint64";
     case graphdef::DT_BOOL: return "bool";
     case graphdef::DT_VARIANT: return "variant";
+    case graphdef::DT_STRING: return "string";
     default: break;
   }
   // proto3 enums are open: a file may carry a number this proto does not name.

@@ -15,14 +15,21 @@ namespace graphrun {
 
 using DataType = graphdef::DataType;
 
-// float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool.
+// float32 float64 int8 int16 int32 int64 uint8 uint16 uint32 uint64 bool:
+// the dtypes of fixed-size elements. DT_STRING and DT_VARIANT are held too,
+// but only where a kernel lists them (a type attr with no list takes neither),
+// so no kernel written for bytes ever sees a std::string.
 bool is_supported_dtype(DataType dtype);
+
+// A dtype graphrun-cc can hold in a tensor: the supported ones and string.
+inline bool is_held_dtype(DataType dtype) { return is_supported_dtype(dtype) || dtype == graphdef::DT_STRING; }
 
 // The numpy-style name ("float32") of a supported dtype; the proto enum name
 // ("DT_HALF") of any other, so error messages can still say what was found.
 std::string dtype_name(DataType dtype);
 
-// Bytes per element of a supported dtype (bool is one byte, holding 0 or 1).
+// Bytes per element of a supported dtype (bool is one byte, holding 0 or 1);
+// throws for string, whose elements are not bytes in a buffer.
 std::size_t dtype_size(DataType dtype);
 
 template <class T>
@@ -43,6 +50,7 @@ constexpr DataType dtype_of() {
   else if constexpr (std::is_same_v<T, uint32_t>) return graphdef::DT_UINT32;
   else if constexpr (std::is_same_v<T, uint64_t>) return graphdef::DT_UINT64;
   else if constexpr (std::is_same_v<T, bool>) return graphdef::DT_BOOL;
+  else if constexpr (std::is_same_v<T, std::string>) return graphdef::DT_STRING;
   else static_assert(!sizeof(T), "not an element type graphrun-cc supports");
 }
 
@@ -55,6 +63,10 @@ using NumericTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t, 
 using AllTypes =
     TypeList<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, bool>;
 using IndexTypes = TypeList<int32_t, int64_t>;
+// AllTypes and strings, for kernels that only move elements around (Gather,
+// Concat...): a string kernel path copies std::string objects, never bytes.
+using AllAndStringTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, uint32_t,
+                                   uint64_t, bool, std::string>;
 
 template <class... Ts>
 std::vector<DataType> dtypes_of(TypeList<Ts...>) {
@@ -67,6 +79,16 @@ std::vector<DataType> dtypes_of(TypeList<Ts...>) {
 // with (Tensor::variant).
 inline std::vector<DataType> dtypes_and_variant() {
   std::vector<DataType> dtypes = dtypes_of(AllTypes{});
+  dtypes.push_back(graphdef::DT_VARIANT);
+  return dtypes;
+}
+
+// Every element dtype and string, for kernels with a string path.
+inline std::vector<DataType> dtypes_and_string() { return dtypes_of(AllAndStringTypes{}); }
+
+// Both: the pass-through ops.
+inline std::vector<DataType> dtypes_string_and_variant() {
+  std::vector<DataType> dtypes = dtypes_and_string();
   dtypes.push_back(graphdef::DT_VARIANT);
   return dtypes;
 }

@@ -18,6 +18,23 @@ std::string shape_string(const Shape& shape) {
   return out;
 }
 
+namespace {
+
+// What an element costs against the limit: a string counts as the Python
+// runtime's object pointer does (8 bytes), so both refuse the same shapes;
+// its bytes are counted apart (check_string_bytes).
+uint64_t limit_item_size(DataType dtype) { return dtype == graphdef::DT_STRING ? 8 : dtype_size(dtype); }
+
+}  // namespace
+
+void check_string_bytes(uint64_t total, const char* what) {
+  const uint64_t limit = max_tensor_bytes();
+  if (total > limit) {
+    throw TensorLimitError(std::string(what) + " strings would take " + format_bytes(total) + ", over the limit of " +
+                           format_bytes(limit) + " (set GRAPHDEF_MAX_TENSOR_BYTES to change it)");
+  }
+}
+
 int64_t checked_num_elements(const Shape& shape, DataType dtype, const char* what) {
   bool has_zero_dim = false;
   for (int64_t dim : shape) {
@@ -30,7 +47,7 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype, const char* wha
   // [0, 2**62, 2**62]) and printing [1000000000000, 0] writes 10**12 "[]".
   // So they must fit the limit as if the zero dims were ones.
   if (has_zero_dim) {
-    uint64_t other_bytes = dtype_size(dtype);
+    uint64_t other_bytes = limit_item_size(dtype);
     bool overflow = false;
     for (int64_t dim : shape) {
       overflow =
@@ -45,7 +62,7 @@ int64_t checked_num_elements(const Shape& shape, DataType dtype, const char* wha
     return 0;
   }
 
-  const uint64_t item_size = dtype_size(dtype);
+  const uint64_t item_size = limit_item_size(dtype);
   uint64_t count = 1;
   uint64_t bytes = item_size;
   bool overflow = false;
@@ -70,6 +87,10 @@ Tensor Tensor::uninitialized(DataType dtype, Shape shape) { return Tensor(dtype,
 
 Tensor::Tensor(DataType dtype, Shape shape, bool zeroed)
     : dtype_(dtype), shape_(std::move(shape)), num_elements_(checked_num_elements(shape_, dtype)) {
+  if (dtype_ == graphdef::DT_STRING) {  // empty strings, whether zeroed or not
+    strings_ = std::make_unique<Strings>(static_cast<std::size_t>(num_elements_));
+    return;
+  }
   // checked_num_elements bounded the product, so it cannot overflow.
   const std::size_t count = num_elements_ > 0 ? static_cast<std::size_t>(num_elements_) : 1;
   const std::size_t bytes = count * dtype_size(dtype_);
@@ -89,7 +110,8 @@ Tensor::Tensor(Tensor&& other) noexcept
       buffer_(std::move(other.buffer_)),
       data_(other.data_),
       owner_(std::move(other.owner_)),
-      variant_(std::move(other.variant_)) {
+      variant_(std::move(other.variant_)),
+      strings_(std::move(other.strings_)) {
   other.data_ = nullptr;
 }
 
@@ -103,6 +125,7 @@ Tensor& Tensor::operator=(Tensor&& other) noexcept {
   other.data_ = nullptr;
   owner_ = std::move(other.owner_);
   variant_ = std::move(other.variant_);
+  strings_ = std::move(other.strings_);
   return *this;
 }
 
@@ -124,6 +147,17 @@ Tensor::Tensor(std::shared_ptr<const VariantValue> value)
 }
 
 Tensor Tensor::variant(std::shared_ptr<const VariantValue> value) { return Tensor(std::move(value)); }
+
+const Strings& Tensor::strings() const {
+  if (!strings_) throw Error("internal error: a " + dtype_name(dtype_) + " tensor was read as strings");
+  return *strings_;
+}
+
+uint64_t Tensor::string_bytes() const {
+  uint64_t total = 0;
+  for (const std::string& s : strings()) total += s.size();
+  return total;
+}
 
 const VariantValue& Tensor::variant_value() const {
   if (!variant_) throw Error("internal error: a " + dtype_name(dtype_) + " tensor was read as a variant");
@@ -175,7 +209,8 @@ Tensor Tensor::reshaped(Shape shape) const& {
   if (out.num_elements() != num_elements_) {
     throw Error("cannot reshape " + shape_string(shape_) + " into " + shape_string(out.shape()));
   }
-  if (byte_size() > 0) std::memcpy(out.raw_data(), raw_data(), byte_size());
+  if (strings_) *out.strings_ = *strings_;
+  else if (byte_size() > 0) std::memcpy(out.raw_data(), raw_data(), byte_size());
   return out;
 }
 

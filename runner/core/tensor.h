@@ -1,4 +1,6 @@
 // A dense tensor: a dtype, a shape and one contiguous row-major buffer.
+// A DT_STRING tensor keeps its elements as std::string objects instead
+// (Tensor::Strings), row-major alike; data<std::string>() reaches them.
 //
 // Tensors are built once and then shared read-only between nodes as
 // std::shared_ptr<const Tensor>, so passing a value along (Identity, a fetch, a
@@ -37,6 +39,18 @@ class VariantValue {
   // "TensorList", for messages.
   virtual std::string type_name() const = 0;
 };
+
+// The elements of a DT_STRING tensor. std::string objects cannot live in the
+// byte buffer (kernels memcpy buffers, and the buffer is never destructed
+// element by element), so they live in a vector of their own, the way a
+// variant keeps its value beside the buffer.
+using Strings = std::vector<std::string>;
+
+// Throws TensorLimitError unless `total` bytes of strings fit under
+// max_tensor_bytes(), worded as the Python runtime words it: "the output's
+// strings would take 3.0 GiB, over the limit of ...". Called where strings
+// come in from files (feeds) or are repeated (Fill, Tile).
+void check_string_bytes(uint64_t total, const char* what = "the output's");
 
 // "[2,3]"; "[]" for a scalar.
 std::string shape_string(const Shape& shape);
@@ -81,8 +95,10 @@ class Tensor {
   const Shape& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
   int64_t num_elements() const { return num_elements_; }
+  // Throws for a string tensor (dtype_size does): its elements are not bytes.
   std::size_t byte_size() const { return variant_ ? 0 : static_cast<std::size_t>(num_elements_) * dtype_size(dtype_); }
   bool is_variant() const { return dtype_ == graphdef::DT_VARIANT; }
+  bool is_string() const { return dtype_ == graphdef::DT_STRING; }
   Layout layout() const { return layout_; }
   // For the kernel that wrote the elements in `layout` (kChannelBlocks8 only
   // for a float32 [N, H, W, C] with C % 8 == 0), before it shares the tensor.
@@ -97,16 +113,25 @@ class Tensor {
   template <class T>
   T* data() {
     check_type(dtype_of<T>());
-    return static_cast<T*>(data_);
+    if constexpr (std::is_same_v<T, std::string>) return strings_->data();
+    else return static_cast<T*>(data_);
   }
   template <class T>
   const T* data() const {
     check_type(dtype_of<T>());
-    return static_cast<const T*>(data_);
+    if constexpr (std::is_same_v<T, std::string>) return strings_->data();
+    else return static_cast<const T*>(data_);
   }
 
+  // nullptr for a string tensor, which has no byte buffer.
   void* raw_data() { return data_; }
   const void* raw_data() const { return data_; }
+
+  // A string tensor's elements (data<std::string>() as a vector); throws for
+  // any other tensor.
+  const Strings& strings() const;
+  // The total bytes of its strings.
+  uint64_t string_bytes() const;
 
   // A same-dtype tensor with the same elements under another shape with the
   // same element count (Reshape): a copy of owned elements, borrowed ones
@@ -135,6 +160,7 @@ class Tensor {
   void* data_ = nullptr;                        // the elements: buffer_'s, or borrowed memory
   std::shared_ptr<const void> owner_;           // what keeps borrowed memory alive
   std::shared_ptr<const VariantValue> variant_;  // DT_VARIANT only
+  std::unique_ptr<Strings> strings_;             // DT_STRING only (data_ stays nullptr)
 };
 
 using TensorPtr = std::shared_ptr<const Tensor>;

@@ -406,8 +406,9 @@ void Kernel::validate_attrs(const graphdef::NodeDef& node) const {
     if (spec.kind != AttrKind::kType) continue;
     const DataType dtype = value.type();
     const auto& listed = spec.allowed_dtypes;
-    const bool listed_variant =
-        dtype == graphdef::DT_VARIANT && std::find(listed.begin(), listed.end(), dtype) != listed.end();
+    // variant and string only where the kernel lists them (core/dtype.h)
+    const bool listed_variant = (dtype == graphdef::DT_VARIANT || dtype == graphdef::DT_STRING) &&
+                                std::find(listed.begin(), listed.end(), dtype) != listed.end();
     if (!is_supported_dtype(dtype) && !listed_variant) {
       throw Error("attr '" + spec.name + "' is " + dtype_name(dtype) + ", a dtype graphrun-cc does not support");
     }
