@@ -108,6 +108,15 @@ CapiModel::CapiModel(const std::string& path, const std::string& signature, bool
     prepared.fetches.push_back(fetch);
   }
 
+  // String tensors do not cross the C API yet (a caller would get no layout for them).
+  for (const std::vector<TensorInfo>* side : {&inputs_, &outputs_}) {
+    for (const TensorInfo& info : *side) {
+      if (info.dtype == "string") {
+        throw UnsupportedError(graph.source() + ": string tensors, which the C API cannot hold yet: '" + info.name +
+                               "'");
+      }
+    }
+  }
   std::vector<Endpoint> endpoints;
   for (const Fetch& fetch : prepared.fetches) endpoints.push_back(fetch.endpoint);
   const std::vector<int> unsupported = needed_unsupported(graph, {}, endpoints, prepared.feeds);

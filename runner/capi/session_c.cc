@@ -12,6 +12,7 @@
 
 #include "capi/c_calls.h"
 #include "capi/graphrun_c.h"
+#include "graph/input_name.h"
 #include "session/session.h"
 
 struct graphrun_session {
@@ -83,6 +84,28 @@ int graphrun_session_extend(graphrun_session* session, const void* graph_def, si
   });
 }
 
+namespace {
+
+// String tensors do not cross the C API yet: a fetch of one is refused before
+// anything runs, as a missing kernel is, so the Python Session's auto engine
+// runs that plan itself.
+void refuse_string_fetches(const graphrun::Session& session, const std::vector<std::string>& fetched) {
+  const graphrun::Graph& graph = session.graph();
+  for (const std::string& name : fetched) {
+    const graphrun::InputName parsed = graphrun::parse_input_name(name);
+    const int node = graph.find(parsed.node);
+    if (node < 0) continue;
+    const auto& dtypes = graph.node(node).output_dtypes;
+    if (parsed.output >= 0 && parsed.output < static_cast<int>(dtypes.size()) &&
+        dtypes[parsed.output] == graphdef::DT_STRING) {
+      throw graphrun::UnsupportedError("fetch '" + name + "': string tensors, which the C API cannot hold yet: " +
+                                       graph.node(node).describe());
+    }
+  }
+}
+
+}  // namespace
+
 int graphrun_session_check(graphrun_session* session, int num_feeds, const char* const* feed_names, int num_fetches,
                            const char* const* fetches, int num_targets, const char* const* targets, char** error) {
   return guarded(error, [&] {
@@ -92,6 +115,7 @@ int graphrun_session_check(graphrun_session* session, int num_feeds, const char*
     const auto fetched = strings(call, "fetches", num_fetches, fetches);
     const auto run = strings(call, "targets", num_targets, targets);
     std::lock_guard<std::mutex> lock(target.lock);
+    refuse_string_fetches(target.session, fetched);
     target.session.check(fed, fetched, run);
   });
 }
@@ -111,6 +135,7 @@ int graphrun_session_run(graphrun_session* session, int num_feeds, const char* c
     std::vector<graphrun::TensorPtr> values;
     {
       std::lock_guard<std::mutex> lock(target.lock);
+      refuse_string_fetches(target.session, fetched);
       values = target.session.run(feeds, fetched, run);
     }
     *result = graphrun::capi::new_result(std::move(values));

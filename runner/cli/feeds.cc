@@ -26,9 +26,18 @@ std::string target_of(const GraphNode& node) {
 }
 
 // A value read from a file, converted to the placeholder's dtype exactly.
-TensorPtr to_dtype(Tensor tensor, const GraphNode& node) {
+// Strings go only to a string placeholder, which takes nothing else (but an
+// empty array); `held` is the file's string dtype ("|S5") for the message.
+TensorPtr to_dtype(Tensor tensor, const GraphNode& node, const std::string& held = "") {
   const DataType dtype = node.output_dtypes[0];
   if (tensor.dtype() == dtype) return std::make_shared<const Tensor>(std::move(tensor));
+  if (tensor.is_string()) {
+    throw Error(target_of(node) + " cannot be fed strings" + (held.empty() ? "" : " (" + held + " data)"));
+  }
+  if (dtype == graphdef::DT_STRING && tensor.num_elements() > 0) {
+    throw Error(target_of(node) + " takes strings, not " +
+                (tensor.dtype() == graphdef::DT_BOOL ? "true/false" : "numbers") + "; quote them: '[\"a\", \"b\"]'");
+  }
   if (tensor.num_elements() == 0) return std::make_shared<const Tensor>(Tensor(dtype, tensor.shape()));
   try {
     return std::make_shared<const Tensor>(convert_exactly(tensor, dtype));
@@ -38,7 +47,15 @@ TensorPtr to_dtype(Tensor tensor, const GraphNode& node) {
 }
 
 TensorPtr read_value(const GraphNode& node, const std::string& value) {
-  if (!value.empty() && value[0] == '@') return to_dtype(read_npy(value.substr(1)), node);
+  if (!value.empty() && value[0] == '@') {
+    std::string held;
+    Tensor tensor = read_npy(value.substr(1), &held);
+    if (tensor.is_string() && node.output_dtypes[0] != graphdef::DT_STRING) {
+      throw Error("'" + value.substr(1) + "' holds " + held + " data (strings), which " + target_of(node) +
+                  " cannot be fed");
+    }
+    return to_dtype(std::move(tensor), node);
+  }
   return std::make_shared<const Tensor>(tensor_from_json(value, node.output_dtypes[0], target_of(node)));
 }
 
@@ -104,7 +121,7 @@ FeedMap parse_feeds(const Graph& graph, const std::vector<std::string>& argument
       add_feed(graph, feeds, prefix, prefix + "'" + array.name + "'", array.name, [&](const GraphNode& placeholder) {
         if (array.over_limit) throw RunError(prefix + array.error);
         if (!array.error.empty()) throw UsageError(prefix + array.error);
-        return to_dtype(std::move(array.value), placeholder);
+        return to_dtype(std::move(array.value), placeholder, array.string_descr);
       });
     }
   }

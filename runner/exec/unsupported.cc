@@ -47,7 +47,7 @@ std::string resource_of(const std::string& op) {
 // Who cannot hold tensors of `dtype`: graphdef (both runtimes, as graphrun
 // words it) unless Python's graphrun holds them and only this runtime lacks them.
 std::string who_cannot_hold(const std::string& dtype) {
-  const bool python_holds = dtype == "string" || dtype == "half" || dtype == "variant";
+  const bool python_holds = dtype == "half" || dtype == "variant";
   return python_holds ? "graphrun-cc" : "graphdef";
 }
 
@@ -89,6 +89,11 @@ std::string describe_unsupported(const Graph& graph, const std::vector<int>& nod
     const GraphNode& node = graph.node(i);
     if (node.support == GraphNode::Support::kMissingOp) {
       const std::string op = node.op().empty() ? "an empty op type" : node.op();
+      if (by_op[op].empty()) op_order.push_back(op);
+      by_op[op].push_back(node.name());
+    } else if (node.foreign_dtype == "string") {
+      // graphrun-cc holds strings; this op's kernel just has no string path
+      const std::string op = node.op() + " with dtype string";
       if (by_op[op].empty()) op_order.push_back(op);
       by_op[op].push_back(node.name());
     } else {

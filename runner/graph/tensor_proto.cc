@@ -44,6 +44,15 @@ void fill_from_typed_field(Tensor& tensor, const graphdef::TensorProto& proto) {
   }
 }
 
+// string_val by the same rule: the last value repeats, none means empty strings.
+void fill_strings(Tensor& tensor, const google::protobuf::RepeatedPtrField<std::string>& values) {
+  const int64_t available = values.size();
+  if (available == 0) return;
+  std::string* out = tensor.data<std::string>();
+  const int64_t count = tensor.num_elements();
+  for (int64_t i = 0; i < count; ++i) out[i] = values[static_cast<int>(std::min(i, available - 1))];
+}
+
 // The caller has checked that content.size() == tensor.byte_size().
 void copy_from_content(Tensor& tensor, const std::string& content) {
   std::memcpy(tensor.raw_data(), content.data(), content.size());
@@ -74,12 +83,20 @@ Shape shape_from_proto(const graphdef::TensorShapeProto& proto) {
 
 Tensor tensor_from_proto(const graphdef::TensorProto& proto) {
   const DataType dtype = proto.dtype();
-  if (!is_supported_dtype(dtype)) throw Error("dtype " + dtype_name(dtype) + " is not supported");
+  if (!is_held_dtype(dtype)) throw Error("dtype " + dtype_name(dtype) + " is not supported");
   Shape shape = shape_from_proto(proto.tensor_shape());
   // The claimed size first, in the Python runtime's words, before any length
   // check or allocation: a tiny file claiming a huge shape is refused as such.
   const int64_t count = checked_num_elements(shape, dtype, "tensor");
   const std::string& content = proto.tensor_content();
+  if (dtype == graphdef::DT_STRING) {
+    if (!content.empty()) {
+      throw Error("a string tensor cannot be given as tensor_content; TensorFlow writes its elements in string_val");
+    }
+    Tensor tensor(dtype, std::move(shape));
+    fill_strings(tensor, proto.string_val());
+    return tensor;
+  }
   if (!content.empty()) {
     if (content.size() != static_cast<uint64_t>(count) * dtype_size(dtype)) {
       throw Error("tensor_content holds " + std::to_string(content.size()) + " bytes but a " + dtype_name(dtype) +
@@ -93,6 +110,18 @@ Tensor tensor_from_proto(const graphdef::TensorProto& proto) {
   Tensor tensor(dtype, std::move(shape));
   fill_from_typed_field(tensor, proto);
   return tensor;
+}
+
+void tensor_to_proto(const Tensor& tensor, graphdef::TensorProto& proto) {
+  proto.set_dtype(tensor.dtype());
+  auto* shape = proto.mutable_tensor_shape();
+  shape->clear_dim();
+  for (int64_t dim : tensor.shape()) shape->add_dim()->set_size(dim);
+  if (tensor.is_string()) {  // one string_val per element, as TensorFlow writes them
+    for (const std::string& value : tensor.strings()) proto.add_string_val(value);
+    return;
+  }
+  proto.set_tensor_content(static_cast<const char*>(tensor.raw_data()), tensor.byte_size());
 }
 
 }  // namespace graphrun

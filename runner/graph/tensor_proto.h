@@ -15,6 +15,10 @@ namespace graphrun {
 Tensor tensor_from_proto(const graphdef::TensorProto& proto);
 
 // The shape of a TensorShapeProto that must be fully defined.
+// `tensor` (plain layout, not a variant) as a TensorProto: tensor_content,
+// or string_val for strings.
+void tensor_to_proto(const Tensor& tensor, graphdef::TensorProto& proto);
+
 Shape shape_from_proto(const graphdef::TensorShapeProto& proto);
 
 }  // namespace graphrun

@@ -44,8 +44,133 @@ void check_printable(const std::vector<FetchResult>& results) {
 
 enum class Style { kText, kJson };
 
+// The length of the well-formed UTF-8 sequence at text[i], or 0 if none
+// starts there: Python's strict decoder, so no overlong forms, surrogates or
+// code points past U+10FFFF.
+std::size_t utf8_length(const std::string& text, std::size_t i) {
+  const auto at = [&](std::size_t k) { return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0; };
+  const unsigned char c = at(0);
+  const auto tail = [&](std::size_t k) { return (at(k) & 0xC0) == 0x80; };
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return tail(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    const unsigned char second = at(1);
+    const bool ok = c == 0xE0   ? second >= 0xA0 && second <= 0xBF
+                    : c == 0xED ? second >= 0x80 && second <= 0x9F
+                                : tail(1);
+    return ok && tail(2) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const unsigned char second = at(1);
+    const bool ok = c == 0xF0   ? second >= 0x90 && second <= 0xBF
+                    : c == 0xF4 ? second >= 0x80 && second <= 0x8F
+                                : tail(1);
+    return ok && tail(2) && tail(3) ? 4 : 0;
+  }
+  return 0;
+}
+
+bool is_utf8(const std::string& text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const std::size_t length = utf8_length(text, i);
+    if (length == 0) return false;
+    i += length;
+  }
+  return true;
+}
+
+void append_hex(std::string& out, const char* prefix, unsigned value, int digits) {
+  static const char kHex[] = "0123456789abcdef";
+  out += prefix;
+  for (int shift = 4 * (digits - 1); shift >= 0; shift -= 4) out += kHex[(value >> shift) & 15];
+}
+
+// A string element on the text line, as graphrun writes it: quoted, `\` and
+// `"` escaped, valid UTF-8 as text, every other byte and every control
+// character (C0, DEL, C1; tab and line breaks too) as \xNN, so a value can
+// neither drive the terminal nor break its line.
+void append_text_string(std::string& out, const std::string& value) {
+  out += '"';
+  for (std::size_t i = 0; i < value.size();) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    const std::size_t length = utf8_length(value, i);
+    if (length == 0 || (length == 1 && (c < 0x20 || c == 0x7F))) {
+      append_hex(out, "\\x", c, 2);
+      i += 1;
+      continue;
+    }
+    if (length == 1 && (c == '\\' || c == '"')) out += '\\';
+    if (length == 2 && c == 0xC2 && static_cast<unsigned char>(value[i + 1]) < 0xA0) {
+      append_hex(out, "\\x", static_cast<unsigned char>(value[i + 1]), 2);  // C1, by its code point
+    } else {
+      out.append(value, i, length);
+    }
+    i += length;
+  }
+  out += '"';
+}
+
+void append_base64(std::string& out, const std::string& bytes) {
+  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    const uint32_t v = (static_cast<unsigned char>(bytes[i]) << 16) | (static_cast<unsigned char>(bytes[i + 1]) << 8) |
+                       static_cast<unsigned char>(bytes[i + 2]);
+    for (int shift = 18; shift >= 0; shift -= 6) out += kAlphabet[(v >> shift) & 63];
+  }
+  if (i < bytes.size()) {
+    const bool two = i + 1 < bytes.size();
+    const uint32_t v =
+        (static_cast<unsigned char>(bytes[i]) << 16) | (two ? static_cast<unsigned char>(bytes[i + 1]) << 8 : 0);
+    out += kAlphabet[(v >> 18) & 63];
+    out += kAlphabet[(v >> 12) & 63];
+    out += two ? kAlphabet[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+}
+
+// A string element in --json, as graphrun writes it: valid UTF-8 as a JSON
+// string (json.dumps without ensure_ascii, and DEL, C1, U+2028 and U+2029 as
+// \uXXXX since a terminal would act on them), any other as {"b64": "..."},
+// TensorFlow Serving's REST form of bytes.
+void append_json_value_string(std::string& out, const std::string& value) {
+  if (!is_utf8(value)) {
+    out += "{\"b64\": \"";
+    append_base64(out, value);
+    out += "\"}";
+    return;
+  }
+  out += '"';
+  for (std::size_t i = 0; i < value.size();) {
+    const auto c = static_cast<unsigned char>(value[i]);
+    const std::size_t length = utf8_length(value, i);
+    const auto next = [&](std::size_t k) { return static_cast<unsigned char>(value[i + k]); };
+    if (c == '"') out += "\\\"";
+    else if (c == '\\') out += "\\\\";
+    else if (c == '\n') out += "\\n";
+    else if (c == '\r') out += "\\r";
+    else if (c == '\t') out += "\\t";
+    else if (c == '\b') out += "\\b";
+    else if (c == '\f') out += "\\f";
+    else if (c < 0x20 || c == 0x7F) append_hex(out, "\\u", c, 4);
+    else if (length == 2 && c == 0xC2 && next(1) < 0xA0) append_hex(out, "\\u", next(1), 4);
+    else if (length == 3 && c == 0xE2 && next(1) == 0x80 && (next(2) == 0xA8 || next(2) == 0xA9)) {
+      append_hex(out, "\\u", 0x2000 + (next(2) & 0x3F), 4);
+    } else {
+      out.append(value, i, length);
+    }
+    i += length;
+  }
+  out += '"';
+}
+
+void append_element(std::string& out, const std::string& value, Style style) {
+  if (style == Style::kText) append_text_string(out, value);
+  else append_json_value_string(out, value);
+}
+
 template <class T>
-void append_element(std::string& out, T value, Style style) {
+void append_element(std::string& out, const T& value, Style style) {
   if constexpr (std::is_same_v<T, bool>) {
     out += value ? "true" : "false";
   } else if constexpr (std::is_floating_point_v<T>) {
@@ -99,7 +224,7 @@ void append_values(std::string& out, const Tensor& tensor, Style style) {
 }
 
 void append_tensor_values(std::string& out, const Tensor& tensor, Style style) {
-  dispatch(AllTypes{}, tensor.dtype(),
+  dispatch(AllAndStringTypes{}, tensor.dtype(),
            [&](auto tag) { append_values<typename decltype(tag)::type>(out, tensor, style); });
 }
 

@@ -81,6 +81,8 @@ void for_each_element(const Json& root, const Shape& shape, Visit visit) {
   }
 }
 
+bool decode_base64(const std::string& text, std::string& out);
+
 // graphrun reads {"b64": "..."} as bytes (TF Serving's REST form); any other
 // object is refused, the first in document order.
 void refuse_objects(const Json& root) {
@@ -93,10 +95,66 @@ void refuse_objects(const Json& root) {
       if (node->size() != 1 || b64 == node->end() || !b64->is_string()) {
         throw Error("a JSON object in a feed must be {\"b64\": \"<base64>\"} (bytes), got " + clipped(node->dump()));
       }
+      std::string bytes;  // decoded again later; graphrun refuses bad base64 before any other check
+      const std::string& encoded = b64->get_ref<const std::string&>();
+      if (!decode_base64(encoded, bytes)) throw Error("'" + clipped(encoded) + "' is not base64");
     } else if (node->is_array()) {
       for (std::size_t k = node->size(); k-- > 0;) stack.push_back(&(*node)[k]);
     }
   }
+}
+
+// Python's base64.b64decode(text, validate=True): only the standard alphabet,
+// then at most two '=', and enough of them to complete the last group.
+bool decode_base64(const std::string& text, std::string& out) {
+  std::size_t data = text.size();
+  while (data > 0 && text[data - 1] == '=' && text.size() - data < 2) --data;
+  const std::size_t pads = text.size() - data;
+  auto value_of = [](char c) {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    return -1;
+  };
+  const std::size_t tail = data % 4;
+  if (tail == 1 || (tail == 2 && pads < 2) || (tail == 3 && pads < 1)) return false;
+  out.clear();
+  out.reserve(data / 4 * 3 + 2);
+  uint32_t bits = 0;
+  int held = 0;
+  for (std::size_t i = 0; i < data; ++i) {
+    const int v = value_of(text[i]);
+    if (v < 0) return false;
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    held += 6;
+    if (held >= 8) {
+      held -= 8;
+      out += static_cast<char>((bits >> held) & 0xFF);
+    }
+  }
+  return true;
+}
+
+// A string feed's elements: JSON strings as their UTF-8 bytes, {"b64": ...}
+// objects as the bytes they encode; a bad encoding refused as graphrun does.
+Tensor strings_from_json(const Json& root, const Shape& shape) {
+  Tensor tensor(graphdef::DT_STRING, shape);
+  std::string* out = tensor.data<std::string>();
+  uint64_t total = 0;
+  for_each_element(root, shape, [&](const Json& element) {
+    if (element.is_string()) {
+      *out = element.get<std::string>();
+    } else {
+      const std::string& encoded = element.find("b64")->get_ref<const std::string&>();
+      if (!decode_base64(encoded, *out)) throw Error("'" + clipped(encoded) + "' is not base64");
+    }
+    total += out->size();
+    ++out;
+  });
+  check_string_bytes(total, "the feed's");
+  return tensor;
 }
 
 // The text of the k-th number in the document (0-based), counted outside
@@ -178,6 +236,13 @@ Tensor tensor_from_json(const std::string& text, DataType dtype, const std::stri
       if (element.is_number_float() && !std::isfinite(element.get<double>())) beyond_float64 = true;
     }
   });
+  if (dtype == graphdef::DT_STRING) {
+    if (!others && !bools && !numbers) return strings_from_json(root, shape);  // [] too: no strings, no dtype
+    if (!strings && !others) {
+      throw Error(target + " takes strings, not " + (bools ? "true/false" : "numbers") +
+                  "; quote them: '[\"a\", \"b\"]'");
+    }
+  }
   if (strings && !others && !bools && !numbers) throw Error(target + " cannot be fed strings");
   if (strings || others) {
     throw Error("'" + clipped(text) +

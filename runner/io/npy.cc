@@ -218,9 +218,93 @@ uint32_t little_endian(const std::string& bytes, std::size_t at, int width) {
   return value;
 }
 
+// A fixed-width string descr: "|S5" (5 bytes an element) or "<U5" / ">U5"
+// (5 UTF-32 code units). Returns false for any other descr.
+bool parse_string_descr(const std::string& descr, char& kind, bool& big_endian, std::size_t& width) {
+  if (descr.size() < 3 || (descr[1] != 'S' && descr[1] != 'U')) return false;
+  if (descr[1] == 'S' ? descr[0] != '|' : descr[0] != '<' && descr[0] != '>') return false;
+  width = 0;
+  for (std::size_t i = 2; i < descr.size(); ++i) {
+    if (descr[i] < '0' || descr[i] > '9' || width > (std::size_t{1} << 40)) return false;
+    width = width * 10 + static_cast<std::size_t>(descr[i] - '0');
+  }
+  kind = descr[1];
+  big_endian = descr[0] == '>';
+  return true;
+}
+
+// An 'S' or 'U' array as numpy gives its elements: trailing NULs dropped, 'U'
+// text as UTF-8 (as graphrun encodes str).
+Tensor strings_from_npy(const char* data, std::size_t available, const Shape& shape, char kind, bool big_endian,
+                        std::size_t width, const std::string& source) {
+  int64_t count;
+  try {
+    count = checked_num_elements(shape, graphdef::DT_STRING, "array");
+  } catch (const TensorLimitError& error) {
+    throw TensorLimitError(source + ": " + error.what());
+  }
+  const std::size_t item = kind == 'S' ? width : width * 4;
+  uint64_t needed = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(count), static_cast<uint64_t>(item), &needed)) {
+    needed = UINT64_MAX;
+  }
+  try {
+    check_string_bytes(needed, "the array's");
+  } catch (const TensorLimitError& error) {
+    throw TensorLimitError(source + ": " + error.what());
+  }
+  if (available < needed) {
+    const std::string file_dtype = (kind == 'S' ? "bytes" : "str") + std::to_string(item * 8);
+    throw Error(source + ": the header promises " + shape_string(shape) + " " + file_dtype + " (" +
+                std::to_string(needed) + " bytes of data) but only " + std::to_string(available) + " bytes follow it");
+  }
+  Tensor tensor(graphdef::DT_STRING, shape);
+  std::string* out = tensor.data<std::string>();
+  for (int64_t i = 0; i < count; ++i) {
+    const char* element = data + static_cast<std::size_t>(i) * item;
+    std::string& value = out[i];
+    if (kind == 'S') {
+      std::size_t length = width;
+      while (length > 0 && element[length - 1] == '\0') --length;
+      value.assign(element, length);
+      continue;
+    }
+    std::size_t length = width;
+    const auto unit = [&](std::size_t k) {
+      const auto* b = reinterpret_cast<const unsigned char*>(element + 4 * k);
+      return big_endian ? (uint32_t{b[0]} << 24) | (uint32_t{b[1]} << 16) | (uint32_t{b[2]} << 8) | b[3]
+                        : (uint32_t{b[3]} << 24) | (uint32_t{b[2]} << 16) | (uint32_t{b[1]} << 8) | b[0];
+    };
+    while (length > 0 && unit(length - 1) == 0) --length;
+    for (std::size_t k = 0; k < length; ++k) {
+      const uint32_t code = unit(k);
+      if (code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) {
+        throw Error(source + " holds a 'U' element that is not Unicode text (code point " + std::to_string(code) + ")");
+      }
+      if (code < 0x80) {
+        value += static_cast<char>(code);
+      } else if (code < 0x800) {
+        value += static_cast<char>(0xC0 | (code >> 6));
+        value += static_cast<char>(0x80 | (code & 0x3F));
+      } else if (code < 0x10000) {
+        value += static_cast<char>(0xE0 | (code >> 12));
+        value += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+        value += static_cast<char>(0x80 | (code & 0x3F));
+      } else {
+        value += static_cast<char>(0xF0 | (code >> 18));
+        value += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
+        value += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
+        value += static_cast<char>(0x80 | (code & 0x3F));
+      }
+    }
+  }
+  return tensor;
+}
+
 }  // namespace
 
-Tensor parse_npy(const std::string& bytes, const std::string& source) {
+Tensor parse_npy(const std::string& bytes, const std::string& source, std::string* string_descr) {
+  if (string_descr != nullptr) string_descr->clear();
   static const char kMagic[] = "\x93NUMPY";
   if (bytes.size() < 6 || bytes.compare(0, 6, kMagic, 6) != 0) throw Error(source + ": not an .npy file");
   // Past the magic, every flaw of the header is one class, as graphrun (whose
@@ -243,6 +327,16 @@ Tensor parse_npy(const std::string& bytes, const std::string& source) {
     HeaderParser(bytes.substr(8 + length_width, header_length)).parse(descr, fortran_order, shape);
   } catch (const Error&) {
     throw malformed;
+  }
+  char string_kind;
+  bool string_big_endian;
+  std::size_t string_width;
+  if (parse_string_descr(descr, string_kind, string_big_endian, string_width)) {
+    // Fortran order changes nothing for one dim or fewer; numpy writes C order otherwise.
+    if (fortran_order && shape.size() > 1) throw Error(source + ": a Fortran-order string array cannot be fed");
+    if (string_descr != nullptr) *string_descr = descr;
+    return strings_from_npy(bytes.data() + data_start, bytes.size() - data_start, shape, string_kind, string_big_endian,
+                            string_width, source);
   }
   const StoredType stored = stored_type(descr, source);
   int64_t count;
@@ -292,12 +386,12 @@ Tensor parse_npy(const std::string& bytes, const std::string& source) {
   return tensor;
 }
 
-Tensor read_npy(const std::string& path) {
+Tensor read_npy(const std::string& path, std::string* string_descr) {
   const std::string bytes = read_all(path);
   // A zip's local header: an archive given where one array is wanted.
   if (bytes.compare(0, 4, "PK\x03\x04") == 0)
     throw Error("'" + path + "' is an .npz archive; give a single .npy array");
-  return parse_npy(bytes, "'" + path + "'");
+  return parse_npy(bytes, "'" + path + "'", string_descr);
 }
 
 }  // namespace graphrun

@@ -16,10 +16,13 @@ namespace graphrun {
 // float32 (every float16 is exactly a float32), so converting it onward to the
 // placeholder's dtype follows the same exact-conversion rule as other feeds.
 // Throws Error for any other dtype or a malformed file.
-Tensor read_npy(const std::string& path);
+// A fixed-width string array ('S' bytes or 'U' text) is a DT_STRING tensor
+// (trailing NULs dropped, text as UTF-8, as numpy and graphrun read them);
+// `string_descr`, when given, gets its numpy dtype ("|S5"), else "".
+Tensor read_npy(const std::string& path, std::string* string_descr = nullptr);
 
 // The same for a .npy file's bytes already in memory (an .npz member);
 // `source` names it in error messages.
-Tensor parse_npy(const std::string& bytes, const std::string& source);
+Tensor parse_npy(const std::string& bytes, const std::string& source, std::string* string_descr = nullptr);
 
 }  // namespace graphrun

@@ -1,5 +1,7 @@
 #include "io/npy_write.h"
 
+#include <algorithm>
+
 namespace graphrun {
 
 namespace {
@@ -35,8 +37,14 @@ std::string shape_repr(const Shape& shape) {
 std::string npy_bytes(const Tensor& tensor) {
   static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the data is written in native (little-endian) order");
   const Shape& shape = tensor.shape();
-  std::string header =
-      "{'descr': '" + descr(tensor.dtype()) + "', 'fortran_order': False, 'shape': " + shape_repr(shape) + ", }";
+  // A string tensor as a fixed-width bytes ('S') array, which .npy holds
+  // without pickling, as graphrun writes it (out_files.cc refuses trailing NULs).
+  std::size_t width = 1;
+  if (tensor.is_string()) {
+    for (const std::string& value : tensor.strings()) width = std::max(width, value.size());
+  }
+  const std::string type = tensor.is_string() ? "|S" + std::to_string(width) : descr(tensor.dtype());
+  std::string header = "{'descr': '" + type + "', 'fortran_order': False, 'shape': " + shape_repr(shape) + ", }";
   // numpy leaves room for the first axis to grow to 21 digits in place.
   constexpr std::size_t kGrowthDigits = 21;
   if (!shape.empty()) header += std::string(kGrowthDigits - std::to_string(shape[0]).size(), ' ');
@@ -49,6 +57,14 @@ std::string npy_bytes(const Tensor& tensor) {
   out += static_cast<char>(stored & 0xFF);
   out += static_cast<char>((stored >> 8) & 0xFF);
   out += header;
+  if (tensor.is_string()) {
+    out.reserve(out.size() + width * tensor.strings().size());
+    for (const std::string& value : tensor.strings()) {
+      out += value;
+      out.append(width - value.size(), '\0');
+    }
+    return out;
+  }
   out.append(static_cast<const char*>(tensor.raw_data()), tensor.byte_size());
   return out;
 }

@@ -98,11 +98,12 @@ std::vector<NpzArray> read_npz(const std::string& path) {
         member.size() > suffix.size() && member.compare(member.size() - suffix.size(), suffix.size(), suffix) == 0;
     // np.load keys a member by its name less ".npy" (any other name whole).
     NpzArray array{npy ? member.substr(0, member.size() - suffix.size()) : member, Tensor(graphdef::DT_FLOAT, {0}), "",
-                   false};
+                   false, ""};
     const std::string source = "'" + array.name + "'";
     try {
       if (!npy) throw Error(source + ": not an .npy file");
-      array.value = parse_npy(read_member(archive.get(), static_cast<zip_uint64_t>(i), source), source);
+      array.value =
+          parse_npy(read_member(archive.get(), static_cast<zip_uint64_t>(i), source), source, &array.string_descr);
     } catch (const TensorLimitError& error) {
       array.error = error.what();
       array.over_limit = true;

@@ -17,6 +17,7 @@ struct NpzArray {
   // for the caller to report after naming the placeholder, as graphrun does.
   std::string error;
   bool over_limit = false;  // the error is GRAPHDEF_MAX_TENSOR_BYTES's (a run failure, exit 4)
+  std::string string_descr;  // numpy's dtype of a string array ("|S5"), else ""
 };
 
 // Every array in the archive, in the archive's order; each member is read as

@@ -68,6 +68,16 @@ std::string write_out_files(const std::string& directory, const std::vector<Fetc
     owner.emplace(base, result.name);
     paths.push_back(join(directory, base));
   }
+  for (const FetchResult& result : results) {
+    if (!result.value->is_string()) continue;
+    for (const std::string& value : result.value->strings()) {
+      if (!value.empty() && value.back() == '\0') {
+        throw UsageError("--out: '" + result.name +
+                         "' holds a string ending in NUL bytes, which a .npy 'S' array would drop; print it with "
+                         "--json instead");
+      }
+    }
+  }
   if (const int error = make_directories(directory)) {
     throw UsageError("--out " + directory + ": cannot create the directory (" + std::strerror(error) + ")");
   }

@@ -49,12 +49,36 @@ void compute_reshape(KernelContext& context) {
   // The input's elements under the new shape, not a copy: the output holds
   // the input alive (and, being borrowed, is never overwritten in place).
   const TensorPtr& held = context.input_ptr(0);
-  if (!input.is_variant() && input.layout() == Layout::kPlain && input.num_elements() > 0) {
+  if (!input.is_variant() && !input.is_string() && input.layout() == Layout::kPlain && input.num_elements() > 0) {
     context.set_output(0,
                        Tensor::borrowed(input.dtype(), std::move(shape), input.num_elements(), input.raw_data(), held));
     return;
   }
   context.set_output(0, input.reshaped(std::move(shape)));
+}
+
+// Transpose of strings: each std::string copied to its place (permuted()
+// moves elements as bytes, which a std::string must never be).
+Tensor permuted_strings(const Tensor& input, const std::vector<int64_t>& perm) {
+  const int rank = static_cast<int>(input.rank());
+  Shape shape(rank);
+  for (int d = 0; d < rank; ++d) shape[d] = input.shape()[perm[d]];
+  Tensor output(graphdef::DT_STRING, shape);
+  const std::vector<int64_t> in_strides = row_major_strides(input.shape());
+  const std::string* from = input.data<std::string>();
+  std::string* to = output.data<std::string>();
+  std::vector<int64_t> index(rank, 0);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < output.num_elements(); ++i) {
+    to[i] = from[offset];
+    for (int d = rank - 1; d >= 0; --d) {
+      offset += in_strides[perm[d]];
+      if (++index[d] < shape[d]) break;
+      offset -= in_strides[perm[d]] * shape[d];
+      index[d] = 0;
+    }
+  }
+  return output;
 }
 
 void compute_transpose(KernelContext& context) {
@@ -74,10 +98,15 @@ void compute_transpose(KernelContext& context) {
   }
   bool identity = true;  // Keras' Tensordot transposes by [0, 1, 2]: the input itself, shared
   for (int d = 0; d < rank; ++d) identity = identity && perm[d] == d;
-  if (identity && !input.is_variant() && input.layout() == Layout::kPlain && input.num_elements() > 0) {
+  if (identity && !input.is_variant() && !input.is_string() && input.layout() == Layout::kPlain &&
+      input.num_elements() > 0) {
     // borrowed, as Reshape's output: nothing overwrites it in place
     context.set_output(0, Tensor::borrowed(input.dtype(), input.shape(), input.num_elements(), input.raw_data(),
                                            context.input_ptr(0)));
+    return;
+  }
+  if (input.is_string()) {
+    context.set_output(0, permuted_strings(input, perm));
     return;
   }
   Tensor output = identity && !input.is_variant() ? input.reshaped(input.shape())
@@ -90,6 +119,19 @@ void compute_fill(KernelContext& context) {
   const Tensor& value = context.input(1);
   if (value.rank() != 0) throw Error("value must be a scalar, got shape " + shape_string(value.shape()));
   Tensor output(value.dtype(), dims);  // checks for negative and oversized dims
+  if (value.is_string()) {
+    const std::string& fill = value.data<std::string>()[0];
+    uint64_t total = 0;
+    if (__builtin_mul_overflow(static_cast<uint64_t>(fill.size()), static_cast<uint64_t>(output.num_elements()),
+                               &total)) {
+      total = UINT64_MAX;
+    }
+    check_string_bytes(total);
+    std::string* out = output.data<std::string>();
+    for (int64_t i = 0; i < output.num_elements(); ++i) out[i] = fill;
+    context.set_output(0, std::move(output));
+    return;
+  }
   const std::size_t item = dtype_size(value.dtype());
   auto* out = static_cast<unsigned char*>(output.raw_data());
   for (int64_t i = 0; i < output.num_elements(); ++i) std::memcpy(out + i * item, value.raw_data(), item);
@@ -217,7 +259,7 @@ REGISTER_KERNEL(Kernel("Reshape")
                     .input("tensor", "T")
                     .input("shape", "Tshape")
                     .output("T")
-                    .type_attr("T")
+                    .type_attr("T", dtypes_and_string())
                     .type_attr("Tshape", kIndexDtypes, graphdef::DT_INT32)
                     .shape(reshape_shape)
                     .compute(compute_reshape));
@@ -226,7 +268,7 @@ REGISTER_KERNEL(Kernel("Transpose")
                     .input("x", "T")
                     .input("perm", "Tperm")
                     .output("T")
-                    .type_attr("T")
+                    .type_attr("T", dtypes_and_string())
                     .type_attr("Tperm", kIndexDtypes, graphdef::DT_INT32)
                     .shape(transpose_shape)
                     .compute(compute_transpose));
@@ -235,7 +277,7 @@ REGISTER_KERNEL(Kernel("Fill")
                     .input("dims", "index_type")
                     .input("value", "T")
                     .output("T")
-                    .type_attr("T")
+                    .type_attr("T", dtypes_and_string())
                     .type_attr("index_type", kIndexDtypes, graphdef::DT_INT32)
                     .shape(fill_shape)
                     .compute(compute_fill));

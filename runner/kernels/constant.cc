@@ -46,7 +46,7 @@ void const_shape(ShapeContext& context) {
 
 REGISTER_KERNEL(Kernel("Const")
                     .output("dtype")
-                    .type_attr("dtype")
+                    .type_attr("dtype", dtypes_and_string())
                     .tensor_attr("value")
                     .prepare(decode_const)
                     .shape(const_shape)

@@ -9,10 +9,13 @@
 // UnsortedSegmentSum: output[k] is the sum of data's rows whose segment id
 // is k, added in row order; negative ids are dropped, an id of
 // num_segments or more is an error.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
 #include "core/int_arith.h"
+#include <algorithm>
+
 #include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
@@ -65,6 +68,20 @@ void compute_gather(KernelContext& context) {
   const int64_t outer = product(p, b, axis);
   const int64_t inner = product(p, axis + 1, p.size());
   const int64_t count = product(i, b, i.size());
+  if (params.is_string()) {  // std::string objects are copied, never their bytes
+    const std::string* from = params.data<std::string>();
+    std::string* to = out.data<std::string>();
+    for (int64_t batch = 0; inner > 0 && batch < batches; ++batch) {
+      const int64_t* picks = index.data() + batch * count;
+      for (int64_t o = 0; o < outer; ++o) {
+        const std::string* source = from + ((batch * outer + o) * limit) * inner;
+        for (int64_t k = 0; k < count; ++k)
+          to = std::copy(source + picks[k] * inner, source + (picks[k] + 1) * inner, to);
+      }
+    }
+    context.set_output(0, std::move(out));
+    return;
+  }
   const std::size_t item = dtype_size(params.dtype());
   const std::size_t block = static_cast<std::size_t>(inner) * item;
   const auto* from = static_cast<const unsigned char*>(params.raw_data());
@@ -143,7 +160,7 @@ REGISTER_KERNEL(Kernel("GatherV2")
                     .input("axis", "Taxis")
                     .output("Tparams")
                     .int_attr("batch_dims", std::numeric_limits<int64_t>::min(), 0)
-                    .type_attr("Tparams")
+                    .type_attr("Tparams", dtypes_and_string())
                     .type_attr("Tindices", dtypes_of(IndicesTypes{}))
                     .type_attr("Taxis", dtypes_of(IndexTypes{}))
                     .shape(gather_shape)

@@ -2,6 +2,7 @@
 // one (ConcatV2, whose other dims must match) or a new one (Pack, whose
 // inputs must all have one shape). Both copy, per index of the dims before
 // the axis, each input's contiguous block in turn.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -15,6 +16,16 @@ namespace {
 
 // Writes the inputs' [outer, dim_i * inner] blocks side by side.
 void join(const std::vector<const Tensor*>& parts, int64_t outer, const std::vector<int64_t>& widths, Tensor& out) {
+  if (out.is_string()) {  // std::string objects are copied, never their bytes
+    std::string* to = out.data<std::string>();
+    for (int64_t o = 0; o < outer; ++o) {
+      for (std::size_t i = 0; i < parts.size(); ++i) {
+        const std::string* from = parts[i]->data<std::string>() + o * widths[i];
+        to = std::copy(from, from + widths[i], to);
+      }
+    }
+    return;
+  }
   const std::size_t item = dtype_size(out.dtype());
   auto* to = static_cast<unsigned char*>(out.raw_data());
   for (int64_t o = 0; o < outer; ++o) {
@@ -146,7 +157,7 @@ REGISTER_KERNEL(Kernel("ConcatV2")
                     .input("axis", "Tidx")
                     .output("T")
                     .int_attr("N", 2)
-                    .type_attr("T")
+                    .type_attr("T", dtypes_and_string())
                     .type_attr("Tidx", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
                     .shape(concat_shape)
                     .compute(compute_concat));
@@ -155,7 +166,7 @@ REGISTER_KERNEL(Kernel("Pack")
                     .list_input("values", "N", "T")
                     .output("T")
                     .int_attr("N", 1)
-                    .type_attr("T")
+                    .type_attr("T", dtypes_and_string())
                     .int_attr("axis", std::numeric_limits<int64_t>::min(), 0)
                     .shape(pack_shape)
                     .compute(compute_pack));

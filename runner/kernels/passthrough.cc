@@ -9,11 +9,11 @@ namespace {
 
 void pass_input_through(KernelContext& context) { context.set_output(0, context.input_ptr(0)); }
 
-// Identity carries TensorList variants through loop bodies.
+// Identity carries TensorList variants through loop bodies, and strings.
 REGISTER_KERNEL(Kernel("Identity")
                     .input("input", "T")
                     .output("T")
-                    .type_attr("T", dtypes_and_variant())
+                    .type_attr("T", dtypes_string_and_variant())
                     .shape(same_as_input(0))
                     .compute(pass_input_through));
 
@@ -21,7 +21,7 @@ REGISTER_KERNEL(Kernel("Identity")
 REGISTER_KERNEL(Kernel("StopGradient")
                     .input("input", "T")
                     .output("T")
-                    .type_attr("T")
+                    .type_attr("T", dtypes_and_string())
                     .shape(same_as_input(0))
                     .compute(pass_input_through));
 

@@ -1,6 +1,7 @@
 // Select (TF1) and SelectV2 (tf.where): t where the condition holds, else e.
 //
 // Elements are copied as bytes, so one loop serves every dtype.
+#include <algorithm>
 #include <cstring>
 
 #include "kernels/lib/broadcast.h"
@@ -28,8 +29,30 @@ void compute_select_v2(KernelContext& context) {
   const std::vector<int64_t> c_strides = broadcast_strides(condition.shape(), shape);
   const std::vector<int64_t> t_strides = broadcast_strides(t.shape(), shape);
   const std::vector<int64_t> e_strides = broadcast_strides(e.shape(), shape);
-  const std::size_t item = dtype_size(t.dtype());
   const bool* c = condition.data<bool>();
+  if (t.is_string()) {  // std::string objects are copied, never their bytes
+    const std::string* t_strings = t.data<std::string>();
+    const std::string* e_strings = e.data<std::string>();
+    std::string* out = output.data<std::string>();
+    std::vector<int64_t> index(rank, 0);
+    int64_t c_at = 0, t_at = 0, e_at = 0;
+    for (int64_t i = 0; i < output.num_elements(); ++i) {
+      out[i] = c[c_at] ? t_strings[t_at] : e_strings[e_at];
+      for (int d = rank - 1; d >= 0; --d) {
+        c_at += c_strides[d];
+        t_at += t_strides[d];
+        e_at += e_strides[d];
+        if (++index[d] < shape[d]) break;
+        c_at -= c_strides[d] * shape[d];
+        t_at -= t_strides[d] * shape[d];
+        e_at -= e_strides[d] * shape[d];
+        index[d] = 0;
+      }
+    }
+    context.set_output(0, std::move(output));
+    return;
+  }
+  const std::size_t item = dtype_size(t.dtype());
   const auto* t_bytes = static_cast<const unsigned char*>(t.raw_data());
   const auto* e_bytes = static_cast<const unsigned char*>(e.raw_data());
   auto* out = static_cast<unsigned char*>(output.raw_data());
@@ -79,6 +102,17 @@ void compute_select(KernelContext& context) {
                 " must be a scalar, a vector over t's first dim, or t's shape " + shape_string(t.shape()));
   }
   Tensor output(t.dtype(), t.shape());
+  if (t.is_string()) {  // std::string objects are copied, never their bytes
+    const std::string* t_strings = t.data<std::string>();
+    const std::string* e_strings = e.data<std::string>();
+    std::string* out = output.data<std::string>();
+    for (int64_t i = 0; i < condition.num_elements(); ++i) {
+      const std::string* from = (c[i] ? t_strings : e_strings) + i * chunk;
+      std::copy(from, from + chunk, out + i * chunk);
+    }
+    context.set_output(0, std::move(output));
+    return;
+  }
   const std::size_t bytes = static_cast<std::size_t>(chunk) * dtype_size(t.dtype());
   const auto* t_bytes = static_cast<const unsigned char*>(t.raw_data());
   const auto* e_bytes = static_cast<const unsigned char*>(e.raw_data());
@@ -96,7 +130,7 @@ Kernel select_kernel(const char* op, ComputeFn compute) {
       .input("t", "T")
       .input("e", "T")
       .output("T")
-      .type_attr("T")
+      .type_attr("T", dtypes_and_string())
       .shape(broadcast_inputs())
       .compute(std::move(compute));
 }

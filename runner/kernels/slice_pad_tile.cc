@@ -1,5 +1,6 @@
 // Slice and Tile (Pad is in pad.cc). Out-of-range begins and sizes are
 // errors, never clamped, as in TF (numpy would clip them).
+#include "kernels/strings_box.h"
 #include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "graph/shape_rules.h"
@@ -29,8 +30,34 @@ void compute_slice(KernelContext& context) {
     box[d] = s == -1 ? shape[d] - b : s;
   }
   Tensor out = Tensor::uninitialized(input.dtype(), box);
-  gather_box(input, begin, std::vector<int64_t>(shape.size(), 1), box, out.raw_data());
+  if (input.is_string()) gather_box_strings(input, begin, std::vector<int64_t>(shape.size(), 1), box, out);
+  else gather_box(input, begin, std::vector<int64_t>(shape.size(), 1), box, out.raw_data());
   context.set_output(0, std::move(out));
+}
+
+// Tile of strings: each output element is the input element it repeats (the
+// strings' bytes are checked first, as repeating is how they could blow up).
+void tile_strings(const Tensor& input, const std::vector<int64_t>& multiples, Tensor& out) {
+  if (out.num_elements() == 0) return;
+  uint64_t total = input.string_bytes();
+  for (int64_t m : multiples) {
+    if (__builtin_mul_overflow(total, static_cast<uint64_t>(m), &total)) total = UINT64_MAX;
+  }
+  check_string_bytes(total);
+  const int64_t rank = input.rank();
+  const std::vector<int64_t> in_steps = row_major_strides(input.shape());
+  const std::string* from = input.data<std::string>();
+  std::string* to = out.data<std::string>();
+  std::vector<int64_t> index(rank, 0);
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    int64_t offset = 0;
+    for (int64_t d = 0; d < rank; ++d) offset += (index[d] % input.shape()[d]) * in_steps[d];
+    to[i] = from[offset];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++index[d] < out.shape()[d]) break;
+      index[d] = 0;
+    }
+  }
 }
 
 void compute_tile(KernelContext& context) {
@@ -50,6 +77,11 @@ void compute_tile(KernelContext& context) {
     }
   }
   Tensor out = Tensor::uninitialized(input.dtype(), shape);  // checks the size
+  if (input.is_string()) {
+    tile_strings(input, multiples, out);
+    context.set_output(0, std::move(out));
+    return;
+  }
   const std::size_t item = dtype_size(input.dtype());
   const auto* from = static_cast<const unsigned char*>(input.raw_data());
   auto* to = static_cast<unsigned char*>(out.raw_data());
@@ -153,7 +185,7 @@ REGISTER_KERNEL(Kernel("Slice")
                     .input("begin", "Index")
                     .input("size", "Index")
                     .output("T")
-                    .type_attr("T")
+                    .type_attr("T", dtypes_and_string())
                     .type_attr("Index", dtypes_of(IndexTypes{}))
                     .shape(slice_shape)
                     .compute(compute_slice));
@@ -162,7 +194,7 @@ REGISTER_KERNEL(Kernel("Tile")
                     .input("input", "T")
                     .input("multiples", "Tmultiples")
                     .output("T")
-                    .type_attr("T")
+                    .type_attr("T", dtypes_and_string())
                     .type_attr("Tmultiples", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
                     .shape(tile_shape)
                     .compute(compute_tile));

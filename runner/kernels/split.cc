@@ -2,6 +2,7 @@
 // outputs. Unpack removes the axis (num pieces of size 1), Split makes
 // num_split equal pieces, SplitV pieces of the given sizes, one of which may
 // be -1 for the rest.
+#include <algorithm>
 #include <cstring>
 #include <limits>
 
@@ -18,7 +19,7 @@ namespace {
 void cut(KernelContext& context, const Tensor& input, int64_t axis, const std::vector<int64_t>& sizes,
          bool remove_axis) {
   const AxisView view = axis_view(input.shape(), axis);
-  const std::size_t item = dtype_size(input.dtype());
+  const std::size_t item = input.is_string() ? 0 : dtype_size(input.dtype());  // strings: below
   const auto* from = static_cast<const unsigned char*>(input.raw_data());
   int64_t offset = 0;  // elements into each outer row
   for (std::size_t i = 0; i < sizes.size(); ++i) {
@@ -26,6 +27,18 @@ void cut(KernelContext& context, const Tensor& input, int64_t axis, const std::v
     if (remove_axis) shape.erase(shape.begin() + axis);
     else shape[axis] = sizes[i];
     Tensor piece = Tensor::uninitialized(input.dtype(), shape);
+    if (input.is_string()) {  // std::string objects are copied, never their bytes
+      const std::string* from_strings = input.data<std::string>();
+      std::string* to_strings = piece.data<std::string>();
+      const int64_t width = sizes[i] * view.inner;
+      for (int64_t o = 0; width > 0 && o < view.outer; ++o) {
+        const std::string* row = from_strings + o * view.dim * view.inner + offset;
+        std::copy(row, row + width, to_strings + o * width);
+      }
+      offset += width;
+      context.set_output(static_cast<int>(i), std::move(piece));
+      continue;
+    }
     const std::size_t bytes = static_cast<std::size_t>(sizes[i] * view.inner) * item;
     auto* to = static_cast<unsigned char*>(piece.raw_data());
     for (int64_t o = 0; bytes > 0 && o < view.outer; ++o) {
@@ -165,7 +178,7 @@ REGISTER_KERNEL(Kernel("Unpack")
                     .input("value", "T")
                     .list_output("num", "T")
                     .int_attr("num", 0)
-                    .type_attr("T")
+                    .type_attr("T", dtypes_and_string())
                     .int_attr("axis", std::numeric_limits<int64_t>::min(), 0)
                     .shape(unpack_shape)
                     .compute(compute_unpack));

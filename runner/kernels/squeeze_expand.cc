@@ -92,7 +92,7 @@ void expand_dims_shape(ShapeContext& context) {
 REGISTER_KERNEL(Kernel("Squeeze")
                     .input("input", "T")
                     .output("T")
-                    .type_attr("T")
+                    .type_attr("T", dtypes_and_string())
                     .int_list_attr("squeeze_dims", {})
                     .prepare([](const Kernel& kernel, const graphdef::NodeDef& node) {
                       return kernel.get_int_list(node, "squeeze_dims");
@@ -104,7 +104,7 @@ REGISTER_KERNEL(Kernel("ExpandDims")
                     .input("input", "T")
                     .input("dim", "Tdim")
                     .output("T")
-                    .type_attr("T")
+                    .type_attr("T", dtypes_and_string())
                     .type_attr("Tdim", dtypes_of(IndexTypes{}), graphdef::DT_INT32)
                     .shape(expand_dims_shape)
                     .compute(compute_expand_dims));

@@ -3,6 +3,7 @@
 // resolved spec of strided_slice_spec.h.
 #include <limits>
 
+#include "kernels/strings_box.h"
 #include "graph/kernel.h"
 #include "exec/kernel_context.h"
 #include "kernels/axis.h"
@@ -37,7 +38,8 @@ void compute_strided_slice(KernelContext& context) {
   const Tensor& input = context.input(0);
   const ResolvedSlice r = resolve(context, input.shape(), 1);
   Tensor out = Tensor::uninitialized(input.dtype(), r.final_shape);
-  gather_box(input, r.begin, r.stride, r.box, out.raw_data());
+  if (input.is_string()) gather_box_strings(input, r.begin, r.stride, r.box, out);
+  else gather_box(input, r.begin, r.stride, r.box, out.raw_data());
   context.set_output(0, std::move(out));
 }
 
@@ -70,7 +72,7 @@ REGISTER_KERNEL(mask_attrs(Kernel("StridedSlice")
                                .input("end", "Index")
                                .input("strides", "Index")
                                .output("T")
-                               .type_attr("T")
+                               .type_attr("T", dtypes_and_string())
                                .type_attr("Index", dtypes_of(IndexTypes{})))
                     .compute(compute_strided_slice));
 

@@ -1,0 +1,1 @@
+"""graphrun-cc's string tensors, compared with graphrun (the Python runtime) and TensorFlow."""
