@@ -98,8 +98,8 @@ void refuse_string_fetches(const graphrun::Session& session, const std::vector<s
     const auto& dtypes = graph.node(node).output_dtypes;
     if (parsed.output >= 0 && parsed.output < static_cast<int>(dtypes.size()) &&
         dtypes[parsed.output] == graphdef::DT_STRING) {
-      throw graphrun::UnsupportedError("fetch '" + name + "': string tensors, which the C API cannot hold yet: " +
-                                       graph.node(node).describe());
+      throw graphrun::UnsupportedError(
+          "fetch '" + name + "': string tensors, which the C API cannot hold yet: " + graph.node(node).describe());
     }
   }
 }
