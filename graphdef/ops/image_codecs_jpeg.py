@@ -46,7 +46,7 @@ def _up_h2v1(c):
     """jdsample.c h2v1_fancy_upsample: 3/4 of the nearer sample, 1/4 of the farther; ends kept."""
     ext = np.pad(c, ((0, 0), (1, 1)), mode="edge")
     near = c * 3
-    out = np.empty((c.shape[0], c.shape[1] * 2), np.int32)
+    out = np.empty((c.shape[0], c.shape[1] * 2), np.int16)
     out[:, 0::2] = (near + ext[:, :-2] + 1) >> 2
     out[:, 1::2] = (near + ext[:, 2:] + 2) >> 2
     out[:, 0], out[:, -1] = c[:, 0], c[:, -1]
@@ -57,7 +57,7 @@ def _up_h1v2(c):
     """jdsample.c h1v2_fancy_upsample: the same filter down the rows, edge rows repeated."""
     ext = np.pad(c, ((1, 1), (0, 0)), mode="edge")
     near = c * 3
-    out = np.empty((c.shape[0] * 2, c.shape[1]), np.int32)
+    out = np.empty((c.shape[0] * 2, c.shape[1]), np.int16)
     out[0::2] = (near + ext[:-2] + 1) >> 2
     out[1::2] = (near + ext[2:] + 2) >> 2
     return out
@@ -66,7 +66,7 @@ def _up_h1v2(c):
 def _up_h2v2(c):
     """jdsample.c h2v2_fancy_upsample: 9/16, 3/16, 3/16, 1/16 of the four nearest samples."""
     ext = np.pad(c, ((1, 1), (0, 0)), mode="edge")
-    out = np.empty((c.shape[0] * 2, c.shape[1] * 2), np.int32)
+    out = np.empty((c.shape[0] * 2, c.shape[1] * 2), np.int16)
     for row, other in ((0, ext[:-2]), (1, ext[2:])):
         colsum = c * 3 + other
         side = np.pad(colsum, ((0, 0), (1, 1)), mode="edge")
@@ -78,13 +78,27 @@ def _up_h2v2(c):
     return out
 
 
+def _tables():
+    """jdcolor.c's build_ycc_rgb_table: R and B offsets by Cr and Cb, and G's by both (a 256x256 table,
+    as libjpeg adds its two G terms before one shift)."""
+    x = np.arange(256, dtype=np.int64) - 128
+    cr_r = (_fix(1.40200) * x + _HALF) >> _SCALE_BITS
+    cb_b = (_fix(1.77200) * x + _HALF) >> _SCALE_BITS
+    g = (-_fix(0.34414) * x[:, None] + _HALF - _fix(0.71414) * x[None, :]) >> _SCALE_BITS
+    return cr_r.astype(np.int16), cb_b.astype(np.int16), g.astype(np.int16)
+
+
+_CR_R, _CB_B, _G = _tables()
+
+
 def _to_rgb(y, cb, cr):
-    """jdcolor.c ycc_rgb_convert, table for table."""
-    cb, cr = cb - 128, cr - 128
-    r = y + ((_fix(1.40200) * cr + _HALF) >> _SCALE_BITS)
-    g = y + ((-_fix(0.34414) * cb + _HALF - _fix(0.71414) * cr) >> _SCALE_BITS)
-    b = y + ((_fix(1.77200) * cb + _HALF) >> _SCALE_BITS)
-    return np.clip(np.stack([r, g, b], -1), 0, 255).astype(np.uint8)
+    """jdcolor.c ycc_rgb_convert, table for table: [height, width, 3] uint8."""
+    y = y.astype(np.int16)
+    out = np.empty(y.shape + (3,), np.uint8)
+    both = (cb.astype(np.intp) << 8) | cr  # a flat gather is twice as fast as a 2-D one
+    for channel, offset in enumerate((_CR_R.take(cr), _G.reshape(-1).take(both), _CB_B.take(cb))):
+        out[..., channel] = np.clip(y + offset, 0, 255)
+    return out
 
 
 def _chroma_ratio(layers, index, min_scaled):
@@ -106,7 +120,7 @@ def _fancy_ifast(pil_image, data, scale, crop=None):
     edge rounded down to an iMCU, whose ends the upsampler takes for the image's own edges."""
     image = _open(pil_image, data, scale, draft=True, mode="YCbCr")
     full_width = pil_image.open(io.BytesIO(data)).size[0]
-    planes = np.asarray(image).astype(np.int32)
+    planes = np.asarray(image)
     layers = image.layer
     height, width = planes.shape[:2]
     top, left, rows, columns = crop if crop is not None else (0, 0, height, width)
@@ -119,7 +133,7 @@ def _fancy_ifast(pil_image, data, scale, crop=None):
     for k in (1, 2):
         h_ratio, v_ratio, h_scaled, h_max = _chroma_ratio(layers, k, min_scaled)
         down_width = -(-full_width * h_scaled // (h_max * 8))
-        plane = planes[:, start:start + span, k]
+        plane = planes[:, start:start + span, k].astype(np.int16)
         fancy = min_scaled > 1  # libjpeg upsamples 1/8 scale decodes plainly
         if fancy and (h_ratio, v_ratio) == (2, 2) and down_width > 2:
             plane = _up_h2v2(plane[::2, ::2])
@@ -127,7 +141,7 @@ def _fancy_ifast(pil_image, data, scale, crop=None):
             plane = _up_h2v1(plane[:, ::2])
         elif fancy and (h_ratio, v_ratio) == (1, 2):
             plane = _up_h1v2(plane[::2])
-        chroma.append(plane[top:top + rows, left - start:left - start + columns])
+        chroma.append(plane[top:top + rows, left - start:left - start + columns].astype(np.uint8))
     return _to_rgb(luma, *chroma)
 
 
@@ -143,7 +157,7 @@ def decode(pil_image, data, channels, ratio, fancy_upscaling, accurate, crop=Non
     header = pil_image.open(io.BytesIO(data))
     grey_out = channels == 1 or (channels == 0 and header.mode == "L")
     if header.mode == "CMYK":
-        array = _cmyk(pil_image, data, ratio, accurate, channels)
+        array = _cmyk(pil_image, data, ratio, accurate)  # grey was refused: libjpeg has none
     elif grey_out:
         # libjpeg's JCS_GRAYSCALE output is the Y plane, never upsampled
         image = _open(pil_image, data, ratio, draft=not accurate, mode="L")
@@ -163,21 +177,11 @@ def decode(pil_image, data, channels, ratio, fancy_upscaling, accurate, crop=Non
     return _channels(array, channels)
 
 
-def _cmyk(pil_image, data, ratio, accurate, channels):
+def _cmyk(pil_image, data, ratio, accurate):
     """An Adobe CMYK JPEG as TF turns it into RGB: each of C, M, Y times K over 255 (inverted CMYK)."""
     image = _open(pil_image, data, ratio, draft=not accurate)
     cmyk = 255 - np.asarray(image).astype(np.int32)  # Pillow un-inverts Adobe's CMYK; TF reads it raw
-    k = cmyk[..., 3:4]
-    rgb = (k * cmyk[..., :3] // 255).astype(np.uint8)
-    if channels == 1:
-        return _grey_from_rgb(rgb)
-    return rgb
-
-
-def _grey_from_rgb(rgb):
-    # not reached by TF's own JPEG path for colour files (it asks libjpeg for Y), kept for CMYK
-    r, g, b = (rgb[..., i].astype(np.int64) for i in range(3))
-    return ((r * 19595 + g * 38470 + b * 7471 + 32768) >> 16).astype(np.uint8)[..., None]
+    return (cmyk[..., 3:4] * cmyk[..., :3] // 255).astype(np.uint8)
 
 
 def _channels(array, channels):
