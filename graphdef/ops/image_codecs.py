@@ -103,7 +103,7 @@ def _jpeg_flags(ratio, dct_method):
 _JPEG_FAILED = "jpeg::Uncompress failed. Invalid JPEG data or crop window."
 
 
-def _decode_jpeg(op_type, data, channels, ratio=1, fancy_upscaling=True, dct_method="", crop=None,
+def _decode_jpeg(op_type, data, channels, out, ratio=1, fancy_upscaling=True, dct_method="", crop=None,
                  try_recover_truncated=False):
     if channels == 4:
         raise InvalidArgumentError("JPEG does not support 4 channels")
@@ -118,7 +118,7 @@ def _decode_jpeg(op_type, data, channels, ratio=1, fancy_upscaling=True, dct_met
         if min(crop) < 0 or h == 0 or w == 0 or y + h > out_h or x + w > out_w:
             raise InvalidArgumentError(_JPEG_FAILED)
         out_h, out_w = h, w
-    limits.check((out_h, out_w, depth), np.uint8, what="decoded image")
+    limits.check((out_h, out_w, depth), out, what="decoded image")
     pil_image = _pillow(op_type)
     try:
         with _no_bomb_limit(pil_image):
@@ -134,12 +134,12 @@ def _decode_jpeg(op_type, data, channels, ratio=1, fancy_upscaling=True, dct_met
     return np.ascontiguousarray(array)
 
 
-def _decode_png(op_type, data, channels, sixteen):
+def _decode_png(op_type, data, channels, sixteen, out):
     header = formats.png_header(data)
     if header is None:
         raise InvalidArgumentError("Invalid PNG. Failed to initialize decoder.")
     height, width, _, natural = header
-    limits.check((height, width, channels or natural), np.uint16 if sixteen else np.uint8, what="decoded image")
+    limits.check((height, width, channels or natural), out, what="decoded image")
     pil_image = _pillow(op_type)
     try:
         with _no_bomb_limit(pil_image):
@@ -148,7 +148,7 @@ def _decode_png(op_type, data, channels, sixteen):
         raise InvalidArgumentError(f"Invalid PNG data, size {len(data)}") from None
 
 
-def _decode_gif(op_type, data, channels, animated):
+def _decode_gif(op_type, data, channels, animated, out):
     """[frames, height, width, 3]; a single frame's [height, width, 3] unless `animated`."""
     if channels not in (0, 3):
         raise InvalidArgumentError(f"channels must be 0 or 3 for GIF, got {channels}")
@@ -161,7 +161,7 @@ def _decode_gif(op_type, data, channels, animated):
                                    "or tf.io.decode_image")
     if height == 0 or width == 0:
         raise InvalidArgumentError(f"Invalid GIF data (size {len(data)}), the screen is empty")
-    limits.check((frames if animated else 1, height, width, 3), np.uint8, what="decoded image")
+    limits.check((frames if animated else 1, height, width, 3), out, what="decoded image")
     pil_image = _pillow(op_type)
     try:
         with _no_bomb_limit(pil_image):
@@ -171,12 +171,12 @@ def _decode_gif(op_type, data, channels, animated):
     return array if animated else array[0]
 
 
-def _decode_bmp(data, channels):
+def _decode_bmp(data, channels, out):
     if channels not in (0, 3, 4):
         raise InvalidArgumentError(f"`channels` must be 0, 3 or 4 for BMP, but got {channels}")
     layout = formats.bmp_decode(data, channels)
     height, width, out_channels = layout[:3]
-    limits.check((abs(height), width, out_channels), np.uint8, what="decoded image")
+    limits.check((abs(height), width, out_channels), out, what="decoded image")
     return formats.bmp_pixels(data, layout)
 
 
@@ -197,14 +197,15 @@ def decode(op_type, contents, channels, *, dtype=dtypes.uint8, animated=False, *
     if kind == WEBP:
         raise InvalidArgumentError("WebP images are not decoded here; convert them to JPEG or PNG")
     sixteen = dtype in (dtypes.uint16, dtypes.float32)
+    out = dtype.np  # what the size check counts: float32 takes 4 bytes a sample
     if kind == JPEG:
-        image = _decode_jpeg(op_type, data, channels, **jpeg_flags)
+        image = _decode_jpeg(op_type, data, channels, out, **jpeg_flags)
     elif kind == PNG:
-        image = _decode_png(op_type, data, channels, sixteen)
+        image = _decode_png(op_type, data, channels, sixteen, out)
     elif kind == GIF:
-        image = _decode_gif(op_type, data, channels, animated)
+        image = _decode_gif(op_type, data, channels, animated, out)
     else:
-        image = _decode_bmp(data, channels)
+        image = _decode_bmp(data, channels, out)
     if op_type == "DecodeGif" and image.ndim == 3:
         image = image[None]
     return _as_dtype(image, dtype)

@@ -130,6 +130,19 @@ def test_a_header_claiming_60000_squared_is_refused_before_decoding(monkeypatch,
     assert after.ru_maxrss - before.ru_maxrss < 64 << 10, "Pillow allocated the claimed image"  # KiB
 
 
+def test_the_limit_counts_the_dtype_handed_back(monkeypatch):
+    """A 300x200 RGB JPEG is 180000 bytes as uint8 but 720000 as DecodeImage's float32."""
+    data = made.jpeg(height=300, width=200)
+    monkeypatch.setenv("GRAPHDEF_MAX_TENSOR_BYTES", "500000")
+    message = our_error("DecodeImage", data, ResourceExhaustedError, dtype=graphdef.float32)
+    assert "[300,200,3] float32 would take 703.1 KiB" in message, message
+    graph = graphdef.Graph()
+    with graph.as_default():
+        out = graphdef.raw_op("DecodeImage", np.array(data, dtype=object))
+    with graphdef.Session(graph=graph) as sess:
+        assert sess.run(out).shape == (300, 200, 3)
+
+
 def test_animated_gif_frames_over_the_limit_are_refused_before_decoding(monkeypatch):
     data = made.gif(frames=40)  # 40 frames of 8x9x3: 8640 bytes
     monkeypatch.setenv("GRAPHDEF_MAX_TENSOR_BYTES", "8000")
