@@ -106,3 +106,28 @@ def test_graphrun_cc_names_the_codec_it_lacks(serving_graphs, cc_runner):
     lines = err.splitlines()
     assert code != 0 and out == "" and len(lines) == 1, (code, out, err)
     assert lines[0].startswith("graphrun-cc: ") and "no kernel for DecodeJpeg (DecodeJpeg)" in lines[0], lines[0]
+
+
+def test_graphrun_runs_a_tf2_saved_model_that_decodes_in_its_signature(tf_oracle, tmp_path):
+    """TF2's export of a bytes-in Keras classifier: tf.map_fn (control flow v2, TensorLists) over
+    decode_image and tf.image.resize inside the serving signature, run from the SavedModel folder."""
+    from graphdef.graphrun.cli import load_model
+    tf = tf_oracle
+    model = tf.keras.Sequential([tf.keras.Input((16, 16, 3)), tf.keras.layers.Conv2D(4, 3, activation="relu"),
+                                 tf.keras.layers.GlobalAveragePooling2D(), tf.keras.layers.Dense(2)])
+
+    def prepare(data):
+        pixels = tf.cast(tf.io.decode_image(data, channels=3, expand_animations=False), tf.float32) / 255.0
+        return tf.image.resize(pixels, [16, 16])
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def serve(images):
+        return {"scores": model(tf.map_fn(prepare, images, fn_output_signature=tf.float32))}
+    module = tf.Module()
+    module.model, module.serve = model, serve
+    tf.saved_model.save(module, str(tmp_path / "model"), signatures={"serving_default": serve})
+    images = [made.jpeg(seed=5), made.png(channels=3, seed=6), made.jpeg(channels=1, subsampling="4:4:4", seed=7)]
+    theirs = serve(tf.constant(images))["scores"].numpy()
+    ours = run_graphrun_json(tmp_path / "model", {"images": images}, [])["scores"]
+    graph, _ = load_model(str(tmp_path / "model"))
+    assert_all_conform([ours], [theirs], graph, ["scores:0"], who="graphrun and TensorFlow")
