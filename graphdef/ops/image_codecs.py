@@ -10,9 +10,7 @@ checked against the tensor limit before anything is decoded. Errors are TensorFl
 the node named.
 """
 
-import contextlib
 import inspect
-import threading
 
 import numpy as np
 
@@ -28,7 +26,6 @@ from graphdef.ops.strings import as_array, strings_like
 JPEG, PNG, GIF, BMP, WEBP = "JPEG", "PNG", "GIF", "BMP", "WebP"
 DCT_METHODS = ("", "INTEGER_FAST", "INTEGER_ACCURATE")
 USE_OP = {JPEG: "decode_jpeg", PNG: "decode_png", GIF: "decode_gif"}
-_PILLOW_LOCK = threading.Lock()
 
 
 def _pillow(op_type):
@@ -37,18 +34,6 @@ def _pillow(op_type):
     except ImportError:
         raise FailedPreconditionError(f"{op_type} needs Pillow: pip install graphdef[images]") from None
     return Image
-
-
-@contextlib.contextmanager
-def _no_bomb_limit(image_module):
-    """Pillow's own decompression-bomb limit off while decoding: sizes were checked against ours first."""
-    with _PILLOW_LOCK:
-        before = image_module.MAX_IMAGE_PIXELS
-        image_module.MAX_IMAGE_PIXELS = None
-        try:
-            yield
-        finally:
-            image_module.MAX_IMAGE_PIXELS = before
 
 
 def _named(kernel):
@@ -121,9 +106,7 @@ def _decode_jpeg(op_type, data, channels, out, ratio=1, fancy_upscaling=True, dc
     limits.check((out_h, out_w, depth), out, what="decoded image")
     pil_image = _pillow(op_type)
     try:
-        with _no_bomb_limit(pil_image):
-            array = jpeg.decode(pil_image, data, channels, ratio, fancy_upscaling, dct_method == "INTEGER_ACCURATE",
-                                crop)
+        array = jpeg.decode(pil_image, data, channels, ratio, fancy_upscaling, dct_method == "INTEGER_ACCURATE", crop)
     except (OSError, SyntaxError, ValueError, EOFError):
         if try_recover_truncated:
             # TF's libjpeg fills a short file's missing rows; Pillow stops at a different place, so
@@ -142,8 +125,7 @@ def _decode_png(op_type, data, channels, sixteen, out):
     limits.check((height, width, channels or natural), out, what="decoded image")
     pil_image = _pillow(op_type)
     try:
-        with _no_bomb_limit(pil_image):
-            return formats.png_decode(pil_image, data, channels, sixteen)
+        return formats.png_decode(pil_image, data, channels, sixteen)
     except (OSError, SyntaxError, ValueError, EOFError):
         raise InvalidArgumentError(f"Invalid PNG data, size {len(data)}") from None
 
@@ -164,8 +146,7 @@ def _decode_gif(op_type, data, channels, animated, out):
     limits.check((frames if animated else 1, height, width, 3), out, what="decoded image")
     pil_image = _pillow(op_type)
     try:
-        with _no_bomb_limit(pil_image):
-            array = formats.gif_decode(pil_image, data)
+        array = formats.gif_decode(pil_image, data)
     except (OSError, SyntaxError, ValueError, EOFError) as e:
         raise InvalidArgumentError(f"Invalid GIF data (size {len(data)}), failed to decode: {e}") from None
     return array if animated else array[0]

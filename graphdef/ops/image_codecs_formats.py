@@ -40,7 +40,8 @@ def png_decode(pil_image, data, channels, sixteen):
     if png16.is_colour16(data):  # Pillow would keep only their high bytes
         array = png_channels(png16.decode(data), channels, 0xFFFF)
         return array if sixteen else (array >> 8).astype(np.uint8)
-    image = pil_image.open(io.BytesIO(data))
+    from PIL import PngImagePlugin
+    image = PngImagePlugin.PngImageFile(io.BytesIO(data))  # not Image.open: its bomb limit is not ours
     image.load()
     depth16 = image.mode.startswith("I") and data[24] == 16
     if image.mode == "P":
@@ -92,7 +93,7 @@ def _skip_blocks(data, i):
 
 
 def _gif_blocks(data):
-    """(height, width, global palette, frames) by walking the GIF's blocks without decoding; each frame is
+    """(height, width, frames) by walking the GIF's blocks without decoding; each frame is
     (left, top, width, height, palette, interlaced, LZW code size, offset of its data, transparent index).
     ValueError says what is wrong."""
     if len(data) < 13:

@@ -28,9 +28,16 @@ def _fix(x):
     return int(x * (1 << _SCALE_BITS) + 0.5)
 
 
+def opened(data):
+    """The JPEG as Pillow's plugin reads its header. Not Image.open, whose decompression-bomb limit is
+    Pillow's: the size was checked against graphdef's tensor limit before any decoding."""
+    from PIL import JpegImagePlugin
+    return JpegImagePlugin.JpegImageFile(io.BytesIO(data))
+
+
 def _open(pil_image, data, scale, draft, mode=None):
     """A Pillow JPEG set up for libjpeg's scale 1/`scale`, draft (IFAST, no fancy upsampling) or not."""
-    image = pil_image.open(io.BytesIO(data))
+    image = opened(data)
     if mode is not None:
         image.draft(mode, None)
     image.decoderconfig = (scale, 1 if draft else 0)
@@ -119,7 +126,7 @@ def _fancy_ifast(pil_image, data, scale, crop=None):
     A crop is what libjpeg-turbo's jpeg_crop_scanline decodes: the columns from the window's left
     edge rounded down to an iMCU, whose ends the upsampler takes for the image's own edges."""
     image = _open(pil_image, data, scale, draft=True, mode="YCbCr")
-    full_width = pil_image.open(io.BytesIO(data)).size[0]
+    full_width = opened(data).size[0]
     planes = np.asarray(image)
     layers = image.layer
     height, width = planes.shape[:2]
@@ -154,7 +161,7 @@ def subsampled_colour(image):
 def decode(pil_image, data, channels, ratio, fancy_upscaling, accurate, crop=None):
     """The JPEG's pixels as TF's DecodeJpeg gives them: [height, width, channels] uint8, or the window
     crop = (y, x, height, width) of them as DecodeAndCropJpeg gives it."""
-    header = pil_image.open(io.BytesIO(data))
+    header = opened(data)
     grey_out = channels == 1 or (channels == 0 and header.mode == "L")
     if header.mode == "CMYK":
         array = _cmyk(pil_image, data, ratio, accurate)  # grey was refused: libjpeg has none

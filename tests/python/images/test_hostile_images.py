@@ -130,6 +130,20 @@ def test_a_header_claiming_60000_squared_is_refused_before_decoding(monkeypatch,
     assert after.ru_maxrss - before.ru_maxrss < 64 << 10, "Pillow allocated the claimed image"  # KiB
 
 
+@pytest.mark.parametrize("data", [made.jpeg(), made.png(), made.gif(2)], ids=["jpeg", "png", "gif"])
+def test_pillows_own_bomb_limit_is_neither_applied_nor_changed(monkeypatch, data):
+    """graphdef's tensor limit decides; Pillow's MAX_IMAGE_PIXELS (a process-wide setting a user may
+    have chosen) is neither consulted nor touched, so decoding needs no lock around it."""
+    from PIL import Image
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 10)
+    graph = graphdef.Graph()
+    with graph.as_default():
+        out = graphdef.raw_op("DecodeImage", np.array(data, dtype=object), expand_animations=False)
+    with graphdef.Session(graph=graph) as sess:
+        assert sess.run(out).ndim == 3
+    assert Image.MAX_IMAGE_PIXELS == 10
+
+
 def test_the_limit_counts_the_dtype_handed_back(monkeypatch):
     """A 300x200 RGB JPEG is 180000 bytes as uint8 but 720000 as DecodeImage's float32."""
     data = made.jpeg(height=300, width=200)
