@@ -163,3 +163,12 @@ def test_decode_16_bit_colour_png(tf_oracle, samples, channels, dtype):
     data = tf_oracle.io.encode_png(made.pixels(19, 23, samples, seed=samples, dtype=np.uint16)).numpy()
     decoded_in_both(tf_oracle, lambda tf, c: tf.raw_ops.DecodeImage(contents=c, channels=channels,
                                                                      dtype=getattr(tf, dtype)), data)
+
+
+@pytest.mark.parametrize("ratio", [2, 4, 8])
+@pytest.mark.parametrize("method, fancy", [("INTEGER_ACCURATE", True), ("INTEGER_FAST", False)])
+@pytest.mark.parametrize("subsampling", ["4:2:0", "4:2:2"])
+def test_decode_jpeg_scaled_with_other_flags(tf_oracle, ratio, method, fancy, subsampling):
+    decoded_in_both(tf_oracle, lambda tf, c: tf.io.decode_jpeg(c, ratio=ratio, dct_method=method,
+                                                               fancy_upscaling=fancy),
+                    made.jpeg(height=61, width=45, subsampling=subsampling))
