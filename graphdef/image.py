@@ -42,6 +42,11 @@ def decode_bmp(contents, channels=0, name=None):
     return _op("DecodeBmp", [contents], name, channels=channels)
 
 
+def decode_webp(contents, channels=0, name=None):
+    """DecodeWebP: a still WebP to [1, height, width, 3 or 4] uint8."""
+    return _op("DecodeWebP", [contents], name, channels=channels)
+
+
 def decode_image(contents, channels=None, dtype=_dtypes.uint8, name=None, expand_animations=True):
     """DecodeImage: any of JPEG, PNG, GIF, BMP; uint8, uint16 or float32 in [0, 1]."""
     return _op("DecodeImage", [contents], name, channels=channels or 0, dtype=_dtypes.as_dtype(dtype),

@@ -25,7 +25,7 @@ from graphdef.ops.strings import as_array, strings_like
 
 JPEG, PNG, GIF, BMP, WEBP = "JPEG", "PNG", "GIF", "BMP", "WebP"
 DCT_METHODS = ("", "INTEGER_FAST", "INTEGER_ACCURATE")
-USE_OP = {JPEG: "decode_jpeg", PNG: "decode_png", GIF: "decode_gif"}
+USE_OP = {JPEG: "decode_jpeg", PNG: "decode_png", GIF: "decode_gif", WEBP: "decode_webp"}
 
 
 def _pillow(op_type):
@@ -152,6 +152,23 @@ def _decode_gif(op_type, data, channels, animated, out):
     return array if animated else array[0]
 
 
+def _decode_webp(op_type, data, channels, out):
+    header = formats.webp_header(data)
+    if header is None or 0 in header[:2]:
+        raise InvalidArgumentError(f"Invalid WebP data, size {len(data)}")
+    height, width, animated = header
+    if animated:
+        raise InvalidArgumentError("animated WebP images are not decoded here; send a still WebP, JPEG or PNG")
+    limits.check((height, width, channels or 4), out, what="decoded image")
+    _pillow(op_type)  # a missing Pillow is its one line, not an ImportError from the plugin
+    try:
+        return formats.webp_decode(data, channels)
+    except ValueError as e:
+        raise InvalidArgumentError(str(e)) from None
+    except (OSError, SyntaxError, EOFError):
+        raise InvalidArgumentError("Failed to decode WebP image.") from None
+
+
 def _decode_bmp(data, channels, out):
     if channels not in (0, 3, 4):
         raise InvalidArgumentError(f"`channels` must be 0, 3 or 4 for BMP, but got {channels}")
@@ -175,8 +192,6 @@ def decode(op_type, contents, channels, *, dtype=dtypes.uint8, animated=False, *
     if kind == BMP and op_type not in ("DecodeBmp", "DecodeImage"):
         raise InvalidArgumentError("Trying to decode BMP format using a wrong op. Use `decode_bmp` or `decode_image` "
                                    f"instead. Op used: {op_type}")
-    if kind == WEBP:
-        raise InvalidArgumentError("WebP images are not decoded here; convert them to JPEG or PNG")
     sixteen = dtype in (dtypes.uint16, dtypes.float32)
     out = dtype.np  # what the size check counts: float32 takes 4 bytes a sample
     if kind == JPEG:
@@ -185,6 +200,16 @@ def decode(op_type, contents, channels, *, dtype=dtypes.uint8, animated=False, *
         image = _decode_png(op_type, data, channels, sixteen, out)
     elif kind == GIF:
         image = _decode_gif(op_type, data, channels, animated, out)
+    elif kind == WEBP:
+        if op_type in ("DecodeJpeg", "DecodePng"):
+            # TF hands a WebP back as [1, height, width, channels] here, against the op's own 3-D shape
+            raise InvalidArgumentError(f"{op_type} got a WebP image, which TensorFlow returns with a frame dim this "
+                                       "op's shape does not have; use decode_webp or decode_image")
+        if dtype is not dtypes.uint8:
+            raise InvalidArgumentError("WebP only supports uint8 for dtype")
+        image = _decode_webp(op_type, data, channels, out)
+        if op_type != "DecodeImage" or animated:
+            image = image[None]  # TF gives a WebP's frames whichever op decodes it, but DecodeImage's 3-D
     else:
         image = _decode_bmp(data, channels, out)
     if op_type == "DecodeGif" and image.ndim == 3:
@@ -258,7 +283,7 @@ def _decode_image(contents, *, channels, dtype, expand_animations):
 
 
 def _decode_gif_op(contents):
-    return decode("DecodeGif", contents, 0, animated=True)  # a PNG or JPEG gives one frame
+    return decode("DecodeGif", contents, 3, animated=True)  # a PNG or JPEG gives one RGB frame
 
 
 def _decode_bmp_op(contents, *, channels):
@@ -331,6 +356,20 @@ DECODE_BMP = define(
     doc="Decodes an uncompressed 8, 24 or 32-bit BMP to [height, width, channels] uint8.",
     attrs={"channels": Attr("int", 0)}, infer=_image_shape, kernel=_named(_decode_bmp_op), grad=NOT_DIFFERENTIABLE,
     numerics=EXACT)
+
+def _decode_webp_op(contents, *, channels, dtype):
+    if channels not in (0, 3, 4):
+        raise InvalidArgumentError(f"`channels` must be 0, 3 or 4 for WebP, but got {channels}")
+    return decode("DecodeWebP", contents, channels, dtype=dtype)
+
+
+_decode_webp_op.op_type = "DecodeWebP"
+DECODE_WEBP = define(
+    "DecodeWebP", "contents: string -> image: dtype",
+    doc="Decodes a still WebP (or JPEG, PNG or GIF, by its bytes) to [1, height, width, 3 or 4] uint8.",
+    attrs={"channels": Attr("int", 0), "dtype": Attr("type", dtypes.uint8, frozenset((dtypes.uint8,)))},
+    infer=lambda ctx: _scalar_contents(ctx) or [TensorShape(None)], kernel=_named(_decode_webp_op),
+    grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 
 EXTRACT_JPEG_SHAPE = define(
     "ExtractJpegShape", "contents: string -> image_shape: output_type",

@@ -258,3 +258,35 @@ def encode_jpeg(pil_image, image, quality, progressive, optimize_size, chroma_do
         data[13] = 2 if density_unit == "cm" else 1
         data[14:18] = (x_density & 0xFFFF).to_bytes(2, "big") + (y_density & 0xFFFF).to_bytes(2, "big")
     return bytes(data)
+
+
+# -- WebP --------------------------------------------------------------------------------------
+
+def webp_header(data):
+    """(height, width, animated) from the first chunk (VP8, VP8L or VP8X), without decoding; None if unusable."""
+    if len(data) < 30:
+        return None
+    kind = data[12:16]
+    if kind == b"VP8 " and data[23:26] == b"\x9d\x01\x2a":
+        width = int.from_bytes(data[26:28], "little") & 0x3FFF
+        height = int.from_bytes(data[28:30], "little") & 0x3FFF
+        return height, width, False
+    if kind == b"VP8L" and data[20] == 0x2F:
+        bits = int.from_bytes(data[21:25], "little")
+        return ((bits >> 14) & 0x3FFF) + 1, (bits & 0x3FFF) + 1, False
+    if kind == b"VP8X":
+        width = int.from_bytes(data[24:27], "little") + 1
+        height = int.from_bytes(data[27:30], "little") + 1
+        return height, width, bool(data[20] & 0x02)
+    return None
+
+
+def webp_decode(data, channels):
+    """[height, width, 3 or 4] uint8 by Pillow's libwebp, whose decode is TF's bit for bit."""
+    from PIL import WebPImagePlugin
+    image = WebPImagePlugin.WebPImageFile(io.BytesIO(data))  # not Image.open: its bomb limit is not ours
+    have = 4 if image.mode == "RGBA" else 3
+    if channels not in (0, have):
+        raise ValueError("Number of channels requested does not match input")
+    image.load()
+    return np.asarray(image.convert("RGBA" if have == 4 else "RGB"))

@@ -1,9 +1,10 @@
 """Conformance cases for issue 34's image codecs: DecodeJpeg, DecodeAndCropJpeg, ExtractJpegShape,
-DecodePng, DecodeImage, DecodeGif, DecodeBmp, EncodePng and EncodeJpeg on images held as Consts.
+DecodePng, DecodeImage, DecodeGif, DecodeBmp, DecodeWebP, EncodePng and EncodeJpeg on images held
+as Consts.
 
-The images are tiny and lossless (PNG, BMP, a GIF whose palette holds every colour) or flat JPEGs
-at quality 100, so the expected pixels are literals: the PNG, BMP and GIF give back the pixels they
-were made from, and the flat JPEGs what TensorFlow 2.21 decodes them to (a flat (200, 40, 90) comes
+The images are tiny and lossless (PNG, BMP, lossless WebP, a GIF whose palette holds every colour)
+or flat JPEGs at quality 100, so the expected pixels are literals: the lossless ones give back the
+pixels they were made from, and the flat JPEGs what TensorFlow 2.21 decodes them to (a flat (200, 40, 90) comes
 back as (201, 40, 90) after libjpeg's YCbCr round trip). tests/python/images checks every op against
 TensorFlow on noisy images. graphrun-cc has no image codecs yet: it skips them with that reason.
 """
@@ -36,6 +37,7 @@ def _images():
     picture = Image.fromarray(PIXELS)
     palette = picture.convert("P", palette=Image.Palette.ADAPTIVE, colors=6)
     return {"png": _encoded(picture, "PNG"), "bmp": _encoded(picture, "BMP"), "gif": _encoded(palette, "GIF"),
+            "webp": _encoded(picture, "WEBP", lossless=True),
             "grey_jpeg": _encoded(Image.new("L", (16, 16), 77), "JPEG", quality=100),
             "colour_jpeg": _encoded(Image.new("RGB", (16, 8), FLAT), "JPEG", quality=100)}
 
@@ -49,13 +51,14 @@ def _():
     image.decode_image(tf.constant(made["png"]), dtype=tf.uint16, name="png16")
     image.decode_bmp(tf.constant(made["bmp"]), name="bmp")
     image.decode_gif(tf.constant(made["gif"]), name="gif")
+    image.decode_webp(tf.constant(made["webp"]), name="webp")
     image.decode_jpeg(tf.constant(made["grey_jpeg"]), name="grey")
     colour = tf.constant(made["colour_jpeg"])
     image.decode_jpeg(colour, name="colour")
     image.decode_and_crop_jpeg(colour, i32(2, 3, 2, 2), name="crop")
     image.extract_jpeg_shape(colour, name="shape")
     return {}, {"png:0": PIXELS, "png16:0": PIXELS.astype(np.uint16) * u16(257), "bmp:0": PIXELS,
-                "gif:0": PIXELS[None], "grey:0": np.full((16, 16, 1), 77, np.uint8),
+                "gif:0": PIXELS[None], "webp:0": PIXELS[None], "grey:0": np.full((16, 16, 1), 77, np.uint8),
                 "colour:0": np.broadcast_to(FLAT_DECODED, (8, 16, 3)).copy(),
                 "crop:0": np.broadcast_to(FLAT_DECODED, (2, 2, 3)).copy(), "shape:0": i32(8, 16, 3)}
 

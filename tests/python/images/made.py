@@ -86,3 +86,7 @@ def moving_gif(disposal=0, transparency=None, optimize=True, frames=4):
     if transparency is not None:
         options["transparency"] = transparency
     return encoded(pictures[0], "GIF", **options)
+
+
+def webp(channels=3, lossless=False, seed=0):
+    return encoded(_picture(pixels(21, 30, channels, seed)), "WEBP", lossless=lossless, quality=80)

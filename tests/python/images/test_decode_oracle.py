@@ -121,7 +121,8 @@ def test_decode_gif(tf_oracle, frames):
     assert ours.shape == (frames, 8, 9, 3)
 
 
-@pytest.mark.parametrize("data", [made.png(), made.jpeg(), made.gif()], ids=["png", "jpeg", "gif"])
+@pytest.mark.parametrize("data", [made.png(), made.png(channels=4), made.png(channels=1), made.jpeg(), made.gif()],
+                         ids=["png", "png-rgba", "png-grey", "jpeg", "gif"])
 def test_any_decoder_reads_any_format_but_bmp(tf_oracle, data):
     for op in ("DecodeJpeg", "DecodePng", "DecodeGif"):
         decoded_in_both(tf_oracle, lambda tf, c: getattr(tf.raw_ops, op)(contents=c), data)
@@ -172,3 +173,24 @@ def test_decode_jpeg_scaled_with_other_flags(tf_oracle, ratio, method, fancy, su
     decoded_in_both(tf_oracle, lambda tf, c: tf.io.decode_jpeg(c, ratio=ratio, dct_method=method,
                                                                fancy_upscaling=fancy),
                     made.jpeg(height=61, width=45, subsampling=subsampling))
+
+
+WEBPS = {"lossy-rgb": made.webp(3), "lossy-rgba": made.webp(4), "lossless-rgb": made.webp(3, lossless=True),
+         "lossless-rgba": made.webp(4, lossless=True)}
+
+
+@pytest.mark.parametrize("op, which", [("DecodeWebP", w) for w in sorted(WEBPS)]
+                         + [("DecodeGif", w) for w in sorted(WEBPS) if w.endswith("rgb")])
+def test_decode_webp(tf_oracle, which, op):
+    """libwebp's decode is Pillow's and TF's alike, with a frame dim. DecodeGif asks for RGB, so TF
+    refuses an RGBA WebP there (test_hostile_images checks that line)."""
+    ours = decoded_in_both(tf_oracle, lambda tf, c: getattr(tf.raw_ops, op)(contents=c), WEBPS[which])
+    assert ours.shape[:3] == (1, 21, 30)
+
+
+@pytest.mark.parametrize("channels", [0, 3, 4])
+@pytest.mark.parametrize("expand", [True, False])
+def test_decode_image_webp(tf_oracle, channels, expand):
+    data = WEBPS["lossy-rgba" if channels == 4 else "lossless-rgb"]
+    decoded_in_both(tf_oracle, lambda tf, c: tf.raw_ops.DecodeImage(contents=c, channels=channels,
+                                                                     expand_animations=expand), data)

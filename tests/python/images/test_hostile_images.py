@@ -81,6 +81,10 @@ CASES = {
     "not a jpeg shape": ("ExtractJpegShape", made.png(), {}),
     "cmyk to grey": ("DecodeJpeg", made.cmyk_jpeg(), {"channels": 1}),
     "bmp to grey": ("DecodeImage", made.bmp(), {"channels": 1}),
+    "webp channels mismatch": ("DecodeImage", made.webp(3), {"channels": 4}),
+    "truncated webp": ("DecodeImage", made.webp(3)[:60], {}),
+    "rgba webp as gif": ("DecodeGif", made.webp(4), {}),
+    "webp to float": ("DecodeImage", made.webp(3), {"dtype": "float32"}),
 }
 
 
@@ -168,6 +172,23 @@ def test_animated_gif_frames_over_the_limit_are_refused_before_decoding(monkeypa
         out = graphdef.raw_op("DecodeGif", np.array(data, dtype=object))
     with graphdef.Session(graph=graph) as sess:
         assert sess.run(out).shape == (40, 8, 9, 3)
+
+
+@pytest.mark.parametrize("op", ["DecodeJpeg", "DecodePng"])
+def test_a_webp_through_a_3d_decoder_is_refused(op):
+    """TF gives [1, h, w, c] there, against those ops' own 3-D shape; graphdef says so instead."""
+    message = our_error(op, made.webp(3))
+    assert message == (f"node 'decode' ({op}): {op} got a WebP image, which TensorFlow returns with a frame dim "
+                       "this op's shape does not have; use decode_webp or decode_image")
+
+
+def test_a_webp_through_decode_bmp_or_the_crop_is_refused():
+    """TF 2.21 decodes a WebP there too, with a frame dim those ops' shapes do not have; refused here."""
+    assert our_error("DecodeBmp", made.webp(3)) == (
+        "node 'decode' (DecodeBmp): Trying to decode WebP format using DecodeBmp op. Use `decode_webp` or "
+        "`decode_image` instead.")
+    assert _ours_with_crop("DecodeAndCropJpeg", made.webp(3), [0, 0, 1, 1]) == (
+        "node 'decode' (DecodeAndCropJpeg): DecodeAndCropJpeg operation can run on JPEG only, but detected WebP.")
 
 
 def test_a_truncated_jpeg_is_not_recovered_but_refused_in_one_line():
