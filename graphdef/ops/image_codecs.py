@@ -293,7 +293,10 @@ def _decode_bmp_op(contents, *, channels):
 
 
 def _extract_jpeg_shape(contents, *, output_type):
-    data = _contents(contents) if as_array(contents).ndim == 0 and as_array(contents)[()] else b""
+    array = as_array(contents)
+    if array.ndim:
+        raise InvalidArgumentError(f"contents must be scalar, got shape {show(array.shape)}")  # TF's words here
+    data = bytes(array[()])
     header = jpeg.shape(data)
     if header is None or 0 in header[:2]:
         raise InvalidArgumentError(f"Invalid JPEG data, size {len(data)}")

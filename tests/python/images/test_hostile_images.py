@@ -182,6 +182,27 @@ def test_a_webp_through_a_3d_decoder_is_refused(op):
                        "this op's shape does not have; use decode_webp or decode_image")
 
 
+@pytest.mark.tf_oracle
+@pytest.mark.parametrize("op", ["DecodeJpeg", "DecodeImage", "ExtractJpegShape"])
+def test_contents_must_be_a_scalar(tf_oracle, op):
+    data = np.array([made.jpeg(), made.jpeg()], dtype=object)
+    graph = tf_oracle.Graph()
+    with graph.as_default():
+        contents = tf_oracle.compat.v1.placeholder(tf_oracle.string, None, name="contents")
+        out = getattr(tf_oracle.raw_ops, op)(contents=contents, name="decode")
+    with tf_oracle.compat.v1.Session(graph=graph) as sess, pytest.raises(tf_oracle.errors.OpError) as caught:
+        sess.run(out, {contents: data})
+    lines = caught.value.message.splitlines()
+    theirs = next(lines[i - 1] for i, line in enumerate(lines) if "[[{{node" in line)
+    ours_graph = graphdef.Graph()
+    with ours_graph.as_default():
+        fed = graphdef.placeholder(graphdef.string, None, name="contents")
+        ours_out = graphdef.raw_op(op, fed, name="decode")
+    with graphdef.Session(graph=ours_graph) as sess, pytest.raises(InvalidArgumentError) as ours:
+        sess.run(ours_out, {fed: data})
+    assert str(ours.value) == f"node 'decode' ({op}): {theirs}"
+
+
 def test_a_webp_through_decode_bmp_or_the_crop_is_refused():
     """TF 2.21 decodes a WebP there too, with a frame dim those ops' shapes do not have; refused here."""
     assert our_error("DecodeBmp", made.webp(3)) == (
