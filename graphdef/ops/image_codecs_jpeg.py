@@ -11,9 +11,10 @@ Pillow drives the same library in two fixed ways: plainly (JDCT_ISLOW, fancy ups
   planes, each chroma sample repeated; the chroma planes are taken back to their own size and
   upsampled and converted to RGB here with libjpeg-turbo's own integer arithmetic (jdsample.c's
   h2v1/h1v2/h2v2 fancy filters, jdcolor.c's tables), which is exact.
-- INTEGER_ACCURATE without fancy_upscaling cannot be had from Pillow: it is decoded with
-  INTEGER_ACCURATE and fancy upsampling, so chroma differs where it changes quickly (luma and
-  images without subsampled chroma are exact). docs/guide/strings.md says so.
+- INTEGER_ACCURATE without fancy_upscaling, or cropped: at 4:2:0 the ISLOW chroma samples come
+  from a plain decode at scale 1/2 (libjpeg then gives chroma its full IDCT, not upsampled), and
+  are upsampled here. Other subsamplings (4:2:2) are decoded with fancy upsampling, so chroma
+  differs where it changes quickly; docs/guide/strings.md says so.
 """
 
 import io
@@ -120,14 +121,29 @@ def _chroma_ratio(layers, index, min_scaled):
     return h_max // h_in, v_max // v_in, h * size, h_max
 
 
-def _fancy_ifast(pil_image, data, scale, crop=None):
-    """TF's default decode (IFAST, fancy upsampling) of a colour JPEG whose chroma is subsampled.
+def _islow_planes(pil_image, data):
+    """A 4:2:0 JPEG's ISLOW planes as the draft decode lays out IFAST ones (each chroma sample repeated
+    2x2): luma from a plain grey decode, chroma from a plain decode at scale 1/2, where libjpeg gives
+    chroma its full 8x8 IDCT and so its own samples, unscaled and not upsampled."""
+    luma = np.asarray(_open(pil_image, data, 1, draft=False, mode="L"))
+    half = np.asarray(_open(pil_image, data, 2, draft=False, mode="YCbCr"))
+    chroma = half[..., 1:].repeat(2, axis=0).repeat(2, axis=1)[:luma.shape[0], :luma.shape[1]]
+    return np.concatenate([luma[..., None], chroma], axis=-1)
+
+
+def _is_420(layers):
+    return [(layer[1], layer[2]) for layer in layers] == [(2, 2), (1, 1), (1, 1)]
+
+
+def _fancy_ifast(pil_image, data, scale, crop=None, accurate=False, fancy_upscaling=True):
+    """TF's default decode (IFAST, fancy upsampling) of a colour JPEG whose chroma is subsampled, or
+    with `accurate` (4:2:0 at scale 1 only) its INTEGER_ACCURATE decode, fancy or not.
 
     A crop is what libjpeg-turbo's jpeg_crop_scanline decodes: the columns from the window's left
     edge rounded down to an iMCU, whose ends the upsampler takes for the image's own edges."""
     image = _open(pil_image, data, scale, draft=True, mode="YCbCr")
     full_width = opened(data).size[0]
-    planes = np.asarray(image)
+    planes = _islow_planes(pil_image, data) if accurate else np.asarray(image)
     layers = image.layer
     height, width = planes.shape[:2]
     top, left, rows, columns = crop if crop is not None else (0, 0, height, width)
@@ -141,7 +157,7 @@ def _fancy_ifast(pil_image, data, scale, crop=None):
         h_ratio, v_ratio, h_scaled, h_max = _chroma_ratio(layers, k, min_scaled)
         down_width = -(-full_width * h_scaled // (h_max * 8))
         plane = planes[:, start:start + span, k].astype(np.int16)
-        fancy = min_scaled > 1  # libjpeg upsamples 1/8 scale decodes plainly
+        fancy = fancy_upscaling and min_scaled > 1  # libjpeg upsamples 1/8 scale decodes plainly
         if fancy and (h_ratio, v_ratio) == (2, 2) and down_width > 2:
             plane = _up_h2v2(plane[::2, ::2])
         elif fancy and (h_ratio, v_ratio) == (2, 1) and down_width > 2:
@@ -171,9 +187,12 @@ def decode(pil_image, data, channels, ratio, fancy_upscaling, accurate, crop=Non
         array = np.asarray(image.convert("L") if image.mode != "L" else image)
     elif subsampled_colour(header) and fancy_upscaling and not accurate:
         return _channels(_fancy_ifast(pil_image, data, ratio, crop), channels)
+    elif (subsampled_colour(header) and accurate and ratio == 1 and _is_420(header.layer)
+          and (crop is not None or not fancy_upscaling)):
+        return _channels(_fancy_ifast(pil_image, data, 1, crop, True, fancy_upscaling), channels)
     else:
         # without subsampled chroma fancy upsampling does nothing; INTEGER_ACCURATE without it is
-        # not to be had from Pillow, and is decoded with it (see the module's doc)
+        # not to be had from Pillow but at 4:2:0, and is decoded with it (see the module's doc)
         image = _open(pil_image, data, ratio, draft=not accurate)
         array = np.asarray(image.convert("RGB") if image.mode != "RGB" else image)
     if array.ndim == 2:
