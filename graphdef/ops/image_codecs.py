@@ -1,13 +1,14 @@
-"""Image decoding and encoding: DecodeJpeg, DecodePng, DecodeImage, DecodeGif, DecodeBmp,
+"""Image decoding and encoding: DecodeJpeg, DecodePng, DecodeImage, DecodeGif, DecodeBmp, DecodeWebP,
 DecodeAndCropJpeg, ExtractJpegShape, EncodeJpeg and EncodePng, as TensorFlow runs them.
 
 As in TensorFlow 2, every decode op looks at the bytes, not at its name: DecodeJpeg decodes a PNG
-or a GIF too, and only BMP needs DecodeBmp or DecodeImage. Pixels come from Pillow (an optional
-dependency, imported by the kernels alone), which bundles the libjpeg-turbo and zlib TensorFlow
-uses; where TensorFlow's results differ from Pillow's, the difference is worked here
-(image_codecs_jpeg.py, image_codecs_formats.py). Each image's size is read from its header and
-checked against the tensor limit before anything is decoded. Errors are TensorFlow's words with
-the node named.
+or a GIF too, and only BMP needs DecodeBmp or DecodeImage. (A WebP, which TensorFlow hands back
+with a frame dim from every op, is refused by the ops whose shape is 3-D.) Pixels come from Pillow
+(an optional dependency, imported by the kernels alone), which bundles the libjpeg-turbo, zlib and
+libwebp TensorFlow uses; where TensorFlow's results differ from Pillow's, the difference is worked
+here (image_codecs_jpeg.py, image_codecs_formats.py, image_codecs_png16.py). Each image's size is
+read from its header and checked against the tensor limit before anything is decoded. Errors are
+TensorFlow's words with the node named.
 """
 
 import inspect
@@ -50,6 +51,7 @@ def _named(kernel):
 
 
 def classify(data):
+    """The format by its magic bytes, as TF's ClassifyFileFormat; None for anything else."""
     if data[:3] == b"\xff\xd8\xff":
         return JPEG
     if data[:8] == formats.PNG_MAGIC:
