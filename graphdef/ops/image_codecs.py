@@ -24,7 +24,7 @@ from graphdef.ops import image_codecs_jpeg as jpeg
 from graphdef.ops.registry import NOT_DIFFERENTIABLE, Attr, define
 from graphdef.ops.strings import as_array, strings_like
 
-JPEG, PNG, GIF, BMP, WEBP = "JPEG", "PNG", "GIF", "BMP", "WebP"
+JPEG, PNG, GIF, BMP, WEBP, JXL = "JPEG", "PNG", "GIF", "BMP", "WebP", "JPEG XL"
 DCT_METHODS = ("", "INTEGER_FAST", "INTEGER_ACCURATE")
 USE_OP = {JPEG: "decode_jpeg", PNG: "decode_png", GIF: "decode_gif", WEBP: "decode_webp"}
 
@@ -62,6 +62,8 @@ def classify(data):
         return BMP
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return WEBP
+    if data[:2] == b"\xff\x0a" or data[:12] == b"\x00\x00\x00\x0cJXL \r\n\x87\n":
+        return JXL
     return None
 
 
@@ -186,6 +188,9 @@ def decode(op_type, contents, channels, *, dtype=dtypes.uint8, animated=False, *
     kind = classify(data)
     if kind is None:
         raise InvalidArgumentError("Unknown image file format. One of JPEG, JPEG XL, PNG, GIF, BMP, WebP required.")
+    if kind == JXL:
+        raise InvalidArgumentError("JPEG XL images are not decoded here (Pillow has no JPEG XL codec); send a JPEG, "
+                                   "PNG or WebP")
     if op_type == "DecodeAndCropJpeg" and kind != JPEG:
         raise InvalidArgumentError(f"DecodeAndCropJpeg operation can run on JPEG only, but detected {kind}.")
     if op_type == "DecodeBmp" and kind != BMP:

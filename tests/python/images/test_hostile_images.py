@@ -212,6 +212,13 @@ def test_a_webp_through_decode_bmp_or_the_crop_is_refused():
         "node 'decode' (DecodeAndCropJpeg): DecodeAndCropJpeg operation can run on JPEG only, but detected WebP.")
 
 
+@pytest.mark.parametrize("data", [b"\xff\x0a\xfa\x7f\x01\x90", b"\x00\x00\x00\x0cJXL \r\n\x87\n" + bytes(20)],
+                         ids=["codestream", "container"])
+def test_jpeg_xl_is_named_and_refused(data):
+    assert our_error("DecodeImage", data) == ("node 'decode' (DecodeImage): JPEG XL images are not decoded here "
+                                              "(Pillow has no JPEG XL codec); send a JPEG, PNG or WebP")
+
+
 def test_a_truncated_jpeg_is_not_recovered_but_refused_in_one_line():
     """TF's libjpeg fills a short file's rows; Pillow cannot do it the same way, so it is refused."""
     message = our_error("DecodeJpeg", made.jpeg()[:400], try_recover_truncated=True)
