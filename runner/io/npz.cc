@@ -48,6 +48,9 @@ Archive open_archive(const std::string& path) {
   throw Error("cannot read the file as an .npz archive (" + error_text(code) + ")");
 }
 
+// graphrun's words for a member whose bytes do not match their CRC-32.
+constexpr const char* kDamaged = "the member is damaged (its CRC-32 does not match); write the archive again";
+
 // The member's uncompressed bytes. Reading on to the end makes libzip check
 // the CRC, so a damaged member is an error rather than wrong values.
 std::string read_member(zip_t* archive, zip_uint64_t index, const std::string& name) {
@@ -74,7 +77,8 @@ std::string read_member(zip_t* archive, zip_uint64_t index, const std::string& n
   char extra;
   if (got >= 0) got = zip_fread(file, &extra, 1);  // 0 at the end, after the CRC check
   std::string problem;
-  if (got < 0) problem = zip_error_strerror(zip_file_get_error(file));
+  if (got < 0 && zip_error_code_zip(zip_file_get_error(file)) == ZIP_ER_CRC) problem = kDamaged;
+  else if (got < 0) problem = zip_error_strerror(zip_file_get_error(file));
   else if (got > 0 || done != stat.size) problem = "its size differs from the archive's directory";
   const int closed = zip_fclose(file);
   if (problem.empty() && closed != 0) problem = error_text(closed);

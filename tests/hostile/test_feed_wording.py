@@ -49,6 +49,9 @@ def files(tmp_path_factory):
     with zipfile.ZipFile(root / "negative.npz", "w") as z:
         z.writestr("f.npy", b"\x93NUMPY\x01\x00" + len(negative).to_bytes(2, "little") + negative + bytes(8))
     (root / "broken.npy").write_bytes(b"PK\x05\x06 a zip's end record and nothing else")
+    stored = bytearray((root / "good.npz").read_bytes())  # np.savez stores members as they are
+    stored[stored.index(b"\x93NUMPY") + 130] ^= 0xFF  # a byte of the data, not of the header
+    (root / "crc.npz").write_bytes(bytes(stored))
     return root
 
 
@@ -132,6 +135,8 @@ CASES = [
     (["--feeds", "junk.npz"], "--feeds junk.npz: 'f': not an .npy file"),
     (["--feeds", "nested.npz"], "--feeds nested.npz: 'f': not an .npy file"),
     (["--feeds", "negative.npz"], "--feeds negative.npz: 'f': malformed .npy header"),
+    (["--feeds", "crc.npz"],
+     "--feeds crc.npz: 'f': the member is damaged (its CRC-32 does not match); write the archive again"),
     (["--feed", "f=@broken.npy"], "--feed f: 'broken.npy': not an .npy file"),
     (["--feeds", "good.npz", "--feed", "f=[1,2]"], "--feeds good.npz: 'f': placeholder 'f' is fed twice"),
 ]
