@@ -24,6 +24,7 @@ from . import segments_sparse_diag  # noqa: F401
 from . import tables_examples  # noqa: F401
 from . import tensor_arrays  # noqa: F401
 from . import image_codecs  # noqa: F401
+from . import strings_cc  # noqa: F401
 from .base import CASES
 
 __all__ = ["CASES"]
