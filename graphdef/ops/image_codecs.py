@@ -437,7 +437,7 @@ _encode_png.op_type, _encode_jpeg.op_type = "EncodePng", "EncodeJpeg"
 
 ENCODE_PNG = define(
     "EncodePng", "image: T -> contents: string",
-    doc="Encodes a [height, width, channels] uint8 (or 1-channel uint16) image as a PNG, lossless.",
+    doc="Encodes a [height, width, 1-4] uint8 or uint16 image as a PNG, lossless.",
     attrs={"compression": Attr("int", -1), "T": Attr("type", dtypes.uint8, frozenset((dtypes.uint8, dtypes.uint16)))},
     infer=_infer_encode, kernel=_named(_encode_png), grad=NOT_DIFFERENTIABLE, numerics=EXACT)
 

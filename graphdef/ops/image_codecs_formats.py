@@ -229,16 +229,12 @@ def bmp_pixels(data, layout):
 # -- encoding ----------------------------------------------------------------------------------
 
 def encode_png(pil_image, image, compression):
-    height, width, channels = image.shape
-    if image.dtype == np.uint16:
-        if channels != 1:
-            raise InvalidArgumentError("16-bit PNGs are encoded here with 1 channel only (Pillow writes 16-bit grey "
-                                       "alone)")
-        picture = pil_image.frombytes("I;16", (width, height), image.astype("<u2").tobytes())
-    else:
-        picture = pil_image.fromarray(np.ascontiguousarray(image[..., 0] if channels == 1 else image))
-    out = io.BytesIO()
+    channels = image.shape[-1]
     level = 6 if compression < 0 else min(compression, 9)  # zlib's default, as libpng's -1 means
+    if image.dtype == np.uint16:
+        return png16.encode(image, level)
+    picture = pil_image.fromarray(np.ascontiguousarray(image[..., 0] if channels == 1 else image))
+    out = io.BytesIO()
     picture.save(out, "PNG", compress_level=level)
     return out.getvalue()
 

@@ -1,4 +1,5 @@
-"""16-bit colour PNGs (RGB, grey with alpha, RGBA at 16 bits a sample), which Pillow reads to 8 bits.
+"""16-bit colour PNGs (RGB, grey with alpha, RGBA at 16 bits a sample), which Pillow reads to 8 bits
+and does not write; 16-bit PNGs of any channels are written here too.
 
 The file's IDAT stream is inflated with zlib and each scanline unfiltered here (PNG's five filters:
 None and Up over whole rows, Sub as a running sum in each byte lane, Average and Paeth pixel by
@@ -81,3 +82,19 @@ def decode(data):
         prior = out[y] = _unfilter(int(rows[y, 0]), rows[y, 1:], prior, bpp)
     return out.astype(np.uint8).reshape(height, width * samples, 2).view(">u2")[..., 0].astype(np.uint16).reshape(
         height, width, samples)
+
+
+def _chunk(kind, body):
+    return len(body).to_bytes(4, "big") + kind + body + zlib.crc32(kind + body).to_bytes(4, "big")
+
+
+def encode(image, level):
+    """A 16-bit PNG of [height, width, 1-4] uint16 (Pillow writes 16-bit grey alone): each row with
+    filter None, big-endian samples, deflated at `level`."""
+    height, width, samples = image.shape
+    colour = {1: 0, 2: 4, 3: 2, 4: 6}[samples]
+    header = width.to_bytes(4, "big") + height.to_bytes(4, "big") + bytes((16, colour, 0, 0, 0))
+    rows = np.zeros((height, 1 + width * samples * 2), np.uint8)
+    rows[:, 1:] = image.astype(">u2").reshape(height, -1).view(np.uint8)
+    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header)
+            + _chunk(b"IDAT", zlib.compress(rows.tobytes(), level)) + _chunk(b"IEND", b""))

@@ -39,8 +39,9 @@ def test_encode_png_is_lossless_as_tensorflow_reads_it(tf_oracle, channels, comp
     assert np.array_equal(tf_oracle.io.decode_png(ours).numpy(), pixels)
 
 
-def test_encode_png_16_bit_grey(tf_oracle):
-    pixels = made.pixels(5, 6, 1, dtype=np.uint16)
+@pytest.mark.parametrize("channels", [1, 2, 3, 4])
+def test_encode_png_16_bits(tf_oracle, channels):
+    pixels = made.pixels(5, 6, channels, dtype=np.uint16)
     ours, _ = both(tf_oracle, lambda tf, x: tf.io.encode_png(x), pixels)
     assert np.array_equal(tf_oracle.io.decode_png(ours, dtype=tf_oracle.uint16).numpy(), pixels)
 
