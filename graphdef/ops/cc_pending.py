@@ -18,7 +18,7 @@ PENDING_MODULES = frozenset({
 })
 STRING_MODULES = "graphdef.ops.strings"
 # the string ops whose graphrun-cc kernel has landed (runner/kernels/strings*.cc)
-CC_STRING_KERNELS = frozenset({"StringLength", "StringToNumber"})
+CC_STRING_KERNELS = frozenset({"StringLength", "StringToNumber", "Substr"})
 # and these: defined beside ops graphrun-cc has, or the rest of a module it has some of
 PENDING_OPS = frozenset({
     "CombinedNonMaxSuppression", "DynamicStitch", "ParallelDynamicStitch",

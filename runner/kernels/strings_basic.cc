@@ -1,13 +1,17 @@
 // The first string ops (graphdef/ops/strings.py has the reference of each,
-// word for word): StringLength and StringToNumber.
+// word for word): StringLength, StringToNumber and Substr.
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "exec/kernel_context.h"
 #include "graph/kernel.h"
 #include "graph/shape_rules.h"
+#include "kernels/axis.h"
+#include "kernels/lib/broadcast.h"
 
 namespace graphrun {
 namespace {
@@ -163,6 +167,80 @@ void compute_string_to_number(KernelContext& context) {
   context.set_output(0, std::move(out));
 }
 
+// A shape as Python prints a list: "[2, 3]".
+std::string list_text(const Shape& shape) {
+  std::string out = "[";
+  for (std::size_t d = 0; d < shape.size(); ++d) out += (d ? ", " : "") + std::to_string(shape[d]);
+  return out + "]";
+}
+
+// Substr: each string's piece from pos (from the end when negative), len
+// bytes or characters long, with text, pos and len broadcast together (pos
+// and len of one shape), in graphrun's words and TensorFlow's rules.
+void compute_substr(KernelContext& context) {
+  const Tensor& text = context.input(0);
+  const Tensor& pos = context.input(1);
+  const Tensor& len = context.input(2);
+  if (pos.shape() != len.shape()) {
+    throw Error("pos and len should have the same shape, got: " + list_text(pos.shape()) + " vs. " +
+                list_text(len.shape()));
+  }
+  Shape shape;
+  try {
+    shape = plan_broadcast(text.shape(), pos.shape()).out;
+  } catch (const Error&) {
+    throw Error("Incompatible shapes: " + list_text(text.shape()) + " vs. " + list_text(pos.shape()));
+  }
+  const std::vector<int64_t> positions = read_ints(pos);
+  const std::vector<int64_t> lengths = read_ints(len);
+  const bool chars = context.attr_string("unit") == "UTF8_CHAR";
+  Tensor out(graphdef::DT_STRING, shape);
+  const int rank = static_cast<int>(shape.size());
+  const std::vector<int64_t> s_strides = broadcast_strides(text.shape(), shape);
+  const std::vector<int64_t> p_strides = broadcast_strides(pos.shape(), shape);
+  const std::string* from = text.data<std::string>();
+  std::string* to = out.data<std::string>();
+  std::vector<int64_t> index(rank, 0);
+  int64_t s_at = 0, p_at = 0;
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    const std::string& s = from[s_at];
+    const int64_t p = positions[p_at], n = lengths[p_at];
+    const int64_t magnitude = p < 0 ? -(p + 1) + 1 : p;  // |p| without overflow at INT64_MIN
+    if (!chars) {
+      const int64_t size = static_cast<int64_t>(s.size());
+      if (static_cast<uint64_t>(magnitude) > static_cast<uint64_t>(size)) {
+        throw Error("pos " + std::to_string(p) + " out of range for string b'" + shown(s) + "' at index " +
+                    std::to_string(i));
+      }
+      const int64_t first = p < 0 ? p + size : p;
+      to[i] = n < 0 ? s.substr(first) : s.substr(first, static_cast<std::size_t>(std::min(n, size - first)));
+    } else {
+      // TF's character walk: every byte that is not a continuation byte starts a character
+      std::vector<std::size_t> starts;
+      for (std::size_t k = 0; k < s.size(); ++k) {
+        if ((static_cast<unsigned char>(s[k]) & 0xC0) != 0x80) starts.push_back(k);
+      }
+      const int64_t size = static_cast<int64_t>(starts.size());
+      if (static_cast<uint64_t>(magnitude) > static_cast<uint64_t>(size) || (p < 0 && n < 0)) {
+        throw Error("pos " + std::to_string(p) + " out of range for string at index " + std::to_string(i));
+      }
+      const int64_t first = p < 0 ? p + size : p;
+      const int64_t last = n < 0 ? first : std::min(size, first + std::min(n, size));
+      starts.push_back(s.size());
+      to[i] = s.substr(starts[first], starts[last] - starts[first]);
+    }
+    for (int d = rank - 1; d >= 0; --d) {
+      s_at += s_strides[d];
+      p_at += p_strides[d];
+      if (++index[d] < shape[d]) break;
+      s_at -= s_strides[d] * shape[d];
+      p_at -= p_strides[d] * shape[d];
+      index[d] = 0;
+    }
+  }
+  context.set_output(0, std::move(out));
+}
+
 REGISTER_KERNEL(Kernel("StringLength")
                     .input("input", graphdef::DT_STRING)
                     .output(graphdef::DT_INT32)
@@ -179,6 +257,16 @@ REGISTER_KERNEL(Kernel("StringToNumber")
                                graphdef::DT_FLOAT)
                     .shape(same_as_input(0))
                     .compute(compute_string_to_number));
+
+REGISTER_KERNEL(Kernel("Substr")
+                    .input("input", graphdef::DT_STRING)
+                    .input("pos", "T")
+                    .input("len", "T")
+                    .output(graphdef::DT_STRING)
+                    .type_attr("T", dtypes_of(IndexTypes{}))
+                    .choice_attr("unit", {"BYTE", "UTF8_CHAR"}, "BYTE")
+                    .shape(broadcast_inputs())
+                    .compute(compute_substr));
 
 }  // namespace
 }  // namespace graphrun

@@ -84,3 +84,26 @@ def test_matches_tensorflow(runner, tmp_path, tf_oracle):
     for expected, o in zip(want, got):
         values = [float(v) if isinstance(v, str) else v for v in o["values"]]
         np.testing.assert_array_equal(np.array(values, dtype=expected.dtype), expected)
+
+
+@pytest.mark.parametrize("unit", ["BYTE", "UTF8_CHAR"])
+@pytest.mark.parametrize("pos, length", [
+    (0, 2), (1, 100), (-2, 1), (0, -1), (2, 0), ([[0], [1]], [[1], [2]]), ([0, 1, 2, 0, 1, 0], [1, 1, 1, 9, 9, 9]),
+])
+def test_substr(runner, tmp_path, unit, pos, length):
+    words = [b"abc", "\u00e9t\u00e9".encode(), b"\xff\xfe\x80", b"a\x00b", "\U0001f600x".encode(), b"xyz"]
+    model = _model(tmp_path, lambda x: tf.strings.substr(x, np.int32(pos), np.int32(length), unit=unit))
+    code, out, err = same(runner, model, *_feed(tmp_path, words), "--fetch", "y", "--json")
+    assert (code, err) == (0, "")
+
+
+@pytest.mark.parametrize("unit, pos, length, words", [
+    ("BYTE", 4, 1, [b"abc"]), ("BYTE", -4, 1, [b"a\x1b[2J\xff"[:3]]), ("UTF8_CHAR", 4, 1, [b"abc"]),
+    ("UTF8_CHAR", -1, -1, [b"abc"]), ("BYTE", [0, 1], [0], [b"abc"]), ("BYTE", [0, 1, 2], [0, 1, 2], [b"a", b"b"]),
+])
+def test_substr_refusals(runner, tmp_path, unit, pos, length, words):
+    model = _model(tmp_path, lambda x: tf.strings.substr(tf.reshape(x, [-1]), tf.placeholder(tf.int32, None, "p"),
+                                                         tf.placeholder(tf.int32, None, "n"), unit=unit))
+    feeds = [*_feed(tmp_path, words), "--feed", f"p={json.dumps(pos)}", "--feed", f"n={json.dumps(length)}"]
+    py, cc = both(runner, model, *feeds, "--fetch", "y")
+    assert py[:2] == cc[:2] == (4, b"") and cc[2].startswith("node 'Substr' (Substr): ") and cc[2].endswith(py[2])

@@ -26,3 +26,25 @@ def _():
         "bytes:0": i32(0, 3, 5, 3, 3, 4), "chars:0": i32(0, 3, 3, 2, 3, 1),
         "f32:0": f32(1000.0, 0.5, -np.inf, 16777216.0), "f64:0": f64(0.1, -0.0025),
         "i32:0": i32(12, -7, 3, 0), "i64:0": i64(-2**63, 2**63 - 1)}
+
+
+
+@case("substr_bytes_and_chars", "Substr in bytes and in UTF-8 characters: from the start, from the end, a "
+      "negative length (to the end, in bytes; empty, in characters), a length past the end; pos and len "
+      "broadcast against a [2, 3] text. The pieces are measured (StringLength) and, for digits, read back "
+      "(StringToNumber), as a case holds numbers only.")
+def _():
+    text = tf.constant([[b"abc", "\u00e9t\u00e9".encode(), b"\xff\xfe\x80"], [b"a\x00b", b"q", b"xyz"]], name="text")
+    tf.identity(tf.strings.length(tf.strings.substr(text, np.int32(1), np.int32(5))), name="tail_bytes")
+    tf.identity(tf.strings.length(tf.strings.substr(text, np.int32(-1), np.int32(1), unit="UTF8_CHAR")),
+                name="last_char")
+    tf.identity(tf.strings.length(tf.strings.substr(text, np.int64([[0], [0]]), np.int64([[-1], [2]]))), name="rows")
+    tf.identity(tf.strings.length(tf.strings.substr(text, np.int32(0), np.int32(-1), unit="UTF8_CHAR")),
+                name="empty_chars")
+    digits = tf.constant(["12345", "-9876"], name="digits")
+    tf.identity(tf.strings.to_number(tf.strings.substr(digits, np.int32([1, -3]), np.int32([3, 2])), tf.int32),
+                name="pieces")
+    return {}, {
+        "tail_bytes:0": np.int32([[2, 4, 2], [2, 0, 2]]), "last_char:0": np.int32([[1, 2, 2], [1, 1, 1]]),
+        "rows:0": np.int32([[3, 5, 3], [2, 1, 2]]), "empty_chars:0": np.zeros((2, 3), np.int32),
+        "pieces:0": i32(234, 87)}
