@@ -28,7 +28,8 @@ constexpr int64_t kMaxBytes = int64_t{10} << 20;
 bool small_known_outputs(const GraphNode& node, const std::vector<StaticShape>& shapes) {
   if (shapes.size() != node.output_dtypes.size() || shapes.empty()) return false;
   for (std::size_t k = 0; k < shapes.size(); ++k) {
-    if (!shapes[k].known_rank) return false;
+    // A string's bytes are not its dtype's size: strings are left to the run.
+    if (!shapes[k].known_rank || node.output_dtypes[k] == graphdef::DT_STRING) return false;
     int64_t bytes = static_cast<int64_t>(dtype_size(node.output_dtypes[k]));
     for (int64_t dim : shapes[k].dims) {
       if (dim < 0 || __builtin_mul_overflow(bytes, dim, &bytes) || bytes > kMaxBytes) return false;
@@ -105,12 +106,14 @@ class Folder {
       const std::vector<TensorPtr>& values = values_[input.node];
       if (values.empty()) {
         const auto& proto = graph_.node(input.node).def->attr().at("value").tensor();
+        if (proto.dtype() == graphdef::DT_STRING) return false;
         int64_t count = static_cast<int64_t>(dtype_size(static_cast<DataType>(proto.dtype())));
         for (const auto& dim : proto.tensor_shape().dim()) {
           if (dim.size() < 0 || __builtin_mul_overflow(count, dim.size(), &count) || count > kMaxBytes) return false;
         }
         bytes += count;
       } else {
+        if (values.at(input.output)->dtype() == graphdef::DT_STRING) return false;
         bytes += static_cast<int64_t>(values.at(input.output)->byte_size());
       }
       if (bytes > kMaxBytes) return false;

@@ -52,8 +52,8 @@ def invalid_graph(kind):
     elif kind == "wrong input count":
         g.op("b", "AddV2", ["a"], np.float32)
     elif kind == "unsupported dtype":
-        g.node("s", "Const", dtype=graph_pb2.AttrValue(type=DT.DT_STRING),
-               value=graph_pb2.AttrValue(tensor=graph_pb2.TensorProto(dtype=DT.DT_STRING, string_val=[b"hi"])))
+        g.node("s", "Const", dtype=graph_pb2.AttrValue(type=DT.DT_HALF),
+               value=graph_pb2.AttrValue(tensor=graph_pb2.TensorProto(dtype=DT.DT_HALF, half_val=[15360])))
     elif kind == "cycle":
         g.op("b", "AddV2", ["a", "c"], np.float32)
         g.op("c", "Neg", ["b"], np.float32)
@@ -83,7 +83,7 @@ def invalid_graph(kind):
     ("wrong input dtype", "is float32 from 'a:0' but the node expects float64"),
     ("wrong input count", "has 1 data input but AddV2 takes 2"),
     # refused by the run that needs it
-    ("unsupported dtype", "string tensors, which graphrun-cc cannot hold: 's' (Const)"),
+    ("unsupported dtype", "half tensors, which graphrun-cc cannot hold: 's' (Const)"),
     ("cycle", "the graph has a cycle: 'b' -> 'c' -> 'b'"),
     ("self loop", "the graph has a cycle: 'b' -> 'b'"),
     ("short tensor_content", "tensor_content holds 15 bytes"),

@@ -126,14 +126,10 @@ def test_a_queue_is_refused_as_a_tensorflow_resource(runtime, tmp_path, request)
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
-def test_string_tensors_run_in_python_and_are_refused_by_graphrun_cc_only_when_needed(runtime, tmp_path, request):
+def test_string_tensors_run_in_every_runtime(runtime, tmp_path, request):
     path = write(tmp_path, STRINGS)
     code, stdout, stderr = run(runtime, path, ["square"], (), request)
     assert code == 0 and "2.25" in stdout, stderr
-    if runtime == "graphrun-cc":  # the C++ runtime holds no strings yet (issue 34)
-        line = refused(*run(runtime, path, ["names"], (), request))
-        assert "string tensors, which graphrun-cc cannot hold" in line and "'names' (Const)" in line, line
-        return
     code, stdout, stderr = run(runtime, path, ["names"], (), request)
     assert code == 0 and stdout.strip() in ('[["a"]]', 'names:0 string [1] = ["a"]'), (stdout, stderr)
 

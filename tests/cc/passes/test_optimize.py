@@ -299,3 +299,23 @@ def test_the_text_reports_say_what_changed(runner, tmp_path):
     np.save(tmp_path / "x.npy", X)
     stdout = ok(runner, "bench", model, "--feed", f"x=@{tmp_path / 'x.npy'}", "--runs", "2", "--profile")
     assert line in stdout.splitlines()
+
+
+def test_a_foldable_string_node_leaves_the_rest_folded(runner, tmp_path):
+    """Strings are left to the run (their bytes are not their dtype's size), and the pass goes on
+    folding the numbers beside them."""
+    g = Graph()
+    g.placeholder("x", np.float32, [-1, 5, 4, 3])
+    g.const("m", np.array([[1.5, -2.0, 0.25], [0.5, 3.0, -1.0]], np.float32))
+    g.op("sq", "Square", ["m"], np.float32)
+    g.op("out", "Mul", ["x", "sq"], np.float32)
+    string = graph_pb2.DataType.DT_STRING
+    g.node("words", "Const", dtype=graph_pb2.AttrValue(type=string),
+           value=graph_pb2.AttrValue(tensor=graph_pb2.TensorProto(
+               dtype=string, string_val=[b"a", b"bc"], tensor_shape=graph_pb2.TensorShapeProto(
+                   dim=[graph_pb2.TensorShapeProto.Dim(size=2)]))))
+    g.const("to", np.array([2, 1], np.int32))
+    g.node("column", "Reshape", ["words", "to"], T=graph_pb2.AttrValue(type=string), Tshape=type_attr(np.int32))
+    model = g.save(tmp_path / "strings.pb")
+    counts, _ = passes(runner, model)
+    assert counts["fold_constants"]["nodes folded"] == 1  # sq, and not the string Reshape
