@@ -85,7 +85,8 @@ def test_substr_out_of_range_is_tensorflows_error(tf_oracle):
             sess.run(out)
     with pytest.raises(tf_oracle.errors.InvalidArgumentError) as theirs:
         tf_oracle.strings.substr(tf_oracle.constant(["ab", "abc"]), 3, 1)
-    assert str(ours.value).endswith(_words(theirs.value)), (ours.value, theirs.value)
+    # graphrun-cc's kernel may run this plan now; its one-line errors end at the last word
+    assert str(ours.value).rstrip().endswith(_words(theirs.value).rstrip()), (ours.value, theirs.value)
 
 
 def test_string_to_number(tf_oracle):
@@ -111,7 +112,8 @@ def test_string_to_number_refuses_what_tensorflow_refuses(tf_oracle, text, out_t
         out = graphdef.strings.to_number(graphdef.constant(text), getattr(graphdef, out_type))
         with graphdef.Session() as sess, pytest.raises(graphdef.errors.InvalidArgumentError) as ours:
             sess.run(out)
-    assert str(ours.value).endswith(_words(theirs.value)), (ours.value, theirs.value)
+    # graphrun-cc's kernel may run this plan now; its one-line errors end at the last word
+    assert str(ours.value).rstrip().endswith(_words(theirs.value).rstrip()), (ours.value, theirs.value)
 
 
 def test_fingerprint64_is_farmhash_on_every_length_class(tf_oracle):
