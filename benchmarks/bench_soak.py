@@ -256,8 +256,10 @@ async def soak(args, traffic, pid):
 
         async def client(i):
             rng = random.Random(args.seed * 1000 + i)
+            kinds = [k for k in KINDS if k in args.kinds]
+            weights = [w for k, w in zip(KINDS, WEIGHTS) if k in args.kinds]
             while time.monotonic() < deadline:
-                kind = rng.choices(KINDS, WEIGHTS)[0]
+                kind = rng.choices(kinds, weights)[0]
                 try:
                     if kind == "good-rest":
                         await traffic.good_rest(session, tally)
@@ -306,6 +308,14 @@ async def soak(args, traffic, pid):
     return tally, rows
 
 
+def _kinds(text):
+    kinds = [k for k in text.split(",") if k]
+    unknown = [k for k in kinds if k not in KINDS]
+    if unknown or not kinds:
+        raise argparse.ArgumentTypeError(f"unknown kind(s) {', '.join(unknown)}; the kinds: {', '.join(KINDS)}")
+    return kinds
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=30.0)
@@ -314,6 +324,9 @@ def main():
                         help="a frozen graph with one FP32 input [?, ...] (default tests/models/mlp.pb)")
     parser.add_argument("--runtime", choices=["cc", "python"])
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--kinds", type=_kinds, default=KINDS, metavar="KIND,...",
+                        help="only these kinds of request, in their usual proportions (to find which one "
+                             "a drift comes from); default all")
     args = parser.parse_args()
     from graphdef.serving.runtime import load_runtime
     spec = load_runtime(args.model, "python").inputs[0]
