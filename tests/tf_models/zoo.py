@@ -225,6 +225,12 @@ def build_zoo(tf):
         keep("in_top_k", v1.math.in_top_k(x, tf.cast(tf.argmin(x, 1), tf.int32), 2))
         keep("reverse_sequence", tf.reverse_sequence(x, tf.fill(tf.shape(x)[:1], 4), seq_axis=1, batch_axis=0))
         keep("band_part", tf.linalg.band_part(w, 1, 2))
+        # string ops graphrun-cc has kernels for, read back as numbers
+        words = tf.constant(["", "a", "\u00e9t\u00e9", "12.5", "-3e2", "x" * 40], name="words")
+        keep("string_length", tf.strings.length(words))
+        keep("string_length_chars", tf.strings.length(words, unit="UTF8_CHAR"))
+        keep("string_to_number", tf.strings.to_number(tf.constant(["12.5", "-3e2", " 7 ", "inf"])))
+        keep("substr_length", tf.strings.length(tf.strings.substr(words, 0, 3)))
 
         # every other one-input float op of the registry, by TensorFlow's raw op of the same
         # name and argument: a new elementwise op joins the zoo by its definition alone
