@@ -15,7 +15,7 @@ std::vector<Fetch> resolve_fetches(const Graph& graph, const std::vector<std::st
     if (parsed.is_control) throw UsageError("cannot fetch '" + argument + "': a control input is not a tensor");
     const int node = graph.find(parsed.node);
     if (node < 0) {
-      throw UsageError("unknown fetch '" + argument + "': no node is named '" + parsed.node + "'" +
+      throw UsageError("cannot fetch '" + argument + "': the graph has no node '" + parsed.node + "'" +
                        fetch_hint(graph, parsed.node));
     }
     const int outputs = static_cast<int>(graph.node(node).output_dtypes.size());
@@ -23,8 +23,8 @@ std::vector<Fetch> resolve_fetches(const Graph& graph, const std::vector<std::st
       throw UsageError("cannot fetch '" + argument + "': " + graph.node(node).describe() + " has no outputs");
     }
     if (parsed.output < 0 || parsed.output >= outputs) {
-      throw UsageError("unknown fetch '" + argument + "': " + graph.node(node).describe() + " has " +
-                       std::to_string(outputs) + (outputs == 1 ? " output" : " outputs"));
+      throw UsageError("cannot fetch '" + argument + "': " + graph.node(node).describe() + " has " +
+                       (outputs == 1 ? std::string("only output 0") : "outputs 0.." + std::to_string(outputs - 1)));
     }
     if (graph.node(node).output_dtypes[parsed.output] == graphdef::DT_VARIANT) {
       throw UsageError("cannot fetch '" + argument + "': it is a variant (such as a TensorList), which has no " +

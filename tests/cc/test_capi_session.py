@@ -217,7 +217,7 @@ def test_extend_replaces_nodes_by_name_and_survives_a_bad_extension(lib):
     assert code == capi.MODEL and "no_such_node" in message and message.startswith("graph: ")
     np.testing.assert_array_equal(session.read_variable("b"), [0])  # as it was
     code, message = refused(lambda: session.run({}, ["broken"], []))
-    assert code == capi.USAGE and "unknown fetch 'broken'" in message
+    assert code == capi.USAGE and "cannot fetch 'broken'" in message
     # a node sent again under its name replaces the old one; the variable keeps its value until assigned
     changed = graph_pb2.GraphDef()
     changed.node.add().CopyFrom(next(n for n in graph.as_graph_def().node if n.name == "b/initial_value"))
@@ -265,8 +265,8 @@ def test_bad_names_and_values_are_refused_with_one_line(lib):
     x, y = batch(np.random.default_rng(2))
     cases = [
         (lambda: session.run({"nope": x}, ["loss"], []), "unknown feed 'nope'"),
-        (lambda: session.run({"x": x, "y": y}, ["loss:7"], []), "unknown fetch 'loss:7'"),
-        (lambda: session.run({"x": x, "y": y}, ["los"], []), "unknown fetch 'los'"),
+        (lambda: session.run({"x": x, "y": y}, ["loss:7"], []), "cannot fetch 'loss:7'"),
+        (lambda: session.run({"x": x, "y": y}, ["los"], []), "cannot fetch 'los'"),
         (lambda: session.run({}, [], ["trian"]), "unknown run target 'trian'"),
         (lambda: session.run({"x": x.astype(np.float64), "y": y}, ["loss"], []), "float64"),
         (lambda: session.run({"x": x[:, :2], "y": y}, ["loss"], []), "[8,2]"),

@@ -231,3 +231,13 @@ def test_a_missing_op_is_named_before_a_wrong_input_count_behind_it(cc_runner, t
     (py_code, py_line), (cc_code, cc_line) = both_lines(cc_runner, tmp_path, ["--random"])
     assert cc_line == f"{tmp_path / 'model.pb'}: node 'b' (Add): has 1 data input but Add takes 2"
     assert py_line == cc_line and py_code == cc_code == 3
+
+
+@pytest.mark.parametrize("fetch, line", [
+    ("nope", "cannot fetch 'nope': the graph has no node 'nope'"),
+    ("out_f:3", "cannot fetch 'out_f:3': node 'out_f' (Identity) has only output 0"),
+])
+def test_a_bad_fetch_is_named_alike(cc_runner, files, fetch, line):
+    (py_code, py_line), (cc_code, cc_line) = both_lines(cc_runner, files, ["--feed", "f=[1,2]", "--fetch", fetch])
+    assert py_line == cc_line and py_line.startswith(line), (py_line, cc_line)
+    assert py_code == cc_code == 2
