@@ -293,11 +293,8 @@ void Graph::resolve_inputs() {
     const int got = static_cast<int>(node.inputs.size());
     const int64_t expected = kernel.num_inputs(*node.def);
     if (got != expected && reads_unsupported(node)) {
-      // As in check_attrs: the missing kernel is what graphrun reports first,
-      // and the node, which can never run, keeps no kernel to be asked about
-      // inputs it lacks (its shape rule, inspect).
+      // As in check_attrs: the missing kernel is what graphrun reports first.
       node.support = GraphNode::Support::kDependent;
-      node.kernel = &unsupported_kernel();
       node.input_specs.assign(node.inputs.size(), &any_input);
       continue;
     }

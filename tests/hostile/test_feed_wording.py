@@ -226,10 +226,6 @@ def test_a_missing_op_is_named_before_a_wrong_input_count_behind_it(cc_runner, t
     (py_code, py_line), (cc_code, cc_line) = both_lines(cc_runner, tmp_path, ["--random"])
     assert py_line == cc_line == f"{tmp_path / 'model.pb'}: no kernel for NoSuchOpAnywhere (a)"
     assert py_code == cc_code == 3
-    # inspect too: the node that can never run is not asked for the input it lacks (fuzz-graph's finding)
-    shown = subprocess.run([str(cc_runner), "inspect", str(tmp_path / "model.pb")], capture_output=True, text=True,
-                           timeout=60)
-    assert (shown.returncode, shown.stderr) == (0, ""), shown.stderr
     add.input[0] = "x"
     (tmp_path / "model.pb").write_bytes(graph_def.SerializeToString())
     (py_code, py_line), (cc_code, cc_line) = both_lines(cc_runner, tmp_path, ["--random"])
