@@ -98,7 +98,6 @@ class Graph {
   void find_kernels();
   void check_attrs();
   void resolve_inputs();
-  std::vector<char> readers_of_unsupported() const;
   void mark_dependents();
   void check_input_dtypes();
   void check_acyclic() const;

@@ -216,17 +216,6 @@ void Graph::check_attrs() {
     }
   }
   if (malformed.empty()) return;
-  const std::vector<char> dependent = readers_of_unsupported();
-  for (const Refusal& refusal : malformed) {
-    if (dependent[refusal.node]) continue;
-    if (refusal.over_limit) throw RunError(refusal.message);
-    fail(refusal.message);
-  }
-  // Every malformed node reads from an unsupported one: it can never run.
-  for (const Refusal& refusal : malformed) nodes_[refusal.node].support = GraphNode::Support::kDependent;
-}
-
-std::vector<char> Graph::readers_of_unsupported() const {
   // Readers of unsupported nodes, and their readers in turn, in any file order.
   std::vector<std::vector<int>> readers(nodes_.size());
   std::vector<char> dependent(nodes_.size(), 0);
@@ -248,7 +237,13 @@ std::vector<char> Graph::readers_of_unsupported() const {
       work.push_back(reader);
     }
   }
-  return dependent;
+  for (const Refusal& refusal : malformed) {
+    if (dependent[refusal.node]) continue;
+    if (refusal.over_limit) throw RunError(refusal.message);
+    fail(refusal.message);
+  }
+  // Every malformed node reads from an unsupported one: it can never run.
+  for (const Refusal& refusal : malformed) nodes_[refusal.node].support = GraphNode::Support::kDependent;
 }
 
 void Graph::resolve_inputs() {
@@ -257,11 +252,6 @@ void Graph::resolve_inputs() {
     spec.name = "input";
     return spec;
   }();
-  std::vector<char> dependent;  // computed the first time a count is wrong
-  auto reads_unsupported = [&](const GraphNode& node) {
-    if (dependent.empty()) dependent = readers_of_unsupported();
-    return dependent[&node - nodes_.data()] != 0;
-  };
   for (GraphNode& node : nodes_) {
     const Kernel& kernel = *node.kernel;
     const bool unsupported = !node.runnable();
@@ -292,12 +282,6 @@ void Graph::resolve_inputs() {
     }
     const int got = static_cast<int>(node.inputs.size());
     const int64_t expected = kernel.num_inputs(*node.def);
-    if (got != expected && reads_unsupported(node)) {
-      // As in check_attrs: the missing kernel is what graphrun reports first.
-      node.support = GraphNode::Support::kDependent;
-      node.input_specs.assign(node.inputs.size(), &any_input);
-      continue;
-    }
     if (got != expected) {
       fail(node.describe() + ": has " + std::to_string(got) + " data input" + (got == 1 ? "" : "s") + " but " +
            node.op() + " takes " + std::to_string(expected));

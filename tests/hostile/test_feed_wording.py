@@ -213,26 +213,6 @@ def test_a_missing_dtype_is_named_before_a_bad_attr_behind_it(cc_runner, tmp_pat
     assert py_code == cc_code == 3
 
 
-def test_a_missing_op_is_named_before_a_wrong_input_count_behind_it(cc_runner, tmp_path):
-    """As for attrs: a node reading from an op neither runtime has can never run, so its input count
-    waits, and both name the op they lack; a wrong count on a node that could run is named."""
-    graph_def = gd.Graph().as_graph_def()
-    x = graph_def.node.add(name="x", op="Placeholder")
-    x.attr["dtype"].type = 1
-    graph_def.node.add(name="a", op="NoSuchOpAnywhere", input=["x"])
-    add = graph_def.node.add(name="b", op="Add", input=["a"])  # Add takes two
-    add.attr["T"].type = 1
-    (tmp_path / "model.pb").write_bytes(graph_def.SerializeToString())
-    (py_code, py_line), (cc_code, cc_line) = both_lines(cc_runner, tmp_path, ["--random"])
-    assert py_line == cc_line == f"{tmp_path / 'model.pb'}: no kernel for NoSuchOpAnywhere (a)"
-    assert py_code == cc_code == 3
-    add.input[0] = "x"
-    (tmp_path / "model.pb").write_bytes(graph_def.SerializeToString())
-    (py_code, py_line), (cc_code, cc_line) = both_lines(cc_runner, tmp_path, ["--random"])
-    assert cc_line == f"{tmp_path / 'model.pb'}: node 'b' (Add): has 1 data input but Add takes 2"
-    assert py_line == cc_line and py_code == cc_code == 3
-
-
 @pytest.mark.parametrize("fetch, line", [
     ("nope", "cannot fetch 'nope': the graph has no node 'nope'"),
     ("out_f:3", "cannot fetch 'out_f:3': node 'out_f' (Identity) has only output 0"),
