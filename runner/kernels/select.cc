@@ -30,14 +30,13 @@ void compute_select_v2(KernelContext& context) {
   const std::vector<int64_t> t_strides = broadcast_strides(t.shape(), shape);
   const std::vector<int64_t> e_strides = broadcast_strides(e.shape(), shape);
   const bool* c = condition.data<bool>();
-  if (t.is_string()) {  // std::string objects are copied, never their bytes
-    const std::string* t_strings = t.data<std::string>();
-    const std::string* e_strings = e.data<std::string>();
-    std::string* out = output.data<std::string>();
+  // An odometer over the output, tracking each input's offset; `copy(i,
+  // from_t, t_at, e_at)` writes output element i.
+  auto for_each_element = [&](auto&& copy) {
     std::vector<int64_t> index(rank, 0);
     int64_t c_at = 0, t_at = 0, e_at = 0;
     for (int64_t i = 0; i < output.num_elements(); ++i) {
-      out[i] = c[c_at] ? t_strings[t_at] : e_strings[e_at];
+      copy(i, c[c_at], t_at, e_at);
       for (int d = rank - 1; d >= 0; --d) {
         c_at += c_strides[d];
         t_at += t_strides[d];
@@ -49,29 +48,22 @@ void compute_select_v2(KernelContext& context) {
         index[d] = 0;
       }
     }
-    context.set_output(0, std::move(output));
-    return;
-  }
-  const std::size_t item = dtype_size(t.dtype());
-  const auto* t_bytes = static_cast<const unsigned char*>(t.raw_data());
-  const auto* e_bytes = static_cast<const unsigned char*>(e.raw_data());
-  auto* out = static_cast<unsigned char*>(output.raw_data());
-  // An odometer over the output, tracking each input's offset.
-  std::vector<int64_t> index(rank, 0);
-  int64_t c_at = 0, t_at = 0, e_at = 0;
-  for (int64_t i = 0; i < output.num_elements(); ++i) {
-    const unsigned char* from = c[c_at] ? t_bytes + t_at * item : e_bytes + e_at * item;
-    std::memcpy(out + i * item, from, item);
-    for (int d = rank - 1; d >= 0; --d) {
-      c_at += c_strides[d];
-      t_at += t_strides[d];
-      e_at += e_strides[d];
-      if (++index[d] < shape[d]) break;
-      c_at -= c_strides[d] * shape[d];
-      t_at -= t_strides[d] * shape[d];
-      e_at -= e_strides[d] * shape[d];
-      index[d] = 0;
-    }
+  };
+  if (t.is_string()) {  // std::string objects are copied, never their bytes
+    const std::string* t_strings = t.data<std::string>();
+    const std::string* e_strings = e.data<std::string>();
+    std::string* out = output.data<std::string>();
+    for_each_element([&](int64_t i, bool from_t, int64_t t_at, int64_t e_at) {
+      out[i] = from_t ? t_strings[t_at] : e_strings[e_at];
+    });
+  } else {
+    const std::size_t item = dtype_size(t.dtype());
+    const auto* t_bytes = static_cast<const unsigned char*>(t.raw_data());
+    const auto* e_bytes = static_cast<const unsigned char*>(e.raw_data());
+    auto* out = static_cast<unsigned char*>(output.raw_data());
+    for_each_element([&](int64_t i, bool from_t, int64_t t_at, int64_t e_at) {
+      std::memcpy(out + i * item, from_t ? t_bytes + t_at * item : e_bytes + e_at * item, item);
+    });
   }
   context.set_output(0, std::move(output));
 }
